@@ -1,0 +1,2 @@
+// placeholder replaced by the generator in this session
+export const renderCrds = (): string => ""

@@ -1,0 +1,16 @@
+import { Console } from "effect"
+import { CliOutput } from "effect/cli"
+
+/**
+ * kubectl-style usage errors: one line on stderr naming the problem and where help is,
+ * instead of the whole help page. Requested help and the version still print as usual.
+ */
+export const usagePresenter = CliOutput.layerPresenter({
+  present: (event) =>
+    event._tag === "InvalidInvocation"
+      ? Console.error(
+        `error: ${event.errors.map((error) => error.message).join("; ")}. ` +
+          `See '${event.commandPath.join(" ")} --help'.`
+      )
+      : CliOutput.defaultPresenter.present(event)
+})
