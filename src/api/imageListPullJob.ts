@@ -1,0 +1,62 @@
+import { Schema } from "effect"
+import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { Condition, ObjectMeta } from "./meta.ts"
+import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+
+export const maxListImages = 255
+
+export const ImageListPullJobSpec = Schema.Struct({
+  images: Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: 512 }))).pipe(
+    Schema.check(Schema.isMinLength(1)),
+    withOpenApi({
+      // A bound above the rule's limit keeps the API server's CEL cost estimate finite
+      // while the rule, not maxItems, produces the message users see.
+      maxItems: 1024,
+      "x-kubernetes-validations": [
+        { rule: `size(self) <= ${maxListImages}`, message: "the maximum number of images cannot > 255" },
+        { rule: "self.all(x, self.exists_one(y, y == x))", message: "images cannot have duplicate values" }
+      ]
+    }),
+    described("The images to pull, one child ImagePullJob each: 1 to 255, no duplicates.")
+  ),
+  ...jobTemplateFields
+}).pipe(
+  withOpenApi({ "x-kubernetes-validations": jobSpecCelRules }),
+  described("The images to pull and the ImagePullJob settings shared by all of them.")
+)
+export type ImageListPullJobSpec = typeof ImageListPullJobSpec.Type
+
+const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
+
+export const FailedImageStatus = Schema.Struct({
+  imagePullJob: Schema.optionalKey(Schema.String.pipe(described("Name of the child ImagePullJob."))),
+  name: Schema.optionalKey(Schema.String.pipe(described("The image."))),
+  message: Schema.optionalKey(Schema.String.pipe(described("Why it failed.")))
+})
+export type FailedImageStatus = typeof FailedImageStatus.Type
+
+export const ImageListPullJobStatus = Schema.Struct({
+  startTime: Schema.optionalKey(Timestamp.pipe(described("When the job started."))),
+  completionTime: Schema.optionalKey(Timestamp.pipe(described("When every child job completed (Always jobs)."))),
+  desired: count("Number of images."),
+  active: count("Number of child jobs still running."),
+  completed: count("Number of child jobs completed."),
+  succeeded: count("Number of child jobs that succeeded on every node."),
+  failedImageStatuses: Schema.optionalKey(
+    Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))
+  ),
+  conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
+  observedGeneration: Schema.optionalKey(
+    NonNegativeInt.pipe(described("The metadata.generation this status was computed for."))
+  )
+}).pipe(described("Progress aggregated from the child ImagePullJobs."))
+export type ImageListPullJobStatus = typeof ImageListPullJobStatus.Type
+
+export const ImageListPullJob = Schema.Struct({
+  apiVersion: Schema.optionalKey(Schema.String),
+  kind: Schema.optionalKey(Schema.String),
+  metadata: ObjectMeta,
+  spec: ImageListPullJobSpec,
+  status: Schema.optionalKey(ImageListPullJobStatus)
+}).pipe(described("Pulls a list of images onto a set of nodes, through one ImagePullJob per image."))
+export type ImageListPullJob = typeof ImageListPullJob.Type

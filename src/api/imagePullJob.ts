@@ -1,0 +1,45 @@
+import { Schema } from "effect"
+import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { Condition, ObjectMeta } from "./meta.ts"
+import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+
+export const ImagePullJobSpec = Schema.Struct({
+  image: Schema.String.pipe(
+    withOpenApi({ maxLength: 512 }),
+    described("The image to pull: name[:tag] or name@sha256:digest, e.g. nginx:1.9.1.")
+  ),
+  ...jobTemplateFields
+}).pipe(
+  withOpenApi({ "x-kubernetes-validations": jobSpecCelRules }),
+  described("What to pull, where, how fast and for how long.")
+)
+export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
+
+const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
+
+export const ImagePullJobStatus = Schema.Struct({
+  startTime: Schema.optionalKey(Timestamp.pipe(described("When the job started."))),
+  completionTime: Schema.optionalKey(Timestamp.pipe(described("When the job completed (Always jobs)."))),
+  desired: count("Number of nodes the image is to be pulled on."),
+  active: count("Number of nodes pulling the image now."),
+  succeeded: count("Number of nodes that pulled the image."),
+  failed: count("Number of nodes that failed to pull the image."),
+  failedNodes: Schema.optionalKey(
+    Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))
+  ),
+  message: Schema.optionalKey(Schema.String.pipe(described("Progress in words, e.g. job is running, progress 42.0%."))),
+  conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
+  observedGeneration: Schema.optionalKey(
+    NonNegativeInt.pipe(described("The metadata.generation this status was computed for."))
+  )
+}).pipe(described("Progress of the job, written by the controller."))
+export type ImagePullJobStatus = typeof ImagePullJobStatus.Type
+
+export const ImagePullJob = Schema.Struct({
+  apiVersion: Schema.optionalKey(Schema.String),
+  kind: Schema.optionalKey(Schema.String),
+  metadata: ObjectMeta,
+  spec: ImagePullJobSpec,
+  status: Schema.optionalKey(ImagePullJobStatus)
+}).pipe(described("Pulls one image onto a set of nodes ahead of the workloads that need it."))
+export type ImagePullJob = typeof ImagePullJob.Type

@@ -1,0 +1,86 @@
+import { Result } from "effect"
+import type { ImageListPullJobSpec } from "./imageListPullJob.ts"
+import { maxListImages } from "./imageListPullJob.ts"
+import type { ImagePullJobSpec } from "./imagePullJob.ts"
+import { parseImageReference } from "./imageReference.ts"
+import type { FieldError } from "./invalidObject.ts"
+import { completionPolicyTypes, defaultTimeoutSeconds, parallelismMessage } from "./jobTemplate.ts"
+import type { ImagePullJobNodeSelector } from "./jobTemplate.ts"
+import { validateLabelSelector } from "./labelSelector.ts"
+import { isValidParallelism } from "./parallelism.ts"
+
+type JobTemplate = Omit<ImagePullJobSpec, "image">
+
+const hasLabels = (s: ImagePullJobNodeSelector): boolean =>
+  Object.keys(s.matchLabels ?? {}).length > 0 || (s.matchExpressions ?? []).length > 0
+
+const duplicates = (items: ReadonlyArray<string>): ReadonlyArray<string> =>
+  [...new Set(items.filter((item, i) => items.indexOf(item) !== i))]
+
+/** Upstream's ImagePullJob rules (SPEC §1), every one checked so all are reported together. */
+export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {
+  const errors: Array<FieldError> = []
+  const { completionPolicy, podSelector, pullPolicy, selector } = spec
+  if (selector !== undefined) {
+    const names = selector.names ?? []
+    if (names.length > 0 && hasLabels(selector)) {
+      errors.push({ path: "spec.selector", message: "can not set both names and labelSelector in this spec.selector" })
+    }
+    if (duplicates(names).length > 0) {
+      errors.push({ path: "spec.selector.names", message: "duplicated name in selector names" })
+    }
+    for (const why of validateLabelSelector(selector)) {
+      errors.push({ path: "spec.selector", message: `invalid selector: ${why}` })
+    }
+  }
+  if (podSelector !== undefined) {
+    if (selector !== undefined) errors.push({ path: "spec", message: "can not set both selector and podSelector" })
+    for (const why of validateLabelSelector(podSelector)) {
+      errors.push({ path: "spec.podSelector", message: `invalid podSelector: ${why}` })
+    }
+  }
+  if (!isValidParallelism(spec.parallelism)) errors.push({ path: "spec.parallelism", message: parallelismMessage })
+  if (!(completionPolicyTypes as ReadonlyArray<string>).includes(completionPolicy.type)) {
+    errors.push({
+      path: "spec.completionPolicy.type",
+      message: `unknown type of completionPolicy: ${completionPolicy.type}`
+    })
+  }
+  const { activeDeadlineSeconds, ttlSecondsAfterFinished } = completionPolicy
+  if (completionPolicy.type !== "Always" && (activeDeadlineSeconds !== undefined || ttlSecondsAfterFinished !== undefined)) {
+    errors.push({
+      path: "spec.completionPolicy",
+      message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
+    })
+  }
+  if (activeDeadlineSeconds !== undefined && activeDeadlineSeconds <= pullPolicy.timeoutSeconds) {
+    errors.push({
+      path: "spec.completionPolicy.activeDeadlineSeconds",
+      message:
+        `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default ${defaultTimeoutSeconds})`
+    })
+  }
+  return errors
+}
+
+const validateImage = (image: string, path: string): ReadonlyArray<FieldError> => {
+  if (image === "") return [{ path, message: "image can not be empty" }]
+  return Result.match(parseImageReference(image), {
+    onSuccess: () => [],
+    onFailure: (invalid) => [{ path, message: `invalid image ${image}: ${invalid.reason}` }]
+  })
+}
+
+export const validateImagePullJobSpec = (spec: ImagePullJobSpec): ReadonlyArray<FieldError> => [
+  ...validateImage(spec.image, "spec.image"),
+  ...validateJobTemplate(spec)
+]
+
+export const validateImageListPullJobSpec = (spec: ImageListPullJobSpec): ReadonlyArray<FieldError> => [
+  ...(spec.images.length > maxListImages
+    ? [{ path: "spec.images", message: `the maximum number of images cannot > ${maxListImages}` }]
+    : []),
+  ...(duplicates(spec.images).length > 0 ? [{ path: "spec.images", message: "images cannot have duplicate values" }] : []),
+  ...spec.images.flatMap((image, i) => validateImage(image, `spec.images[${i}]`)),
+  ...validateJobTemplate(spec)
+]

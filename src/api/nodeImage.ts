@@ -1,0 +1,153 @@
+import { Schema } from "effect"
+import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
+import { ObjectMeta, ObjectReference } from "./meta.ts"
+import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+
+export const maxNodeImages = 256
+/** Bounds that keep the CRD's CEL cost estimate finite; far above what a node carries. */
+export const maxTagsPerImage = 64
+
+export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
+export type TagPhase = (typeof tagPhases)[number]
+
+export const TagPullPolicy = Schema.Struct({
+  timeoutSeconds: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0)).pipe(described("Timeout of one pull attempt, in seconds. Defaults to 600."))
+  ),
+  backoffLimit: Schema.optionalKey(NonNegativeInt.pipe(described("Retries after a failed attempt. Defaults to 3."))),
+  ttlSecondsAfterFinished: Schema.optionalKey(
+    NonNegativeInt.pipe(described("Seconds after the pull finished when the controller removes the tag."))
+  ),
+  activeDeadlineSeconds: Schema.optionalKey(
+    Schema.Int.check(Schema.isGreaterThan(0)).pipe(described("Deadline of all attempts, in seconds from createdAt."))
+  )
+}).pipe(described("How to pull this tag and when to forget it."))
+export type TagPullPolicy = typeof TagPullPolicy.Type
+
+export const ImageTagSpec = Schema.Struct({
+  tag: Schema.String.pipe(
+    withOpenApi({ maxLength: 128 }),
+    described("The tag, or a digest sha256:... to pull by digest.")
+  ),
+  createdAt: Schema.optionalKey(Timestamp.pipe(described("When the task was written; the controller sets it if absent."))),
+  pullPolicy: Schema.optionalKey(TagPullPolicy),
+  ownerReferences: Schema.optionalKey(
+    Schema.Array(ObjectReference).pipe(described("The jobs that asked for this tag. Absent for hand-written tasks."))
+  ),
+  // Negative versions decode so that validation can name the tag in its message.
+  version: Schema.Int.pipe(
+    described("Bumped to ask for the tag to be pulled again."),
+    withDefault(0)
+  ),
+  imagePullPolicy: Schema.Literals(imagePullPolicies).pipe(
+    described("IfNotPresent: skip when the node has the image. Always: pull anyway. Defaults to IfNotPresent."),
+    withDefault("IfNotPresent")
+  )
+})
+export type ImageTagSpec = typeof ImageTagSpec.Type
+
+export const ReferenceObject = Schema.Struct({
+  namespace: Schema.String.pipe(described("Namespace of the secret.")),
+  name: Schema.String.pipe(described("Name of the secret."))
+})
+export type ReferenceObject = typeof ReferenceObject.Type
+
+export const ImageSpec = Schema.Struct({
+  pullSecrets: Schema.optionalKey(
+    Schema.Array(ReferenceObject).pipe(described("Pull secrets (copies in the daemon's namespace) for this image."))
+  ),
+  sandboxConfig: Schema.optionalKey(SandboxConfig),
+  tags: Schema.Array(ImageTagSpec).pipe(
+    withOpenApi({ maxItems: maxTagsPerImage }),
+    described("The tags of this image to pull.")
+  )
+})
+export type ImageSpec = typeof ImageSpec.Type
+
+const imagesCelRules = [
+  {
+    rule: `size(self) <= ${maxNodeImages}`,
+    messageExpression: `'spec images length ' + string(size(self)) + ' can not be more than ${maxNodeImages}'`
+  },
+  { rule: "self.all(name, name != '')", message: "image name can not be empty" },
+  {
+    rule: "self.all(name, self[name].tags.all(t, t.tag != ''))",
+    messageExpression: "'tag for image ' + self.filter(name, self[name].tags.exists(t, t.tag == ''))[0] + " +
+      "' can not be empty'"
+  },
+  {
+    rule: "self.all(name, self[name].tags.all(t, self[name].tags.exists_one(u, u.tag == t.tag)))",
+    messageExpression:
+      "self.filter(name, !self[name].tags.all(t, self[name].tags.exists_one(u, u.tag == t.tag))).map(name, " +
+      "'duplicated tag ' + self[name].tags.filter(t, !self[name].tags.exists_one(u, u.tag == t.tag))[0].tag + " +
+      "' for image ' + name)[0]"
+  },
+  {
+    rule: "self.all(name, self[name].tags.all(t, !has(t.version) || t.version >= 0))",
+    messageExpression: "self.filter(name, self[name].tags.exists(t, has(t.version) && t.version < 0)).map(name, " +
+      "'version for ' + name + ':' + self[name].tags.filter(t, has(t.version) && t.version < 0)[0].tag + " +
+      "' can not be less than 0')[0]"
+  }
+]
+
+export const NodeImageSpec = Schema.Struct({
+  images: Schema.optionalKey(
+    Schema.Record(Schema.String.pipe(withOpenApi({ maxLength: 255 })), ImageSpec).pipe(
+      withOpenApi({ maxProperties: 1024, "x-kubernetes-validations": imagesCelRules }),
+      described("Images to pull on this node, keyed by name without tag (e.g. nginx, registry.k8s.io/pause).")
+    )
+  )
+}).pipe(described("The pull tasks of this node, written by the controller (or by hand for one node)."))
+export type NodeImageSpec = typeof NodeImageSpec.Type
+
+export const ImageTagStatus = Schema.Struct({
+  tag: Schema.String.pipe(described("The tag or digest.")),
+  phase: Schema.Literals(tagPhases).pipe(described("Waiting, Pulling, Succeeded or Failed.")),
+  progress: Schema.optionalKey(
+    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 })).pipe(described("Bytes pulled, in percent."))
+  ),
+  startTime: Schema.optionalKey(Timestamp.pipe(described("When the pull started."))),
+  completionTime: Schema.optionalKey(Timestamp.pipe(described("When the pull finished."))),
+  version: Schema.optionalKey(NonNegativeInt.pipe(described("The spec version this status is for."))),
+  imageID: Schema.optionalKey(Schema.String.pipe(described("The image id the runtime reported."))),
+  message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
+})
+export type ImageTagStatus = typeof ImageTagStatus.Type
+
+export const ImageStatus = Schema.Struct({
+  tags: Schema.Array(ImageTagStatus).pipe(described("Status of each tag."))
+})
+export type ImageStatus = typeof ImageStatus.Type
+
+export const SyncStatus = Schema.Struct({
+  syncAt: Schema.optionalKey(Timestamp.pipe(described("When the daemon finished its first pass."))),
+  status: Schema.optionalKey(Schema.String.pipe(described("Succeeded or Failed."))),
+  message: Schema.optionalKey(Schema.String.pipe(described("Details.")))
+})
+export type SyncStatus = typeof SyncStatus.Type
+
+const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
+
+export const NodeImageStatus = Schema.Struct({
+  desired: count("Number of tags in the spec."),
+  pulling: count("Number of tags being pulled."),
+  waiting: count("Number of tags waiting for a free pull slot."),
+  succeeded: count("Number of tags pulled."),
+  failed: count("Number of tags that failed."),
+  imageStatuses: Schema.optionalKey(
+    Schema.Record(Schema.String, ImageStatus).pipe(described("Per-image, per-tag status, keyed like spec.images."))
+  ),
+  firstSyncStatus: Schema.optionalKey(
+    SyncStatus.pipe(described("Set once every tag present when the daemon started has finished."))
+  )
+}).pipe(described("Status of the pull tasks, written by the daemon on the node."))
+export type NodeImageStatus = typeof NodeImageStatus.Type
+
+export const NodeImage = Schema.Struct({
+  apiVersion: Schema.optionalKey(Schema.String),
+  kind: Schema.optionalKey(Schema.String),
+  metadata: ObjectMeta,
+  spec: NodeImageSpec.pipe(withDefault({})),
+  status: Schema.optionalKey(NodeImageStatus)
+}).pipe(described("The images to pull on one node (same name and labels as the Node), and their status."))
+export type NodeImage = typeof NodeImage.Type

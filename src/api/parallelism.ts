@@ -1,0 +1,17 @@
+import type { Parallelism } from "./jobTemplate.ts"
+
+const percentage = /^([0-9]|[1-9][0-9]|100)%$/
+
+export const isValidParallelism = (p: Parallelism): boolean =>
+  typeof p === "number" ? Number.isInteger(p) && p >= 0 : percentage.test(p)
+
+/**
+ * Nodes that may pull at once. A percentage is of the desired nodes, rounded up as
+ * Kubernetes does for maxSurge, so "1%" of 3 nodes is 1 and never silently 0 (SPEC §4.4);
+ * only an explicit 0 or 0% pauses. An invalid value resolves to 0: the job is not acted on.
+ */
+export const resolveParallelism = (p: Parallelism, desiredNodes: number): number => {
+  if (!isValidParallelism(p)) return 0
+  if (typeof p === "number") return p
+  return Math.ceil((Number.parseInt(p, 10) * desiredNodes) / 100)
+}

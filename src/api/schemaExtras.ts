@@ -1,0 +1,52 @@
+import { Effect, Schema } from "effect"
+
+/**
+ * OpenAPI keywords that have no Schema equivalent (CEL rules, int-or-string, list types) ride
+ * on this annotation so the CRD generator reads everything from the one Schema.
+ */
+export interface OpenApiExtras {
+  readonly "x-kubernetes-validations"?: ReadonlyArray<CelRule>
+  readonly "x-kubernetes-int-or-string"?: true
+  readonly "x-kubernetes-preserve-unknown-fields"?: true
+  readonly "x-kubernetes-list-type"?: "atomic" | "set" | "map"
+  readonly "x-kubernetes-map-type"?: "atomic" | "granular"
+  readonly maxItems?: number
+  readonly maxLength?: number
+  readonly maxProperties?: number
+  readonly format?: string
+  readonly enum?: ReadonlyArray<string>
+}
+
+/** A CRD validation rule as the API server evaluates it. */
+export interface CelRule {
+  readonly rule: string
+  readonly message?: string
+  readonly messageExpression?: string
+  readonly fieldPath?: string
+  readonly reason?: "FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate"
+}
+
+export const openApiKey = "preheat/openapi"
+
+export const withOpenApi = (extras: OpenApiExtras) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+  schema.annotate({ [openApiKey]: extras } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+
+/**
+ * A field the decoder fills in when absent, exactly as the API server's structural defaulting
+ * would from the generated CRD (the default is recorded for the generator).
+ */
+export const withDefault = <S extends Schema.Top & { readonly DecodingServices: never }>(value: S["Encoded"]) =>
+(schema: S) =>
+  Schema.withDecodingDefaultKey<S>(Effect.succeed(value))(
+    schema.annotate({ default: value } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>) as S
+  )
+
+export const described = (description: string) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+  schema.annotate({ description } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+
+/** RFC 3339 time as the API server writes it; kept a string so objects round-trip byte for byte. */
+export const Timestamp = Schema.String.pipe(withOpenApi({ format: "date-time" }))
+
+export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+
+export const StringMap = Schema.Record(Schema.String, Schema.String)
