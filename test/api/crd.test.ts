@@ -1,0 +1,135 @@
+import { Result, Schema } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { crdFileName, crdOf, kinds, renderCrd } from "../../src/api/crd/manifests.ts"
+import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
+import type { InvalidObject } from "../../src/api/invalidObject.ts"
+import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
+import { ImagePullJob } from "../../src/api/imagePullJob.ts"
+import { NodeImage } from "../../src/api/nodeImage.ts"
+import { applyDefaults, celViolations } from "../support/crdSchema.ts"
+
+type Node = Record<string, unknown>
+const rootSchema = (kind: string): Node => {
+  const definition = kinds.find((k) => k.kind === kind)!
+  return crdOf(definition).spec.versions[0]!.schema.openAPIV3Schema as Node
+}
+
+/** Every node of a schema with its path, for the structural checks. */
+const walk = (node: Node, path: string, visit: (node: Node, path: string) => void): void => {
+  visit(node, path)
+  for (const [key, child] of Object.entries((node["properties"] ?? {}) as Record<string, Node>)) {
+    walk(child, `${path}.${key}`, visit)
+  }
+  if (node["items"]) walk(node["items"] as Node, `${path}[]`, visit)
+  if (node["additionalProperties"]) walk(node["additionalProperties"] as Node, `${path}[*]`, visit)
+}
+
+describe("generated CRDs", () => {
+  it.each(kinds.map((k) => [k.kind, k] as const))("deploy/crds holds the generator's %s", (_, definition) => {
+    const committed = readFileSync(join(import.meta.dirname, "../../deploy/crds", crdFileName(definition)), "utf8")
+    expect(committed, "deploy/crds is stale: run npm run crds").toBe(renderCrd(crdOf(definition)))
+  })
+
+  it.each(kinds.map((k) => [k.kind]))("%s is structural and explained field by field", (kind) => {
+    walk(rootSchema(kind), "", (node, path) => {
+      const typed = typeof node["type"] === "string" || node["x-kubernetes-int-or-string"] === true
+      expect(typed, `${path} has no type`).toBe(true)
+      for (const forbidden of ["$ref", "anyOf", "oneOf", "allOf", "not", "examples", "additionalItems"]) {
+        expect(node[forbidden], `${path} uses ${forbidden}`).toBeUndefined()
+      }
+      for (const [key, child] of Object.entries((node["properties"] ?? {}) as Record<string, Node>)) {
+        expect(typeof child["description"], `${path}.${key} has no description`).toBe("string")
+      }
+      if (node["properties"] && node["additionalProperties"]) throw new Error(`${path}: properties and additionalProperties`)
+    })
+  })
+
+  it("names, scopes, short names, status subresource and printer columns", () => {
+    const byKind = Object.fromEntries(kinds.map((k) => [k.kind, crdOf(k).spec]))
+    expect(byKind["ImagePullJob"]!.scope).toBe("Namespaced")
+    expect(byKind["ImageListPullJob"]!.scope).toBe("Namespaced")
+    expect(byKind["NodeImage"]!.scope).toBe("Cluster")
+    expect(kinds.map((k) => crdOf(k).spec.names.shortNames)).toEqual([["ipj"], ["iplj"], ["ni"]])
+    for (const k of kinds) expect(crdOf(k).spec.versions[0]!.subresources).toEqual({ status: {} })
+    const columns = (kind: string) => byKind[kind]!.versions[0]!.additionalPrinterColumns.filter((c) => !c.priority).map((c) => c.name)
+    expect(columns("ImagePullJob")).toEqual(["TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"])
+    expect(columns("ImageListPullJob")).toEqual(["TOTAL", "SUCCEEDED", "COMPLETED", "AGE"])
+    expect(columns("NodeImage")).toEqual(["DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE"])
+  })
+
+  it("parse as the YAML documents kubectl reads", () => {
+    for (const k of kinds) expect(parse(renderCrd(crdOf(k)))).toEqual(crdOf(k))
+  })
+})
+
+describe("the API server's defaults equal the decoder's", () => {
+  const cases: ReadonlyArray<[string, Schema.Top, unknown]> = [
+    ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", completionPolicy: {} } }],
+    ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", pullPolicy: { backoffLimit: 0 } } }],
+    ["ImageListPullJob", ImageListPullJob, { metadata: { name: "a" }, spec: { images: ["a", "b"] } }],
+    ["NodeImage", NodeImage, { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest" }] } } } }],
+    ["NodeImage", NodeImage, { metadata: { name: "n" } }]
+  ]
+  it.each(cases)("%s", (kind, schema, input) => {
+    const decoded = Schema.encodeUnknownSync(schema as Schema.Codec<unknown, unknown>)(
+      Schema.decodeUnknownSync(schema as Schema.Codec<unknown, unknown>)(input)
+    )
+    expect(applyDefaults(rootSchema(kind), input)).toEqual(decoded)
+  })
+})
+
+/**
+ * The CRD's CEL rules and the controller's validation must agree: for every invalid object the
+ * rules reject, the decoder reports the same message, and valid objects pass both.
+ */
+describe("CEL rules agree with the controller's validation", () => {
+  const decoders = { ImagePullJob: decodeImagePullJob, ImageListPullJob: decodeImageListPullJob, NodeImage: decodeNodeImage }
+  type Kind = keyof typeof decoders
+
+  const celMessages = (kind: Kind, input: unknown): ReadonlyArray<string> =>
+    celViolations(rootSchema(kind), applyDefaults(rootSchema(kind), input)).map((v) => v.message)
+  const decoderMessages = (kind: Kind, input: unknown): ReadonlyArray<string> => {
+    const result: Result.Result<unknown, InvalidObject> = decoders[kind](input)
+    return Result.isFailure(result) ? result.failure.errors.map((e) => e.message) : []
+  }
+
+  const job = (spec: unknown) => ({ metadata: { name: "j" }, spec })
+  const invalid: ReadonlyArray<[Kind, string, unknown]> = [
+    ["ImagePullJob", "can not set both names and labelSelector in this spec.selector", job({ image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } })],
+    ["ImagePullJob", "duplicated name in selector names", job({ image: "a", selector: { names: ["n", "n"] } })],
+    ["ImagePullJob", "can not set both selector and podSelector", job({ image: "a", selector: {}, podSelector: {} })],
+    ["ImagePullJob", "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType", job({ image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } })],
+    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 100 } })],
+    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 700 }, pullPolicy: { timeoutSeconds: 700 } })],
+    ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: "200%" })],
+    ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
+    ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
+    ["ImageListPullJob", "the maximum number of images cannot > 255", job({ images: Array.from({ length: 256 }, (_, i) => `i${i}`) })],
+    ["ImageListPullJob", "can not set both selector and podSelector", job({ images: ["a"], selector: {}, podSelector: {} })],
+    ["NodeImage", "spec images length 257 can not be more than 256", { metadata: { name: "n" }, spec: { images: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`i${i}`, { tags: [{ tag: "t" }] }])) } }],
+    ["NodeImage", "image name can not be empty", { metadata: { name: "n" }, spec: { images: { "": { tags: [] } } } }],
+    ["NodeImage", "tag for image nginx can not be empty", { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "" }] } } } }],
+    ["NodeImage", "duplicated tag v1 for image nginx", { metadata: { name: "n" }, spec: { images: { busybox: { tags: [{ tag: "v1" }] }, nginx: { tags: [{ tag: "v1" }, { tag: "v1" }] } } } }],
+    ["NodeImage", "version for nginx:v1 can not be less than 0", { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "v1", version: -1 }] } } } }]
+  ]
+
+  it.each(invalid)("%s: %s", (kind, message, input) => {
+    expect(celMessages(kind, input)).toContain(message)
+    expect(decoderMessages(kind, input)).toContain(message)
+  })
+
+  const valid: ReadonlyArray<[Kind, unknown]> = [
+    ["ImagePullJob", job({ image: "nginx:1.9.1", parallelism: "100%", selector: { names: ["a", "b"] }, completionPolicy: { activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 }, pullPolicy: { timeoutSeconds: 300 } })],
+    ["ImagePullJob", job({ image: "nginx", completionPolicy: { type: "Never" }, podSelector: { matchLabels: { app: "x" } } })],
+    ["ImagePullJob", job({ image: "nginx", selector: { matchLabels: { a: "b" } }, parallelism: 0 })],
+    ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
+    ["NodeImage", { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest", version: 2 }, { tag: "22.04" }] } } } }]
+  ]
+  it.each(valid)("%s accepted by both", (kind, input) => {
+    expect(celMessages(kind, input)).toEqual([])
+    expect(decoderMessages(kind, input)).toEqual([])
+  })
+})
