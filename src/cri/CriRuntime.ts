@@ -1,0 +1,51 @@
+import { Context } from "effect"
+import type { Duration, Effect, Option } from "effect"
+import type { CriError } from "./errors.ts"
+
+export interface RuntimeVersion {
+  readonly runtimeName: string
+  readonly runtimeVersion: string
+  readonly runtimeApiVersion: string
+}
+
+/** runtime.v1 Image: what the node has. */
+export interface ImageInfo {
+  readonly id: string
+  readonly repoTags: ReadonlyArray<string>
+  readonly repoDigests: ReadonlyArray<string>
+  readonly size: number
+}
+
+/** runtime.v1 AuthConfig: one set of registry credentials for one pull. Never logged. */
+export interface RegistryAuth {
+  readonly username?: string
+  readonly password?: string
+  readonly auth?: string
+  readonly identityToken?: string
+  readonly registryToken?: string
+}
+
+export interface PullRequest {
+  /** A normalised reference: `name:tag` or `name@sha256:...`. */
+  readonly image: string
+  readonly auth?: RegistryAuth
+  readonly sandboxConfig?: {
+    readonly labels?: Readonly<Record<string, string>>
+    readonly annotations?: Readonly<Record<string, string>>
+  }
+  readonly timeout: Duration.Duration
+}
+
+/**
+ * The node's container runtime, as CRI's ImageService (gRPC over the runtime's unix socket).
+ * Live body: @grpc/grpc-js; test body: a fake runtime driven by Clock.
+ */
+export class CriRuntime extends Context.Service<CriRuntime, {
+  readonly version: Effect.Effect<RuntimeVersion, CriError>
+  /** Resolves to the image id (image_ref) the runtime reports. */
+  readonly pullImage: (request: PullRequest) => Effect.Effect<string, CriError>
+  /** None when the node does not have the image. */
+  readonly imageStatus: (image: string) => Effect.Effect<Option.Option<ImageInfo>, CriError>
+  readonly listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError>
+  readonly removeImage: (image: string) => Effect.Effect<void, CriError>
+}>()("preheat/cri/CriRuntime") {}

@@ -1,0 +1,75 @@
+import { Context } from "effect"
+import type { Effect, Stream } from "effect"
+import type { ObjectMeta } from "../api/meta.ts"
+import type { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unavailable } from "./errors.ts"
+import type { Resource } from "./resources.ts"
+
+/**
+ * Objects cross this boundary as plain JSON: each caller decodes the kinds it acts on with the
+ * project's Schemas, so a malformed object is reported where it is used, not dropped here.
+ */
+export interface KubeObject {
+  readonly apiVersion?: string
+  readonly kind?: string
+  readonly metadata: ObjectMeta
+  readonly [field: string]: unknown
+}
+
+export interface ObjectKey {
+  readonly name: string
+  readonly namespace?: string
+}
+
+export interface ListOptions {
+  readonly namespace?: string
+  readonly labelSelector?: string
+  readonly fieldSelector?: string
+}
+
+export interface ObjectList {
+  readonly items: ReadonlyArray<KubeObject>
+  readonly resourceVersion: string
+}
+
+export type WatchEvent =
+  | { readonly type: "ADDED" | "MODIFIED" | "DELETED"; readonly object: KubeObject }
+  | { readonly type: "BOOKMARK"; readonly resourceVersion: string }
+
+/** Where the object goes: the main resource or its status subresource. */
+export type Subresource = "main" | "status"
+
+export type ReadError = NotFound | Forbidden | Unavailable
+export type WriteError = NotFound | Conflict | Invalid | Forbidden | Unavailable
+
+/**
+ * The Kubernetes API as the controller and the daemon use it: the verbs, with errors as data so
+ * that retries are decided by type. Live body: @kubernetes/client-node; test body: in memory.
+ */
+export class KubeApi extends Context.Service<KubeApi, {
+  readonly get: (resource: Resource, key: ObjectKey) => Effect.Effect<KubeObject, ReadError>
+  readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Forbidden | Unavailable>
+  /** Changes after resourceVersion; fails with Gone when the server no longer has it. */
+  readonly watch: (
+    resource: Resource,
+    options: ListOptions & { readonly resourceVersion: string }
+  ) => Stream.Stream<WatchEvent, Gone | Forbidden | Unavailable>
+  readonly create: (
+    resource: Resource,
+    object: KubeObject
+  ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>
+  /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
+  readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
+  /** A JSON merge patch (RFC 7386): touches only the fields it names. */
+  readonly patch: (
+    resource: Resource,
+    key: ObjectKey,
+    patch: Record<string, unknown>,
+    subresource?: Subresource
+  ) => Effect.Effect<KubeObject, WriteError>
+  /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */
+  readonly delete: (
+    resource: Resource,
+    key: ObjectKey,
+    preconditions?: { readonly uid?: string }
+  ) => Effect.Effect<void, NotFound | Conflict | Forbidden | Unavailable>
+}>()("preheat/kube/KubeApi") {}

@@ -1,0 +1,33 @@
+import { Data } from "effect"
+
+/** Where an API error happened, for messages a user can act on. */
+interface Target {
+  readonly kind: string
+  readonly name: string
+  readonly namespace?: string
+}
+
+/** 404: the object (or its namespace) does not exist. */
+export class NotFound extends Data.TaggedError("NotFound")<Target> {}
+
+/** 409 on create: an object of that name exists. */
+export class AlreadyExists extends Data.TaggedError("AlreadyExists")<Target> {}
+
+/** 409 on update: the object changed since it was read; re-read and decide again. */
+export class Conflict extends Data.TaggedError("Conflict")<Target & { readonly message: string }> {}
+
+/** 410: a watch resumed from a resourceVersion the server no longer has; list again. */
+export class Gone extends Data.TaggedError("Gone")<{ readonly kind: string; readonly message: string }> {}
+
+/** 422: the server rejected the object; causes carry field paths. */
+export class Invalid extends Data.TaggedError("Invalid")<
+  Target & { readonly causes: ReadonlyArray<{ readonly field: string; readonly message: string }> }
+> {}
+
+/** 401/403: the credentials or RBAC do not allow the request. */
+export class Forbidden extends Data.TaggedError("Forbidden")<Target & { readonly verb: string; readonly message: string }> {}
+
+/** The server could not be reached or answered 429/5xx: retry with backoff. */
+export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly message: string }> {}
+
+export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | Forbidden | Unavailable

@@ -1,0 +1,20 @@
+/** A kind the code reads or writes, with what the REST path and the watch need to know. */
+export interface Resource {
+  readonly apiVersion: string
+  readonly kind: string
+  readonly plural: string
+  readonly namespaced: boolean
+}
+
+const kruise = "apps.kruise.io/v1alpha1"
+
+export const resources = {
+  imagePullJob: { apiVersion: kruise, kind: "ImagePullJob", plural: "imagepulljobs", namespaced: true },
+  imageListPullJob: { apiVersion: kruise, kind: "ImageListPullJob", plural: "imagelistpulljobs", namespaced: true },
+  nodeImage: { apiVersion: kruise, kind: "NodeImage", plural: "nodeimages", namespaced: false },
+  node: { apiVersion: "v1", kind: "Node", plural: "nodes", namespaced: false },
+  pod: { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
+  secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+  event: { apiVersion: "v1", kind: "Event", plural: "events", namespaced: true },
+  lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases", namespaced: true }
+} as const satisfies Record<string, Resource>

@@ -1,0 +1,46 @@
+import { spawnSync } from "node:child_process"
+import { join } from "node:path"
+import { describe, expect, it } from "vitest"
+import { parseAllDocuments } from "yaml"
+import { version } from "../../src/version.ts"
+
+const main = join(import.meta.dirname, "../../src/main.ts")
+const preheat = (...args: ReadonlyArray<string>) => {
+  const result = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", main, ...args], {
+    encoding: "utf8",
+    env: { ...process.env, NO_COLOR: "1" }
+  })
+  return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+describe("preheat command line", () => {
+  it("version prints the package version", () => {
+    expect(preheat("version")).toEqual({ code: 0, stdout: `preheat ${version}\n`, stderr: "" })
+  })
+
+  it("crds prints the three CRDs as YAML documents", () => {
+    const { code, stdout } = preheat("crds")
+    expect(code).toBe(0)
+    const documents = parseAllDocuments(stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string } })
+    expect(documents.map((d) => [d.kind, d.metadata.name])).toEqual([
+      ["CustomResourceDefinition", "imagepulljobs.apps.kruise.io"],
+      ["CustomResourceDefinition", "imagelistpulljobs.apps.kruise.io"],
+      ["CustomResourceDefinition", "nodeimages.apps.kruise.io"]
+    ])
+  })
+
+  it.each([[[]], [["crds"]], [["version"]]])("--help works on %j", (path) => {
+    const { code, stdout } = preheat(...path, "--help")
+    expect(code).toBe(0)
+    expect(stdout).toContain("USAGE")
+    expect(stdout).toContain(["preheat", ...path].join(" "))
+  })
+
+  it.each([
+    [["bogus"], "error: Unknown subcommand \"bogus\" for \"preheat\". See 'preheat --help'.\n"],
+    [["crds", "--nope"], "error: Unrecognized flag: --nope in command preheat crds. See 'preheat crds --help'.\n"],
+    [["version", "--out"], "error: Unrecognized flag: --out in command preheat version. See 'preheat version --help'.\n"]
+  ])("%j is a one-line usage error with exit code 2", (args, message) => {
+    expect(preheat(...args)).toEqual({ code: 2, stdout: "", stderr: message })
+  })
+})
