@@ -1,0 +1,248 @@
+/**
+ * Builds the shipped artifacts of preheat.
+ *
+ *   npm run build       -> dist/preheat.mjs  ESM bundle for Node >= 22.19 and Deno (self-contained)
+ *   npm run build:bin   -> dist/preheat.cjs  CommonJS bundle (the SEA main script)
+ *                          dist/preheat      Node 24 single executable application (SEA)
+ *
+ * Run by Node 24 with type stripping (`node --experimental-strip-types build.ts <bundle|bin>`).
+ * Prints one summary line per artifact; exits 2 on a usage error and 1 on any other failure.
+ * PREHEAT_SEA_CODE_CACHE=0 builds the SEA without V8's code cache (to re-measure its effect).
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
+import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
+import { dirname, join, relative } from "node:path"
+import { fileURLToPath } from "node:url"
+import { build, type BuildOptions, type Message } from "esbuild"
+
+const root = dirname(fileURLToPath(import.meta.url))
+const dist = join(root, "dist")
+const entry = join(root, "src", "main.ts")
+
+export const bundlePath = join(dist, "preheat.mjs")
+export const cjsPath = join(dist, "preheat.cjs")
+export const exePath = join(dist, "preheat")
+
+const shebang = "#!/usr/bin/env node"
+/** Node's SEA fuse; postject flips its trailing ":0" to ":1" so the binary looks for the blob. */
+const seaFuse = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"
+const seaResource = "NODE_SEA_BLOB"
+
+class BuildError extends Error {}
+
+/**
+ * esbuild options shared by both bundles. Nothing is external: the artifacts run with no
+ * node_modules. Minified, no source map: a linked map would be a second file to ship and only
+ * helps with `--enable-source-maps`, which costs start-up on every run; stack traces of the CLI
+ * go through Effect's Cause rendering, which names the failing operation anyway.
+ */
+export const commonOptions = (entryPoint: string): BuildOptions => ({
+  entryPoints: [entryPoint],
+  bundle: true,
+  platform: "node",
+  target: "node24",
+  minify: true,
+  sourcemap: false,
+  legalComments: "eof",
+  write: false,
+  logLevel: "silent"
+})
+
+/**
+ * ESM cannot call `require`, but bundled CommonJS dependencies (ws, @grpc/grpc-js) do
+ * `require("events")` etc.; esbuild's shim uses a `require` in scope when there is one.
+ */
+const esmBanner = [
+  `import { createRequire as __preheatCreateRequire } from "node:module";`,
+  `const require = __preheatCreateRequire(import.meta.url);`
+].join("\n")
+
+const describe = (messages: ReadonlyArray<Message>): string =>
+  messages
+    .map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ` : "") + m.text)
+    .join("\n  ")
+
+/** Bundles `entryPoint` into `outfile`; fails on errors and on warnings (they mean a broken artifact). */
+export const bundleTo = async (
+  entryPoint: string,
+  outfile: string,
+  format: "esm" | "cjs"
+): Promise<void> => {
+  const options: BuildOptions = {
+    ...commonOptions(entryPoint),
+    format,
+    outfile,
+    ...(format === "esm" ? { banner: { js: esmBanner } } : {})
+  }
+  let result
+  try {
+    result = await build(options)
+  } catch (error) {
+    const errors = (error as { errors?: ReadonlyArray<Message> }).errors
+    throw new BuildError(`esbuild failed (${format}):\n  ${errors ? describe(errors) : String(error)}`)
+  }
+  if (result.warnings.length > 0) {
+    throw new BuildError(`esbuild warned (${format}):\n  ${describe(result.warnings)}`)
+  }
+  const output = result.outputFiles?.[0]
+  if (output === undefined) throw new BuildError(`esbuild produced no output for ${outfile}`)
+  // esbuild keeps the entry's hashbang on line 1; add it if the entry ever loses it.
+  const text = output.text.startsWith("#!") ? output.text : `${shebang}\n${output.text}`
+  await mkdir(dirname(outfile), { recursive: true })
+  await writeFile(outfile, text, { mode: 0o755 })
+  await chmod(outfile, 0o755)
+}
+
+const run = (command: string, args: ReadonlyArray<string>, what: string): string => {
+  const result = spawnSync(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
+  if (result.error) throw new BuildError(`${what}: cannot run ${command}: ${result.error.message}`)
+  if (result.status !== 0) {
+    const output = `${result.stderr}${result.stdout}`.trim()
+    throw new BuildError(
+      `${what}: ${command} ${args.join(" ")} exited ${result.status ?? result.signal}${output ? `:\n${output}` : ""}`
+    )
+  }
+  return result.stdout
+}
+
+/**
+ * The Node 24 binary to embed; the SEA blob is made by the same binary, since a blob only
+ * loads in the Node version (and, with the code cache, the V8 build) that wrote it.
+ */
+export const node24Binary = (): string => {
+  if (process.versions.node.split(".")[0] === "24") return process.execPath
+  const candidate = join(root, "node_modules", `node-linux-${process.arch}`, "bin", "node")
+  if (process.platform === "linux" && existsSync(candidate)) return candidate
+  throw new BuildError(
+    `no Node 24 binary: running under Node ${process.versions.node} and ${relative(root, candidate)} does not exist ` +
+      `(run through npm so node_modules/.bin/node is Node 24, or npm ci with optional dependencies)`
+  )
+}
+
+const requireStrip = (): void => {
+  const probe = spawnSync("strip", ["--version"], { encoding: "utf8" })
+  if (probe.error || probe.status !== 0) {
+    throw new BuildError(
+      "`strip` not found on PATH: install binutils (apt-get install binutils); " +
+        "it drops about 16 MiB of symbols from the Node binary before the SEA blob is injected"
+    )
+  }
+}
+
+interface Postject {
+  inject(
+    filename: string,
+    resourceName: string,
+    resourceData: Buffer,
+    options: { sentinelFuse: string; overwrite?: boolean }
+  ): Promise<void>
+}
+
+/** V8's code cache in the SEA blob: +0.5 MiB, `preheat version` about 20% faster (docs/benchmarks.md). */
+const useCodeCache = process.env["PREHEAT_SEA_CODE_CACHE"] !== "0"
+
+const buildExecutable = async (): Promise<void> => {
+  const node = node24Binary()
+  const work = await mkdtemp(join(tmpdir(), "preheat-sea-"))
+  try {
+    const blob = join(work, "preheat.blob")
+    const config = join(work, "sea-config.json")
+    await writeFile(
+      config,
+      JSON.stringify({
+        main: cjsPath,
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        useCodeCache,
+        useSnapshot: false
+      })
+    )
+    run(node, ["--experimental-sea-config", config], "SEA blob")
+
+    const binary = join(work, "preheat")
+    await copyFile(node, binary)
+    await chmod(binary, 0o755)
+    run("strip", [binary], "strip")
+
+    const { inject } = createRequire(import.meta.url)("postject") as Postject
+    // postject's LIEF prints "warning: Can't find string offset for section name '.note…'" for
+    // every ELF Node binary; harmless (nodejs/postject#83), so only that line is filtered out.
+    const warn = console.warn
+    console.warn = (...args: Array<unknown>) => {
+      if (!/^warning: Can't find string offset for section name '\.note/.test(String(args[0]))) warn(...args)
+    }
+    try {
+      await inject(binary, seaResource, await readFile(blob), { sentinelFuse: seaFuse })
+    } catch (error) {
+      throw new BuildError(`postject: ${error instanceof Error ? error.message : String(error)}`)
+    } finally {
+      console.warn = warn
+    }
+    await rm(exePath, { force: true })
+    await mkdir(dist, { recursive: true })
+    try {
+      await rename(binary, exePath)
+    } catch {
+      await copyFile(binary, exePath) // tmpdir on another file system
+    }
+    await chmod(exePath, 0o755)
+  } finally {
+    await rm(work, { recursive: true, force: true })
+  }
+}
+
+/** Runs `version` on the artifact so a broken build fails here rather than in users' hands. */
+const smoke = (command: string, args: ReadonlyArray<string>): void => {
+  const out = run(command, [...args, "version"], `smoke test of ${relative(root, args[0] ?? command)}`)
+  if (!out.startsWith("preheat ")) {
+    throw new BuildError(`smoke test: \`${[command, ...args].join(" ")} version\` printed ${JSON.stringify(out)}`)
+  }
+}
+
+const summary = async (path: string, what: string): Promise<void> => {
+  const { size } = await stat(path)
+  console.log(`${relative(root, path).padEnd(18)} ${(size / 1024 / 1024).toFixed(2).padStart(7)} MiB  ${what}`)
+}
+
+const modes = {
+  bundle: async () => {
+    await bundleTo(entry, bundlePath, "esm")
+    smoke(node24Binary(), [bundlePath])
+    await summary(bundlePath, "ESM bundle (node >= 22.19, deno run -A)")
+  },
+  bin: async () => {
+    requireStrip()
+    node24Binary()
+    await bundleTo(entry, cjsPath, "cjs")
+    smoke(node24Binary(), [cjsPath])
+    await summary(cjsPath, "CommonJS bundle (SEA main)")
+    await buildExecutable()
+    smoke(exePath, [])
+    await summary(
+      exePath,
+      `Node ${process.versions.node.split(".")[0] === "24" ? process.versions.node : "24"} SEA, stripped` +
+        `${useCodeCache ? ", code cache" : ""} (linux-${process.arch})`
+    )
+  }
+} as const
+
+const isMode = (mode: string | undefined): mode is keyof typeof modes => mode !== undefined && Object.hasOwn(modes, mode)
+
+if (import.meta.main) {
+  const mode = process.argv[2]
+  if (!isMode(mode) || process.argv.length > 3) {
+    console.error(`build: usage: node build.ts <${Object.keys(modes).join("|")}> (got ${JSON.stringify(process.argv.slice(2))})`)
+    process.exit(2)
+  }
+  const started = performance.now()
+  try {
+    await modes[mode]()
+    console.log(`build ${mode}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
+  } catch (error) {
+    console.error(`build ${mode} failed: ${error instanceof BuildError ? error.message : error instanceof Error ? error.stack : String(error)}`)
+    process.exit(1)
+  }
+}
