@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config"
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    testTimeout: 60_000
+    testTimeout: 60_000,
+    reporters: ["default", "./test/support/summaryReporter.ts"]
   }
 })
