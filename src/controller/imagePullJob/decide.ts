@@ -1,0 +1,189 @@
+import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
+import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
+import { resolveParallelism } from "../../api/parallelism.ts"
+import type { ObjectEvent } from "../events.ts"
+import { setCondition } from "../status/conditions.ts"
+import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
+import type { JobTask } from "./nodeTask.ts"
+import { tagPullPolicy } from "./tagPolicy.ts"
+
+/** A new image entry for one node; `entry: undefined` removes the image from the node. */
+export interface NodeWrite {
+  readonly node: string
+  readonly image: string
+  readonly entry: ImageSpec | undefined
+}
+
+export interface JobDecision {
+  readonly writes: ReadonlyArray<NodeWrite>
+  readonly status: ImagePullJobStatus
+  readonly events: ReadonlyArray<ObjectEvent>
+  readonly deleteJob: boolean
+  /** Reconcile again at this time (ms since epoch) even if nothing changes: a deadline or a TTL. */
+  readonly wakeAt: number | undefined
+}
+
+export interface JobInput {
+  readonly job: ImagePullJob
+  readonly task: JobTask
+  readonly targets: ReadonlyArray<NodeImage>
+  /** Tags of this job on other nodes or under another name: left over from an edit, to release. */
+  readonly stale: ReadonlyArray<{ readonly node: NodeImage; readonly image: string }>
+  readonly now: number
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+const percent = (done: number, desired: number): string =>
+  (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
+
+/**
+ * One ImagePullJob, decided from the NodeImages it targets at one instant (SPEC §2 ImagePullJob):
+ * which tasks to write, the status, the events, and when to look again. Pure: the caller reads
+ * the stores and applies the writes.
+ */
+export const decideImagePullJob = ({ job, now, stale, targets, task }: JobInput): JobDecision => {
+  const { spec } = job
+  const previous = job.status
+  const nowIso = iso(now)
+  const events: Array<ObjectEvent> = []
+  const always = spec.completionPolicy.type === "Always"
+
+  if (previous?.completionTime !== undefined) {
+    const ttl = spec.completionPolicy.ttlSecondsAfterFinished
+    const deleteAt = ttl === undefined ? undefined : Date.parse(previous.completionTime) + ttl * 1000
+    const expired = deleteAt !== undefined && deleteAt <= now
+    return {
+      writes: [],
+      status: previous,
+      events: expired
+        ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }]
+        : [],
+      deleteJob: expired,
+      wakeAt: expired ? undefined : deleteAt
+    }
+  }
+
+  const startTime = previous?.startTime ?? nowIso
+  if (previous?.startTime === undefined) {
+    events.push({ type: "Normal", reason: "Started", message: `pulling ${spec.image} on ${targets.length} nodes` })
+  }
+
+  const writes: Array<NodeWrite> = []
+  const targetNames = new Set(targets.map((n) => n.metadata.name ?? ""))
+  for (const { image, node } of stale) {
+    const name = node.metadata.name ?? ""
+    const entry = node.spec.images?.[image]
+    if (entry === undefined) continue
+    // On a node still targeted, the job's current tag stays; elsewhere everything of the job goes.
+    const keep = image === task.image && targetNames.has(name) ? task.tag : undefined
+    const released = withoutOwner(entry, task.owner.uid, keep)
+    if (released !== entry) writes.push({ node: name, image, entry: released })
+  }
+
+  const succeededNodes: Array<string> = []
+  const failedNodes: Array<{ node: string; message: string }> = []
+  const waiting: Array<NodeImage> = []
+  let active = 0
+  for (const node of targets) {
+    const name = node.metadata.name ?? ""
+    const state = nodeState(node, task)
+    switch (state.phase) {
+      case "notSynced":
+        waiting.push(node)
+        continue
+      case "active":
+        active++
+        break
+      case "succeeded":
+        succeededNodes.push(name)
+        break
+      case "failed":
+        failedNodes.push({ node: name, message: state.message })
+    }
+    // Edits of a running job reach the tags it already wrote (SPEC §4.6).
+    const entry = node.spec.images?.[task.image]
+    const updated = withTask(entry, task, tagPullPolicy(spec, `${task.owner.uid}/${name}`), nowIso, undefined)
+    if (updated !== entry) writes.push({ node: name, image: task.image, entry: updated })
+  }
+
+  const desired = targets.length
+  const parallelism = resolveParallelism(spec.parallelism, desired)
+  const deadline = always ? spec.completionPolicy.activeDeadlineSeconds : undefined
+  const deadlineAt = deadline === undefined ? undefined : Date.parse(startTime) + deadline * 1000
+  const pastDeadline = deadlineAt !== undefined && deadlineAt <= now
+
+  if (!pastDeadline) {
+    for (const node of waiting.slice(0, Math.max(0, parallelism - active))) {
+      const name = node.metadata.name ?? ""
+      const entry = node.spec.images?.[task.image]
+      const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
+      writes.push({
+        node: name,
+        image: task.image,
+        entry: withTask(entry, task, policy, nowIso, reportedVersion(node, task.image, task.tag))
+      })
+      active++
+    }
+  }
+
+  const previouslyFailed = new Set(previous?.failedNodes ?? [])
+  for (const { message: why, node } of failedNodes) {
+    if (!previouslyFailed.has(node)) {
+      events.push({ type: "Warning", reason: "NodeFailed", message: `node ${node}: ${why}` })
+    }
+  }
+
+  const unfinished = targets.length - succeededNodes.length - failedNodes.length
+  const failedNames = failedNodes.map((f) => f.node)
+  let completionTime: string | undefined
+  let message: string
+  if (pastDeadline) {
+    completionTime = nowIso
+    message = "job exceeds activeDeadlineSeconds"
+    const finishedNodes = new Set([...succeededNodes, ...failedNames])
+    for (const node of targets) {
+      const name = node.metadata.name ?? ""
+      if (!finishedNodes.has(name)) failedNames.push(name)
+    }
+    events.push({
+      type: "Warning",
+      reason: "DeadlineExceeded",
+      message: `${unfinished} nodes unfinished after ${deadline}s`
+    })
+  } else if (always && unfinished === 0) {
+    completionTime = nowIso
+    message = "job has completed"
+    events.push({
+      type: "Normal",
+      reason: "Completed",
+      message: `pulled on ${succeededNodes.length} of ${desired} nodes, ${failedNodes.length} failed`
+    })
+  } else {
+    const progress = percent(succeededNodes.length + failedNodes.length, desired)
+    message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
+  }
+
+
+  const finished = completionTime !== undefined
+  let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
+  if (finished) {
+    const reason = pastDeadline ? "DeadlineExceeded" : "Completed"
+    conditions = setCondition(conditions, { type: "Complete", status: "True", reason, message }, nowIso)
+  }
+  const status: ImagePullJobStatus = {
+    startTime,
+    ...(completionTime === undefined ? {} : { completionTime }),
+    desired,
+    active: finished ? 0 : active,
+    succeeded: succeededNodes.length,
+    failed: failedNames.length,
+    ...(failedNames.length === 0 ? {} : { failedNodes: [...failedNames].sort() }),
+    message,
+    conditions,
+    ...(job.metadata.generation === undefined ? {} : { observedGeneration: job.metadata.generation })
+  }
+  const ttl = spec.completionPolicy.ttlSecondsAfterFinished
+  const wakeAt = finished ? (ttl === undefined ? undefined : now + ttl * 1000) : deadlineAt
+  return { writes, status, events, deleteJob: false, wakeAt }
+}

@@ -1,0 +1,70 @@
+import type { ImagePullJobSpec } from "../../api/imagePullJob.ts"
+import { matchesLabelSelector } from "../../api/labelSelector.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import { jitterSeconds } from "../jitter.ts"
+
+/** The fields of a Pod that decide whether its node is a podSelector target. */
+export interface PodPlacement {
+  readonly namespace: string
+  readonly nodeName: string | undefined
+  readonly labels: Readonly<Record<string, string>>
+  readonly phase: string | undefined
+  readonly deleting: boolean
+}
+
+const isActive = (pod: PodPlacement): boolean =>
+  pod.nodeName !== undefined && pod.nodeName !== "" && !pod.deleting && pod.phase !== "Succeeded" &&
+  pod.phase !== "Failed"
+
+const hasLabelTerms = (selector: NonNullable<ImagePullJobSpec["selector"]>): boolean =>
+  Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0
+
+/**
+ * Rotates the (name-sorted) nodes by an offset that is stable per job, so that many jobs started
+ * together begin on different nodes: their pulls spread over the cluster and their writes to
+ * the same NodeImage rarely collide.
+ */
+const rotate = <A>(items: ReadonlyArray<A>, seed: string): ReadonlyArray<A> => {
+  if (items.length < 2) return items
+  const offset = jitterSeconds(seed, 0, items.length - 1)
+  return [...items.slice(offset), ...items.slice(0, offset)]
+}
+
+/**
+ * The NodeImages a job pulls on, in the order they get tasks (SPEC §2 ImagePullJob 1): the given
+ * names in their order; or the nodes matching the labels; or the nodes running matching active
+ * pods of the job's namespace; or, with no selector or an empty one (SPEC §4.5), every node.
+ * NodeImages being deleted are not targets.
+ */
+export const selectTargets = (
+  spec: Pick<ImagePullJobSpec, "selector" | "podSelector">,
+  job: { readonly namespace: string; readonly uid: string },
+  nodes: Iterable<NodeImage>,
+  pods: () => Iterable<PodPlacement>
+): ReadonlyArray<NodeImage> => {
+  const live = [...nodes].filter((n) => n.metadata.deletionTimestamp === undefined)
+  const names = spec.selector?.names ?? []
+  if (names.length > 0) {
+    const byName = new Map(live.map((n) => [n.metadata.name ?? "", n]))
+    return names.flatMap((name) => {
+      const node = byName.get(name)
+      return node === undefined ? [] : [node]
+    })
+  }
+  let chosen = live
+  if (spec.selector !== undefined && hasLabelTerms(spec.selector)) {
+    const selector = spec.selector
+    chosen = live.filter((n) => matchesLabelSelector(selector, n.metadata.labels ?? {}))
+  } else if (spec.podSelector !== undefined) {
+    const selector = spec.podSelector
+    const podNodes = new Set<string>()
+    for (const pod of pods()) {
+      if (pod.namespace === job.namespace && isActive(pod) && matchesLabelSelector(selector, pod.labels)) {
+        podNodes.add(pod.nodeName!)
+      }
+    }
+    chosen = live.filter((n) => podNodes.has(n.metadata.name ?? ""))
+  }
+  const sorted = [...chosen].sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1))
+  return rotate(sorted, job.uid)
+}
