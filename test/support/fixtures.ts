@@ -24,7 +24,7 @@ export const makeNodeImage = (
   options: {
     readonly labels?: Record<string, string>
     readonly images?: Record<string, unknown>
-    readonly statuses?: Record<string, ReadonlyArray<Partial<ImageTagStatus> & { tag: string; phase: string }>>
+    readonly statuses?: Record<string, ReadonlyArray<Omit<Partial<ImageTagStatus>, "phase"> & { tag: string; phase: string }>>
   } = {}
 ): NodeImage =>
   valueOf(decodeNodeImage({

@@ -1,0 +1,174 @@
+import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatus } from "../../api/nodeImage.ts"
+import type { ObjectReference } from "../../api/meta.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { readySince } from "./nodeReadiness.ts"
+
+export interface NodeImageSettings {
+  /** How long a Node must have been Ready before it gets a NodeImage. */
+  readonly readyDelayMs: number
+  /** How long a tag may go without any word from the daemon before it is marked Failed. */
+  readonly unresponsiveMs: number
+  /** Where secret copies live; refs there to copies that no longer exist are pruned. */
+  readonly secretNamespace: string
+}
+
+export interface NodeImageInput {
+  readonly name: string
+  readonly node: KubeObject | undefined
+  readonly nodeImage: NodeImage | undefined
+  readonly jobExists: (uid: string) => boolean
+  readonly secretCopyExists: (name: string) => boolean
+  readonly now: number
+  readonly settings: NodeImageSettings
+}
+
+export interface TagFailure {
+  readonly image: string
+  readonly tag: string
+  readonly owners: ReadonlyArray<ObjectReference>
+  readonly message: string
+}
+
+export type NodeImageDecision =
+  | { readonly action: "none"; readonly wakeAt: number | undefined }
+  | { readonly action: "create"; readonly labels: Readonly<Record<string, string>> }
+  | { readonly action: "delete" }
+  | {
+    readonly action: "update"
+    /** Labels to set (null removes), when they differ from the Node's. */
+    readonly labels: Readonly<Record<string, string | null>> | undefined
+    /** Image entries to replace (undefined removes the image). */
+    readonly images: ReadonlyMap<string, ImageSpec | undefined>
+    /** Tags the daemon never finished, now marked Failed by the controller. */
+    readonly failures: ReadonlyArray<TagFailure>
+    readonly wakeAt: number | undefined
+  }
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+const labelChanges = (
+  current: Readonly<Record<string, string>>,
+  wanted: Readonly<Record<string, string>>
+): Record<string, string | null> | undefined => {
+  const changes: Record<string, string | null> = {}
+  for (const [k, v] of Object.entries(wanted)) if (current[k] !== v) changes[k] = v
+  for (const k of Object.keys(current)) if (!(k in wanted)) changes[k] = null
+  return Object.keys(changes).length === 0 ? undefined : changes
+}
+
+const earliest = (a: number | undefined, b: number): number => (a === undefined ? b : Math.min(a, b))
+
+/**
+ * One NodeImage, decided from its Node and the jobs alive (SPEC §2 NodeImage controller): its
+ * lifecycle following the Node, labels kept equal, createdAt filled in, tags of vanished owners
+ * and past their TTL dropped, and tags the daemon left unanswered marked Failed.
+ */
+export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
+  const { node, nodeImage, now, settings } = input
+  if (node === undefined) return nodeImage === undefined ? { action: "none", wakeAt: undefined } : { action: "delete" }
+  const nodeLabels = node.metadata.labels ?? {}
+  if (nodeImage === undefined) {
+    const since = readySince(node)
+    if (since === undefined) return { action: "none", wakeAt: undefined }
+    const at = since + settings.readyDelayMs
+    return at <= now ? { action: "create", labels: nodeLabels } : { action: "none", wakeAt: at }
+  }
+  if (nodeImage.metadata.deletionTimestamp !== undefined) return { action: "none", wakeAt: undefined }
+
+  let wakeAt: number | undefined
+  const images = new Map<string, ImageSpec | undefined>()
+  const failures: Array<TagFailure> = []
+  const nowIso = iso(now)
+  for (const [name, entry] of Object.entries(nodeImage.spec.images ?? {})) {
+    const statuses = nodeImage.status?.imageStatuses?.[name]?.tags ?? []
+    let changed = false
+    const tags: Array<ImageTagSpec> = []
+    for (const tag of entry.tags) {
+      const owners = tag.ownerReferences ?? []
+      const alive = owners.filter((o) => o.uid === undefined || input.jobExists(o.uid))
+      if (owners.length > 0 && alive.length === 0) {
+        changed = true
+        continue
+      }
+      const status = statuses.find((s) => s.tag === tag.tag && (s.version ?? 0) === tag.version)
+      const ttl = tag.pullPolicy?.ttlSecondsAfterFinished
+      if (status?.completionTime !== undefined && ttl !== undefined && (status.phase === "Succeeded" || status.phase === "Failed")) {
+        const expiresAt = Date.parse(status.completionTime) + ttl * 1000
+        if (expiresAt <= now) {
+          changed = true
+          continue
+        }
+        wakeAt = earliest(wakeAt, expiresAt)
+      }
+      let kept: ImageTagSpec = alive.length === owners.length ? tag : { ...tag, ownerReferences: alive }
+      if (kept.createdAt === undefined) kept = { ...kept, createdAt: nowIso }
+      if (kept !== tag) changed = true
+      tags.push(kept)
+      const failure = unanswered(kept, status, now, settings.unresponsiveMs)
+      if (failure.message !== undefined) failures.push({ image: name, tag: kept.tag, owners: alive, message: failure.message })
+      else if (failure.checkAt !== undefined) wakeAt = earliest(wakeAt, failure.checkAt)
+    }
+    const secrets = (entry.pullSecrets ?? []).filter(
+      (s) => s.namespace !== settings.secretNamespace || input.secretCopyExists(s.name)
+    )
+    if (secrets.length !== (entry.pullSecrets ?? []).length) changed = true
+    if (!changed) continue
+    const { pullSecrets: _, ...rest } = entry
+    images.set(
+      name,
+      tags.length === 0 ? undefined : { ...rest, ...(secrets.length === 0 ? {} : { pullSecrets: secrets }), tags }
+    )
+  }
+  const labels = labelChanges(nodeImage.metadata.labels ?? {}, nodeLabels)
+  if (labels === undefined && images.size === 0 && failures.length === 0) return { action: "none", wakeAt }
+  return { action: "update", labels, images, failures, wakeAt }
+}
+
+const active = (status: ImageTagStatus | undefined): boolean =>
+  status === undefined || status.phase === "Pulling" || status.phase === "Waiting"
+
+/**
+ * A daemon that never reported on a tag, or is still pulling past the tag's deadline plus the
+ * same grace, is not coming back to it: the tag is failed for it so the job can finish.
+ */
+const unanswered = (
+  tag: ImageTagSpec,
+  status: ImageTagStatus | undefined,
+  now: number,
+  graceMs: number
+): { readonly message?: string; readonly checkAt?: number } => {
+  if (!active(status) || tag.createdAt === undefined) return {}
+  const created = Date.parse(tag.createdAt)
+  if (status === undefined) {
+    const at = created + graceMs
+    return at <= now ? { message: "node has not responded for a long time" } : { checkAt: at }
+  }
+  const deadline = tag.pullPolicy?.activeDeadlineSeconds
+  if (deadline === undefined) return {}
+  const at = created + deadline * 1000 + graceMs
+  return at <= now ? { message: "pulling exceeds the activeDeadlineSeconds" } : { checkAt: at }
+}
+
+/** The status with the given tags failed, for the controller's (rare) status write. */
+export const withFailures = (
+  status: NodeImageStatus | undefined,
+  failures: ReadonlyArray<TagFailure>,
+  versions: (image: string, tag: string) => number,
+  now: number
+): NodeImageStatus["imageStatuses"] => {
+  const imageStatuses: Record<string, { tags: Array<ImageTagStatus> }> = {}
+  for (const [name, image] of Object.entries(status?.imageStatuses ?? {})) imageStatuses[name] = { tags: [...image.tags] }
+  for (const failure of failures) {
+    const entry = imageStatuses[failure.image] ?? { tags: [] }
+    const failed: ImageTagStatus = {
+      tag: failure.tag,
+      phase: "Failed",
+      version: versions(failure.image, failure.tag),
+      completionTime: iso(now),
+      message: failure.message
+    }
+    entry.tags = [...entry.tags.filter((t) => t.tag !== failure.tag), failed]
+    imageStatuses[failure.image] = entry
+  }
+  return imageStatuses
+}
