@@ -1,0 +1,130 @@
+import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from "../../api/imageListPullJob.ts"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import { apiVersion } from "../../api/meta.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { ObjectEvent } from "../events.ts"
+import { jitterSeconds } from "../jitter.ts"
+import { setCondition } from "../status/conditions.ts"
+
+export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+/** A short stable hash: children's names and template labels must not change between reconciles. */
+const shortHash = (text: string): string =>
+  (jitterSeconds(text, 0, 0x7fffffff) >>> 0).toString(36) + (jitterSeconds(`${text}#`, 0, 0x7fffffff) >>> 0).toString(36)
+
+const template = (job: ImageListPullJob) => {
+  const { images: _, ...rest } = job.spec
+  return rest
+}
+
+/** A hash of everything the children share: an edit to any of it replaces them. */
+export const templateHash = (job: ImageListPullJob): string => shortHash(JSON.stringify(template(job)))
+
+/** A child's name is stable for (image, template), so a retried create finds its earlier self. */
+export const childName = (job: ImageListPullJob, image: string, hash: string): string =>
+  `${(job.metadata.name ?? "").slice(0, 240)}-${shortHash(`${image}@${hash}`)}`.replace(/-+$/, "")
+
+export interface ListJobDecision {
+  readonly create: ReadonlyArray<KubeObject>
+  readonly delete: ReadonlyArray<string>
+  readonly status: ImageListPullJobStatus
+  readonly events: ReadonlyArray<ObjectEvent>
+  readonly deleteJob: boolean
+  readonly wakeAt: number | undefined
+}
+
+/**
+ * One ImageListPullJob from its children (SPEC §2 ImageListPullJob): one ImagePullJob per image
+ * with the current template; children of removed images or of an older template go; status is
+ * the children's, aggregated.
+ */
+export const decideImageListPullJob = (
+  job: ImageListPullJob,
+  children: ReadonlyArray<ImagePullJob>,
+  now: number
+): ListJobDecision => {
+  const previous = job.status
+  const nowIso = iso(now)
+  const ttl = job.spec.completionPolicy.ttlSecondsAfterFinished
+  if (previous?.completionTime !== undefined) {
+    const deleteAt = ttl === undefined ? undefined : Date.parse(previous.completionTime) + ttl * 1000
+    const expired = deleteAt !== undefined && deleteAt <= now
+    return {
+      create: [],
+      delete: [],
+      status: previous,
+      events: expired ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }] : [],
+      deleteJob: expired,
+      wakeAt: expired ? undefined : deleteAt
+    }
+  }
+  const hash = templateHash(job)
+  const current = new Map<string, ImagePullJob>()
+  const remove: Array<string> = []
+  for (const child of children) {
+    const wanted = child.metadata.labels?.[templateHashLabel] === hash && job.spec.images.includes(child.spec.image)
+    if (wanted && !current.has(child.spec.image)) current.set(child.spec.image, child)
+    else if (child.metadata.deletionTimestamp === undefined) remove.push(child.metadata.name ?? "")
+  }
+  const events: Array<ObjectEvent> = []
+  const create = job.spec.images.filter((image) => !current.has(image)).map((image): KubeObject => ({
+    apiVersion,
+    kind: "ImagePullJob",
+    metadata: {
+      name: childName(job, image, hash),
+      namespace: job.metadata.namespace ?? "default",
+      labels: { ...job.metadata.labels, [templateHashLabel]: hash },
+      ownerReferences: [{
+        apiVersion,
+        kind: "ImageListPullJob",
+        name: job.metadata.name ?? "",
+        uid: job.metadata.uid ?? "",
+        controller: true,
+        blockOwnerDeletion: true
+      }]
+    },
+    spec: { ...template(job), image }
+  }))
+  for (const child of create) {
+    events.push({ type: "Normal", reason: "CreatedImagePullJob", message: `created ImagePullJob ${child.metadata.name} for ${(child["spec"] as { image: string }).image}` })
+  }
+  for (const name of remove) events.push({ type: "Normal", reason: "DeletedImagePullJob", message: `deleted ImagePullJob ${name}` })
+
+  const kept = [...current.values()]
+  const completed = kept.filter((c) => c.status?.completionTime !== undefined)
+  const failedImageStatuses: Array<FailedImageStatus> = kept
+    .filter((c) => (c.status?.failed ?? 0) > 0)
+    .map((c) => ({
+      imagePullJob: c.metadata.name ?? "",
+      name: c.spec.image,
+      message: `failed on ${c.status?.failed} nodes: ${(c.status?.failedNodes ?? []).join(", ")}`
+    }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  const desired = job.spec.images.length
+  const always = job.spec.completionPolicy.type === "Always"
+  const done = always && create.length === 0 && completed.length === desired
+  if (done) events.push({ type: "Normal", reason: "Completed", message: `${desired} images pulled, ${failedImageStatuses.length} failed somewhere` })
+  let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
+  if (done) conditions = setCondition(conditions, { type: "Complete", status: "True", reason: "Completed" }, nowIso)
+  const status: ImageListPullJobStatus = {
+    startTime: previous?.startTime ?? nowIso,
+    ...(done ? { completionTime: nowIso } : {}),
+    desired,
+    active: kept.length - completed.length + create.length,
+    completed: completed.length,
+    succeeded: completed.filter((c) => (c.status?.failed ?? 0) === 0).length,
+    ...(failedImageStatuses.length === 0 ? {} : { failedImageStatuses }),
+    conditions,
+    ...(job.metadata.generation === undefined ? {} : { observedGeneration: job.metadata.generation })
+  }
+  return {
+    create,
+    delete: remove,
+    status,
+    events,
+    deleteJob: false,
+    wakeAt: done && ttl !== undefined ? now + ttl * 1000 : undefined
+  }
+}

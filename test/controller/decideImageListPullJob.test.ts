@@ -1,0 +1,102 @@
+import { Result } from "effect"
+import { describe, expect, it } from "vitest"
+import { decodeImageListPullJob, decodeImagePullJob } from "../../src/api/decode.ts"
+import type { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
+import type { ImagePullJob } from "../../src/api/imagePullJob.ts"
+import { decideImageListPullJob, templateHashLabel } from "../../src/controller/imageListPullJob/decide.ts"
+
+const t0 = Date.parse("2026-12-02T10:00:00Z")
+
+const listJob = (spec: Record<string, unknown>, status?: unknown): ImageListPullJob => {
+  const r = decodeImageListPullJob({
+    metadata: { name: "list", namespace: "ns", uid: "list-uid", labels: { team: "a" } },
+    spec,
+    ...(status === undefined ? {} : { status })
+  })
+  if (Result.isFailure(r)) throw new Error(r.failure.message)
+  return r.success
+}
+
+/** The children a decision asked for, as the API server would hand them back. */
+const created = (objects: ReadonlyArray<unknown>, status?: unknown): Array<ImagePullJob> =>
+  objects.map((o) => {
+    const r = decodeImagePullJob(status === undefined ? o : { ...(o as object), status })
+    if (Result.isFailure(r)) throw new Error(r.failure.message)
+    return r.success
+  })
+
+describe("decideImageListPullJob", () => {
+  it("creates one owned child per image with the shared template", () => {
+    const job = listJob({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })
+    const decision = decideImageListPullJob(job, [], t0)
+    expect(decision.create).toHaveLength(2)
+    const [first] = decision.create
+    expect(first).toMatchObject({
+      kind: "ImagePullJob",
+      metadata: {
+        namespace: "ns",
+        labels: { team: "a" },
+        ownerReferences: [{ kind: "ImageListPullJob", name: "list", uid: "list-uid", controller: true }]
+      },
+      spec: { image: "nginx:1.9.1", parallelism: 10 }
+    })
+    expect(first!.metadata.name).toMatch(/^list-[a-z0-9]+$/)
+    expect(decision.status).toMatchObject({ desired: 2, active: 2, completed: 0, succeeded: 0 })
+    expect(decision.events.map((e) => e.reason)).toEqual(["CreatedImagePullJob", "CreatedImagePullJob"])
+  })
+
+  it("names children stably, so a retried create finds the earlier one", () => {
+    const job = listJob({ images: ["nginx"] })
+    expect(decideImageListPullJob(job, [], t0).create[0]!.metadata.name).toBe(
+      decideImageListPullJob(job, [], t0 + 1000).create[0]!.metadata.name
+    )
+  })
+
+  it("deletes the child of a removed image and creates the added one", () => {
+    const before = listJob({ images: ["a", "b"] })
+    const children = created(decideImageListPullJob(before, [], t0).create)
+    const after = listJob({ images: ["b", "c"] })
+    const decision = decideImageListPullJob(after, children, t0)
+    expect(decision.delete).toEqual([children[0]!.metadata.name])
+    expect(decision.create.map((c) => (c["spec"] as { image: string }).image)).toEqual(["c"])
+  })
+
+  it("replaces every child when the template changes", () => {
+    const before = listJob({ images: ["a"], pullPolicy: { timeoutSeconds: 300 } })
+    const children = created(decideImageListPullJob(before, [], t0).create)
+    const after = listJob({ images: ["a"], pullPolicy: { timeoutSeconds: 100 } })
+    const decision = decideImageListPullJob(after, children, t0)
+    expect(decision.delete).toEqual([children[0]!.metadata.name])
+    expect(decision.create[0]!.metadata.name).not.toBe(children[0]!.metadata.name)
+    expect(decision.create[0]!.metadata.labels?.[templateHashLabel]).not.toBe(children[0]!.metadata.labels?.[templateHashLabel])
+  })
+
+  it("aggregates the children and completes when all completed, listing failures sorted", () => {
+    const job = listJob({ images: ["b", "a"], completionPolicy: { ttlSecondsAfterFinished: 60 } })
+    const children = created(decideImageListPullJob(job, [], t0).create, {
+      completionTime: "2026-12-02T09:59:00Z",
+      desired: 3,
+      succeeded: 2,
+      failed: 1,
+      failedNodes: ["node-2"]
+    })
+    const decision = decideImageListPullJob(job, children, t0)
+    expect(decision.status).toMatchObject({
+      completionTime: "2026-12-02T10:00:00Z",
+      desired: 2,
+      active: 0,
+      completed: 2,
+      succeeded: 0,
+      failedImageStatuses: [
+        { name: "a", message: "failed on 1 nodes: node-2" },
+        { name: "b", message: "failed on 1 nodes: node-2" }
+      ]
+    })
+    expect(decision.wakeAt).toBe(t0 + 60_000)
+  })
+
+  it("deletes itself after its TTL", () => {
+    const job = listJob({ images: ["a"], completionPolicy: { ttlSecondsAfterFinished: 60 } }, { completionTime: "2026-12-02T09:58:00Z" })
+    expect(decideImageListPullJob(job, [], t0).deleteJob).toBe(true)
+  })
+})
