@@ -1,0 +1,44 @@
+import type { Informer } from "../kube/informer.ts"
+import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { OwnerIndex } from "./ownerIndex.ts"
+
+export interface ControllerSettings {
+  /** The namespace the daemons read pull-secret copies from. */
+  readonly secretNamespace: string
+  /** How long a Node must have been Ready before it gets a NodeImage (SPEC: 30 s). */
+  readonly nodeReadyDelayMs: number
+  /** How long a daemon may leave a tag unanswered before it is failed (SPEC: 10 min). */
+  readonly unresponsiveMs: number
+  /** Keys each controller reconciles at once. */
+  readonly workers: number
+}
+
+export const defaultSettings: ControllerSettings = {
+  secretNamespace: "preheat-daemon-config",
+  nodeReadyDelayMs: 30_000,
+  unresponsiveMs: 600_000,
+  workers: 4
+}
+
+/** The stores the reconcilers read and the queues the change handlers feed. */
+export interface ControllerContext {
+  readonly settings: ControllerSettings
+  readonly nodes: Informer
+  readonly nodeImages: Informer
+  readonly jobs: Informer
+  readonly listJobs: Informer
+  readonly pods: Informer
+  readonly secrets: Informer
+  readonly owners: OwnerIndex
+  /** ImagePullJob uid -> namespace/name, for owner references that name jobs by uid. */
+  readonly jobKeyByUid: Map<string, string>
+  readonly queues: {
+    readonly nodeImage: WorkQueue
+    readonly imagePullJob: WorkQueue
+    readonly imageListPullJob: WorkQueue
+    readonly pullSecrets: WorkQueue
+  }
+}
+
+/** The one key of the pull-secret copies reconcile: they are planned together. */
+export const allSecretCopies = "all"

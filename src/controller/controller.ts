@@ -1,0 +1,87 @@
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import { makeInformer } from "../kube/informer.ts"
+import type { Informer } from "../kube/informer.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
+import { resources } from "../kube/resources.ts"
+import { makeBackoff } from "../scheduler/backoff.ts"
+import { runWorkers } from "../scheduler/runWorkers.ts"
+import type { Outcome, WorkerObserver } from "../scheduler/runWorkers.ts"
+import { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { ControllerContext, ControllerSettings } from "./context.ts"
+import { changeHandlers } from "./handlers.ts"
+import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
+import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
+import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
+import { OwnerIndex } from "./ownerIndex.ts"
+import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
+
+export interface Controller {
+  readonly context: ControllerContext
+  /** Resolves once every store has its first list. */
+  readonly synced: Effect.Effect<void>
+  readonly hasSynced: () => boolean
+  /** Reconciles until interrupted: run it only while leading. */
+  readonly reconcile: (observe?: (controller: string) => WorkerObserver) => Effect.Effect<never, never, KubeApi>
+}
+
+/**
+ * The stores (watching from the start, so a new leader begins warm) and the four reconcilers
+ * that feed on them (SPEC §2).
+ */
+export const makeController = Effect.fnUntraced(function*(
+  settings: ControllerSettings
+): Effect.fn.Return<Controller, never, KubeApi | Scheduler | Scope.Scope> {
+  const scheduler = yield* Scheduler
+  const queues = {
+    nodeImage: yield* scheduler.queue("nodeimage"),
+    imagePullJob: yield* scheduler.queue("imagepulljob"),
+    imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
+    pullSecrets: yield* scheduler.queue("pullsecrets")
+  }
+  let context: ControllerContext | undefined
+  const handlers = changeHandlers(() => context!)
+  // Handlers run from the first list on; the context they read is complete before any informer starts.
+  const lazy = <A>(handler: (a: A) => Effect.Effect<void>) => (a: A) => Effect.suspend(() => handler(a))
+  const partial = {
+    settings,
+    owners: new OwnerIndex(),
+    jobKeyByUid: new Map<string, string>(),
+    queues
+  }
+  const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secrets", Informer> = {
+    jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(handlers.imagePullJob)),
+    listJobs: yield* makeInformer(resources.imageListPullJob, {}, lazy(handlers.imageListPullJob)),
+    secrets: yield* makeInformer(resources.secret, {}, lazy(handlers.secret)),
+    pods: yield* makeInformer(resources.pod, {}, lazy(handlers.pod)),
+    nodes: yield* makeInformer(resources.node, {}, lazy(handlers.node)),
+    nodeImages: yield* makeInformer(resources.nodeImage, {}, lazy(handlers.nodeImage))
+  }
+  context = { ...partial, ...informers }
+  const ctx = context
+  const all = Object.values(informers)
+  const synced = Effect.all(all.map((i) => i.synced), { discard: true })
+
+  const reconcile = (observe?: (controller: string) => WorkerObserver) =>
+    Effect.gen(function*() {
+      // Deciding before every store is complete would drop tags whose owners are not yet seen.
+      yield* synced
+      const run = (name: string, queue: WorkQueue, reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>) =>
+        Effect.flatMap(makeBackoff(), (backoff) =>
+          runWorkers(queue, {
+            concurrency: settings.workers,
+            reconcile,
+            backoff,
+            ...(observe === undefined ? {} : { observe: observe(name) })
+          }))
+      return yield* Effect.all([
+        run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
+        run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
+        run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
+        run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx))
+      ], { concurrency: "unbounded" }).pipe(Effect.andThen(Effect.never))
+    })
+
+  return { context: ctx, synced, hasSynced: () => all.every((i) => i.hasSynced()), reconcile }
+})

@@ -1,0 +1,58 @@
+import { Clock, Duration, Effect, Result } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import { keyOf, splitKey } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { decodedJob, decodedListJob } from "../decoded.ts"
+import { recordEvent } from "../eventRecorder.ts"
+import { patchStatus, reportInvalid } from "../writes.ts"
+import { decideImageListPullJob } from "./decide.ts"
+
+const record = recordEvent("preheat-controller")
+
+export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+    const api = yield* KubeApi
+    const raw = ctx.listJobs.get(key)
+    // Children go with their owner through garbage collection.
+    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {}
+    const decoded = decodedListJob(raw)
+    if (Result.isFailure(decoded)) {
+      const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
+      if (yield* reportInvalid(resources.imageListPullJob, ctx.listJobs, raw, "Invalid", message)) {
+        yield* record(raw, { type: "Warning", reason: "Invalid", message })
+      }
+      return {}
+    }
+    const uid = raw.metadata.uid
+    const namespace = raw.metadata.namespace ?? ""
+    const children: Array<ImagePullJob> = []
+    for (const job of ctx.jobs.values()) {
+      if (job.metadata.namespace !== namespace) continue
+      if (!(job.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === uid)) continue
+      const child = decodedJob(job)
+      if (Result.isSuccess(child)) children.push(child.success)
+    }
+    const now = yield* Clock.currentTimeMillis
+    const decision = decideImageListPullJob(decoded.success, children, now)
+    for (const child of decision.create) {
+      const created = yield* api.create(resources.imagePullJob, child).pipe(
+        Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined))
+      )
+      if (created !== undefined) yield* ctx.jobs.written(created)
+    }
+    for (const name of decision.delete) {
+      yield* api.delete(resources.imagePullJob, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+    }
+    yield* patchStatus(resources.imageListPullJob, ctx.listJobs, raw, decision.status)
+    for (const event of decision.events) yield* record(raw, event)
+    if (decision.deleteJob) {
+      yield* api.delete(resources.imageListPullJob, splitKey(keyOf(namespace, raw.metadata.name ?? "")), uid === undefined ? {} : { uid }).pipe(
+        Effect.catchTag("NotFound", () => Effect.void)
+      )
+      return {}
+    }
+    return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
+  })

@@ -1,0 +1,164 @@
+import { Clock, Duration, Effect, Result } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
+import type { ReferenceObject } from "../../api/nodeImage.ts"
+import { apiVersion } from "../../api/meta.ts"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { decodedJob } from "../decoded.ts"
+import { recordEvent } from "../eventRecorder.ts"
+import { nodeImageView } from "../nodeImage/view.ts"
+import { copyName, secretProblem } from "../pullSecrets/copies.ts"
+import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
+import { decideImagePullJob } from "./decide.ts"
+import type { NodeWrite } from "./decide.ts"
+import type { JobTask } from "./nodeTask.ts"
+import { withoutOwner } from "./nodeTask.ts"
+import { selectTargets } from "./targets.ts"
+import type { PodPlacement } from "./targets.ts"
+
+/** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
+export const releaseFinalizer = "preheat.kruise.io/release-tags"
+
+const record = recordEvent("preheat-controller")
+const nodeWriteConcurrency = 16
+
+const podPlacement = (pod: KubeObject): PodPlacement => ({
+  namespace: pod.metadata.namespace ?? "",
+  nodeName: (pod["spec"] as { nodeName?: string } | undefined)?.nodeName,
+  labels: pod.metadata.labels ?? {},
+  phase: (pod["status"] as { phase?: string } | undefined)?.phase,
+  deleting: pod.metadata.deletionTimestamp !== undefined
+})
+
+const applyNodeWrites = (ctx: ControllerContext, writes: ReadonlyArray<NodeWrite>) => {
+  const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
+  for (const write of writes) {
+    let changes = byNode.get(write.node)
+    if (changes === undefined) byNode.set(write.node, changes = new Map())
+    changes.set(write.image, write.entry)
+  }
+  return Effect.forEach(byNode, ([node, changes]) => patchNodeImages(ctx.nodeImages, node, changes), {
+    concurrency: nodeWriteConcurrency,
+    discard: true
+  })
+}
+
+/** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
+const release = (ctx: ControllerContext, raw: KubeObject) =>
+  Effect.gen(function*() {
+    const uid = raw.metadata.uid ?? ""
+    const writes: Array<NodeWrite> = []
+    for (const [node, images] of ctx.owners.nodesOf(uid)) {
+      const stored = ctx.nodeImages.get(node)
+      if (stored === undefined) continue
+      const view = nodeImageView(stored)
+      for (const image of images) {
+        const entry = view.spec.images?.[image]
+        if (entry === undefined) continue
+        const released = withoutOwner(entry, uid)
+        if (released !== entry) writes.push({ node, image, entry: released })
+      }
+    }
+    yield* applyNodeWrites(ctx, writes)
+    const finalizers = raw.metadata.finalizers ?? []
+    if (!finalizers.includes(releaseFinalizer)) return {}
+    const api = yield* KubeApi
+    const patched = yield* api.patch(resources.imagePullJob, splitKey(objectKey(raw)), {
+      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== releaseFinalizer) }
+    }).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
+    if (patched !== undefined) yield* ctx.jobs.written(patched)
+    return {}
+  })
+
+const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
+  Effect.gen(function*() {
+    const finalizers = raw.metadata.finalizers ?? []
+    if (finalizers.includes(releaseFinalizer)) return raw
+    const api = yield* KubeApi
+    const patched = yield* api.patch(resources.imagePullJob, splitKey(objectKey(raw)), {
+      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: [...finalizers, releaseFinalizer] }
+    })
+    yield* ctx.jobs.written(patched)
+    return patched
+  })
+
+/** The secret copies the job's tags point at, or why the job cannot be acted on. */
+const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) => {
+  const namespace = job.metadata.namespace ?? ""
+  const refs: Array<ReferenceObject> = []
+  for (const name of job.spec.pullSecrets ?? []) {
+    const problem = secretProblem(namespace, name, ctx.secrets.get(keyOf(namespace, name)))
+    if (problem !== undefined) return Result.fail(problem)
+    refs.push({ namespace: ctx.settings.secretNamespace, name: copyName(namespace, name) })
+  }
+  return Result.succeed(refs)
+}
+
+const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<ReferenceObject>): JobTask => {
+  // Validation already parsed the image, so this cannot fail here.
+  const reference = Result.getOrThrow(parseImageReference(job.spec.image))
+  const { name, tag } = toNodeImageTask(reference)
+  return {
+    image: name,
+    tag,
+    owner: { apiVersion, kind: "ImagePullJob", name: job.metadata.name ?? "", namespace: job.metadata.namespace ?? "", uid },
+    imagePullPolicy: job.spec.imagePullPolicy,
+    pullSecrets,
+    ...(job.spec.sandboxConfig === undefined ? {} : { sandboxConfig: job.spec.sandboxConfig })
+  }
+}
+
+export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+    let raw = ctx.jobs.get(key)
+    if (raw === undefined) return {}
+    if (raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, raw)
+    const decoded = decodedJob(raw)
+    if (Result.isFailure(decoded)) {
+      const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
+      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, "Invalid", message)) {
+        yield* record(raw, { type: "Warning", reason: "Invalid", message })
+      }
+      return {}
+    }
+    const secrets = pullSecretsOf(ctx, decoded.success)
+    if (Result.isFailure(secrets)) {
+      const { message, reason } = secrets.failure
+      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, reason, message)) {
+        yield* record(raw, { type: "Warning", reason, message })
+      }
+      return {}
+    }
+    raw = yield* ensureFinalizer(ctx, raw)
+    const job = decodedJob(raw)
+    if (Result.isFailure(job)) return {}
+    const uid = raw.metadata.uid ?? ""
+    const task = taskOf(job.success, uid, secrets.success)
+    const now = yield* Clock.currentTimeMillis
+    const targets = selectTargets(
+      job.success.spec,
+      { namespace: raw.metadata.namespace ?? "", uid },
+      [...ctx.nodeImages.values()].map(nodeImageView),
+      () => [...ctx.pods.values()].map(podPlacement)
+    )
+    // Everything the job owns anywhere; the decision keeps the current tag on current targets.
+    const stale = [...ctx.owners.nodesOf(uid)].flatMap(([node, images]) => {
+      const stored = ctx.nodeImages.get(node)
+      return stored === undefined ? [] : [...images].map((image) => ({ node: nodeImageView(stored), image }))
+    })
+    const decision = decideImagePullJob({ job: job.success, task, targets, stale, now })
+    yield* applyNodeWrites(ctx, decision.writes)
+    yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
+    for (const event of decision.events) yield* record(raw, event)
+    if (decision.deleteJob) {
+      const api = yield* KubeApi
+      yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+      return {}
+    }
+    return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
+  })

@@ -1,0 +1,81 @@
+import { Clock, Duration, Effect } from "effect"
+import { apiVersion } from "../../api/meta.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import { statusCounters } from "../../api/nodeImageCounters.ts"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { recordEvent } from "../eventRecorder.ts"
+import { patchNodeImages, patchStatus } from "../writes.ts"
+import { decideNodeImage, withFailures } from "./decide.ts"
+import type { TagFailure } from "./decide.ts"
+import { nodeImageView } from "./view.ts"
+
+const record = recordEvent("preheat-controller")
+
+/** The controller fails tags for a daemon that went silent: status, counters and events. */
+const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
+  Effect.gen(function*() {
+    const stored = ctx.nodeImages.get(name)
+    if (stored === undefined) return
+    const view: NodeImage = nodeImageView(stored)
+    const version = (image: string, tag: string) => view.spec.images?.[image]?.tags.find((t) => t.tag === tag)?.version ?? 0
+    const imageStatuses = withFailures(view.status, failures, version, now)
+    const status = { ...view.status, ...statusCounters(view.spec, imageStatuses), imageStatuses }
+    yield* patchStatus(resources.nodeImage, ctx.nodeImages, stored, status)
+    for (const failure of failures) {
+      const event = {
+        type: "Warning" as const,
+        reason: "PullImageFailed",
+        message: `image ${failure.image}:${failure.tag} on node ${name}: ${failure.message}`
+      }
+      yield* record(stored, event)
+      for (const owner of failure.owners) {
+        const job = owner.uid === undefined ? undefined : ctx.jobs.get(ctx.jobKeyByUid.get(owner.uid) ?? "")
+        if (job !== undefined) yield* record(job, event)
+      }
+    }
+  })
+
+export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+    const api = yield* KubeApi
+    const now = yield* Clock.currentTimeMillis
+    const stored = ctx.nodeImages.get(name)
+    const decision = decideNodeImage({
+      name,
+      node: ctx.nodes.get(name),
+      nodeImage: stored === undefined ? undefined : nodeImageView(stored),
+      jobExists: (uid) => ctx.jobKeyByUid.has(uid),
+      secretCopyExists: (copy) => ctx.secrets.get(keyOf(ctx.settings.secretNamespace, copy)) !== undefined,
+      now,
+      settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs, secretNamespace: ctx.settings.secretNamespace }
+    })
+    const after = (wakeAt: number | undefined): Outcome =>
+      wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
+    switch (decision.action) {
+      case "none":
+        return after(decision.wakeAt)
+      case "create": {
+        const created: KubeObject = yield* api.create(resources.nodeImage, {
+          apiVersion,
+          kind: "NodeImage",
+          metadata: { name, labels: decision.labels },
+          spec: {}
+        }).pipe(Effect.catchTag("AlreadyExists", () => api.get(resources.nodeImage, { name })))
+        yield* ctx.nodeImages.written(created)
+        return {}
+      }
+      case "delete":
+        yield* api.delete(resources.nodeImage, { name }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+        yield* ctx.nodeImages.removed(name)
+        return {}
+      case "update":
+        yield* patchNodeImages(ctx.nodeImages, name, decision.images, decision.labels)
+        if (decision.failures.length > 0) yield* failTags(ctx, name, decision.failures, now)
+        return after(decision.wakeAt)
+    }
+  })

@@ -1,0 +1,76 @@
+import type { NodeImage } from "../api/nodeImage.ts"
+
+/**
+ * Which nodes and images each job owns tags in, kept from NodeImage changes, so that a job's
+ * clean-up and the enqueueing of a change touch only the NodeImages involved (SPEC §4.8).
+ */
+export class OwnerIndex {
+  private readonly byOwner = new Map<string, Map<string, Set<string>>>()
+
+  /** Replaces what one NodeImage contributes. */
+  update(node: string, previous: NodeImage | undefined, current: NodeImage | undefined): void {
+    if (previous !== undefined) {
+      for (const [image, uid] of owned(previous)) this.byOwner.get(uid)?.get(node)?.delete(image)
+    }
+    if (current !== undefined) {
+      for (const [image, uid] of owned(current)) {
+        let nodes = this.byOwner.get(uid)
+        if (nodes === undefined) this.byOwner.set(uid, nodes = new Map())
+        let images = nodes.get(node)
+        if (images === undefined) nodes.set(node, images = new Set())
+        images.add(image)
+      }
+    }
+    if (previous !== undefined) {
+      for (const [, uid] of owned(previous)) {
+        const nodes = this.byOwner.get(uid)
+        if (nodes?.get(node)?.size === 0) nodes.delete(node)
+        if (nodes?.size === 0) this.byOwner.delete(uid)
+      }
+    }
+  }
+
+  /** Node name -> images where the job owns a tag. */
+  nodesOf(uid: string): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.byOwner.get(uid) ?? new Map()
+  }
+}
+
+function* owned(node: NodeImage): Generator<[image: string, uid: string]> {
+  for (const [image, entry] of Object.entries(node.spec.images ?? {})) {
+    for (const tag of entry.tags) {
+      for (const owner of tag.ownerReferences ?? []) if (owner.uid !== undefined) yield [image, owner.uid]
+    }
+  }
+}
+
+/**
+ * The owners whose tags differ between two versions of a NodeImage, in spec or status: the jobs
+ * a change concerns. A change to another job's tag of the same image concerns only that job.
+ */
+export const changedOwners = (previous: NodeImage | undefined, current: NodeImage | undefined): Set<string> => {
+  const uids = new Set<string>()
+  const images = new Set([...Object.keys(previous?.spec.images ?? {}), ...Object.keys(current?.spec.images ?? {})])
+  for (const image of images) {
+    const before = previous?.spec.images?.[image]
+    const after = current?.spec.images?.[image]
+    const statusBefore = previous?.status?.imageStatuses?.[image]
+    const statusAfter = current?.status?.imageStatuses?.[image]
+    if (before === after && statusBefore === statusAfter) continue
+    const tags = new Set([...(before?.tags ?? []), ...(after?.tags ?? [])].map((t) => t.tag))
+    for (const tag of tags) {
+      const specBefore = before?.tags.find((t) => t.tag === tag)
+      const specAfter = after?.tags.find((t) => t.tag === tag)
+      const reportBefore = statusBefore?.tags.find((t) => t.tag === tag)
+      const reportAfter = statusAfter?.tags.find((t) => t.tag === tag)
+      if (same(specBefore, specAfter) && same(reportBefore, reportAfter)) continue
+      for (const owner of [...(specBefore?.ownerReferences ?? []), ...(specAfter?.ownerReferences ?? [])]) {
+        if (owner.uid !== undefined) uids.add(owner.uid)
+      }
+    }
+  }
+  return uids
+}
+
+/** Identity first (stores share unchanged subtrees), then content (a live server does not). */
+const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)

@@ -1,0 +1,48 @@
+import { Effect, Result } from "effect"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import { keyOf } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { decodedJob } from "../decoded.ts"
+import { copyLabel, planCopies } from "./copies.ts"
+import type { SecretReference } from "./copies.ts"
+
+/** The secret references of every live job, grouped by source secret. */
+const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
+  const bySecret = new Map<string, { namespace: string; name: string; jobs: Array<string> }>()
+  for (const raw of ctx.jobs.values()) {
+    if (raw.metadata.deletionTimestamp !== undefined) continue
+    const job = decodedJob(raw)
+    if (Result.isFailure(job)) continue
+    const namespace = raw.metadata.namespace ?? ""
+    for (const name of job.success.spec.pullSecrets ?? []) {
+      const key = keyOf(namespace, name)
+      let ref = bySecret.get(key)
+      if (ref === undefined) bySecret.set(key, ref = { namespace, name, jobs: [] })
+      ref.jobs.push(keyOf(namespace, raw.metadata.name ?? ""))
+    }
+  }
+  return [...bySecret.values()]
+}
+
+/** Creates, syncs and deletes the daemons' copies of pull secrets (SPEC §2 Pull secrets). */
+export const reconcilePullSecrets = (ctx: ControllerContext) => (_key: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+    const api = yield* KubeApi
+    const namespace = ctx.settings.secretNamespace
+    const copies = [...ctx.secrets.values()].filter(
+      (s) => s.metadata.namespace === namespace && s.metadata.labels?.[copyLabel] === "true"
+    )
+    const plan = planCopies(references(ctx), (ns, name) => ctx.secrets.get(keyOf(ns, name)), copies, namespace)
+    for (const copy of plan.create) {
+      const created = yield* api.create(resources.secret, copy).pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
+      if (created !== undefined) yield* ctx.secrets.written(created)
+    }
+    for (const copy of plan.update) yield* ctx.secrets.written(yield* api.update(resources.secret, copy))
+    for (const name of plan.delete) {
+      yield* api.delete(resources.secret, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+      yield* ctx.secrets.removed(keyOf(namespace, name))
+    }
+    return {}
+  })

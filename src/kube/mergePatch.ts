@@ -1,0 +1,21 @@
+type Json = unknown
+
+const isObject = (u: Json): u is Readonly<Record<string, Json>> => typeof u === "object" && u !== null && !Array.isArray(u)
+
+const equal = (a: Json, b: Json): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The RFC 7386 merge patch that turns `before` into `after`: only what changed, `null` for what
+ * went. Arrays are replaced whole, as merge patches do. `undefined` when nothing changed.
+ */
+export const mergePatchBetween = (before: Json, after: Json): Json | undefined => {
+  if (!isObject(before) || !isObject(after)) return equal(before, after) ? undefined : (after ?? null)
+  const patch: Record<string, Json> = {}
+  for (const key of Object.keys(before)) if (!Object.hasOwn(after, key) || after[key] === undefined) patch[key] = null
+  for (const [key, value] of Object.entries(after)) {
+    if (value === undefined) continue
+    const child = Object.hasOwn(before, key) ? mergePatchBetween(before[key], value) : value
+    if (child !== undefined) patch[key] = child
+  }
+  return Object.keys(patch).length === 0 ? undefined : patch
+}
