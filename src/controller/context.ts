@@ -11,13 +11,22 @@ export interface ControllerSettings {
   readonly unresponsiveMs: number
   /** Keys each controller reconciles at once. */
   readonly workers: number
+  /** Least time between two status writes of a job that only move its counters. */
+  readonly statusIntervalMs: number
+  /**
+   * How long a job waits after a NodeImage change before it reconciles, so that the reports of
+   * many nodes finishing together are read in one reconcile rather than one each.
+   */
+  readonly nodeReportBatchMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
   secretNamespace: "preheat-daemon-config",
   nodeReadyDelayMs: 30_000,
   unresponsiveMs: 600_000,
-  workers: 4
+  workers: 4,
+  statusIntervalMs: 1000,
+  nodeReportBatchMs: 10
 }
 
 /** The stores the reconcilers read and the queues the change handlers feed. */
@@ -32,6 +41,8 @@ export interface ControllerContext {
   readonly owners: OwnerIndex
   /** ImagePullJob uid -> namespace/name, for owner references that name jobs by uid. */
   readonly jobKeyByUid: Map<string, string>
+  /** When each job's status was last written (ms), to space out counter-only updates. */
+  readonly statusWrittenAt: Map<string, number>
   readonly queues: {
     readonly nodeImage: WorkQueue
     readonly imagePullJob: WorkQueue

@@ -48,6 +48,7 @@ export const makeController = Effect.fnUntraced(function*(
     settings,
     owners: new OwnerIndex(),
     jobKeyByUid: new Map<string, string>(),
+    statusWrittenAt: new Map<string, number>(),
     queues
   }
   const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secrets", Informer> = {

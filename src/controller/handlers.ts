@@ -7,7 +7,7 @@ import { allSecretCopies } from "./context.ts"
 import type { ControllerContext } from "./context.ts"
 import { decodedJob } from "./decoded.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
-import { changedOwners } from "./ownerIndex.ts"
+import { changedOwners, nodeImageChanged } from "./ownerIndex.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 
 const before = (change: Change): KubeObject | undefined => (change.type === "added" ? undefined : change.old)
@@ -16,8 +16,8 @@ const after = (change: Change): KubeObject | undefined => (change.type === "dele
 const sameLabels = (a: KubeObject | undefined, b: KubeObject | undefined): boolean =>
   JSON.stringify(a?.metadata.labels ?? {}) === JSON.stringify(b?.metadata.labels ?? {})
 
-const enqueueAll = (ctx: ControllerContext, keys: Iterable<string>) =>
-  Effect.forEach(keys, (key) => ctx.queues.imagePullJob.add(key), { discard: true })
+const enqueueAll = (ctx: ControllerContext, keys: Iterable<string>, after?: number) =>
+  Effect.forEach(keys, (key) => ctx.queues.imagePullJob.add(key, after), { discard: true })
 
 /** Jobs whose node selection may change when a NodeImage with these labels comes or goes. */
 const jobsSelectingNode = (ctx: ControllerContext, name: string, labelSets: ReadonlyArray<Readonly<Record<string, string>>>) => {
@@ -62,7 +62,8 @@ export const changeHandlers = (context: () => ControllerContext) => ({
         const labels = [old, current].flatMap((o) => (o === undefined ? [] : [o.metadata.labels ?? {}]))
         for (const key of jobsSelectingNode(ctx, name, labels)) jobs.add(key)
       }
-      return Effect.andThen(ctx.queues.nodeImage.add(name), enqueueAll(ctx, jobs))
+      const own = nodeImageChanged(previousView, currentView) ? ctx.queues.nodeImage.add(name) : Effect.void
+      return Effect.andThen(own, enqueueAll(ctx, jobs, ctx.settings.nodeReportBatchMs))
     }),
 
   imagePullJob: (change: Change) =>

@@ -45,8 +45,10 @@ function* owned(node: NodeImage): Generator<[image: string, uid: string]> {
 }
 
 /**
- * The owners whose tags differ between two versions of a NodeImage, in spec or status: the jobs
- * a change concerns. A change to another job's tag of the same image concerns only that job.
+ * The owners whose tags changed in a way a job acts on, between two versions of a NodeImage:
+ * the tag itself (owners, version, policy) or its outcome. Progress and Pulling-vs-unreported are
+ * not news to a job (both count as active), so a daemon's progress reports wake no job; a change
+ * to another job's tag of the same image wakes only that job (SPEC §4.8).
  */
 export const changedOwners = (previous: NodeImage | undefined, current: NodeImage | undefined): Set<string> => {
   const uids = new Set<string>()
@@ -61,9 +63,9 @@ export const changedOwners = (previous: NodeImage | undefined, current: NodeImag
     for (const tag of tags) {
       const specBefore = before?.tags.find((t) => t.tag === tag)
       const specAfter = after?.tags.find((t) => t.tag === tag)
-      const reportBefore = statusBefore?.tags.find((t) => t.tag === tag)
-      const reportAfter = statusAfter?.tags.find((t) => t.tag === tag)
-      if (same(specBefore, specAfter) && same(reportBefore, reportAfter)) continue
+      const outcomeBefore = outcome(statusBefore?.tags.find((t) => t.tag === tag))
+      const outcomeAfter = outcome(statusAfter?.tags.find((t) => t.tag === tag))
+      if (same(specBefore, specAfter) && outcomeBefore === outcomeAfter) continue
       for (const owner of [...(specBefore?.ownerReferences ?? []), ...(specAfter?.ownerReferences ?? [])]) {
         if (owner.uid !== undefined) uids.add(owner.uid)
       }
@@ -71,6 +73,34 @@ export const changedOwners = (previous: NodeImage | undefined, current: NodeImag
   }
   return uids
 }
+
+/**
+ * Whether a NodeImage change is work for its own reconcile: the tasks, the labels, or an outcome
+ * (a finished tag starts its TTL). Progress reports are not.
+ */
+export const nodeImageChanged = (previous: NodeImage | undefined, current: NodeImage | undefined): boolean => {
+  if (previous === undefined || current === undefined) return true
+  if (!same(previous.metadata.labels, current.metadata.labels) || !same(previous.spec, current.spec)) return true
+  const before = previous.status?.imageStatuses ?? {}
+  const after = current.status?.imageStatuses ?? {}
+  if (before === after) return false
+  for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
+    const a = before[image]?.tags ?? []
+    const b = after[image]?.tags ?? []
+    if (a === b) continue
+    if (a.length !== b.length) return true
+    for (const report of b) {
+      if (outcome(a.find((t) => t.tag === report.tag)) !== outcome(report)) return true
+    }
+  }
+  return false
+}
+
+/** What a job reads from a tag's report: only finished outcomes, per version. */
+const outcome = (report: { readonly phase: string; readonly version?: number; readonly message?: string } | undefined) =>
+  report === undefined || report.phase === "Pulling" || report.phase === "Waiting"
+    ? "active"
+    : `${report.phase}@${report.version ?? 0}:${report.message ?? ""}`
 
 /** Identity first (stores share unchanged subtrees), then content (a live server does not). */
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)

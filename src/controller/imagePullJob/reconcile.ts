@@ -1,5 +1,5 @@
 import { Clock, Duration, Effect, Result } from "effect"
-import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
@@ -153,12 +153,38 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     })
     const decision = decideImagePullJob({ job: job.success, task, targets, stale, now })
     yield* applyNodeWrites(ctx, decision.writes)
-    yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
+    const statusDue = statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
+    if (statusDue === 0) {
+      yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
+      ctx.statusWrittenAt.set(key, now)
+    }
     for (const event of decision.events) yield* record(raw, event)
     if (decision.deleteJob) {
       const api = yield* KubeApi
       yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))
       return {}
     }
-    return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
+    const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
+    return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
   })
+
+/** The fields whose change is news: a start, a completion, a condition, a new target set. */
+const milestones = (status: ImagePullJobStatus | undefined) =>
+  JSON.stringify([status?.startTime, status?.completionTime, status?.desired, status?.conditions, status?.observedGeneration])
+
+/**
+ * Milliseconds until the job's status may be written, 0 for now. A change of counters only is
+ * written at most once per statusIntervalMs (the rest wait for the next one), so that status
+ * writes are amortised over many nodes; milestones are written at once.
+ */
+const statusWriteDue = (
+  ctx: ControllerContext,
+  key: string,
+  stored: ImagePullJobStatus | undefined,
+  next: ImagePullJobStatus,
+  now: number
+): number => {
+  if (milestones(stored) !== milestones(next)) return 0
+  const last = ctx.statusWrittenAt.get(key)
+  return last === undefined ? 0 : Math.max(0, last + ctx.settings.statusIntervalMs - now)
+}
