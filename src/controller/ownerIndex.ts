@@ -1,4 +1,4 @@
-import type { NodeImage } from "../api/nodeImage.ts"
+import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
 
 /**
  * Which nodes and images each job owns tags in, kept from NodeImage changes, so that a job's
@@ -7,22 +7,24 @@ import type { NodeImage } from "../api/nodeImage.ts"
 export class OwnerIndex {
   private readonly byOwner = new Map<string, Map<string, Set<string>>>()
 
-  /** Replaces what one NodeImage contributes. */
+  /**
+   * Replaces what one NodeImage contributes. Only image entries that changed are looked at:
+   * stores share unchanged entries between versions, so a status report costs nothing here.
+   */
   update(node: string, previous: NodeImage | undefined, current: NodeImage | undefined): void {
-    if (previous !== undefined) {
-      for (const [image, uid] of owned(previous)) this.byOwner.get(uid)?.get(node)?.delete(image)
-    }
-    if (current !== undefined) {
-      for (const [image, uid] of owned(current)) {
+    const before = previous?.spec.images ?? {}
+    const after = current?.spec.images ?? {}
+    for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
+      if (before[image] === after[image]) continue
+      for (const uid of ownersOf(before[image])) this.byOwner.get(uid)?.get(node)?.delete(image)
+      for (const uid of ownersOf(after[image])) {
         let nodes = this.byOwner.get(uid)
         if (nodes === undefined) this.byOwner.set(uid, nodes = new Map())
         let images = nodes.get(node)
         if (images === undefined) nodes.set(node, images = new Set())
         images.add(image)
       }
-    }
-    if (previous !== undefined) {
-      for (const [, uid] of owned(previous)) {
+      for (const uid of ownersOf(before[image])) {
         const nodes = this.byOwner.get(uid)
         if (nodes?.get(node)?.size === 0) nodes.delete(node)
         if (nodes?.size === 0) this.byOwner.delete(uid)
@@ -36,12 +38,12 @@ export class OwnerIndex {
   }
 }
 
-function* owned(node: NodeImage): Generator<[image: string, uid: string]> {
-  for (const [image, entry] of Object.entries(node.spec.images ?? {})) {
-    for (const tag of entry.tags) {
-      for (const owner of tag.ownerReferences ?? []) if (owner.uid !== undefined) yield [image, owner.uid]
-    }
+const ownersOf = (entry: ImageSpec | undefined): Set<string> => {
+  const uids = new Set<string>()
+  for (const tag of entry?.tags ?? []) {
+    for (const owner of tag.ownerReferences ?? []) if (owner.uid !== undefined) uids.add(owner.uid)
   }
+  return uids
 }
 
 /**
@@ -80,7 +82,13 @@ export const changedOwners = (previous: NodeImage | undefined, current: NodeImag
  */
 export const nodeImageChanged = (previous: NodeImage | undefined, current: NodeImage | undefined): boolean => {
   if (previous === undefined || current === undefined) return true
-  if (!same(previous.metadata.labels, current.metadata.labels) || !same(previous.spec, current.spec)) return true
+  if (!same(previous.metadata.labels, current.metadata.labels)) return true
+  const specBefore = previous.spec.images ?? {}
+  const specAfter = current.spec.images ?? {}
+  if (specBefore !== specAfter) {
+    const keys = new Set([...Object.keys(specBefore), ...Object.keys(specAfter)])
+    for (const image of keys) if (!same(specBefore[image], specAfter[image])) return true
+  }
   const before = previous.status?.imageStatuses ?? {}
   const after = current.status?.imageStatuses ?? {}
   if (before === after) return false

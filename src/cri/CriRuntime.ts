@@ -25,6 +25,18 @@ export interface RegistryAuth {
   readonly registryToken?: string
 }
 
+/**
+ * How far one pull has come. percent is 0..100, never decreases within one pullImage call, and is
+ * 100 only once the runtime has reported success. Bytes are the image's compressed blobs (config
+ * and layers); bytesTotal is 0 until the runtime has fetched the manifest, and stays 0 for
+ * runtimes that show no progress (they report 0, then 100).
+ */
+export interface PullProgress {
+  readonly bytesDone: number
+  readonly bytesTotal: number
+  readonly percent: number
+}
+
 export interface PullRequest {
   /** A normalised reference: `name:tag` or `name@sha256:...`. */
   readonly image: string
@@ -34,6 +46,8 @@ export interface PullRequest {
     readonly annotations?: Readonly<Record<string, string>>
   }
   readonly timeout: Duration.Duration
+  /** Called with each change of progress while the pull runs (keep it quick: the pull waits). */
+  readonly onProgress?: (progress: PullProgress) => Effect.Effect<void>
 }
 
 /**

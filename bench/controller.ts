@@ -1,0 +1,135 @@
+/**
+ * npm run bench:controller -- --nodes N --jobs J --parallelism P --pull-ms T
+ *
+ * The controller on the in-memory API server against N simulated daemons (a pull takes T ms of
+ * simulated time; each daemon writes Pulling at once, then the final phase), J jobs of one image
+ * each, all started together. Time is simulated (TestClock): makespan is what the cluster would
+ * see; wall_s and cpu_s are what computing it cost here.
+ */
+import { Clock, Effect, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import { parseArgs } from "node:util"
+import { InMemoryKubeApi, InMemoryKubeStore } from "../layers/inMemoryKubeApi.ts"
+import { schedulerLayer } from "../layers/scheduler.ts"
+import { defaultSettings } from "../src/controller/context.ts"
+import { makeController } from "../src/controller/controller.ts"
+import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
+import { KubeApi } from "../src/kube/KubeApi.ts"
+import { resources } from "../src/kube/resources.ts"
+import { Metrics } from "../src/ops/metrics.ts"
+import { simulateDaemons } from "../test/support/simulatedDaemons.ts"
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: "string", default: "1000" },
+    jobs: { type: "string", default: "10" },
+    parallelism: { type: "string", default: "10" },
+    "pull-ms": { type: "string", default: "1000" },
+    workers: { type: "string", default: String(defaultSettings.workers) }
+  }
+})
+const nodes = Number(values.nodes)
+const jobs = Number(values.jobs)
+const parallelism = Number(values.parallelism)
+const pullMs = Number(values["pull-ms"])
+
+let peakRss = process.memoryUsage.rss()
+const sampleRss = () => {
+  peakRss = Math.max(peakRss, process.memoryUsage.rss())
+}
+
+/** Runs every runnable fiber, then moves simulated time on. */
+const step = (millis: number) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+    yield* TestClock.adjust(millis)
+    for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+    sampleRss()
+  })
+
+const program = Effect.gen(function*() {
+  const api = yield* KubeApi
+  const store = yield* InMemoryKubeStore
+  for (let i = 0; i < nodes; i++) {
+    yield* api.create(resources.node, {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: `node-${String(i).padStart(5, "0")}`, labels: { "kubernetes.io/hostname": `node-${i}` } },
+      status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: "1970-01-01T00:00:00Z" }] }
+    })
+  }
+  let reconciles = 0
+  const byController = new Map<string, number>()
+  const controller = yield* makeController({ ...defaultSettings, workers: Number(values.workers) })
+  yield* Effect.forkScoped(controller.reconcile((name) => ({
+    onFinished: () => {
+      reconciles++
+      byController.set(name, (byController.get(name) ?? 0) + 1)
+    }
+  })))
+  yield* simulateDaemons({ pullMs })
+  while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
+
+  const wall = performance.now()
+  const cpu = process.cpuUsage()
+  const writesBefore = yield* apiWriteCount
+  const reconcilesBefore = reconciles
+  const start = yield* Clock.currentTimeMillis
+  for (let j = 0; j < jobs; j++) {
+    yield* api.create(resources.imagePullJob, {
+      apiVersion: "apps.kruise.io/v1alpha1",
+      kind: "ImagePullJob",
+      metadata: { name: `job-${j}`, namespace: "default" },
+      spec: { image: `registry.example.com/bench/image-${j}:v1`, parallelism }
+    })
+  }
+  const resolution = Math.max(1, Math.floor(pullMs / 50))
+  const completed = () =>
+    Effect.map(store.objects(resources.imagePullJob), (all) =>
+      all.filter((j) => (j["status"] as { completionTime?: string } | undefined)?.completionTime !== undefined).length)
+  while ((yield* completed()) < jobs) yield* step(resolution)
+  const makespan = (yield* Clock.currentTimeMillis) - start
+  const writes = (yield* apiWriteCount) - writesBefore
+  const used = process.cpuUsage(cpu)
+  const metrics = yield* Metrics
+  const breakdown: Array<string> = []
+  for (const kind of ["NodeImage", "NodeImage/status", "ImagePullJob", "ImagePullJob/status", "Event", "Secret"]) {
+    for (const verb of ["create", "update", "patch"] as const) {
+      const count = yield* metrics.read("preheat_api_requests_total", { verb, kind })
+      if (count > 0) breakdown.push(`${verb}:${kind}=${count}`)
+    }
+  }
+  const conflicts = yield* metrics.read("preheat_api_requests_total", { result: "conflict" })
+  const ideal = Math.ceil(nodes / parallelism) * pullMs
+  const line = [
+    `bench:controller nodes=${nodes} jobs=${jobs}`,
+    `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
+    `writes_per_node_job=${(writes / (nodes * jobs)).toFixed(3)}`,
+    `reconciles=${reconciles - reconcilesBefore}`,
+    `wall_s=${((performance.now() - wall) / 1000).toFixed(1)}`,
+    `cpu_s=${((used.user + used.system) / 1e6).toFixed(1)}`,
+    `peak_rss_mib=${Math.round(peakRss / 1048576)}`
+  ].join(" ")
+  yield* Effect.sync(() =>
+    console.log(
+      `parallelism=${parallelism} pull_ms=${pullMs} makespan_ms=${makespan} ideal_ms=${ideal} writes=${writes} ` +
+        `conflicts=${conflicts} (all runs: ${breakdown.join(" ")}) ` +
+        `reconciles: ${[...byController].map(([k, v]) => `${k}=${v}`).join(" ")}`
+    )
+  )
+  yield* Effect.sync(() => console.log(line))
+})
+
+// One store: the instrumented KubeApi (listed last, so it is the one provided) wraps the same
+// in-memory server whose InMemoryKubeStore handle the benchmark reads (layers are shared by reference).
+const server = InMemoryKubeApi.layerWith({ historyLimit: Number(process.env["PREHEAT_BENCH_HISTORY"] ?? 10_000) })
+const layer = Layer.mergeAll(
+  server,
+  withApiMetrics(server),
+  schedulerLayer(),
+  TestClock.layer()
+).pipe(Layer.provideMerge(Metrics.layerTest))
+Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer))).catch((error) => {
+  console.error(error)
+  process.exit(1)
+})

@@ -1,0 +1,121 @@
+import * as grpc from "@grpc/grpc-js"
+import { Duration, Effect, Layer, Option } from "effect"
+import type { Scope } from "effect"
+import { containerdApi } from "../src/cri/containerdApi.ts"
+import { defaultProgressOptions, makePullTracker } from "../src/cri/containerdProgress.ts"
+import { pullImageRequest, toImageInfo } from "../src/cri/criMessages.ts"
+import { CriRuntime, type ImageInfo, type PullRequest, type RuntimeVersion } from "../src/cri/CriRuntime.ts"
+import type { CriError, RuntimeUnavailable } from "../src/cri/errors.ts"
+import { unary } from "../src/cri/grpcCalls.ts"
+import { type CallContext, criErrorFrom, secretsOf } from "../src/cri/grpcErrors.ts"
+import {
+  type ImageStatusResponse,
+  type ListImagesResponse,
+  type PullImageResponse,
+  serviceConstructors,
+  type VersionResponse
+} from "../src/cri/grpcPackages.ts"
+import { discoverSocket } from "../src/cri/socketDiscovery.ts"
+
+export interface CriLiveOptions {
+  /** `--runtime-socket`: a path or `unix://` URL, used as given. */
+  readonly socket?: string | undefined
+  /** Where to look for a runtime socket when none is given (default /var/run; /host/var/run in the DaemonSet). */
+  readonly hostRunDir?: string | undefined
+  /** Deadline of every call but PullImage (whose deadline is the request's timeout). Default 30 s. */
+  readonly callTimeout?: Duration.Input | undefined
+  /** How often containerd is read for byte progress while a pull with `onProgress` runs. Default 1 s. */
+  readonly progressInterval?: Duration.Input | undefined
+}
+
+/** kubelet's CRI version string; runtimes ignore it but expect something. */
+const kubeletApiVersion = "0.1.0"
+/** As kubelet: ListImages on a node with many images outgrows gRPC's 4 MiB default. */
+const maxMessageBytes = 16 * 1024 * 1024
+const probeTimeout = Duration.seconds(2)
+
+const channelOptions: grpc.ChannelOptions = {
+  "grpc.max_receive_message_length": maxMessageBytes,
+  "grpc.max_send_message_length": maxMessageBytes
+}
+
+/** A Version call on a channel of its own, closed afterwards: how discovery asks a socket. */
+const probe = (target: string): Effect.Effect<VersionResponse, CriError> =>
+  Effect.acquireUseRelease(
+    Effect.sync(() => new (serviceConstructors().runtimeService)(target, grpc.credentials.createInsecure(), channelOptions)),
+    (client) =>
+      unary<VersionResponse>(client, "Version", { version: kubeletApiVersion }, { timeout: probeTimeout }).pipe(
+        Effect.mapError((error) => criErrorFrom(error, { method: "Version" }))
+      ),
+    (client) => Effect.sync(() => client.close())
+  )
+
+/**
+ * The live CRI runtime over the socket given or discovered: one channel for every service, closed
+ * when the layer's scope closes. Pulls with `onProgress` get byte progress from containerd's own
+ * API on the same socket (see containerdProgress.ts); other runtimes report 0, then 100.
+ */
+export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Service"], RuntimeUnavailable, Scope.Scope> =>
+  Effect.gen(function*() {
+    const target = yield* discoverSocket(options, probe)
+    const credentials = grpc.credentials.createInsecure()
+    const channel = yield* Effect.acquireRelease(
+      Effect.sync(() => new grpc.Channel(target, credentials, channelOptions)),
+      (channel) => Effect.sync(() => channel.close())
+    )
+    const constructors = serviceConstructors()
+    const client = (constructor: grpc.ServiceClientConstructor) => new constructor(target, credentials, { channelOverride: channel })
+    const runtimeService = client(constructors.runtimeService)
+    const imageService = client(constructors.imageService)
+
+    const callTimeout = options.callTimeout ?? Duration.seconds(30)
+    const call = <Res>(service: grpc.Client, context: CallContext, request: object, timeout: Duration.Input = callTimeout) =>
+      unary<Res>(service, context.method, request, { timeout }).pipe(Effect.mapError((error) => criErrorFrom(error, context)))
+
+    const tracker = yield* makePullTracker(containerdApi(client(constructors.content), client(constructors.leases)), {
+      ...defaultProgressOptions,
+      ...(options.progressInterval === undefined ? {} : { interval: Duration.fromInputUnsafe(options.progressInterval) })
+    })
+
+    const version: Effect.Effect<RuntimeVersion, CriError> = Effect.map(
+      call<VersionResponse>(runtimeService, { method: "Version" }, { version: kubeletApiVersion }),
+      (response) => ({
+        runtimeName: response.runtime_name,
+        runtimeVersion: response.runtime_version,
+        runtimeApiVersion: response.runtime_api_version
+      })
+    )
+
+    const pullImage = (request: PullRequest): Effect.Effect<string, CriError> => {
+      const context: CallContext = { method: "PullImage", image: request.image, secrets: secretsOf(request.auth) }
+      const pull = Effect.map(
+        call<PullImageResponse>(imageService, context, pullImageRequest(request), request.timeout),
+        (response) => response.image_ref
+      )
+      return request.onProgress === undefined ? pull : tracker.track(request.image, pull, request.onProgress)
+    }
+
+    const imageStatus = (image: string): Effect.Effect<Option.Option<ImageInfo>, CriError> =>
+      call<ImageStatusResponse>(imageService, { method: "ImageStatus", image }, { image: { image } }).pipe(
+        // containerd answers OK without an image; another runtime may say NOT_FOUND.
+        Effect.map((response) => Option.map(Option.fromNullishOr(response.image), toImageInfo)),
+        Effect.catchTag("ImageNotFound", () => Effect.succeed(Option.none()))
+      )
+
+    const listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError> = Effect.map(
+      call<ListImagesResponse>(imageService, { method: "ListImages" }, {}),
+      (response) => response.images.map(toImageInfo)
+    )
+
+    /** Removing an absent image succeeds, as containerd does it (and kubelet expects). */
+    const removeImage = (image: string): Effect.Effect<void, CriError> =>
+      call<unknown>(imageService, { method: "RemoveImage", image }, { image: { image } }).pipe(
+        Effect.asVoid,
+        Effect.catchTag("ImageNotFound", () => Effect.void)
+      )
+
+    return CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage })
+  })
+
+export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime, RuntimeUnavailable> =>
+  Layer.effect(CriRuntime, make(options))

@@ -1,0 +1,127 @@
+import * as grpc from "@grpc/grpc-js"
+import * as protoLoader from "@grpc/proto-loader"
+import protobuf from "protobufjs"
+import { containerdContentProto, containerdLeasesProto } from "./containerdContentProto.ts"
+import { runtimeProto } from "./runtimeProto.ts"
+
+/**
+ * gRPC client constructors built from the embedded .proto texts: parse with protobufjs, hand the
+ * JSON form to proto-loader (which knows nothing of files then), load into grpc-js. Nothing is read
+ * from disk, so this works in the esbuild bundle, the single executable and Deno alike.
+ *
+ * Messages keep proto field names (snake_case); 64-bit integers arrive as JS numbers (sizes stay
+ * far below 2^53); absent scalars and lists arrive as their defaults, absent messages as null.
+ */
+const loaderOptions: protoLoader.Options = {
+  keepCase: true,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true
+}
+
+const load = (text: string): grpc.GrpcObject =>
+  grpc.loadPackageDefinition(protoLoader.fromJSON(protobuf.parse(text, { keepCase: true }).root.toJSON(), loaderOptions))
+
+const service = (root: grpc.GrpcObject, path: string): grpc.ServiceClientConstructor => {
+  let node: unknown = root
+  for (const part of path.split(".")) node = (node as Record<string, unknown>)[part]
+  if (typeof node !== "function") throw new Error(`embedded proto has no service ${path}`)
+  return node as grpc.ServiceClientConstructor
+}
+
+export interface ServiceConstructors {
+  readonly runtimeService: grpc.ServiceClientConstructor
+  readonly imageService: grpc.ServiceClientConstructor
+  readonly content: grpc.ServiceClientConstructor
+  readonly leases: grpc.ServiceClientConstructor
+}
+
+let loaded: ServiceConstructors | undefined
+
+/** Parsed once, on first use (parsing costs a few ms that a CLI command without CRI need not pay). */
+export const serviceConstructors = (): ServiceConstructors => {
+  if (loaded === undefined) {
+    const runtime = load(runtimeProto)
+    const content = load(containerdContentProto)
+    const leases = load(containerdLeasesProto)
+    loaded = {
+      runtimeService: service(runtime, "runtime.v1.RuntimeService"),
+      imageService: service(runtime, "runtime.v1.ImageService"),
+      content: service(content, "containerd.services.content.v1.Content"),
+      leases: service(leases, "containerd.services.leases.v1.Leases")
+    }
+  }
+  return loaded
+}
+
+// --- message shapes, as the loader options above produce them -----------------------------------
+
+export interface VersionResponse {
+  readonly version: string
+  readonly runtime_name: string
+  readonly runtime_version: string
+  readonly runtime_api_version: string
+}
+
+export interface ImageMessage {
+  readonly id: string
+  readonly repo_tags: ReadonlyArray<string>
+  readonly repo_digests: ReadonlyArray<string>
+  readonly size: number
+}
+
+export interface ImageStatusResponse {
+  readonly image: ImageMessage | null
+}
+
+export interface ListImagesResponse {
+  readonly images: ReadonlyArray<ImageMessage>
+}
+
+export interface PullImageResponse {
+  readonly image_ref: string
+}
+
+export interface ContentInfo {
+  readonly digest: string
+  readonly size: number
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface InfoResponse {
+  readonly info: ContentInfo | null
+}
+
+export interface ReadContentResponse {
+  readonly offset: number
+  readonly data: Buffer
+}
+
+export interface IngestStatus {
+  readonly ref: string
+  readonly offset: number
+  readonly total: number
+  readonly expected: string
+}
+
+export interface ListStatusesResponse {
+  readonly statuses: ReadonlyArray<IngestStatus>
+}
+
+export interface LeaseMessage {
+  readonly id: string
+}
+
+export interface ListLeasesResponse {
+  readonly leases: ReadonlyArray<LeaseMessage>
+}
+
+export interface LeaseResource {
+  readonly id: string
+  readonly type: string
+}
+
+export interface ListResourcesResponse {
+  readonly resources: ReadonlyArray<LeaseResource>
+}

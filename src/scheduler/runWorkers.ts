@@ -1,0 +1,84 @@
+import { Cause, Clock, Duration, Effect, Exit } from "effect"
+import type { Backoff } from "./backoff.ts"
+import type { WorkQueue } from "./Scheduler.ts"
+
+/** What a successful reconcile asks for next (controller-runtime's Result). */
+export interface Outcome {
+  /** Reconcile the key again after this long, e.g. when a TTL or deadline falls due. */
+  readonly requeueAfter?: Duration.Input
+}
+
+export type ReconcileResult = "success" | "error" | "requeue"
+
+/**
+ * Hooks for metrics: reconcile duration and result per key. Queue depth is the queue's `size`;
+ * the wait from due to taken is seen by the queue itself (QueueObserver in layers/scheduler.ts),
+ * since only the queue knows when a key fell due. Callbacks must be cheap and must not throw.
+ */
+export interface WorkerObserver {
+  readonly onStarted?: (key: string) => void
+  readonly onFinished?: (key: string, durationMillis: number, result: ReconcileResult) => void
+}
+
+export interface RunWorkersOptions<E, R> {
+  /** Keys reconciled at once; each key is only ever with one worker. */
+  readonly concurrency: number
+  readonly reconcile: (key: string) => Effect.Effect<Outcome, E, R>
+  readonly backoff: Backoff
+  readonly observe?: WorkerObserver
+}
+
+/**
+ * Feeds keys from queue to reconcile with at most `concurrency` in flight, forever (until
+ * interrupted). Success forgets the key's backoff and honours requeueAfter; failure (or a defect,
+ * so one bad object cannot stop every controller) is logged and retried after the key's backoff.
+ * `done` is always called, also when the workers are interrupted mid-reconcile; the key is then
+ * re-added so a queue that outlives its workers (leadership lost and regained) still has it.
+ */
+export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E, R>): Effect.Effect<never, never, R> =>
+  Effect.gen(function*() {
+    const clock = yield* Clock.Clock
+    const { backoff, observe, reconcile } = options
+
+    const settle = (key: string, exit: Exit.Exit<Outcome, E>): Effect.Effect<ReconcileResult | undefined> => {
+      if (Exit.isSuccess(exit)) {
+        const after = exit.value.requeueAfter
+        return backoff.forget(key).pipe(
+          Effect.andThen(after === undefined ? Effect.succeed("success" as const) : Effect.as(queue.add(key, after), "requeue" as const))
+        )
+      }
+      if (Cause.hasInterruptsOnly(exit.cause)) return Effect.as(queue.add(key), undefined)
+      return Effect.gen(function*() {
+        const delay = yield* backoff.next(key)
+        const failures = yield* backoff.failures(key)
+        const log = Cause.hasDies(exit.cause) ? Effect.logError : Effect.logWarning
+        yield* log("reconcile failed, will retry", exit.cause).pipe(
+          Effect.annotateLogs({ key, failures, retryInMillis: Duration.toMillis(delay) })
+        )
+        yield* queue.add(key, delay)
+        return "error" as const
+      })
+    }
+
+    // Uninterruptible except for reconcile itself: once a key is taken, settle and done run.
+    const step = Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(queue.take, (key) => {
+        const started = clock.currentTimeMillisUnsafe()
+        return Effect.sync(() => observe?.onStarted?.(key)).pipe(
+          Effect.andThen(Effect.exit(restore(Effect.suspend(() => reconcile(key))))),
+          Effect.flatMap((exit) => settle(key, exit)),
+          Effect.tap((result) =>
+            Effect.sync(() => {
+              if (result !== undefined) observe?.onFinished?.(key, clock.currentTimeMillisUnsafe() - started, result)
+            })
+          ),
+          Effect.ensuring(queue.done(key))
+        )
+      })
+    )
+
+    const workers = Array.from({ length: Math.max(1, options.concurrency) }, () => Effect.forever(step))
+    // Workers run until interrupted; a defect in one (a throwing observer) stops all and surfaces.
+    yield* Effect.all(workers, { concurrency: "unbounded", discard: true })
+    return yield* Effect.never
+  })

@@ -1,0 +1,105 @@
+import { Clock, Effect, Semaphore } from "effect"
+import type { Scope } from "effect"
+import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
+import { statusCounters } from "../../src/api/nodeImageCounters.ts"
+import { nodeImageView } from "../../src/controller/nodeImage/view.ts"
+import { makeInformer } from "../../src/kube/informer.ts"
+import type { Change } from "../../src/kube/informer.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+
+export interface SimulatedDaemonOptions {
+  /** How long a pull takes, from the moment its tag is seen. */
+  readonly pullMs: number
+  /** Which pulls fail, and with what message. */
+  readonly failure?: (node: string, image: string, tag: string) => string | undefined
+  /** Nodes whose daemon never answers. */
+  readonly silent?: (node: string) => boolean
+}
+
+const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+/**
+ * Daemons for every node, simulated in one fiber set: each reports a tag Pulling as soon as it
+ * appears, then Succeeded (or Failed) pullMs later, writing the whole status it owns as the real
+ * daemon does. Pull counts are kept so tests can check nothing is pulled twice.
+ */
+export const simulateDaemons = Effect.fnUntraced(function*(
+  options: SimulatedDaemonOptions
+): Effect.fn.Return<{ readonly pulls: Map<string, number> }, never, KubeApi | Scope.Scope> {
+  const api = yield* KubeApi
+  const scope = yield* Effect.scope
+  const statuses = new Map<string, Map<string, Map<string, ImageTagStatus>>>()
+  const locks = new Map<string, Semaphore.Semaphore>()
+  const started = new Set<string>()
+  const pulls = new Map<string, number>()
+
+  const write = (node: string) =>
+    Effect.gen(function*() {
+      let lock = locks.get(node)
+      if (lock === undefined) locks.set(node, lock = yield* Semaphore.make(1))
+      yield* lock.withPermits(1)(Effect.gen(function*() {
+        const current = informer.get(node)
+        if (current === undefined) return
+        const view = nodeImageView(current)
+        const imageStatuses = Object.fromEntries(
+          [...(statuses.get(node) ?? new Map())].map(([image, tags]) => [image, { tags: [...tags.values()] }])
+        )
+        yield* api.patch(resources.nodeImage, { name: node }, {
+          status: { ...statusCounters(view.spec, imageStatuses), imageStatuses }
+        }, "status").pipe(Effect.ignore)
+      }))
+    })
+
+  const set = (node: string, image: string, status: ImageTagStatus) => {
+    let images = statuses.get(node)
+    if (images === undefined) statuses.set(node, images = new Map())
+    let tags = images.get(image)
+    if (tags === undefined) images.set(image, tags = new Map())
+    tags.set(status.tag, status)
+  }
+
+  const pull = (node: string, image: string, tag: string, version: number) =>
+    Effect.gen(function*() {
+      const start = yield* Clock.currentTimeMillis
+      set(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: iso(start) })
+      yield* write(node)
+      yield* Effect.sleep(options.pullMs)
+      const end = yield* Clock.currentTimeMillis
+      const key = `${node}/${image}:${tag}`
+      pulls.set(key, (pulls.get(key) ?? 0) + 1)
+      const failed = options.failure?.(node, image, tag)
+      set(node, image, {
+        tag,
+        phase: failed === undefined ? "Succeeded" : "Failed",
+        version,
+        progress: failed === undefined ? 100 : 0,
+        startTime: iso(start),
+        completionTime: iso(end),
+        ...(failed === undefined ? { imageID: `sha256:${image}-${tag}` } : { message: failed })
+      })
+      yield* write(node)
+    })
+
+  const onChange = (change: Change): Effect.Effect<void> => {
+    if (change.type === "deleted") return Effect.void
+    const node = change.current.metadata.name ?? ""
+    if (options.silent?.(node)) return Effect.void
+    const view = nodeImageView(change.current)
+    const previous = change.type === "modified" ? nodeImageView(change.old).spec.images ?? {} : {}
+    const effects: Array<Effect.Effect<void>> = []
+    for (const [image, entry] of Object.entries(view.spec.images ?? {})) {
+      // Entries shared with the previous version hold no new tags.
+      if (previous[image] === entry) continue
+      for (const spec of entry.tags) {
+        const id = `${node}/${image}:${spec.tag}@${spec.version}`
+        if (started.has(id)) continue
+        started.add(id)
+        effects.push(Effect.forkIn(pull(node, image, spec.tag, spec.version), scope))
+      }
+    }
+    return Effect.all(effects, { discard: true })
+  }
+  const informer = yield* makeInformer(resources.nodeImage, {}, onChange)
+  return { pulls }
+})
