@@ -101,6 +101,13 @@ const program = Effect.gen(function*() {
   }
   const conflicts = yield* metrics.read("preheat_api_requests_total", { result: "conflict" })
   const ideal = Math.ceil(nodes / parallelism) * pullMs
+  const gc = (globalThis as { gc?: () => void }).gc
+  gc?.()
+  const liveHeap = process.memoryUsage().heapUsed
+  if (process.env["PREHEAT_BENCH_HEAPSNAPSHOT"] !== undefined) {
+    const { writeHeapSnapshot } = yield* Effect.promise(() => import("node:v8"))
+    writeHeapSnapshot(process.env["PREHEAT_BENCH_HEAPSNAPSHOT"])
+  }
   const line = [
     `bench:controller nodes=${nodes} jobs=${jobs}`,
     `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
@@ -108,7 +115,8 @@ const program = Effect.gen(function*() {
     `reconciles=${reconciles - reconcilesBefore}`,
     `wall_s=${((performance.now() - wall) / 1000).toFixed(1)}`,
     `cpu_s=${((used.user + used.system) / 1e6).toFixed(1)}`,
-    `peak_rss_mib=${Math.round(peakRss / 1048576)}`
+    `peak_rss_mib=${Math.round(peakRss / 1048576)}`,
+    ...(gc === undefined ? [] : [`live_heap_mib=${Math.round(liveHeap / 1048576)}`])
   ].join(" ")
   yield* Effect.sync(() =>
     console.log(

@@ -1,0 +1,110 @@
+import { Duration, Effect, Layer, Result, Schedule } from "effect"
+import type { Scope } from "effect"
+import { makeWorkQueue } from "../../layers/scheduler.ts"
+import { resolveParallelism } from "../api/parallelism.ts"
+import { makeLeaderElector } from "../kube/leaderElection.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
+import { Metrics } from "../ops/metrics.ts"
+import type { JobPhase } from "../ops/metrics.ts"
+import { serveOps } from "../ops/server.ts"
+import { Scheduler } from "../scheduler/Scheduler.ts"
+import type { ControllerContext, ControllerSettings } from "./context.ts"
+import { makeController } from "./controller.ts"
+import { decodedJob } from "./decoded.ts"
+
+export interface ControllerRoleOptions {
+  readonly settings: ControllerSettings
+  readonly leaderElection: {
+    readonly namespace: string
+    readonly name: string
+    readonly identity: string
+  }
+  readonly metrics: { readonly host: string; readonly port: number }
+}
+
+/** Work queues whose waits feed the workqueue metrics. */
+export const schedulerWithMetrics: Layer.Layer<Scheduler, never, Metrics> = Layer.effect(
+  Scheduler,
+  Effect.gen(function*() {
+    const metrics = yield* Metrics
+    return Scheduler.of({
+      queue: (name) =>
+        makeWorkQueue(name, {
+          onTaken: (queue, _key, waited) => Effect.runSync(metrics.observeWorkqueueWait(queue, waited / 1000))
+        })
+    })
+  })
+)
+
+const phaseOf = (ctx: ControllerContext, raw: Parameters<typeof decodedJob>[0]): JobPhase => {
+  const job = decodedJob(raw)
+  if (Result.isFailure(job)) return "invalid"
+  const status = raw["status"] as { completionTime?: string; conditions?: Array<{ type: string; status: string }> } | undefined
+  if (status?.completionTime !== undefined) return "completed"
+  if (status?.conditions?.some((c) => c.type === "Valid" && c.status === "False")) return "invalid"
+  return resolveParallelism(job.success.spec.parallelism, ctx.nodeImages.size()) === 0 ? "paused" : "running"
+}
+
+/** Gauges read from the stores (jobs by phase, nodes pulling, queue depth), every few seconds. */
+const sampleGauges = (ctx: ControllerContext) =>
+  Effect.gen(function*() {
+    const metrics = yield* Metrics
+    const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
+    for (const raw of ctx.jobs.values()) jobs[phaseOf(ctx, raw)]++
+    yield* metrics.setJobs(jobs)
+    let pulling = 0
+    for (const raw of ctx.nodeImages.values()) {
+      if (((raw["status"] as { pulling?: number } | undefined)?.pulling ?? 0) > 0) pulling++
+    }
+    yield* metrics.setNodesPulling(pulling)
+    for (const [name, queue] of Object.entries(ctx.queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
+  })
+
+/**
+ * `preheat controller`: the stores, the ops endpoints, and the reconcilers while this replica
+ * holds the Lease. On shutdown the campaign ends, the reconcilers stop and the Lease is released
+ * so the next replica takes over at once.
+ */
+export const runControllerRole = (options: ControllerRoleOptions) =>
+  Effect.gen(function*(): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
+    const metrics = yield* Metrics
+    const controller = yield* makeController(options.settings)
+    const elector = yield* makeLeaderElector(options.leaderElection)
+    const ready = Effect.gen(function*() {
+      const leadership = yield* elector.status
+      return [
+        {
+          name: "informers-synced",
+          ok: controller.hasSynced(),
+          ...(controller.hasSynced() ? {} : { message: "stores not yet listed" })
+        },
+        { name: "leadership-known", ok: leadership._tag !== "Unknown", message: leadership._tag }
+      ]
+    })
+    const { port } = yield* serveOps({
+      host: options.metrics.host,
+      port: options.metrics.port,
+      health: Effect.succeed([{ name: "ping", ok: true }]),
+      ready
+    })
+    yield* Effect.logInfo("controller started").pipe(
+      Effect.annotateLogs({
+        identity: elector.identity,
+        opsPort: port,
+        lease: `${options.leaderElection.namespace}/${options.leaderElection.name}`
+      })
+    )
+    yield* Effect.forkScoped(
+      Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore)
+    )
+    const observe = (name: string) => ({
+      onFinished: (_key: string, millis: number, result: "success" | "error" | "requeue") =>
+        Effect.runSync(metrics.recordReconcile(name, result, millis / 1000))
+    })
+    const lead = Effect.gen(function*() {
+      yield* metrics.setLeader(true)
+      yield* Effect.logInfo("leading: reconciling")
+      return yield* controller.reconcile(observe)
+    }).pipe(Effect.ensuring(metrics.setLeader(false)))
+    return yield* elector.campaign(lead)
+  })
