@@ -244,3 +244,65 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(status(yield* get(resources.imagePullJob, "bounded", "default"))).toMatchObject({ succeeded: 10 })
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 })
+
+describe("following Nodes and edits", () => {
+  it.effect("NodeImage labels follow the Node, and the NodeImage goes with it", () =>
+    Effect.gen(function*() {
+      yield* startCluster([readyNode("n1", { zone: "a" })], { pullMs: 1000 })
+      const api = yield* KubeApi
+      const node = yield* get(resources.node, "n1")
+      yield* api.update(resources.node, { ...node, metadata: { ...node.metadata, labels: { zone: "b", tier: "gpu" } } })
+      yield* advance(1000)
+      expect((yield* get(resources.nodeImage, "n1")).metadata.labels).toEqual({ zone: "b", tier: "gpu" })
+      yield* api.delete(resources.node, { name: "n1" })
+      yield* advance(1000)
+      expect((yield* Effect.flip(get(resources.nodeImage, "n1")))._tag).toBe("NotFound")
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("raising parallelism of a running job takes effect at once", () =>
+    Effect.gen(function*() {
+      yield* startCluster(Array.from({ length: 6 }, (_, i) => readyNode(`n${i}`)), { pullMs: 10_000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.imagePullJob, job("edited", { image: "nginx", parallelism: 1 }))
+      yield* advance(2000)
+      expect(status(yield* get(resources.imagePullJob, "edited", "default"))).toMatchObject({ active: 1 })
+      const current = yield* get(resources.imagePullJob, "edited", "default")
+      yield* api.update(resources.imagePullJob, { ...current, spec: { ...(current["spec"] as object), parallelism: 3 } })
+      yield* advance(2000)
+      expect(status(yield* get(resources.imagePullJob, "edited", "default"))).toMatchObject({ active: 3 })
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("changing a job's image releases the old tag and pulls the new one", () =>
+    Effect.gen(function*() {
+      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.imagePullJob, job("retag", { image: "nginx:1", completionPolicy: { type: "Never" } }))
+      yield* advance(3000)
+      const current = yield* get(resources.imagePullJob, "retag", "default")
+      yield* api.update(resources.imagePullJob, { ...current, spec: { ...(current["spec"] as object), image: "nginx:2" } })
+      yield* advance(3000)
+      expect(tagsOf(yield* get(resources.nodeImage, "n1"), "nginx").map((t) => t.tag)).toEqual(["2"])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("a list job's template edit replaces its children", () =>
+    Effect.gen(function*() {
+      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.imageListPullJob, {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "ImageListPullJob",
+        metadata: { name: "list", namespace: "default" },
+        spec: { images: ["a", "b"], completionPolicy: { type: "Never" } }
+      })
+      yield* advance(2000)
+      const before = (yield* api.list(resources.imagePullJob, { namespace: "default" })).items.map((j) => j.metadata.name)
+      expect(before).toHaveLength(2)
+      const list = yield* get(resources.imageListPullJob, "list", "default")
+      yield* api.update(resources.imageListPullJob, { ...list, spec: { ...(list["spec"] as object), pullPolicy: { timeoutSeconds: 100 } } })
+      yield* advance(2000)
+      const after = (yield* api.list(resources.imagePullJob, { namespace: "default" })).items
+      expect(after).toHaveLength(2)
+      expect(after.map((j) => j.metadata.name).some((n) => before.includes(n))).toBe(false)
+      expect(after.every((j) => (j["spec"] as { pullPolicy: { timeoutSeconds: number } }).pullPolicy.timeoutSeconds === 100)).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+})
