@@ -43,6 +43,12 @@ export interface ControllerContext {
   readonly jobKeyByUid: Map<string, string>
   /** When each job's status was last written (ms), to space out counter-only updates. */
   readonly statusWrittenAt: Map<string, number>
+  /** The spec each job's tags were last brought up to date with (a fingerprint). */
+  readonly propagated: Map<string, string>
+  /** Each job's target node names, with what they were computed from. */
+  readonly targets: Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>
+  /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
+  readonly placement: { nodes: number; pods: number }
   readonly queues: {
     readonly nodeImage: WorkQueue
     readonly imagePullJob: WorkQueue

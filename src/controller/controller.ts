@@ -49,6 +49,9 @@ export const makeController = Effect.fnUntraced(function*(
     owners: new OwnerIndex(),
     jobKeyByUid: new Map<string, string>(),
     statusWrittenAt: new Map<string, number>(),
+    propagated: new Map<string, string>(),
+    targets: new Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>(),
+    placement: { nodes: 0, pods: 0 },
     queues
   }
   const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secrets", Informer> = {

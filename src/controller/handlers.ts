@@ -58,7 +58,10 @@ export const changeHandlers = (context: () => ControllerContext) => ({
         const key = ctx.jobKeyByUid.get(uid)
         if (key !== undefined) jobs.add(key)
       }
-      if (old === undefined || current === undefined || !sameLabels(old, current)) {
+      const membership = old === undefined || current === undefined || !sameLabels(old, current) ||
+        old.metadata.deletionTimestamp !== current.metadata.deletionTimestamp
+      if (membership) {
+        ctx.placement.nodes++
         const labels = [old, current].flatMap((o) => (o === undefined ? [] : [o.metadata.labels ?? {}]))
         for (const key of jobsSelectingNode(ctx, name, labels)) jobs.add(key)
       }
@@ -106,6 +109,7 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const placement = (pod: KubeObject | undefined) =>
         JSON.stringify([pod?.["spec"] && (pod["spec"] as { nodeName?: string }).nodeName, (pod?.["status"] as { phase?: string } | undefined)?.phase, pod?.metadata.labels, pod?.metadata.deletionTimestamp])
       if (placement(old) === placement(current)) return Effect.void
+      ctx.placement.pods++
       const namespace = (old ?? current)!.metadata.namespace
       const labelSets = [old, current].flatMap((p) => (p === undefined ? [] : [p.metadata.labels ?? {}]))
       const keys: Array<string> = []

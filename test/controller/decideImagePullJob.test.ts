@@ -36,7 +36,7 @@ const withTag = (
 describe("decideImagePullJob", () => {
   it("writes tasks on at most parallelism nodes, in target order", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: 2 })
-    const decision = decideImagePullJob({ job, task, targets: nodes(5), stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets: nodes(5), stale: [], now: t0, propagateEdits: true })
     expect(decision.writes.map((w) => w.node)).toEqual(["node-0", "node-1"])
     const tag = decision.writes[0]!.entry!.tags[0]!
     expect(tag).toMatchObject({
@@ -56,7 +56,7 @@ describe("decideImagePullJob", () => {
   it("counts a tag the daemon has not reported yet as active (SPEC §4.2)", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: 2 })
     const targets = [withTag("a"), withTag("b", "Pulling"), makeNodeImage("c")]
-    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0, propagateEdits: true })
     expect(decision.writes).toEqual([])
     expect(decision.status.active).toBe(2)
   })
@@ -64,19 +64,19 @@ describe("decideImagePullJob", () => {
   it("hands a freed slot to the next node at once", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: 1 })
     const targets = [withTag("a", "Succeeded"), makeNodeImage("b")]
-    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0, propagateEdits: true })
     expect(decision.writes.map((w) => w.node)).toEqual(["b"])
     expect(decision.status).toMatchObject({ active: 1, succeeded: 1, message: "job is running, progress 50.0%" })
   })
 
   it("resolves a percentage against the desired nodes, rounding up (SPEC §4.4)", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: "25%" })
-    expect(decideImagePullJob({ job, task, targets: nodes(10), stale: [], now: t0 }).writes).toHaveLength(3)
+    expect(decideImagePullJob({ job, task, targets: nodes(10), stale: [], now: t0, propagateEdits: true }).writes).toHaveLength(3)
   })
 
   it("pauses at parallelism 0", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: 0 })
-    const decision = decideImagePullJob({ job, task, targets: nodes(3), stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets: nodes(3), stale: [], now: t0, propagateEdits: true })
     expect(decision.writes).toEqual([])
     expect(decision.status.message).toBe("job is paused, progress 0.0%")
   })
@@ -84,7 +84,7 @@ describe("decideImagePullJob", () => {
   it("completes an Always job when every node finished, listing failed nodes sorted", () => {
     const job = makeJob({ image: "nginx:1.9.1", parallelism: 3 }, { status: { startTime: "2026-12-02T09:00:00Z" } })
     const targets = [withTag("c", "Failed"), withTag("a", "Succeeded"), withTag("b", "Failed")]
-    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0, propagateEdits: true })
     expect(decision.status).toMatchObject({
       completionTime: "2026-12-02T10:00:00Z",
       desired: 3,
@@ -100,14 +100,14 @@ describe("decideImagePullJob", () => {
 
   it("never completes a Never job", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } })
-    const decision = decideImagePullJob({ job, task, targets: [withTag("a", "Succeeded")], stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets: [withTag("a", "Succeeded")], stale: [], now: t0, propagateEdits: true })
     expect(decision.status.completionTime).toBeUndefined()
     expect(decision.status.message).toBe("job is running, progress 100.0%")
   })
 
   it("gives a Never job's tag a daily TTL and a deadline of max(1800, timeout)", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" }, pullPolicy: { timeoutSeconds: 3600 } })
-    const policy = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0 }).writes[0]!.entry!.tags[0]!.pullPolicy!
+    const policy = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0, propagateEdits: true }).writes[0]!.entry!.tags[0]!.pullPolicy!
     expect(policy.activeDeadlineSeconds).toBe(3600)
     expect(Math.abs(policy.ttlSecondsAfterFinished! - 86400)).toBeLessThanOrEqual(600)
   })
@@ -118,7 +118,7 @@ describe("decideImagePullJob", () => {
       { status: { startTime: "2026-12-02T09:40:00Z" } }
     )
     const targets = [withTag("a", "Succeeded", 0, job), withTag("b", "Pulling", 0, job), makeNodeImage("c")]
-    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0, propagateEdits: true })
     expect(decision.writes).toEqual([])
     expect(decision.status).toMatchObject({
       completionTime: "2026-12-02T10:00:00Z",
@@ -134,15 +134,15 @@ describe("decideImagePullJob", () => {
       { image: "nginx:1.9.1", completionPolicy: { activeDeadlineSeconds: 1200 } },
       { status: { startTime: "2026-12-02T10:00:00Z" } }
     )
-    expect(decideImagePullJob({ job, task, targets: nodes(2), stale: [], now: t0 }).wakeAt).toBe(t0 + 1_200_000)
+    expect(decideImagePullJob({ job, task, targets: nodes(2), stale: [], now: t0, propagateEdits: true }).wakeAt).toBe(t0 + 1_200_000)
   })
 
   it("deletes a completed job once ttlSecondsAfterFinished passed, and not before", () => {
     const status = { startTime: "2026-12-02T09:00:00Z", completionTime: "2026-12-02T09:55:00Z", desired: 1, succeeded: 1 }
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { ttlSecondsAfterFinished: 600 } }, { status })
-    const early = decideImagePullJob({ job, task, targets: [], stale: [], now: t0 })
+    const early = decideImagePullJob({ job, task, targets: [], stale: [], now: t0, propagateEdits: true })
     expect(early).toMatchObject({ deleteJob: false, wakeAt: Date.parse("2026-12-02T10:05:00Z"), writes: [] })
-    const late = decideImagePullJob({ job, task, targets: [], stale: [], now: t0 + 300_000 })
+    const late = decideImagePullJob({ job, task, targets: [], stale: [], now: t0 + 300_000, propagateEdits: true })
     expect(late.deleteJob).toBe(true)
     expect(late.events.map((e) => e.reason)).toEqual(["DeletedByTTL"])
   })
@@ -154,45 +154,51 @@ describe("decideImagePullJob", () => {
       statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 3 }] }
     })
     const job = makeJob({ image: "nginx:1.9.1" })
-    const [write] = decideImagePullJob({ job, task, targets: [node], stale: [], now: t0 }).writes
+    const [write] = decideImagePullJob({ job, task, targets: [node], stale: [], now: t0, propagateEdits: true }).writes
     expect(write!.entry!.tags).toEqual([expect.objectContaining({ version: 4, ownerReferences: [other, owner] })])
   })
 
   it("re-adds a tag past the version the daemon last reported, so it is pulled again", () => {
     const node = makeNodeImage("a", { statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 7 }] } })
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } })
-    const [write] = decideImagePullJob({ job, task, targets: [node], stale: [], now: t0 }).writes
+    const [write] = decideImagePullJob({ job, task, targets: [node], stale: [], now: t0, propagateEdits: true }).writes
     expect(write!.entry!.tags[0]!.version).toBe(8)
   })
 
   it("propagates an edited timeout to the tags it already wrote, without a new pull (SPEC §4.6)", () => {
     const job = makeJob({ image: "nginx:1.9.1", pullPolicy: { timeoutSeconds: 120 } })
-    const [write] = decideImagePullJob({ job, task, targets: [withTag("a", "Pulling", 2)], stale: [], now: t0 }).writes
+    const [write] = decideImagePullJob({ job, task, targets: [withTag("a", "Pulling", 2)], stale: [], now: t0, propagateEdits: true }).writes
     expect(write!.entry!.tags[0]).toMatchObject({ version: 2, pullPolicy: { timeoutSeconds: 120 } })
+  })
+
+  it("leaves written tags alone when told the spec has not changed", () => {
+    const job = makeJob({ image: "nginx:1.9.1", pullPolicy: { timeoutSeconds: 120 } })
+    const decision = decideImagePullJob({ job, task, targets: [withTag("a", "Pulling", 2)], stale: [], now: t0, propagateEdits: false })
+    expect(decision.writes).toEqual([])
   })
 
   it("adds the job's secrets to an image entry whose tag and owner exist (SPEC §4.3)", () => {
     const job = makeJob({ image: "nginx:1.9.1" })
     const secretTask = { ...task, pullSecrets: [{ namespace: "preheat-daemon-config", name: "default.reg" }] }
     const node = withTag("a", "Pulling")
-    const first = decideImagePullJob({ job, task: secretTask, targets: [node], stale: [], now: t0 }).writes[0]!
+    const first = decideImagePullJob({ job, task: secretTask, targets: [node], stale: [], now: t0, propagateEdits: true }).writes[0]!
     expect(first.entry!.pullSecrets).toEqual(secretTask.pullSecrets)
   })
 
   it("writes nothing for a settled running job", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } })
-    const once = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0 })
+    const once = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0, propagateEdits: true })
     const settled = makeNodeImage("node-0", {
       images: { nginx: once.writes[0]!.entry! },
       statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 0 }] }
     })
-    expect(decideImagePullJob({ job, task, targets: [settled], stale: [], now: t0 + 5000 }).writes).toEqual([])
+    expect(decideImagePullJob({ job, task, targets: [settled], stale: [], now: t0 + 5000, propagateEdits: true }).writes).toEqual([])
   })
 
   it("releases a tag the job no longer wants", () => {
     const job = makeJob({ image: "nginx:1.9.1" })
     const left = withTag("gone-from-selector", "Succeeded")
-    const decision = decideImagePullJob({ job, task, targets: [], stale: [{ node: left, image: "nginx" }], now: t0 })
+    const decision = decideImagePullJob({ job, task, targets: [], stale: [{ node: left, image: "nginx" }], now: t0, propagateEdits: true })
     expect(decision.writes).toEqual([{ node: "gone-from-selector", image: "nginx", entry: undefined }])
   })
 })

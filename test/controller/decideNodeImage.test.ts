@@ -5,7 +5,7 @@ import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { makeNodeImage } from "../support/fixtures.ts"
 
 const t0 = Date.parse("2026-12-02T10:00:00Z")
-const settings = { readyDelayMs: 30_000, unresponsiveMs: 600_000, secretNamespace: "preheat-daemon-config" }
+const settings = { readyDelayMs: 30_000, unresponsiveMs: 600_000 }
 const readyNode = (since: string, labels: Record<string, string> = { zone: "a" }): KubeObject => ({
   metadata: { name: "node-1", labels },
   status: { conditions: [{ type: "Ready", status: "True", lastTransitionTime: since }] }
@@ -18,7 +18,6 @@ const decide = (over: Partial<NodeImageInput>) =>
     node: readyNode("2026-12-02T09:00:00Z"),
     nodeImage: undefined,
     jobExists: () => true,
-    secretCopyExists: () => true,
     now: t0,
     settings,
     ...over
@@ -89,16 +88,5 @@ describe("decideNodeImage", () => {
     })
   })
 
-  it("prunes references to secret copies that no longer exist", () => {
-    const images = {
-      nginx: {
-        pullSecrets: [{ namespace: "preheat-daemon-config", name: "gone" }, { namespace: "other", name: "kept" }],
-        tags: [{ tag: "1", createdAt: "2026-12-02T09:00:00Z" }]
-      }
-    }
-    const statuses = { nginx: [{ tag: "1", phase: "Succeeded", version: 0 }] }
-    const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images, statuses })
-    const decision = decide({ nodeImage, secretCopyExists: () => false })
-    expect(decision.action === "update" && decision.images.get("nginx")?.pullSecrets).toEqual([{ namespace: "other", name: "kept" }])
-  })
+
 })

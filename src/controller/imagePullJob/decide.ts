@@ -30,6 +30,11 @@ export interface JobInput {
   /** Tags of this job on other nodes or under another name: left over from an edit, to release. */
   readonly stale: ReadonlyArray<{ readonly node: NodeImage; readonly image: string }>
   readonly now: number
+  /**
+   * Whether to bring the tags already written up to date with the job's spec. The caller skips it
+   * while the spec is unchanged since the last time every tag was brought up to date.
+   */
+  readonly propagateEdits: boolean
 }
 
 const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
@@ -42,7 +47,7 @@ const percent = (done: number, desired: number): string =>
  * which tasks to write, the status, the events, and when to look again. Pure: the caller reads
  * the stores and applies the writes.
  */
-export const decideImagePullJob = ({ job, now, stale, targets, task }: JobInput): JobDecision => {
+export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, task }: JobInput): JobDecision => {
   const { spec } = job
   const previous = job.status
   const nowIso = iso(now)
@@ -102,6 +107,7 @@ export const decideImagePullJob = ({ job, now, stale, targets, task }: JobInput)
         failedNodes.push({ node: name, message: state.message })
     }
     // Edits of a running job reach the tags it already wrote (SPEC §4.6).
+    if (!propagateEdits) continue
     const entry = node.spec.images?.[task.image]
     const updated = withTask(entry, task, tagPullPolicy(spec, `${task.owner.uid}/${name}`), nowIso, undefined)
     if (updated !== entry) writes.push({ node: name, image: task.image, entry: updated })

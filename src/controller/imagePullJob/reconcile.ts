@@ -113,6 +113,37 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
   }
 }
 
+/** What the tags a job already wrote must follow: a change means they are brought up to date. */
+const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
+  const { completionPolicy, imagePullPolicy, pullPolicy, sandboxConfig } = job.spec
+  return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
+}
+
+/**
+ * The job's targets, recomputed only when its selection or the nodes' set, labels or pods
+ * changed: selecting, sorting and rotating thousands of nodes on every reconcile was the largest
+ * cost of a big job. The NodeImages themselves are always read fresh.
+ */
+const targetsOf = (ctx: ControllerContext, key: string, job: ImagePullJob, uid: string) => {
+  const { podSelector, selector } = job.spec
+  const fingerprint = JSON.stringify([uid, selector, podSelector, ctx.placement.nodes, podSelector === undefined ? 0 : ctx.placement.pods])
+  let cached = ctx.targets.get(key)
+  if (cached?.fingerprint !== fingerprint) {
+    const selected = selectTargets(
+      job.spec,
+      { namespace: job.metadata.namespace ?? "", uid },
+      [...ctx.nodeImages.values()].map(nodeImageView),
+      () => [...ctx.pods.values()].map(podPlacement)
+    )
+    cached = { fingerprint, names: selected.map((n) => n.metadata.name ?? "") }
+    ctx.targets.set(key, cached)
+  }
+  return cached.names.flatMap((name) => {
+    const stored = ctx.nodeImages.get(name)
+    return stored === undefined ? [] : [nodeImageView(stored)]
+  })
+}
+
 export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
   Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
     let raw = ctx.jobs.get(key)
@@ -140,19 +171,17 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const uid = raw.metadata.uid ?? ""
     const task = taskOf(job.success, uid, secrets.success)
     const now = yield* Clock.currentTimeMillis
-    const targets = selectTargets(
-      job.success.spec,
-      { namespace: raw.metadata.namespace ?? "", uid },
-      [...ctx.nodeImages.values()].map(nodeImageView),
-      () => [...ctx.pods.values()].map(podPlacement)
-    )
+    const targets = targetsOf(ctx, key, job.success, uid)
     // Everything the job owns anywhere; the decision keeps the current tag on current targets.
     const stale = [...ctx.owners.nodesOf(uid)].flatMap(([node, images]) => {
       const stored = ctx.nodeImages.get(node)
       return stored === undefined ? [] : [...images].map((image) => ({ node: nodeImageView(stored), image }))
     })
-    const decision = decideImagePullJob({ job: job.success, task, targets, stale, now })
+    const fingerprint = taskFingerprint(job.success, task)
+    const propagateEdits = ctx.propagated.get(key) !== fingerprint
+    const decision = decideImagePullJob({ job: job.success, task, targets, stale, now, propagateEdits })
     yield* applyNodeWrites(ctx, decision.writes)
+    ctx.propagated.set(key, fingerprint)
     const statusDue = statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
       yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)

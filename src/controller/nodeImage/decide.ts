@@ -8,8 +8,6 @@ export interface NodeImageSettings {
   readonly readyDelayMs: number
   /** How long a tag may go without any word from the daemon before it is marked Failed. */
   readonly unresponsiveMs: number
-  /** Where secret copies live; refs there to copies that no longer exist are pruned. */
-  readonly secretNamespace: string
 }
 
 export interface NodeImageInput {
@@ -17,7 +15,6 @@ export interface NodeImageInput {
   readonly node: KubeObject | undefined
   readonly nodeImage: NodeImage | undefined
   readonly jobExists: (uid: string) => boolean
-  readonly secretCopyExists: (name: string) => boolean
   readonly now: number
   readonly settings: NodeImageSettings
 }
@@ -108,16 +105,8 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
       if (failure.message !== undefined) failures.push({ image: name, tag: kept.tag, owners: alive, message: failure.message })
       else if (failure.checkAt !== undefined) wakeAt = earliest(wakeAt, failure.checkAt)
     }
-    const secrets = (entry.pullSecrets ?? []).filter(
-      (s) => s.namespace !== settings.secretNamespace || input.secretCopyExists(s.name)
-    )
-    if (secrets.length !== (entry.pullSecrets ?? []).length) changed = true
     if (!changed) continue
-    const { pullSecrets: _, ...rest } = entry
-    images.set(
-      name,
-      tags.length === 0 ? undefined : { ...rest, ...(secrets.length === 0 ? {} : { pullSecrets: secrets }), tags }
-    )
+    images.set(name, tags.length === 0 ? undefined : { ...entry, tags })
   }
   const labels = labelChanges(nodeImage.metadata.labels ?? {}, nodeLabels)
   if (labels === undefined && images.size === 0 && failures.length === 0) return { action: "none", wakeAt }

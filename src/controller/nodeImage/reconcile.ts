@@ -4,7 +4,6 @@ import type { NodeImage } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
@@ -50,9 +49,8 @@ export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
       node: ctx.nodes.get(name),
       nodeImage: stored === undefined ? undefined : nodeImageView(stored),
       jobExists: (uid) => ctx.jobKeyByUid.has(uid),
-      secretCopyExists: (copy) => ctx.secrets.get(keyOf(ctx.settings.secretNamespace, copy)) !== undefined,
       now,
-      settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs, secretNamespace: ctx.settings.secretNamespace }
+      settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs }
     })
     const after = (wakeAt: number | undefined): Outcome =>
       wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
