@@ -2,6 +2,7 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
+import { controllerCommand } from "./cli/controllerCommand.ts"
 import { crdsCommand } from "./cli/crdsCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
 import { versionCommand } from "./cli/versionCommand.ts"
@@ -11,19 +12,32 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([crdsCommand, versionCommand])
+  Command.withSubcommands([controllerCommand, crdsCommand, versionCommand])
 )
 
-/** Usage errors exit 2 (as kubectl and most Unix tools do); failures of the work itself exit 1. */
-const exitCodeOf = (cause: Cause.Cause<unknown>): number =>
-  cause.reasons.some((reason) => Cause.isFailReason(reason) && CliError.isCliError(reason.error)) ? 2 : 1
+const isUsageError = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => Cause.isFailReason(reason) && CliError.isCliError(reason.error))
+
+/**
+ * Usage errors exit 2 (as kubectl and most Unix tools do; the presenter has printed them); a
+ * failure of the work itself prints one line with its message and exits 1; a defect (a bug)
+ * prints its full cause.
+ */
+const report = (cause: Cause.Cause<unknown>) =>
+  Effect.sync(() => {
+    if (isUsageError(cause)) {
+      process.exitCode = 2
+      return
+    }
+    if (Cause.hasInterruptsOnly(cause)) return
+    const failure = cause.reasons.find(Cause.isFailReason)
+    const message = failure === undefined ? Cause.pretty(cause) : (failure.error as { message?: unknown }).message
+    process.stderr.write(`error: ${typeof message === "string" && message !== "" ? message : Cause.pretty(cause)}\n`)
+    process.exitCode = 1
+  })
 
 Command.run(preheat, { version }).pipe(
   Effect.provide(Layer.mergeAll(NodeServices.layer, usagePresenter)),
-  Effect.catchCause((cause) =>
-    Effect.sync(() => {
-      process.exitCode = exitCodeOf(cause)
-    })
-  ),
+  Effect.catchCause(report),
   NodeRuntime.runMain
 )

@@ -1,0 +1,70 @@
+import { Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { controllerRateLimit, KubeLive } from "../../layers/kubeLive.ts"
+import { defaultSettings } from "../controller/context.ts"
+import { runControllerRole, schedulerWithMetrics } from "../controller/role.ts"
+import { candidateIdentity } from "../kube/leaderElection.ts"
+import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
+import { Metrics } from "../ops/metrics.ts"
+import { version } from "../version.ts"
+
+const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
+const integer = (name: string, description: string, fallback: number) =>
+  Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))
+
+export const controllerCommand = Command.make(
+  "controller",
+  {
+    kubeconfig: text(
+      "kubeconfig",
+      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
+    ).pipe(Flag.optional),
+    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+    leaseNamespace: text("leader-election-namespace", "Namespace of the leader-election Lease.").pipe(
+      Flag.withDefault("preheat-system")
+    ),
+    leaseName: text("leader-election-name", "Name of the leader-election Lease.").pipe(
+      Flag.withDefault("preheat-controller")
+    ),
+    secretNamespace: text("secret-namespace", "Namespace the daemons read pull-secret copies from.").pipe(
+      Flag.withDefault(defaultSettings.secretNamespace)
+    ),
+    metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault("0.0.0.0")),
+    metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics", 8080),
+    workers: integer("workers", "Objects each reconciler works on at once", defaultSettings.workers),
+    qps: integer("kube-api-qps", "Requests per second to the API server", controllerRateLimit.qps),
+    burst: integer("kube-api-burst", "Requests allowed in a burst", controllerRateLimit.burst),
+    nodeReadyDelay: integer("node-ready-delay-seconds", "Seconds a Node is Ready before it gets a NodeImage", 30),
+    logFormat: logFormatFlag
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const identity = yield* candidateIdentity(process.env["POD_NAME"])
+      const kube = KubeLive.layer({
+        kubeconfig: Option.getOrUndefined(flags.kubeconfig),
+        context: Option.getOrUndefined(flags.context),
+        qps: flags.qps,
+        burst: flags.burst,
+        userAgent: `preheat-controller/${version}`
+      })
+      return yield* runControllerRole({
+        settings: {
+          ...defaultSettings,
+          secretNamespace: flags.secretNamespace,
+          workers: flags.workers,
+          nodeReadyDelayMs: flags.nodeReadyDelay * 1000
+        },
+        leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
+        metrics: { host: flags.metricsHost, port: flags.metricsPort }
+      }).pipe(
+        Effect.scoped,
+        Effect.provide(Layer.mergeAll(kube, schedulerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(loggingLayer({ format: flags.logFormat }))
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Run the controller: NodeImages per Node, ImagePullJobs and ImageListPullJobs into per-node tasks, " +
+      "pull-secret copies; leader-elected on a Lease, with /healthz, /readyz and /metrics."
+  )
+)
