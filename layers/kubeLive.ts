@@ -1,0 +1,170 @@
+// The KubeApi of a real cluster, over @kubernetes/client-node 2.x.
+//
+// Requests go through client-node's configured fetch and authentication (src/kube/live/transport.ts)
+// on plain REST paths, not through its KubernetesObjectApi: that API has no status subresource,
+// spends a discovery request per kind to learn what Resource already says (plural, scope), and
+// opens a new connection per request. Watches use client-node's Watch, but the list/watch loop is
+// the caller's (src/kube/informer.ts): client-node's informer stops for good on errors.
+import type { KubeConfig } from "@kubernetes/client-node"
+import { Duration, Effect, Layer, Random, Stream } from "effect"
+import type { Scope } from "effect"
+import { withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
+import { KubeApi } from "../src/kube/KubeApi.ts"
+import type { KubeObject, Subresource } from "../src/kube/KubeApi.ts"
+import { Invalid } from "../src/kube/errors.ts"
+import type { KubeError, Unavailable } from "../src/kube/errors.ts"
+import type { Resource } from "../src/kube/resources.ts"
+import { KubeConfigError, type KubeConfigSource, loadKubeConfig } from "../src/kube/live/kubeConfig.ts"
+import { listPages } from "../src/kube/live/listPages.ts"
+import { asKubeObject, withTypeMeta } from "../src/kube/live/objects.ts"
+import { collectionPath, objectPath } from "../src/kube/live/paths.ts"
+import { makeRateLimiter, type RateLimit } from "../src/kube/live/rateLimiter.ts"
+import { kubeErrorOf, narrowTo, type RequestTarget, unavailableOf } from "../src/kube/live/statusErrors.ts"
+import { type HttpRequest, makeTransport } from "../src/kube/live/transport.ts"
+import { watchStream } from "../src/kube/live/watchStream.ts"
+import type { Metrics } from "../src/ops/metrics.ts"
+
+export interface KubeLiveOptions extends KubeConfigSource, RateLimit {
+  readonly userAgent: string
+  /** Objects per list page (default 500, as client-go). */
+  readonly listPageSize?: number | undefined
+  /** How long a request other than a watch may take (default 60 s, the server's own limit). */
+  readonly requestTimeout?: Duration.Input | undefined
+}
+
+/** The controller's default client limits (`--kube-api-qps`, `--kube-api-burst`). */
+export const controllerRateLimit: RateLimit = { qps: 50, burst: 100 }
+/** Each daemon's default: thousands of nodes share one API server. */
+export const daemonRateLimit: RateLimit = { qps: 5, burst: 10 }
+
+// As client-go's reflector: a watch asks the server to end it after 5 to 10 minutes (spreading
+// reconnects out), and one silent for a minute longer than that is taken for a dead connection.
+const watchTimeoutSeconds = { min: 300, max: 600 }
+const watchGraceMillis = 60_000
+
+const mergePatch = "application/merge-patch+json"
+
+const asReadError = narrowTo(["NotFound", "Forbidden"])
+const asCreateError = narrowTo(["AlreadyExists", "Invalid", "Forbidden"])
+const asWriteError = narrowTo(["NotFound", "Conflict", "Invalid", "Forbidden"])
+const asDeleteError = narrowTo(["NotFound", "Conflict", "Forbidden"])
+
+const targetOf = (verb: RequestTarget["verb"], resource: Resource, name: string, namespace: string | undefined): RequestTarget => ({
+  verb,
+  resource,
+  name,
+  namespace: resource.namespaced ? namespace : undefined
+})
+
+const validate = (options: KubeLiveOptions): Effect.Effect<void, KubeConfigError> => {
+  const problems = [
+    ...(options.qps > 0 && Number.isFinite(options.qps) ? [] : [`qps must be a positive number, got ${options.qps}`]),
+    ...(Number.isInteger(options.burst) && options.burst >= 1 ? [] : [`burst must be a positive integer, got ${options.burst}`]),
+    ...(options.listPageSize === undefined || (Number.isInteger(options.listPageSize) && options.listPageSize >= 1)
+      ? []
+      : [`listPageSize must be a positive integer, got ${options.listPageSize}`])
+  ]
+  return problems.length === 0 ? Effect.void : Effect.fail(new KubeConfigError({ message: problems.join("; ") }))
+}
+
+/** A KubeApi on an already loaded KubeConfig; its connections close with the scope. */
+export const makeFromConfig = Effect.fnUntraced(function*(
+  config: KubeConfig,
+  options: KubeLiveOptions
+): Effect.fn.Return<KubeApi["Service"], KubeConfigError, Scope.Scope> {
+  yield* validate(options)
+  const limiter = makeRateLimiter(options)
+  const transport = yield* makeTransport(config, {
+    userAgent: options.userAgent,
+    limiter,
+    requestTimeout: Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(60))
+  }).pipe(Effect.mapError((error) => new KubeConfigError({ message: `cannot use the kubeconfig: ${error.message}` })))
+  const pageSize = options.listPageSize ?? 500
+
+  /** The object a successful answer carries, or the error of a failed one, narrowed to the verb's. */
+  const send = <E>(
+    request: HttpRequest,
+    target: RequestTarget,
+    narrow: (error: KubeError, target: RequestTarget) => E
+  ): Effect.Effect<KubeObject, E | Unavailable> =>
+    Effect.flatMap(transport.send(request, target), (answer): Effect.Effect<KubeObject, E | Unavailable> => {
+      if (answer.status < 200 || answer.status >= 300) return Effect.fail(narrow(kubeErrorOf(answer.status, answer.body, target), target))
+      const object = asKubeObject(answer.body)
+      return object === undefined
+        ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`))
+        : Effect.succeed(object)
+    })
+
+  const write = (verb: "update" | "patch", resource: Resource, name: string, namespace: string | undefined, subresource: Subresource | undefined, body: unknown) =>
+    send(
+      {
+        method: verb === "update" ? "PUT" : "PATCH",
+        path: objectPath(resource, namespace, name, subresource),
+        body,
+        ...(verb === "patch" ? { contentType: mergePatch } : {})
+      },
+      targetOf(verb, resource, name, namespace),
+      asWriteError
+    )
+
+  return KubeApi.of({
+    get: (resource, key) =>
+      send({ method: "GET", path: objectPath(resource, key.namespace, key.name) }, targetOf("get", resource, key.name, key.namespace), asReadError),
+
+    list: (resource, options = {}) => listPages(transport, resource, options, pageSize),
+
+    watch: (resource, options) =>
+      Stream.unwrap(Effect.map(Random.nextIntBetween(watchTimeoutSeconds.min, watchTimeoutSeconds.max, { halfOpen: true }), (timeoutSeconds) =>
+        watchStream(transport, limiter, {
+          path: collectionPath(resource, options.namespace),
+          query: {
+            resourceVersion: options.resourceVersion === "" ? undefined : options.resourceVersion,
+            allowWatchBookmarks: true,
+            labelSelector: options.labelSelector === "" ? undefined : options.labelSelector,
+            fieldSelector: options.fieldSelector === "" ? undefined : options.fieldSelector,
+            timeoutSeconds
+          },
+          idleTimeoutMillis: timeoutSeconds * 1000 + watchGraceMillis
+        }, targetOf("watch", resource, "", options.namespace)))),
+
+    create: (resource, object: KubeObject) => {
+      const { name, generateName, namespace } = object.metadata
+      const target = targetOf("create", resource, name ?? generateName ?? "", namespace)
+      // There is no collection to post to: the same answer as the in-memory server, without a request.
+      if (resource.namespaced && (namespace === undefined || namespace === "")) {
+        return Effect.fail(new Invalid({ kind: resource.kind, name: target.name, causes: [{ field: "metadata.namespace", message: "Required value" }] }))
+      }
+      return send({ method: "POST", path: collectionPath(resource, namespace), body: withTypeMeta(resource, object) }, target, asCreateError)
+    },
+
+    update: (resource, object, subresource) =>
+      write("update", resource, object.metadata.name ?? "", object.metadata.namespace, subresource, withTypeMeta(resource, object)),
+
+    // The caller's precondition, if any, travels in the patch itself as metadata.resourceVersion.
+    patch: (resource, key, patch, subresource) => write("patch", resource, key.name, key.namespace, subresource, patch),
+
+    delete: (resource, key, preconditions) => {
+      const body = preconditions?.uid === undefined
+        ? undefined
+        : { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: preconditions.uid } }
+      const target = targetOf("delete", resource, key.name, key.namespace)
+      // A 200 carries the object (still finalizing) or a Status (gone); either way it is deleted as far as we care.
+      return Effect.flatMap(
+        transport.send({ method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) }, target),
+        (answer) => answer.status >= 200 && answer.status < 300
+          ? Effect.void
+          : Effect.fail(asDeleteError(kubeErrorOf(answer.status, answer.body, target), target))
+      )
+    }
+  })
+})
+
+/** A KubeApi on the kubeconfig the options point to (see loadKubeConfig for the search order). */
+export const make = (options: KubeLiveOptions): Effect.Effect<KubeApi["Service"], KubeConfigError, Scope.Scope> =>
+  Effect.flatMap(loadKubeConfig(options), (config) => makeFromConfig(config, options))
+
+export const KubeLive = {
+  /** The live KubeApi, counting its requests in preheat_api_requests_total. */
+  layer: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics> =>
+    withApiMetrics(Layer.effect(KubeApi, make(options)))
+}

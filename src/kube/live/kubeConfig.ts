@@ -1,0 +1,81 @@
+// Where the client's cluster and credentials come from, in controller-runtime's order: an explicit
+// path (--kubeconfig), $KUBECONFIG, the pod's service account, ~/.kube/config. client-node's own
+// loadFromDefault would fall back to http://localhost:8080 instead of failing, which only defers the
+// error to the first request.
+import { existsSync } from "node:fs"
+import { homedir } from "node:os"
+import { delimiter, join } from "node:path"
+import { KubeConfig } from "@kubernetes/client-node"
+import { Data, Effect } from "effect"
+
+/** The client cannot be configured: no or a broken kubeconfig, an unknown context, bad limits. */
+export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{ readonly message: string }> {}
+
+export interface KubeConfigSource {
+  /** A kubeconfig file; otherwise $KUBECONFIG, the service account, then ~/.kube/config. */
+  readonly kubeconfig?: string | undefined
+  /** A context of that kubeconfig instead of its current-context. */
+  readonly context?: string | undefined
+}
+
+const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token"
+
+// Parser errors quote the lines around the fault, which may hold a token: keep the first line only.
+const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split("\n")[0] ?? ""
+
+const fromFiles = (paths: ReadonlyArray<string>): KubeConfig => {
+  const config = new KubeConfig()
+  paths.forEach((path, i) => {
+    if (i === 0) {
+      config.loadFromFile(path)
+    } else {
+      // As kubectl merges $KUBECONFIG: the first file that sets a value wins, current-context included.
+      const next = new KubeConfig()
+      next.loadFromFile(path)
+      config.mergeConfig(next, Boolean(config.getCurrentContext()))
+    }
+  })
+  return config
+}
+
+const load = (source: KubeConfigSource, env: NodeJS.ProcessEnv): { readonly config: KubeConfig; readonly from: string } => {
+  if (source.kubeconfig !== undefined && source.kubeconfig !== "") {
+    return { config: fromFiles([source.kubeconfig]), from: source.kubeconfig }
+  }
+  const listed = (env["KUBECONFIG"] ?? "").split(delimiter).filter((path) => path !== "")
+  if (listed.length > 0) return { config: fromFiles(listed), from: `$KUBECONFIG (${listed.join(delimiter)})` }
+  if (env["KUBERNETES_SERVICE_HOST"] && env["KUBERNETES_SERVICE_PORT"] && existsSync(serviceAccountToken)) {
+    const config = new KubeConfig()
+    config.loadFromCluster()
+    return { config, from: "the pod's service account" }
+  }
+  const home = join(env["HOME"] ?? homedir(), ".kube", "config")
+  if (existsSync(home)) return { config: fromFiles([home]), from: home }
+  throw new KubeConfigError({
+    message: "no kubeconfig: pass --kubeconfig, set $KUBECONFIG, run in a pod with a service account, or create ~/.kube/config"
+  })
+}
+
+/** The kubeconfig to use, switched to `source.context` if given; fails with a message a user can act on. */
+export const loadKubeConfig = (
+  source: KubeConfigSource,
+  env: NodeJS.ProcessEnv = process.env
+): Effect.Effect<KubeConfig, KubeConfigError> =>
+  Effect.try({
+    try: () => {
+      const { config, from } = load(source, env)
+      if (source.context !== undefined && source.context !== "") {
+        if (config.getContextObject(source.context) === null) {
+          const known = config.getContexts().map((c) => c.name).join(", ")
+          throw new KubeConfigError({ message: `context "${source.context}" is not in ${from} (contexts: ${known || "none"})` })
+        }
+        config.setCurrentContext(source.context)
+      }
+      if (config.getCurrentCluster() === null) {
+        throw new KubeConfigError({ message: `${from} names no cluster for context "${config.getCurrentContext()}"` })
+      }
+      return config
+    },
+    catch: (error) =>
+      error instanceof KubeConfigError ? error : new KubeConfigError({ message: `cannot load the kubeconfig: ${firstLine(error)}` })
+  })

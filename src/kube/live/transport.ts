@@ -1,0 +1,120 @@
+// One request to the API server through client-node's own fetch and authentication. Every request
+// asks the KubeConfig for its headers (tokens from files, exec plugins and OIDC refresh there), but
+// all share one connection pool: client-node would build a new undici Agent, hence a new TCP and TLS
+// connection, for every request whose cluster has TLS settings (any in-cluster config).
+import { IsomorphicFetchHttpLibrary, RequestContext } from "@kubernetes/client-node"
+import type { HttpMethod, KubeConfig } from "@kubernetes/client-node"
+import { Duration, Effect } from "effect"
+import type { Scope } from "effect"
+import type { Unavailable } from "../errors.ts"
+import type { RateLimiter } from "./rateLimiter.ts"
+import { reasonOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
+
+export interface HttpRequest {
+  readonly method: HttpMethod
+  readonly path: string
+  readonly query?: Readonly<Record<string, string | undefined>>
+  readonly body?: unknown
+  readonly contentType?: string
+}
+
+/** Any HTTP answer; `body` is the parsed JSON, or undefined when the body was empty or not JSON. */
+export interface HttpAnswer {
+  readonly status: number
+  readonly body: unknown
+}
+
+export interface Transport {
+  /** Fails only when no answer came: refused, reset, timed out, or the credentials could not be had. */
+  readonly send: (request: HttpRequest, target: RequestTarget) => Effect.Effect<HttpAnswer, Unavailable>
+  /**
+   * The KubeConfig as client-node's Watch should see it: its requests get the same credentials,
+   * User-Agent and connection pool as `send`'s.
+   */
+  readonly watchConfig: KubeConfig
+}
+
+export interface TransportOptions {
+  readonly userAgent: string
+  readonly limiter: RateLimiter
+  /** How long a request may take before it is abandoned as Unavailable. */
+  readonly requestTimeout: Duration.Duration
+}
+
+type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>
+
+const parseJson = (text: string): unknown => {
+  if (text === "") return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** The connection pool client-node configures for this cluster and user, closed with the scope. */
+const sharedDispatcher = (config: KubeConfig, server: string): Effect.Effect<Dispatcher | undefined, Error, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const probe = new RequestContext(server, "GET")
+        await config.applySecurityAuthentication(probe)
+        return probe.getDispatcher()
+      },
+      catch: (error) => (error instanceof Error ? error : new Error(String(error)))
+    }),
+    (dispatcher) => dispatcher === undefined ? Effect.void : Effect.promise(() => dispatcher.destroy().catch(() => undefined))
+  )
+
+export const makeTransport = Effect.fnUntraced(function*(
+  config: KubeConfig,
+  options: TransportOptions
+): Effect.fn.Return<Transport, Error, Scope.Scope> {
+  const server = config.getCurrentCluster()?.server ?? ""
+  const dispatcher = yield* sharedDispatcher(config, server)
+  const library = new IsomorphicFetchHttpLibrary()
+
+  // Fresh headers every time (a token file or exec plugin may have rotated the token); the
+  // dispatcher client-node builds alongside is dropped unused, as it would open connections of its own.
+  const authenticate = async (context: RequestContext): Promise<void> => {
+    await config.applySecurityAuthentication(context)
+    if (dispatcher !== undefined) context.setDispatcher(dispatcher)
+    context.setHeaderParam("User-Agent", options.userAgent)
+  }
+
+  // Watch calls only getCurrentCluster and applySecurityAuthentication on its config.
+  const watchConfig: KubeConfig = Object.create(config)
+  watchConfig.applySecurityAuthentication = authenticate
+
+  const exchange = async (request: HttpRequest, signal: AbortSignal): Promise<HttpAnswer> => {
+    const context = new RequestContext(`${server}${request.path}`, request.method)
+    for (const [key, value] of Object.entries(request.query ?? {})) if (value !== undefined) context.setQueryParam(key, value)
+    await authenticate(context)
+    context.setHeaderParam("Accept", "application/json")
+    if (request.body !== undefined) {
+      context.setHeaderParam("Content-Type", request.contentType ?? "application/json")
+      context.setBody(JSON.stringify(request.body))
+    }
+    context.setSignal(signal)
+    const response = await library.send(context).toPromise()
+    return { status: response.httpStatusCode, body: parseJson(await response.body.text()) }
+  }
+
+  const timeoutMessage = `no answer within ${Duration.format(options.requestTimeout)}`
+
+  return {
+    watchConfig,
+    send: (request, target) =>
+      // The timeout starts once the limiter lets the request go: waiting for a token is not the server's fault.
+      Effect.andThen(
+        options.limiter.take,
+        Effect.tryPromise({
+          try: (signal) => exchange(request, signal),
+          catch: (error) => unavailableOf(target, reasonOf(error))
+        }).pipe(Effect.timeoutOrElse({
+          duration: options.requestTimeout,
+          orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
+        }))
+      )
+  }
+})
