@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
-import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const maxListImages = 255
 
@@ -26,8 +26,6 @@ export const ImageListPullJobSpec = Schema.Struct({
 )
 export type ImageListPullJobSpec = typeof ImageListPullJobSpec.Type
 
-const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
-
 export const FailedImageStatus = Schema.Struct({
   imagePullJob: Schema.optionalKey(Schema.String.pipe(described("Name of the child ImagePullJob."))),
   name: Schema.optionalKey(Schema.String.pipe(described("The image."))),
@@ -38,10 +36,10 @@ export type FailedImageStatus = typeof FailedImageStatus.Type
 export const ImageListPullJobStatus = Schema.Struct({
   startTime: Schema.optionalKey(Timestamp.pipe(described("When the job started."))),
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When every child job completed (Always jobs)."))),
-  desired: count("Number of images."),
-  active: count("Number of child jobs still running."),
-  completed: count("Number of child jobs completed."),
-  succeeded: count("Number of child jobs that succeeded on every node."),
+  desired: counter("Number of images."),
+  active: counter("Number of child jobs still running."),
+  completed: counter("Number of child jobs completed."),
+  succeeded: counter("Number of child jobs that succeeded on every node."),
   failedImageStatuses: Schema.optionalKey(
     Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))
   ),

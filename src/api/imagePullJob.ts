@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
-import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const ImagePullJobSpec = Schema.Struct({
   image: Schema.String.pipe(
@@ -15,15 +15,13 @@ export const ImagePullJobSpec = Schema.Struct({
 )
 export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
 
-const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
-
 export const ImagePullJobStatus = Schema.Struct({
   startTime: Schema.optionalKey(Timestamp.pipe(described("When the job started."))),
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the job completed (Always jobs)."))),
-  desired: count("Number of nodes the image is to be pulled on."),
-  active: count("Number of nodes pulling the image now."),
-  succeeded: count("Number of nodes that pulled the image."),
-  failed: count("Number of nodes that failed to pull the image."),
+  desired: counter("Number of nodes the image is to be pulled on."),
+  active: counter("Number of nodes pulling the image now."),
+  succeeded: counter("Number of nodes that pulled the image."),
+  failed: counter("Number of nodes that failed to pull the image."),
   failedNodes: Schema.optionalKey(
     Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))
   ),

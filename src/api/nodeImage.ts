@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
 import { ObjectMeta, ObjectReference } from "./meta.ts"
-import { described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 export const maxNodeImages = 256
 /** Bounds that keep the CRD's CEL cost estimate finite; far above what a node carries. */
@@ -126,14 +126,12 @@ export const SyncStatus = Schema.Struct({
 })
 export type SyncStatus = typeof SyncStatus.Type
 
-const count = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
-
 export const NodeImageStatus = Schema.Struct({
-  desired: count("Number of tags in the spec."),
-  pulling: count("Number of tags being pulled."),
-  waiting: count("Number of tags waiting for a free pull slot."),
-  succeeded: count("Number of tags pulled."),
-  failed: count("Number of tags that failed."),
+  desired: counter("Number of tags in the spec."),
+  pulling: counter("Number of tags being pulled."),
+  waiting: counter("Number of tags waiting for a free pull slot."),
+  succeeded: counter("Number of tags pulled."),
+  failed: counter("Number of tags that failed."),
   imageStatuses: Schema.optionalKey(
     Schema.Record(Schema.String, ImageStatus).pipe(described("Per-image, per-tag status, keyed like spec.images."))
   ),

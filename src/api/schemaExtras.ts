@@ -50,3 +50,6 @@ export const Timestamp = Schema.String.pipe(withOpenApi({ format: "date-time" })
 export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
 
 export const StringMap = Schema.Record(Schema.String, Schema.String)
+
+/** A status counter: a non-negative integer, 0 until first written. */
+export const counter = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))

@@ -3,10 +3,9 @@ import { KubeApi } from "../kube/KubeApi.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import type { ObjectEvent } from "./events.ts"
+import { rfc3339 } from "../api/time.ts"
 
 let sequence = 0
-
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 /**
  * Records a core/v1 Event about an object, as `kubectl describe` shows them. Events are
@@ -16,7 +15,7 @@ const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z
 export const recordEvent = (component: string) => (involved: KubeObject, event: ObjectEvent) =>
   Effect.gen(function*() {
     const api = yield* KubeApi
-    const now = iso(yield* Clock.currentTimeMillis)
+    const now = rfc3339(yield* Clock.currentTimeMillis)
     const name = involved.metadata.name ?? ""
     const namespace = involved.metadata.namespace ?? "default"
     // Unique like client-go's timestamp suffix, also for two events in the same (test) instant.

@@ -7,9 +7,8 @@ import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { splitKey } from "../kube/objectKey.ts"
 import { resources } from "../kube/resources.ts"
 import type { Resource } from "../kube/resources.ts"
+import { rfc3339 } from "../api/time.ts"
 import { setCondition } from "./status/conditions.ts"
-
-export const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 /**
  * Replaces some image entries of one NodeImage with a merge patch that carries the
@@ -63,7 +62,7 @@ const keyOf = (object: KubeObject): string =>
  */
 export const reportInvalid = (resource: Resource, store: Informer, object: KubeObject, reason: string, message: string) =>
   Effect.gen(function*() {
-    const now = iso(yield* Clock.currentTimeMillis)
+    const now = rfc3339(yield* Clock.currentTimeMillis)
     const status = (object["status"] ?? {}) as { conditions?: ReadonlyArray<never>; message?: string }
     const previous = (status.conditions ?? []) as ReadonlyArray<{ type: string; reason?: string; message?: string; status: string }>
     const valid = previous.find((c) => c.type === "Valid")

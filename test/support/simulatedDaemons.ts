@@ -7,6 +7,7 @@ import { makeInformer } from "../../src/kube/informer.ts"
 import type { Change } from "../../src/kube/informer.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
+import { rfc3339 } from "../../src/api/time.ts"
 
 export interface SimulatedDaemonOptions {
   /** How long a pull takes, from the moment its tag is seen. */
@@ -16,8 +17,6 @@ export interface SimulatedDaemonOptions {
   /** Nodes whose daemon never answers. */
   readonly silent?: (node: string) => boolean
 }
-
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 /**
  * Daemons for every node, simulated in one fiber set: each reports a tag Pulling as soon as it
@@ -62,7 +61,7 @@ export const simulateDaemons = Effect.fnUntraced(function*(
   const pull = (node: string, image: string, tag: string, version: number) =>
     Effect.gen(function*() {
       const start = yield* Clock.currentTimeMillis
-      set(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: iso(start) })
+      set(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
       yield* write(node)
       yield* Effect.sleep(options.pullMs)
       const end = yield* Clock.currentTimeMillis
@@ -74,8 +73,8 @@ export const simulateDaemons = Effect.fnUntraced(function*(
         phase: failed === undefined ? "Succeeded" : "Failed",
         version,
         progress: failed === undefined ? 100 : 0,
-        startTime: iso(start),
-        completionTime: iso(end),
+        startTime: rfc3339(start),
+        completionTime: rfc3339(end),
         ...(failed === undefined ? { imageID: `sha256:${image}-${tag}` } : { message: failed })
       })
       yield* write(node)

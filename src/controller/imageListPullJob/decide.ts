@@ -5,10 +5,9 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../events.ts"
 import { jitterSeconds } from "../jitter.ts"
 import { setCondition } from "../status/conditions.ts"
+import { rfc3339 } from "../../api/time.ts"
 
 export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
-
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 /** A short stable hash: children's names and template labels must not change between reconciles. */
 const shortHash = (text: string): string =>
@@ -46,7 +45,7 @@ export const decideImageListPullJob = (
   now: number
 ): ListJobDecision => {
   const previous = job.status
-  const nowIso = iso(now)
+  const nowIso = rfc3339(now)
   const ttl = job.spec.completionPolicy.ttlSecondsAfterFinished
   if (previous?.completionTime !== undefined) {
     const deleteAt = ttl === undefined ? undefined : Date.parse(previous.completionTime) + ttl * 1000

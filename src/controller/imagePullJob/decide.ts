@@ -6,6 +6,7 @@ import { setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
+import { rfc3339 } from "../../api/time.ts"
 
 /** A new image entry for one node; `entry: undefined` removes the image from the node. */
 export interface NodeWrite {
@@ -37,8 +38,6 @@ export interface JobInput {
   readonly propagateEdits: boolean
 }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
-
 const percent = (done: number, desired: number): string =>
   (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
 
@@ -50,7 +49,7 @@ const percent = (done: number, desired: number): string =>
 export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, task }: JobInput): JobDecision => {
   const { spec } = job
   const previous = job.status
-  const nowIso = iso(now)
+  const nowIso = rfc3339(now)
   const events: Array<ObjectEvent> = []
   const always = spec.completionPolicy.type === "Always"
 

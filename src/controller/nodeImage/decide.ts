@@ -2,6 +2,7 @@ import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatu
 import type { ObjectReference } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { readySince } from "./nodeReadiness.ts"
+import { rfc3339 } from "../../api/time.ts"
 
 export interface NodeImageSettings {
   /** How long a Node must have been Ready before it gets a NodeImage. */
@@ -41,8 +42,6 @@ export type NodeImageDecision =
     readonly wakeAt: number | undefined
   }
 
-const iso = (ms: number): string => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
-
 const labelChanges = (
   current: Readonly<Record<string, string>>,
   wanted: Readonly<Record<string, string>>
@@ -75,7 +74,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
   let wakeAt: number | undefined
   const images = new Map<string, ImageSpec | undefined>()
   const failures: Array<TagFailure> = []
-  const nowIso = iso(now)
+  const nowIso = rfc3339(now)
   for (const [name, entry] of Object.entries(nodeImage.spec.images ?? {})) {
     const statuses = nodeImage.status?.imageStatuses?.[name]?.tags ?? []
     let changed = false
@@ -153,7 +152,7 @@ export const withFailures = (
       tag: failure.tag,
       phase: "Failed",
       version: versions(failure.image, failure.tag),
-      completionTime: iso(now),
+      completionTime: rfc3339(now),
       message: failure.message
     }
     entry.tags = [...entry.tags.filter((t) => t.tag !== failure.tag), failed]
