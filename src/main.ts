@@ -2,6 +2,7 @@
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
+import { apiserverCommand } from "./cli/apiserverCommand.ts"
 import { controllerCommand } from "./cli/controllerCommand.ts"
 import { crdsCommand } from "./cli/crdsCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
@@ -12,7 +13,7 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([controllerCommand, crdsCommand, versionCommand])
+  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, versionCommand])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>

@@ -16,5 +16,6 @@ export const resources = {
   pod: { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
   secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
   event: { apiVersion: "v1", kind: "Event", plural: "events", namespaced: true },
-  lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases", namespaced: true }
+  lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases", namespaced: true },
+  namespace: { apiVersion: "v1", kind: "Namespace", plural: "namespaces", namespaced: false }
 } as const satisfies Record<string, Resource>

@@ -9,7 +9,9 @@ import type { InvalidObject } from "../../src/api/invalidObject.ts"
 import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
 import { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { NodeImage } from "../../src/api/nodeImage.ts"
-import { applyDefaults, celViolations } from "../support/crdSchema.ts"
+import { celViolations } from "../../src/apiserver/celRules.ts"
+import { applyDefaults } from "../../src/apiserver/structuralSchema.ts"
+import type { StructuralSchema } from "../../src/apiserver/structuralSchema.ts"
 
 type Node = Record<string, unknown>
 const rootSchema = (kind: string): Node => {
@@ -77,7 +79,7 @@ describe("the API server's defaults equal the decoder's", () => {
     const decoded = Schema.encodeUnknownSync(schema as Schema.Codec<unknown, unknown>)(
       Schema.decodeUnknownSync(schema as Schema.Codec<unknown, unknown>)(input)
     )
-    expect(applyDefaults(rootSchema(kind), input)).toEqual(decoded)
+    expect(applyDefaults(rootSchema(kind) as StructuralSchema, input)).toEqual(decoded)
   })
 })
 
@@ -90,7 +92,7 @@ describe("CEL rules agree with the controller's validation", () => {
   type Kind = keyof typeof decoders
 
   const celMessages = (kind: Kind, input: unknown): ReadonlyArray<string> =>
-    celViolations(rootSchema(kind), applyDefaults(rootSchema(kind), input)).map((v) => v.message)
+    celViolations(rootSchema(kind) as StructuralSchema, applyDefaults(rootSchema(kind) as StructuralSchema, input)).map((v) => v.message)
   const decoderMessages = (kind: Kind, input: unknown): ReadonlyArray<string> => {
     const result: Result.Result<unknown, InvalidObject> = decoders[kind](input)
     return Result.isFailure(result) ? result.failure.errors.map((e) => e.message) : []

@@ -1,0 +1,104 @@
+// Stored objects are deeply frozen JSON and handed as they are to every reader and watcher; a
+// write shares the unchanged subtrees of the previous version, so that keeping a bounded watch
+// history costs only what changed.
+import type { KubeObject } from "../kube/KubeApi.ts"
+
+export type JsonObject = { readonly [key: string]: unknown }
+
+export const isPlainObject = (u: unknown): u is JsonObject => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+/** A value that cannot be stored as JSON, with where it was found. */
+export class NotJson {
+  readonly path: string
+  readonly reason: string
+  constructor(path: string, reason: string) {
+    this.path = path
+    this.reason = reason
+  }
+}
+
+const maxDepth = 256
+
+export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
+  // A JSON key "__proto__" is data, not the prototype.
+  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+  else target[key] = value
+}
+
+/**
+ * `value` as deeply frozen JSON, reusing `previous` (and its subtrees) wherever they are equal, so
+ * that an unchanged write returns `previous` itself. Keys whose value is undefined are dropped and
+ * toJSON is honoured, as JSON.stringify does; anything else that is not JSON throws NotJson.
+ *
+ * `previous` is always stored data, so anything reachable from it is already deeply frozen: a
+ * value found there (same place, or for arrays any element) is taken as is. Everything else is
+ * walked, which costs no allocation where it turns out equal. (A WeakSet of frozen objects would
+ * recognise more, but costs more memory and GC time than it saves.)
+ */
+export const intern = (value: unknown, previous: unknown, path = "", depth = 0): unknown => {
+  if (typeof value !== "object") return internPrimitive(value, path)
+  if (value === null || value === previous) return value
+  if (depth > maxDepth) throw new NotJson(path, `nested deeper than ${maxDepth} levels`)
+  if (Array.isArray(value)) return internArray(value, Array.isArray(previous) ? previous : undefined, path, depth)
+  const toJSON = (value as { toJSON?: unknown }).toJSON
+  if (typeof toJSON === "function") return intern(toJSON.call(value), previous, path, depth + 1)
+  if (!isPlainObject(value)) throw new NotJson(path, `a ${(value as object).constructor?.name ?? "non-plain object"} is not JSON`)
+  const prev = isPlainObject(previous) ? previous : undefined
+  const out: Record<string, unknown> = {}
+  let count = 0
+  let same = prev !== undefined
+  for (const key of Object.keys(value)) {
+    const raw = value[key]
+    if (raw === undefined) continue
+    const before = prev !== undefined && Object.hasOwn(prev, key) ? prev[key] : undefined
+    const item = intern(raw, before, path === "" ? key : `${path}.${key}`, depth + 1)
+    setOwn(out, key, item)
+    count++
+    if (same && (item !== before || before === undefined)) same = false
+  }
+  if (same && prev !== undefined && Object.keys(prev).length === count) return prev
+  return Object.freeze(out)
+}
+
+const internPrimitive = (value: unknown, path: string): unknown => {
+  if (typeof value === "string" || typeof value === "boolean") return value
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new NotJson(path, `${value} is not a JSON number`)
+    return value
+  }
+  throw new NotJson(path, `a ${typeof value} is not JSON`)
+}
+
+// Elements moved within the array (an insertion, a removal) are still found in `prev` and reused.
+const internArray = (value: ReadonlyArray<unknown>, prev: ReadonlyArray<unknown> | undefined, path: string, depth: number) => {
+  let same = prev !== undefined && prev.length === value.length
+  let known: Set<unknown> | undefined
+  const out = new Array<unknown>(value.length)
+  for (let i = 0; i < value.length; i++) {
+    const raw = value[i] === undefined ? null : value[i]
+    let item: unknown
+    if (prev !== undefined && raw !== prev[i] && typeof raw === "object" && raw !== null) {
+      known ??= new Set(prev)
+      item = known.has(raw) ? raw : intern(raw, prev[i], `${path}[${i}]`, depth + 1)
+    } else {
+      item = intern(raw, prev?.[i], `${path}[${i}]`, depth + 1)
+    }
+    out[i] = item
+    if (same && item !== prev?.[i]) same = false
+  }
+  return same ? prev : Object.freeze(out)
+}
+
+/** A copy of a stored object with some metadata fields replaced (undefined removes one). */
+export const withMetadata = (object: KubeObject, changes: JsonObject): KubeObject => {
+  const metadata: Record<string, unknown> = { ...object.metadata }
+  for (const [key, value] of Object.entries(changes)) {
+    if (value === undefined) delete metadata[key]
+    else metadata[key] = intern(value, undefined, `metadata.${key}`, 1)
+  }
+  return Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject
+}

@@ -1,0 +1,64 @@
+// Reads and whole-object writes of single objects: get, create, update (PUT) and a namespace's
+// finalize, as kube-apiserver's REST handlers perform them in front of the store.
+import { randomUUID } from "node:crypto"
+import { Clock, Effect } from "effect"
+import { KubeApi } from "../kube/KubeApi.ts"
+import type { KubeObject, Subresource } from "../kube/KubeApi.ts"
+import { isDryRun } from "./apiRequest.ts"
+import type { ApiRequest } from "./apiRequest.ts"
+import { isPlainObject } from "./frozenJson.ts"
+import type { JsonObject } from "./frozenJson.ts"
+import { admitIntoNamespace } from "./namespaceLifecycle.ts"
+import { admitted, keyOf, metadataOf, objectBody, placed, respond, storeError, withMetadata } from "./objectContext.ts"
+import type { ObjectContext } from "./objectContext.ts"
+import { timestamp } from "./timestamp.ts"
+
+export const getObject = (context: ObjectContext, name: string) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    const object = yield* api.get(context.kind.resource, keyOf(context.namespace, name)).pipe(Effect.mapError(storeError(context.kind)))
+    return yield* respond(200, context, object)
+  })
+
+// What a dry-run create returns: the object as the store would make it, without storing it.
+const dryRunCreated = (object: JsonObject, now: number): JsonObject => {
+  const meta = metadataOf(object)
+  const name = typeof meta["name"] === "string" && meta["name"] !== "" ? meta["name"] : `${String(meta["generateName"] ?? "")}dryrun`
+  return withMetadata(object, { name, uid: randomUUID(), generation: 1, creationTimestamp: timestamp(now) })
+}
+
+export const createObject = (context: ObjectContext, request: ApiRequest) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    const body = yield* Effect.flatMap(objectBody(request), (b) => placed(context, b))
+    const { object, warnings } = yield* admitted(context, body, "create", "main")
+    const name = String(metadataOf(object)["name"] ?? metadataOf(object)["generateName"] ?? "")
+    if (context.namespace !== undefined) yield* admitIntoNamespace(context.kind, context.namespace, name)
+    if (isDryRun(request)) return yield* respond(201, context, dryRunCreated(object, yield* Clock.currentTimeMillis) as KubeObject, warnings)
+    const created = yield* api.create(context.kind.resource, object as KubeObject).pipe(Effect.mapError(storeError(context.kind)))
+    return yield* respond(201, context, created, warnings)
+  })
+
+export const updateObject = (context: ObjectContext, request: ApiRequest, name: string, subresource: Subresource) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    const body = yield* Effect.flatMap(objectBody(request), (b) => placed(context, b, name))
+    const { object, warnings } = yield* admitted(context, body, "update", subresource)
+    if (isDryRun(request)) {
+      yield* api.get(context.kind.resource, keyOf(context.namespace, name)).pipe(Effect.mapError(storeError(context.kind)))
+      return yield* respond(200, context, object as KubeObject, warnings)
+    }
+    const updated = yield* api.update(context.kind.resource, object as KubeObject, subresource).pipe(Effect.mapError(storeError(context.kind)))
+    return yield* respond(200, context, updated, warnings)
+  })
+
+/** A namespace's spec.finalizers, written only through /finalize on a real server. */
+export const finalizeNamespace = (context: ObjectContext, request: ApiRequest, name: string) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    const body = yield* objectBody(request)
+    const spec = isPlainObject(body["spec"]) ? body["spec"] : {}
+    const finalized = yield* api.patch(context.kind.resource, { name }, { spec: { finalizers: spec["finalizers"] ?? null } })
+      .pipe(Effect.mapError(storeError(context.kind)))
+    return yield* respond(200, context, finalized)
+  })
