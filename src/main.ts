@@ -5,6 +5,7 @@ import { CliError, Command } from "effect/cli"
 import { apiserverCommand } from "./cli/apiserverCommand.ts"
 import { controllerCommand } from "./cli/controllerCommand.ts"
 import { crdsCommand } from "./cli/crdsCommand.ts"
+import { daemonCommand } from "./cli/daemonCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
 import { versionCommand } from "./cli/versionCommand.ts"
 import { version } from "./version.ts"
@@ -13,7 +14,7 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, versionCommand])
+  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, versionCommand])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>

@@ -6,6 +6,9 @@
 #   test/e2e/runtime.sh start    install what is missing (apt), start, wait, write the env file
 #   test/e2e/runtime.sh stop     stop what start started and remove the dir
 #   test/e2e/runtime.sh status   exit 0 when everything answers
+#   test/e2e/runtime.sh restart-containerd
+#                                stop containerd (SIGTERM, as a service restart does) and start it
+#                                again with the same config, socket and store; registries untouched
 #
 # Settings (environment): PREHEAT_E2E_DIR (default /tmp/preheat-e2e),
 # PREHEAT_E2E_REGISTRY_PORT (5055), PREHEAT_E2E_AUTH_REGISTRY_PORT (5056),
@@ -263,9 +266,21 @@ EOF
   log "ready in ${SECONDS}s; env file $ENV_FILE"
 }
 
+restart_containerd() {
+  [ "$(id -u)" -eq 0 ] || die "containerd needs root"
+  [ -f "$ENV_FILE" ] || die "no runtime started in $DIR (no $ENV_FILE)"
+  local snapshotter
+  snapshotter="$(sed -n 's/^PREHEAT_E2E_SNAPSHOTTER=//p' "$ENV_FILE")"
+  [ -n "$snapshotter" ] || die "$ENV_FILE names no snapshotter"
+  stop_pids "$DIR/containerd.pid"
+  start_containerd "$snapshotter" || { tail -n 30 "$DIR/logs/containerd.log" >&2; die "containerd did not come back"; }
+  log "containerd restarted in ${SECONDS}s"
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
   status) status ;;
-  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+  restart-containerd) restart_containerd ;;
+  *) echo "usage: $0 start|stop|status|restart-containerd" >&2; exit 2 ;;
 esac

@@ -1,0 +1,228 @@
+/**
+ * npm run bench:daemon -- [--runs 8] [--busy-size-mb 20] [--sources]
+ *
+ * The daemon against a real containerd and registry (start them first: test/e2e/runtime.sh start;
+ * PREHEAT_E2E_DIR says where they are). The daemon runs as a child process (KubeApi over IPC from
+ * this process's in-memory API server, the live CRI layer), bundled with esbuild as it ships
+ * unless --sources, so its memory is its own.
+ *
+ * For a 50 MB and a 200 MB image, RUNS times each, alternating which goes first, with the image
+ * removed from the node before every pull:
+ * - direct: one CRI PullImage call from this process;
+ * - daemon: the time from writing the tag (a new version, IfNotPresent) to seeing Succeeded in its
+ *   status through a watch.
+ * overhead_ratio is the median over all runs of daemon / direct. Also shown: the daemon's own
+ * round trip for an image the node has (IfNotPresent: write, watch, ImageStatus, status write).
+ * idle_rss_mib: the daemon running with an empty NodeImage; busy_rss_mib: its peak while 10 tags
+ * (distinct images) pull at once. The last line is machine-readable.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { loadavg, tmpdir } from "node:os"
+import { join } from "node:path"
+import { parseArgs } from "node:util"
+import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
+import { build } from "esbuild"
+import * as CriLive from "../layers/criLive.ts"
+import { InMemoryKubeApi } from "../layers/inMemoryKubeApi.ts"
+import type { ImageTagStatus } from "../src/api/nodeImage.ts"
+import { CriRuntime } from "../src/cri/CriRuntime.ts"
+import { KubeApi, type KubeObject } from "../src/kube/KubeApi.ts"
+import { resources } from "../src/kube/resources.ts"
+import { daemonChildSource, type DaemonProcess, startDaemonProcess } from "../test/daemon/support/daemonProcess.ts"
+import { envFilePath, readEnvFile } from "../test/e2e/e2eEnv.ts"
+import { publishImage, type PushedImage } from "../test/support/imageBuilder.ts"
+
+const { values } = parseArgs({
+  options: {
+    runs: { type: "string", default: "8" },
+    "busy-size-mb": { type: "string", default: "20" },
+    sources: { type: "boolean", default: false }
+  }
+})
+const runs = Number(values.runs)
+const busySize = Number(values["busy-size-mb"]) * 1_000_000
+const MB = 1_000_000
+const MiB = 1024 * 1024
+
+const fail = (message: string): never => {
+  console.error(`bench:daemon: ${message}`)
+  process.exit(1)
+}
+
+if (!existsSync(envFilePath())) fail(`no runtime: ${envFilePath()} is missing (start one with test/e2e/runtime.sh start)`)
+const env = readEnvFile()
+const node = `bench-${process.pid}`
+const tag = (version: number, tagName: string) => ({ tag: tagName, version, imagePullPolicy: "IfNotPresent" })
+
+const runtime = ManagedRuntime.make(Layer.mergeAll(InMemoryKubeApi.layer, CriLive.layer({ socket: env.socket })))
+const exec = <A, E>(effect: Effect.Effect<A, E, KubeApi | CriRuntime>) => runtime.runPromise(effect)
+const api = await exec(Effect.service(KubeApi))
+const cri = await exec(Effect.service(CriRuntime))
+
+const median = (xs: ReadonlyArray<number>): number => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+}
+
+const statusOf = (object: KubeObject, image: string, tagName: string): ImageTagStatus | undefined =>
+  (object["status"] as { imageStatuses?: Record<string, { tags: ReadonlyArray<ImageTagStatus> }> } | undefined)
+    ?.imageStatuses?.[image]?.tags.find((t) => t.tag === tagName)
+
+/** Writes spec.images and resolves, through a watch, once `done` holds for the stored object. */
+const writeAndWait = async (images: Record<string, unknown>, done: (object: KubeObject) => boolean): Promise<number> => {
+  const current = await exec(api.get(resources.nodeImage, { name: node }))
+  const started = performance.now()
+  const written = await exec(api.update(resources.nodeImage, { ...current, spec: { images } }))
+  if (done(written)) return performance.now() - started
+  await exec(
+    api.watch(resources.nodeImage, { fieldSelector: `metadata.name=${node}`, resourceVersion: written.metadata.resourceVersion ?? "0" }).pipe(
+      Stream.filter((event) => event.type !== "BOOKMARK" && event.type !== "DELETED" && done(event.object)),
+      Stream.take(1),
+      Stream.runDrain,
+      Effect.timeout(Duration.minutes(10))
+    )
+  )
+  return performance.now() - started
+}
+
+const remove = (image: PushedImage) => exec(cri.removeImage(image.reference()))
+
+/** A bundle of the child as it would ship: one minified ESM file, nothing resolved at run time. */
+const bundleChild = async (dir: string): Promise<string> => {
+  const outfile = join(dir, "daemon-child.mjs")
+  await build({
+    entryPoints: [daemonChildSource],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node22",
+    minify: true,
+    logLevel: "error",
+    banner: { js: `import { createRequire as __benchRequire } from "node:module"; const require = __benchRequire(import.meta.url);` }
+  })
+  return outfile
+}
+
+const dir = mkdtempSync(join(tmpdir(), "preheat-bench-daemon-"))
+let daemon: DaemonProcess | undefined
+try {
+  const run = String(process.pid)
+  const registry = { host: env.registry }
+  console.log(`bench:daemon: building and pushing test images to ${env.registry} ...`)
+  const sized = [
+    { label: "50MB", image: await publishImage(registry, `bench/daemon-50-${run}`, [{ size: 50 * MB, seed: `bench-${run}-50` }], ["v1"]) },
+    {
+      label: "200MB",
+      image: await publishImage(registry, `bench/daemon-200-${run}`, [
+        { size: 100 * MB, seed: `bench-${run}-200a` },
+        { size: 100 * MB, seed: `bench-${run}-200b` }
+      ], ["v1"])
+    }
+  ]
+  const busyImages: Array<PushedImage> = []
+  for (let i = 0; i < 10; i++) {
+    busyImages.push(await publishImage(registry, `bench/daemon-busy-${i}-${run}`, [{ size: busySize, seed: `bench-${run}-busy-${i}` }], ["v1"]))
+  }
+
+  await exec(api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} }))
+  const entry = values.sources ? undefined : await bundleChild(dir)
+  daemon = await startDaemonProcess(api, {
+    daemon: { nodeName: node, maxConcurrentPulls: 10 },
+    socket: env.socket
+  }, entry === undefined ? {} : { entry })
+  const child = daemon
+
+  // Idle: started, synced, nothing to do; let start-up garbage settle first.
+  await new Promise((resolve) => setTimeout(resolve, 3000))
+  const idleSamples: Array<number> = []
+  for (let i = 0; i < 10; i++) {
+    idleSamples.push(child.rssBytes())
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+  const idleRss = median(idleSamples) / MiB
+
+  const ratios: Array<number> = []
+  let version = 0
+
+  // The daemon's fixed cost: a tag whose image the node already has.
+  const presentImage = sized[0]!.image
+  const presentName = `${env.registry}/${presentImage.repository}`
+  await exec(cri.pullImage({ image: presentImage.reference(), timeout: Duration.minutes(10) }))
+  const roundTrips: Array<number> = []
+  for (let i = 0; i < runs; i++) {
+    const v = ++version
+    roundTrips.push(await writeAndWait({ [presentName]: { tags: [tag(v, "v1")] } }, (object) => {
+      const status = statusOf(object, presentName, "v1")
+      return status?.version === v && status.phase === "Succeeded"
+    }))
+  }
+  console.log(
+    `bench:daemon: present image (IfNotPresent): tag written to Succeeded seen, median ${median(roundTrips).toFixed(1)} ms ` +
+      `[${roundTrips.map((t) => t.toFixed(1)).join(", ")}]`
+  )
+  for (const { label, image } of sized) {
+    const name = `${env.registry}/${image.repository}`
+    const direct: Array<number> = []
+    const viaDaemon: Array<number> = []
+    await remove(image)
+    for (let i = 0; i < runs; i++) {
+      const pullDirect = async () => {
+        const started = performance.now()
+        await exec(cri.pullImage({ image: image.reference(), timeout: Duration.minutes(10) }))
+        direct.push(performance.now() - started)
+        await remove(image)
+      }
+      const pullDaemon = async () => {
+        const v = ++version
+        viaDaemon.push(await writeAndWait({ [name]: { tags: [tag(v, "v1")] } }, (object) => {
+          const status = statusOf(object, name, "v1")
+          if (status?.version === v && status.phase === "Failed") throw new Error(`daemon pull failed: ${status.message}`)
+          return status?.version === v && status.phase === "Succeeded"
+        }))
+        await remove(image)
+      }
+      if (i % 2 === 0) {
+        await pullDirect()
+        await pullDaemon()
+      } else {
+        await pullDaemon()
+        await pullDirect()
+      }
+      ratios.push(viaDaemon.at(-1)! / direct.at(-1)!)
+    }
+    const own = ratios.slice(-runs)
+    console.log(
+      `bench:daemon: ${label}: median of ratios ${median(own).toFixed(3)}; direct median ${median(direct).toFixed(0)} ms [${direct.map((t) => t.toFixed(0)).join(", ")}], ` +
+        `daemon median ${median(viaDaemon).toFixed(0)} ms [${viaDaemon.map((t) => t.toFixed(0)).join(", ")}], ` +
+        `ratio of medians ${(median(viaDaemon) / median(direct)).toFixed(3)}`
+    )
+  }
+
+  // Busy: ten tags at once, the RSS sampled every 20 ms until all have succeeded.
+  let peak = child.rssBytes()
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, child.rssBytes())
+  }, 20)
+  const busyImagesSpec = Object.fromEntries(busyImages.map((image) => [`${env.registry}/${image.repository}`, { tags: [tag(0, "v1")] }]))
+  const busyMillis = await writeAndWait(busyImagesSpec, (object) =>
+    busyImages.every((image) => statusOf(object, `${env.registry}/${image.repository}`, "v1")?.phase === "Succeeded"))
+  clearInterval(sampler)
+  peak = Math.max(peak, child.rssBytes())
+  const busyRss = peak / MiB
+  const afterRss = child.rssBytes() / MiB
+  console.log(
+    `bench:daemon: 10 concurrent pulls of ${busySize / MB} MB took ${busyMillis.toFixed(0)} ms; ` +
+      `RSS idle ${idleRss.toFixed(1)} MiB, peak ${busyRss.toFixed(1)} MiB, after ${afterRss.toFixed(1)} MiB ` +
+      `(${entry === undefined ? "TypeScript sources" : "esbuild bundle"}, Node ${process.versions.node}, ` +
+      `load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`
+  )
+  for (const image of busyImages) await remove(image)
+
+  console.log(`bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} busy_rss_mib=${busyRss.toFixed(1)}`)
+} finally {
+  await daemon?.stop()
+  await runtime.dispose()
+  rmSync(dir, { recursive: true, force: true })
+}

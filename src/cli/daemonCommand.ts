@@ -1,0 +1,80 @@
+import { Effect, Layer, Option } from "effect"
+import { Command, Flag } from "effect/cli"
+import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
+import { schedulerLayer } from "../../layers/scheduler.ts"
+import { runDaemon } from "../daemon/daemon.ts"
+import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
+import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
+import { Metrics } from "../ops/metrics.ts"
+import { version } from "../version.ts"
+
+const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
+const integer = (name: string, description: string, fallback: number) =>
+  Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))
+
+/** Missing NODE_NAME is a usage error of the DaemonSet: said in one line, not a stack trace. */
+class MissingNodeName extends Error {
+  override readonly message = "no node name: set --node-name or NODE_NAME (the DaemonSet sets it from spec.nodeName)"
+}
+
+export const daemonCommand = Command.make(
+  "daemon",
+  {
+    nodeName: text("node-name", "The node this daemon pulls for; default: $NODE_NAME.").pipe(Flag.optional),
+    kubeconfig: text(
+      "kubeconfig",
+      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
+    ).pipe(Flag.optional),
+    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+    runtimeSocket: text(
+      "runtime-socket",
+      "CRI socket (path or unix:// URL); default: the first that answers of containerd, crio and " +
+        "cri-dockerd under --host-run-dir."
+    ).pipe(Flag.optional),
+    hostRunDir: text("host-run-dir", "Where to look for the runtime socket.").pipe(Flag.withDefault("/var/run")),
+    secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
+      Flag.withDefault(defaultDaemonOptions.secretNamespace)
+    ),
+    maxConcurrentPulls: integer(
+      "max-concurrent-pulls",
+      "Pulls at once on this node; further tags wait",
+      defaultDaemonOptions.maxConcurrentPulls
+    ),
+    metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(
+      Flag.withDefault(defaultDaemonOptions.metricsHost)
+    ),
+    metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics", defaultDaemonOptions.metricsPort),
+    qps: integer("kube-api-qps", "Requests per second to the API server", daemonRateLimit.qps),
+    burst: integer("kube-api-burst", "Requests allowed in a burst", daemonRateLimit.burst),
+    logFormat: logFormatFlag
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const nodeName = Option.getOrUndefined(flags.nodeName) ?? process.env["NODE_NAME"]
+      if (nodeName === undefined || nodeName === "") return yield* Effect.fail(new MissingNodeName())
+      const kube = KubeLive.layer({
+        kubeconfig: Option.getOrUndefined(flags.kubeconfig),
+        context: Option.getOrUndefined(flags.context),
+        qps: flags.qps,
+        burst: flags.burst,
+        userAgent: `preheat-daemon/${version} (${nodeName})`
+      })
+      return yield* runDaemon(daemonOptions({
+        nodeName,
+        runtimeSocket: Option.getOrUndefined(flags.runtimeSocket),
+        hostRunDir: flags.hostRunDir,
+        secretNamespace: flags.secretNamespace,
+        maxConcurrentPulls: flags.maxConcurrentPulls,
+        metricsHost: flags.metricsHost,
+        metricsPort: flags.metricsPort
+      })).pipe(
+        Effect.provide(Layer.mergeAll(kube, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(loggingLayer({ format: flags.logFormat }))
+      )
+    })
+).pipe(
+  Command.withDescription(
+    "Run the daemon on one node: watch its NodeImage, pull each tag through the node's CRI runtime, " +
+      "report status and progress."
+  )
+)

@@ -1,0 +1,114 @@
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import * as CriLive from "../../layers/criLive.ts"
+import { CriRuntime } from "../cri/CriRuntime.ts"
+import type { RuntimeUnavailable } from "../cri/errors.ts"
+import { makeInformer } from "../kube/informer.ts"
+import type { Informer } from "../kube/informer.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
+import { resources } from "../kube/resources.ts"
+import { Metrics } from "../ops/metrics.ts"
+import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
+import type { Scheduler } from "../scheduler/Scheduler.ts"
+import { runtimeCheck, watchCheck } from "./health.ts"
+import type { DaemonOptions } from "./options.ts"
+import { makePuller } from "./puller.ts"
+import { makePullSlots } from "./pullSlots.ts"
+import { makeStatusReporter } from "./statusReporter.ts"
+
+export type { DaemonOptions } from "./options.ts"
+export { daemonOptions, defaultDaemonOptions, nodeNameConfig } from "./options.ts"
+
+/** A running daemon, for the ops endpoint and for tests. */
+export interface Daemon {
+  /** Resolves once the NodeImage has been listed. */
+  readonly synced: Effect.Effect<void>
+  readonly hasSynced: () => boolean
+  /** Liveness: the runtime answers Version and the NodeImage watch has synced. */
+  readonly health: Effect.Effect<HealthReport>
+  /** Readiness: the NodeImage watch has synced. */
+  readonly ready: Effect.Effect<HealthReport>
+  /** Workers running (waiting or pulling), by tag key (`image tag`) and version. */
+  readonly running: () => ReadonlyMap<string, number>
+}
+
+/**
+ * The daemon's work for the life of the scope (SPEC §3): a watch of this node's NodeImage only,
+ * pull workers under the per-node cap, and the status reporter.
+ */
+export const startDaemon = Effect.fnUntraced(function*(
+  options: DaemonOptions
+): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope> {
+  const metrics = yield* Metrics
+  const services = yield* Effect.context<CriRuntime>()
+  let informer: Informer | undefined
+  const reporter = yield* makeStatusReporter({
+    nodeName: options.nodeName,
+    nodeImages: () => informer!,
+    progressInterval: options.progressWriteInterval
+  })
+  const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
+  const puller = yield* makePuller({
+    nodeName: options.nodeName,
+    secretNamespace: options.secretNamespace,
+    component: options.component,
+    slots,
+    reporter,
+    current: () => informer?.get(options.nodeName)
+  })
+  informer = yield* makeInformer(
+    resources.nodeImage,
+    { fieldSelector: `metadata.name=${options.nodeName}` },
+    () => Effect.suspend(() => puller.sync(informer?.get(options.nodeName)))
+  )
+  const watched = informer
+  const ready = Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)])
+  const health = Effect.map(runtimeCheck, (runtime): HealthReport => [runtime, watchCheck(watched.hasSynced)]).pipe(
+    Effect.provideContext(services)
+  )
+  return {
+    synced: watched.synced,
+    hasSynced: watched.hasSynced,
+    health,
+    ready,
+    running: puller.running
+  }
+})
+
+/** The daemon plus its ops endpoint; resolves with the bound port once both are up. */
+export const serveDaemon = Effect.fnUntraced(function*(
+  options: DaemonOptions
+): Effect.fn.Return<
+  { readonly daemon: Daemon; readonly port: number },
+  OpsServerError,
+  KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope
+> {
+  const daemon = yield* startDaemon(options)
+  const { port } = yield* serveOps({ host: options.metricsHost, port: options.metricsPort, health: daemon.health, ready: daemon.ready })
+  yield* Effect.logInfo("daemon started").pipe(
+    Effect.annotateLogs({
+      node: options.nodeName,
+      opsPort: port,
+      maxConcurrentPulls: options.maxConcurrentPulls,
+      secretNamespace: options.secretNamespace
+    })
+  )
+  return { daemon, port }
+})
+
+/**
+ * `preheat daemon`: the live CRI runtime (the socket given, else the first of SPEC §3's that
+ * answers; none answering fails the start, and the kubelet restarts the pod), the daemon and its
+ * ops endpoint, until interrupted. KubeApi, Metrics and Scheduler come from the command (the live
+ * Kubernetes client, Metrics.layer, schedulerLayer).
+ */
+export const runDaemon = (
+  options: DaemonOptions
+): Effect.Effect<never, RuntimeUnavailable | OpsServerError, KubeApi | Metrics | Scheduler> =>
+  Effect.gen(function*() {
+    yield* serveDaemon(options)
+    return yield* Effect.never
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(CriLive.layer({ socket: options.runtimeSocket, hostRunDir: options.hostRunDir }))
+  )

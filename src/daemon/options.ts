@@ -1,0 +1,44 @@
+import { Config, Duration } from "effect"
+
+/** What `preheat daemon` needs to run on one node (SPEC §3). */
+export interface DaemonOptions {
+  /** The node this daemon pulls for: its NodeImage has the same name (NODE_NAME in the DaemonSet). */
+  readonly nodeName: string
+  /** `--runtime-socket`: a path or `unix://` URL; absent, the host's run dir is searched (SPEC §3). */
+  readonly runtimeSocket?: string | undefined
+  /** Where to search for a runtime socket (default /var/run; the DaemonSet mounts the host's at /host/var/run). */
+  readonly hostRunDir?: string | undefined
+  /** The only namespace whose Secrets the daemon reads: the controller's copies of pull secrets live there. */
+  readonly secretNamespace: string
+  /** `--max-concurrent-pulls`: pulls running at once on this node; further tags report Waiting. */
+  readonly maxConcurrentPulls: number
+  /** The ops endpoint (/healthz, /readyz, /metrics); 0 picks a free port. */
+  readonly metricsPort: number
+  readonly metricsHost: string
+  /** Status writes that carry only progress go out at most this often; phase changes go at once. */
+  readonly progressWriteInterval: Duration.Input
+  /** The name Events are reported under. */
+  readonly component: string
+}
+
+export const defaultSecretNamespace = "preheat-daemon-config"
+export const defaultMaxConcurrentPulls = 2
+export const defaultMetricsPort = 10221
+
+export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
+  secretNamespace: defaultSecretNamespace,
+  maxConcurrentPulls: defaultMaxConcurrentPulls,
+  metricsPort: defaultMetricsPort,
+  metricsHost: "0.0.0.0",
+  progressWriteInterval: Duration.seconds(1),
+  component: "preheat-daemon"
+}
+
+/** Defaults for everything but the node name. */
+export const daemonOptions = (options: Pick<DaemonOptions, "nodeName"> & Partial<DaemonOptions>): DaemonOptions => ({
+  ...defaultDaemonOptions,
+  ...options
+})
+
+/** NODE_NAME, set from `spec.nodeName` through the downward API in the DaemonSet. */
+export const nodeNameConfig: Config.Config<string> = Config.NonEmptyString("NODE_NAME")

@@ -1,0 +1,35 @@
+import { Effect } from "effect"
+import type { ObjectReference } from "../api/meta.ts"
+import { apiVersion } from "../api/meta.ts"
+import { recordEvent } from "../controller/eventRecorder.ts"
+import type { ObjectEvent } from "../controller/events.ts"
+import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
+
+export const pullSucceededReason = "PullImageSucceed"
+export const pullFailedReason = "PullImageFailed"
+
+/** An owner reference as the object an Event is about. */
+const ownerObject = (owner: ObjectReference): KubeObject => ({
+  apiVersion: owner.apiVersion ?? apiVersion,
+  kind: owner.kind ?? "ImagePullJob",
+  metadata: {
+    name: owner.name ?? "",
+    ...(owner.namespace === undefined ? {} : { namespace: owner.namespace }),
+    ...(owner.uid === undefined ? {} : { uid: owner.uid })
+  }
+})
+
+/** The Event of a finished pull, to the NodeImage and to every job that asked for the tag (best-effort). */
+export const recordPullEvent = (
+  component: string,
+  nodeImage: KubeObject | undefined,
+  owners: ReadonlyArray<ObjectReference>,
+  event: ObjectEvent
+): Effect.Effect<void, never, KubeApi> => {
+  const record = recordEvent(component)
+  const involved = [
+    ...(nodeImage === undefined ? [] : [nodeImage]),
+    ...owners.filter((owner) => owner.name !== undefined && owner.name !== "").map(ownerObject)
+  ]
+  return Effect.forEach(involved, (object) => record(object, event), { discard: true })
+}

@@ -1,0 +1,52 @@
+import type { CriError } from "../cri/errors.ts"
+
+/**
+ * Words for status messages, events and logs. They are built from the reference, counts and the
+ * runtime's message only: the runtime layer already keeps credentials out of its messages, and
+ * nothing here ever sees one.
+ */
+
+const seconds = (millis: number): string => {
+  const s = millis / 1000
+  return Number.isInteger(s) ? `${s}s` : `${s.toFixed(1)}s`
+}
+
+/** One failed attempt, as the user should read it. */
+export const describePullError = (error: CriError, timeoutMillis: number): string => {
+  switch (error._tag) {
+    case "DeadlineExceeded":
+      return `pull timed out after ${seconds(timeoutMillis)}`
+    case "RuntimeUnavailable":
+      return `container runtime unavailable: ${error.message}`
+    case "ImageNotFound":
+      return `image not found: ${error.message}`
+    case "Unauthorized":
+      return `registry refused the credentials: ${error.message}`
+    case "InvalidReference":
+      return `invalid image reference: ${error.message}`
+    case "RuntimeFailure":
+      return error.message
+  }
+}
+
+/** When every matching credential was refused, say how many there were (never which). */
+export const unauthorizedDetail = (error: string, credentials: number): string =>
+  credentials > 1 ? `${error} (all ${credentials} matching credentials were refused)` : error
+
+export const deadlinePassed = "pulling exceeds the activeDeadlineSeconds"
+
+export const retryingMessage = (attempt: number, attempts: number, error: string, delayMillis: number): string =>
+  `attempt ${attempt} of ${attempts} failed: ${error}; retrying in ${seconds(delayMillis)}`
+
+export const failedMessage = (reference: string, attempts: number, error: string): string =>
+  `failed to pull image ${reference}${attempts > 1 ? ` after ${attempts} attempts` : ""}: ${error}`
+
+export const pulledMessage = (reference: string, node: string, millis: number): string =>
+  `pulled image ${reference} on node ${node} in ${seconds(millis)}`
+
+export const presentMessage = (reference: string, node: string): string =>
+  `image ${reference} is already present on node ${node}`
+
+/** Problems with pull secrets are only worth a word when the pull failed. */
+export const withSecretProblems = (message: string, problems: ReadonlyArray<string>): string =>
+  problems.length === 0 ? message : `${message} (${problems.join("; ")})`

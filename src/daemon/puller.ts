@@ -1,0 +1,128 @@
+import { Effect, Fiber, Result, Semaphore } from "effect"
+import type { Scope } from "effect"
+import type { NodeImageStatus } from "../api/nodeImage.ts"
+import type { CriRuntime } from "../cri/CriRuntime.ts"
+import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
+import type { Metrics } from "../ops/metrics.ts"
+import { initialTags } from "./firstSync.ts"
+import { nodeImageSpec } from "./nodeImageSpec.ts"
+import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
+import type { PullSlots } from "./pullSlots.ts"
+import { runPullWorker } from "./pullWorker.ts"
+import type { StatusReporter } from "./statusReporter.ts"
+import { type TagTask, tagTasks } from "./tagTask.ts"
+import { planWorkers } from "./workerPlan.ts"
+
+interface Worker {
+  readonly task: TagTask
+  fiber: Fiber.Fiber<void> | undefined
+  finished: boolean
+}
+
+export interface Puller {
+  /** Brings the workers in line with the NodeImage as stored now (undefined: it is gone). */
+  readonly sync: (nodeImage: KubeObject | undefined) => Effect.Effect<void>
+  /** Workers running (waiting or pulling), by tag key and version. */
+  readonly running: () => ReadonlyMap<string, number>
+}
+
+/**
+ * One worker per tag version that still needs pulling (SPEC §3). Workers live in the daemon's
+ * scope; a worker whose tag left the spec or got a new version is interrupted, and its reports
+ * stop counting the moment it is replaced, even before its interruption has finished.
+ */
+export const makePuller = Effect.fnUntraced(function*(options: {
+  readonly nodeName: string
+  readonly secretNamespace: string
+  readonly component: string
+  readonly slots: PullSlots
+  readonly reporter: StatusReporter
+  /** The NodeImage as stored now, for Events. */
+  readonly current: () => KubeObject | undefined
+}): Effect.fn.Return<Puller, never, CriRuntime | KubeApi | Metrics | Scope.Scope> {
+  const scope = yield* Effect.scope
+  const services = yield* Effect.context<CriRuntime | KubeApi | Metrics>()
+  const workers = new Map<string, Worker>()
+  // Changes arrive from the watch and from the status writer's own writes: one at a time.
+  const lock = yield* Semaphore.make(1)
+  let lastSpec: string | undefined
+  let invalidSpec: string | undefined
+
+  const stop = (key: string) =>
+    Effect.gen(function*() {
+      const worker = workers.get(key)
+      if (worker === undefined) return
+      workers.delete(key)
+      if (worker.fiber !== undefined) yield* Effect.forkIn(Fiber.interrupt(worker.fiber), scope)
+      yield* options.reporter.forget(worker.task.image, worker.task.tag)
+    })
+
+  const start = (task: TagTask) =>
+    Effect.gen(function*() {
+      const worker: Worker = { task, fiber: undefined, finished: false }
+      workers.set(task.key, worker)
+      const current = () => workers.get(task.key) === worker
+      const run = runPullWorker(task, {
+        node: options.nodeName,
+        secretNamespace: options.secretNamespace,
+        slots: options.slots,
+        report: (status) => current() ? options.reporter.report(task.image, status) : Effect.void,
+        finished: (result) =>
+          current()
+            ? recordPullEvent(options.component, options.current(), task.owners, {
+              type: result.succeeded ? "Normal" : "Warning",
+              reason: result.succeeded ? pullSucceededReason : pullFailedReason,
+              message: result.message
+            }).pipe(Effect.provideContext(services))
+            : Effect.void
+      }).pipe(
+        Effect.ensuring(Effect.sync(() => {
+          worker.finished = true
+          worker.fiber = undefined
+        })),
+        Effect.provideContext(services)
+      )
+      const fiber = yield* Effect.forkIn(run, scope)
+      if (!worker.finished) worker.fiber = fiber
+    })
+
+  const sync = (nodeImage: KubeObject | undefined): Effect.Effect<void> =>
+    lock.withPermit(Effect.gen(function*() {
+      if (nodeImage === undefined) {
+        for (const key of [...workers.keys()]) yield* stop(key)
+        lastSpec = undefined
+        return
+      }
+      const decoded = nodeImageSpec(nodeImage)
+      if (Result.isFailure(decoded)) {
+        // Keep what runs: a spec the daemon cannot read says nothing about which tags to stop.
+        if (invalidSpec !== decoded.failure) {
+          invalidSpec = decoded.failure
+          yield* Effect.logWarning("NodeImage spec does not decode; waiting for a valid one").pipe(
+            Effect.annotateLogs({ node: options.nodeName, problems: decoded.failure })
+          )
+        }
+        return
+      }
+      invalidSpec = undefined
+      const spec = decoded.success
+      yield* options.reporter.setInitial(initialTags(spec))
+      const known = new Map([...workers].map(([key, worker]) => [key, worker.task.version]))
+      const status = nodeImage["status"] as NodeImageStatus | undefined
+      const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
+      for (const key of plan.stop) yield* stop(key)
+      for (const task of plan.start) yield* start(task)
+      // New workers report at once, and that write carries the spec's changes too.
+      const specText = JSON.stringify(spec)
+      if (specText !== lastSpec) {
+        lastSpec = specText
+        if (plan.start.length === 0) yield* options.reporter.specChanged
+      }
+    }))
+
+  return {
+    sync,
+    running: () =>
+      new Map([...workers].filter(([, worker]) => !worker.finished).map(([key, worker]) => [key, worker.task.version]))
+  }
+})

@@ -1,0 +1,153 @@
+import { Clock, Data, Duration, Effect, Result } from "effect"
+import type { Scope } from "effect"
+import type { ImageTagStatus } from "../api/nodeImage.ts"
+import type { Informer } from "../kube/informer.ts"
+import { KubeApi } from "../kube/KubeApi.ts"
+import type { KubeObject } from "../kube/KubeApi.ts"
+import { mergePatchBetween } from "../kube/mergePatch.ts"
+import { resources } from "../kube/resources.ts"
+import { Scheduler } from "../scheduler/Scheduler.ts"
+import type { InitialTag } from "./firstSync.ts"
+import { nodeImageSpec } from "./nodeImageSpec.ts"
+import { desiredNodeStatus } from "./nodeStatus.ts"
+
+/** Owns the NodeImage status of this node: what workers report goes out through here. */
+export interface StatusReporter {
+  /** A worker's new status for its tag: a new phase goes out at once, progress at most once per interval. */
+  readonly report: (image: string, status: ImageTagStatus) => Effect.Effect<void>
+  /** The tag's worker is gone (tag removed or replaced by a new version). */
+  readonly forget: (image: string, tag: string) => Effect.Effect<void>
+  /** The spec changed: counters, dropped tags, firstSyncStatus may need a write. */
+  readonly specChanged: Effect.Effect<void>
+  /** The tags present when the daemon first saw its NodeImage (for firstSyncStatus); set once, written with the next write. */
+  readonly setInitial: (tags: ReadonlyArray<InitialTag>) => Effect.Effect<void>
+}
+
+const statusKey = "status"
+const maxConflictRetries = 10
+const retryFloorMillis = 1_000
+const retryCapMillis = 30_000
+
+class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly message: string }> {}
+
+/**
+ * Coalesced, rate-limited status writes for one NodeImage (SPEC §3, §4.9). One queue key stands
+ * for "the status may differ from what is stored"; the work queue keeps the earliest due time of
+ * many requests, so a burst of reports becomes one write. Each write is a merge patch computed
+ * with `mergePatchBetween` from the stored status to the wanted one, carrying the resourceVersion
+ * it was computed from; on Conflict the object is read again and the patch computed anew.
+ */
+export const makeStatusReporter = Effect.fnUntraced(function*(options: {
+  readonly nodeName: string
+  readonly nodeImages: () => Informer
+  readonly progressInterval: Duration.Input
+}): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
+  const api = yield* KubeApi
+  const queue = yield* (yield* Scheduler).queue("nodeimage-status")
+  const intervalMillis = Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval))
+  const live = new Map<string, Map<string, ImageTagStatus>>()
+  let initial: ReadonlyArray<InitialTag> | undefined
+  let lastWriteAt = Number.NEGATIVE_INFINITY
+  /** After a failed write, nothing goes out before the retry is due, phase changes included. */
+  let retryAt = Number.NEGATIVE_INFINITY
+
+  const schedule = (urgent: boolean) =>
+    Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const due = Math.max(urgent ? now : lastWriteAt + intervalMillis, retryAt)
+      yield* queue.add(statusKey, Math.max(0, due - now))
+    })
+
+  const report = (image: string, status: ImageTagStatus) =>
+    Effect.suspend(() => {
+      let tags = live.get(image)
+      if (tags === undefined) live.set(image, tags = new Map())
+      const previous = tags.get(status.tag)
+      tags.set(status.tag, status)
+      return schedule(previous === undefined || previous.phase !== status.phase || previous.version !== status.version)
+    })
+
+  const forget = (image: string, tag: string) =>
+    Effect.suspend(() => {
+      const tags = live.get(image)
+      if (tags?.delete(tag) !== true) return Effect.void
+      if (tags.size === 0) live.delete(image)
+      return schedule(true)
+    })
+
+  /** Writes what differs between the stored status and the wanted one, if anything. */
+  const writeOnce = (current: KubeObject) =>
+    Effect.gen(function*() {
+      const spec = nodeImageSpec(current)
+      // The puller has logged why; nothing sensible can be counted against a spec it cannot read.
+      if (Result.isFailure(spec)) return
+      const stored = current["status"] as Parameters<typeof desiredNodeStatus>[0]["stored"]
+      const now = yield* Clock.currentTimeMillis
+      const diff = mergePatchBetween(stored ?? {}, desiredNodeStatus({ spec: spec.success, stored, live, initial, now }))
+      if (diff === undefined) return
+      lastWriteAt = now
+      const written = yield* api.patch(
+        resources.nodeImage,
+        { name: options.nodeName },
+        { metadata: { resourceVersion: current.metadata.resourceVersion }, status: diff },
+        "status"
+      )
+      yield* options.nodeImages().written(written)
+    })
+
+  const write = Effect.gen(function*() {
+    const informer = options.nodeImages()
+    let current = informer.get(options.nodeName)
+    for (let attempt = 0; attempt < maxConflictRetries; attempt++) {
+      if (current === undefined) return
+      const result = yield* Effect.result(writeOnce(current))
+      if (Result.isSuccess(result)) return
+      const error = result.failure
+      if (error._tag === "NotFound") return
+      if (error._tag !== "Conflict") {
+        return yield* Effect.fail(new StatusWriteFailed({ message: error.message === "" ? error._tag : `${error._tag}: ${error.message}` }))
+      }
+      const fresh = yield* Effect.result(api.get(resources.nodeImage, { name: options.nodeName }))
+      if (Result.isFailure(fresh)) {
+        if (fresh.failure._tag === "NotFound") return
+        return yield* Effect.fail(
+          new StatusWriteFailed({ message: `${fresh.failure._tag} reading the NodeImage after a conflict` })
+        )
+      }
+      yield* informer.written(fresh.success)
+      current = fresh.success
+    }
+    return yield* Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))
+  })
+
+  let failures = 0
+  const writer = Effect.gen(function*() {
+    const key = yield* queue.take
+    // Reports from other fibers ready at this same instant join this write instead of the next.
+    yield* Effect.yieldNow
+    const result = yield* Effect.result(write)
+    yield* queue.done(key)
+    if (Result.isSuccess(result)) {
+      failures = 0
+      retryAt = Number.NEGATIVE_INFINITY
+      return
+    }
+    const delay = Math.min(retryCapMillis, retryFloorMillis * 2 ** failures++)
+    retryAt = (yield* Clock.currentTimeMillis) + delay
+    yield* Effect.logWarning("could not write the NodeImage status; retrying").pipe(
+      Effect.annotateLogs({ node: options.nodeName, failure: result.failure.message, retryIn: `${delay / 1000}s` })
+    )
+    yield* queue.add(key, delay)
+  })
+  yield* Effect.forkScoped(Effect.forever(writer))
+
+  return {
+    report,
+    forget,
+    specChanged: schedule(true),
+    setInitial: (tags) =>
+      Effect.sync(() => {
+        initial ??= tags
+      })
+  }
+})
