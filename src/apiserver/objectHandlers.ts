@@ -11,7 +11,7 @@ import type { JsonObject } from "./frozenJson.ts"
 import { admitIntoNamespace } from "./namespaceLifecycle.ts"
 import { admitted, keyOf, metadataOf, objectBody, placed, respond, storeError, withMetadata } from "./objectContext.ts"
 import type { ObjectContext } from "./objectContext.ts"
-import { timestamp } from "./timestamp.ts"
+import { rfc3339 } from "../api/time.ts"
 
 export const getObject = (context: ObjectContext, name: string) =>
   Effect.gen(function*() {
@@ -24,7 +24,7 @@ export const getObject = (context: ObjectContext, name: string) =>
 const dryRunCreated = (object: JsonObject, now: number): JsonObject => {
   const meta = metadataOf(object)
   const name = typeof meta["name"] === "string" && meta["name"] !== "" ? meta["name"] : `${String(meta["generateName"] ?? "")}dryrun`
-  return withMetadata(object, { name, uid: randomUUID(), generation: 1, creationTimestamp: timestamp(now) })
+  return withMetadata(object, { name, uid: randomUUID(), generation: 1, creationTimestamp: rfc3339(now) })
 }
 
 export const createObject = (context: ObjectContext, request: ApiRequest) =>

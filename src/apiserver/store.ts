@@ -25,7 +25,7 @@ import { metadataCauses } from "./metadataValidation.ts"
 import { collectionOf, OwnerIndex } from "./ownerIndex.ts"
 import { conflict, invalid, isKubeError, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
-import { timestamp } from "./timestamp.ts"
+import { rfc3339 } from "../api/time.ts"
 import { EventHistory } from "./watchHistory.ts"
 import type { HistoryEvent } from "./watchHistory.ts"
 
@@ -255,7 +255,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     const status = deletionStatus(kind.resource, object["status"])
     const marked = status === object["status"] ? object : Object.freeze({ ...object, status: intern(status, object["status"]) })
     store(kind, key, object, withMetadata(marked as Stored, {
-      deletionTimestamp: timestamp(now),
+      deletionTimestamp: rfc3339(now),
       deletionGracePeriodSeconds: 0,
       generation: (object.metadata.generation ?? 0) + 1,
       resourceVersion: String(rv)
@@ -412,7 +412,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
           namespace,
           uid: randomUUID(),
           generation: 1,
-          creationTimestamp: timestamp(now)
+          creationTimestamp: rfc3339(now)
         },
         ...rest
       }

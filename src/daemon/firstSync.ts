@@ -1,6 +1,6 @@
 import type { ImageStatus, NodeImageSpec, SyncStatus } from "../api/nodeImage.ts"
 import { isFinishedPhase, tagKey } from "./tagTask.ts"
-import { timestamp } from "./tagStatus.ts"
+import { rfc3339 } from "../api/time.ts"
 
 /** A tag present in the spec when the daemon first saw its NodeImage. */
 export interface InitialTag {
@@ -38,7 +38,7 @@ export const firstSyncStatus = (
     finished++
     if (status?.phase === "Failed") failed.push(tag.includes(":") ? `${image}@${tag}` : `${image}:${tag}`)
   }
-  const syncAt = timestamp(now)
+  const syncAt = rfc3339(now)
   if (failed.length > 0) {
     return { syncAt, status: "Failed", message: `${failed.length} of ${images(finished)} failed to pull: ${failed.join(", ")}` }
   }

@@ -1,10 +1,9 @@
 import type { ImageTagStatus } from "../api/nodeImage.ts"
+import { rfc3339 } from "../api/time.ts"
 import type { TagTask } from "./tagTask.ts"
 
-/** RFC 3339 in whole seconds, as metav1.Time serialises. */
-export const timestamp = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
 
-const base = (task: TagTask, startedAt: number) => ({ tag: task.tag, version: task.version, startTime: timestamp(startedAt) })
+const base = (task: TagTask, startedAt: number) => ({ tag: task.tag, version: task.version, startTime: rfc3339(startedAt) })
 
 export const waitingStatus = (task: TagTask, startedAt: number, message?: string): ImageTagStatus => ({
   ...base(task, startedAt),
@@ -30,7 +29,7 @@ export const succeededStatus = (
   ...base(task, startedAt),
   phase: "Succeeded",
   progress: 100,
-  completionTime: timestamp(completedAt),
+  completionTime: rfc3339(completedAt),
   imageID,
   message
 })
@@ -45,6 +44,6 @@ export const failedStatus = (
   ...base(task, startedAt),
   phase: "Failed",
   progress,
-  completionTime: timestamp(completedAt),
+  completionTime: rfc3339(completedAt),
   message
 })

@@ -103,7 +103,8 @@ const workerStates: ReadonlyArray<PullWorkerState> = ["active", "waiting"]
 export const makeMetrics = (options: { readonly processMetrics: boolean }): Metrics["Service"] => {
   const registry = new Registry()
   const registers = [registry]
-  if (options.processMetrics) collectDefaultMetrics({ register: registry })
+  // Sampling the event loop every 100 ms instead of 10 ms: the default cost an idle daemon 7 ms of CPU a second.
+  if (options.processMetrics) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 100 })
 
   const reconciles = new Counter({
     name: "preheat_reconciles_total",
