@@ -32,10 +32,7 @@ export interface KubeLiveOptions extends KubeConfigSource, RateLimit {
   readonly requestTimeout?: Duration.Input | undefined
 }
 
-/** The controller's default client limits (`--kube-api-qps`, `--kube-api-burst`). */
-export const controllerRateLimit: RateLimit = { qps: 50, burst: 100 }
-/** Each daemon's default: thousands of nodes share one API server. */
-export const daemonRateLimit: RateLimit = { qps: 5, burst: 10 }
+export { controllerRateLimit, daemonRateLimit } from "../src/kube/live/rateLimiter.ts"
 
 // As client-go's reflector: a watch asks the server to end it after 5 to 10 minutes (spreading
 // reconnects out), and one silent for a minute longer than that is taken for a dead connection.

@@ -9,6 +9,11 @@ export interface RateLimit {
   readonly burst: number
 }
 
+/** The controller's default client limits (`--kube-api-qps`, `--kube-api-burst`). */
+export const controllerRateLimit: RateLimit = { qps: 50, burst: 100 }
+/** Each daemon's default: thousands of nodes share one API server. */
+export const daemonRateLimit: RateLimit = { qps: 5, burst: 10 }
+
 export interface RateLimiter {
   /** Waits for a token; an interrupted wait gives its reserved token back. */
   readonly take: Effect.Effect<void>
