@@ -1,0 +1,95 @@
+/**
+ * Every Kubernetes API call each role makes, with where it is allowed to happen. This is the
+ * contract between the code and deploy/rbac.yaml: manifests.test.ts checks (1) that a scan of
+ * the code finds exactly these (role, verb, resource) triples and (2) that the RBAC grants
+ * exactly these, in exactly these scopes. A new KubeApi call fails the test until it is listed
+ * here and granted in deploy/rbac.yaml.
+ */
+
+export type Role = "controller" | "daemon"
+
+/**
+ * Where a call may happen: any namespace / cluster-scoped objects, or only in the namespace a
+ * flag of the role names (its value is read from the workload's args, else the flag's default).
+ */
+export type Scope = "cluster" | { readonly namespaceFlag: string }
+
+export interface ApiUse {
+  readonly role: Role
+  readonly verb: "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
+  /** A key of `resources` in src/kube/resources.ts. */
+  readonly kind: string
+  readonly subresource?: "status" | "finalizers"
+  readonly scope: Scope
+  /** RBAC may narrow the grant to the object a flag names (the Lease). */
+  readonly resourceNameFlag?: string
+  /**
+   * Not a KubeApi call but required by the API server for one: the test checks that this text
+   * still occurs in the role's code.
+   */
+  readonly implicitBecause?: string
+}
+
+const cluster = "cluster" as const
+const secretNamespace = { namespaceFlag: "secret-namespace" }
+const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
+
+export const apiUsage: ReadonlyArray<ApiUse> = [
+  // controller: informers (src/controller/controller.ts), all namespaces
+  ...(["imagePullJob", "imageListPullJob", "nodeImage", "node", "pod", "secret"] as const).flatMap((kind) =>
+    (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))
+  ),
+  // controller: ImagePullJob (finalizer patch, status, TTL delete, ImageListPullJob children)
+  { role: "controller", verb: "create", kind: "imagePullJob", scope: cluster },
+  { role: "controller", verb: "patch", kind: "imagePullJob", scope: cluster },
+  { role: "controller", verb: "delete", kind: "imagePullJob", scope: cluster },
+  { role: "controller", verb: "patch", kind: "imagePullJob", subresource: "status", scope: cluster },
+  // controller: ImageListPullJob
+  { role: "controller", verb: "delete", kind: "imageListPullJob", scope: cluster },
+  { role: "controller", verb: "patch", kind: "imageListPullJob", subresource: "status", scope: cluster },
+  {
+    role: "controller",
+    verb: "update",
+    kind: "imageListPullJob",
+    subresource: "finalizers",
+    scope: cluster,
+    // OwnerReferencesPermissionEnforcement: setting blockOwnerDeletion on a child needs update
+    // on the owner's finalizers subresource.
+    implicitBecause: "blockOwnerDeletion: true"
+  },
+  // controller: NodeImage
+  { role: "controller", verb: "get", kind: "nodeImage", scope: cluster },
+  { role: "controller", verb: "create", kind: "nodeImage", scope: cluster },
+  { role: "controller", verb: "patch", kind: "nodeImage", scope: cluster },
+  { role: "controller", verb: "delete", kind: "nodeImage", scope: cluster },
+  { role: "controller", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
+  // controller: pull-secret copies, only in the daemons' namespace
+  { role: "controller", verb: "create", kind: "secret", scope: secretNamespace },
+  { role: "controller", verb: "update", kind: "secret", scope: secretNamespace },
+  { role: "controller", verb: "delete", kind: "secret", scope: secretNamespace },
+  // controller: events (involved object's namespace; "default" for NodeImages)
+  { role: "controller", verb: "create", kind: "event", scope: cluster },
+  // controller: leader election
+  { role: "controller", verb: "create", kind: "lease", scope: leaseNamespace },
+  { role: "controller", verb: "get", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
+  { role: "controller", verb: "update", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
+
+  // daemon: its NodeImage (informer by field selector, re-read after a conflict, status patches)
+  { role: "daemon", verb: "list", kind: "nodeImage", scope: cluster },
+  { role: "daemon", verb: "watch", kind: "nodeImage", scope: cluster },
+  { role: "daemon", verb: "get", kind: "nodeImage", scope: cluster },
+  { role: "daemon", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
+  // daemon: pull-secret copies, read only in its config namespace
+  { role: "daemon", verb: "get", kind: "secret", scope: secretNamespace },
+  // daemon: PullImageSucceed / PullImageFailed events
+  { role: "daemon", verb: "create", kind: "event", scope: cluster }
+]
+
+/**
+ * Where each role starts (its CLI command): the scan follows the (non-type) imports from here, so
+ * every code path of the role (e.g. the real and the simulated runtime) is covered.
+ */
+export const roleEntries: Readonly<Record<Role, string>> = {
+  controller: "src/cli/controllerCommand.ts",
+  daemon: "src/cli/daemonCommand.ts"
+}
