@@ -84,6 +84,8 @@ export interface FakeCriConfig {
   readonly progressSteps?: number
   /** Size of made-up images; default 10 MiB. */
   readonly defaultSize?: number
+  /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */
+  readonly synthesizedSize?: (reference: ImageReference) => number
   readonly version?: RuntimeVersion
 }
 
@@ -312,7 +314,8 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       if (known !== undefined || config.unknownImages === "notFound") return known
       const key = servedKey(ref)
       const id = sha256(`image:${key}`)
-      serve({ reference: formatImageReference(ref), id, digest: ref.digest ?? sha256(`manifest:${id}`) })
+      const size = config.synthesizedSize?.(ref)
+      serve({ reference: formatImageReference(ref), id, digest: ref.digest ?? sha256(`manifest:${id}`), ...(size === undefined ? {} : { size }) })
       return served.get(key)
     }
 

@@ -129,7 +129,7 @@ export const makeFromConfig = Effect.fnUntraced(function*(
       const target = targetOf("create", resource, name ?? generateName ?? "", namespace)
       // There is no collection to post to: the same answer as the in-memory server, without a request.
       if (resource.namespaced && (namespace === undefined || namespace === "")) {
-        return Effect.fail(new Invalid({ kind: resource.kind, name: target.name, causes: [{ field: "metadata.namespace", message: "Required value" }] }))
+        return Effect.fail(new Invalid({ kind: resource.kind, objectName: target.name, causes: [{ field: "metadata.namespace", message: "Required value" }] }))
       }
       return send({ method: "POST", path: collectionPath(resource, namespace), body: withTypeMeta(resource, object) }, target, asCreateError)
     },

@@ -130,18 +130,18 @@ export const fromKubeError = (kind: ServedKind, error: KubeError): ApiFailure =>
     case "NotFound":
       // A missing namespace is reported as such, whatever kind was asked for.
       return error.kind === "Namespace" && kind.resource.kind !== "Namespace"
-        ? new ApiFailure({ code: 404, reason: "NotFound", message: `namespaces ${quote(error.name)} not found`, details: { name: error.name, kind: "namespaces" } })
-        : new ApiFailure({ code: 404, reason: "NotFound", message: `${qualified} ${quote(error.name)} not found`, details: resourceDetails(kind, error.name) })
+        ? new ApiFailure({ code: 404, reason: "NotFound", message: `namespaces ${quote(error.objectName)} not found`, details: { name: error.objectName, kind: "namespaces" } })
+        : new ApiFailure({ code: 404, reason: "NotFound", message: `${qualified} ${quote(error.objectName)} not found`, details: resourceDetails(kind, error.objectName) })
     case "AlreadyExists":
-      return new ApiFailure({ code: 409, reason: "AlreadyExists", message: `${qualified} ${quote(error.name)} already exists`, details: resourceDetails(kind, error.name) })
+      return new ApiFailure({ code: 409, reason: "AlreadyExists", message: `${qualified} ${quote(error.objectName)} already exists`, details: resourceDetails(kind, error.objectName) })
     case "Conflict":
-      return new ApiFailure({ code: 409, reason: "Conflict", message: error.message, details: resourceDetails(kind, error.name) })
+      return new ApiFailure({ code: 409, reason: "Conflict", message: error.message, details: resourceDetails(kind, error.objectName) })
     case "Gone":
       return new ApiFailure({ code: 410, reason: "Expired", message: error.message })
     case "Invalid":
-      return invalidFailure(kind, error.name, error.causes)
+      return invalidFailure(kind, error.objectName, error.causes)
     case "Forbidden":
-      return new ApiFailure({ code: 403, reason: "Forbidden", message: error.message, details: resourceDetails(kind, error.name) })
+      return new ApiFailure({ code: 403, reason: "Forbidden", message: error.message, details: resourceDetails(kind, error.objectName) })
     case "Unavailable":
       return new ApiFailure({ code: 503, reason: "ServiceUnavailable", message: error.message })
   }

@@ -11,7 +11,7 @@ export interface Cause {
 }
 
 export const target = (resource: Resource, name: string, namespace: string | undefined) =>
-  namespace === undefined ? { kind: resource.kind, name } : { kind: resource.kind, name, namespace }
+  namespace === undefined ? { kind: resource.kind, objectName: name } : { kind: resource.kind, objectName: name, namespace }
 
 /** Go's %q for the values quoted in messages (JSON is close enough for every value we quote). */
 export const quote = (u: unknown): string => {

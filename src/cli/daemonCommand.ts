@@ -4,6 +4,7 @@ import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
+import { runSimulatedDaemon } from "../daemon/simulatedRuntime.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
@@ -31,6 +32,13 @@ export const daemonCommand = Command.make(
       "CRI socket (path or unix:// URL); default: the first that answers of containerd, crio and " +
         "cri-dockerd under --host-run-dir."
     ).pipe(Flag.optional),
+    simulatedRuntime: Flag.Boolean("simulated-runtime").pipe(
+      Flag.withDescription(
+        "Pull on a simulated runtime (every image exists, ~50 MB/s) instead of the node's CRI runtime: " +
+          "for tests and local clusters."
+      ),
+      Flag.withDefault(false)
+    ),
     hostRunDir: text("host-run-dir", "Where to look for the runtime socket.").pipe(Flag.withDefault("/var/run")),
     secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
       Flag.withDefault(defaultDaemonOptions.secretNamespace)
@@ -59,7 +67,8 @@ export const daemonCommand = Command.make(
         burst: flags.burst,
         userAgent: `preheat-daemon/${version} (${nodeName})`
       })
-      return yield* runDaemon(daemonOptions({
+      const run = flags.simulatedRuntime ? runSimulatedDaemon : runDaemon
+      return yield* run(daemonOptions({
         nodeName,
         runtimeSocket: Option.getOrUndefined(flags.runtimeSocket),
         hostRunDir: flags.hostRunDir,

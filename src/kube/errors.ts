@@ -1,17 +1,31 @@
 import { Data } from "effect"
 
-/** Where an API error happened, for messages a user can act on. */
+/**
+ * Where an API error happened, for messages a user can act on. The object's name is `objectName`:
+ * a field called `name` would replace the error's own name in every printed cause.
+ */
 interface Target {
   readonly kind: string
-  readonly name: string
+  readonly objectName: string
   readonly namespace?: string
 }
 
+const describe = (target: Target): string =>
+  `${target.kind} ${target.namespace === undefined ? "" : `${target.namespace}/`}${target.objectName}`
+
 /** 404: the object (or its namespace) does not exist. */
-export class NotFound extends Data.TaggedError("NotFound")<Target> {}
+export class NotFound extends Data.TaggedError("NotFound")<Target> {
+  override get message(): string {
+    return `${describe(this)} not found`
+  }
+}
 
 /** 409 on create: an object of that name exists. */
-export class AlreadyExists extends Data.TaggedError("AlreadyExists")<Target> {}
+export class AlreadyExists extends Data.TaggedError("AlreadyExists")<Target> {
+  override get message(): string {
+    return `${describe(this)} already exists`
+  }
+}
 
 /** 409 on update: the object changed since it was read; re-read and decide again. */
 export class Conflict extends Data.TaggedError("Conflict")<Target & { readonly message: string }> {}
@@ -22,7 +36,11 @@ export class Gone extends Data.TaggedError("Gone")<{ readonly kind: string; read
 /** 422: the server rejected the object; causes carry field paths. */
 export class Invalid extends Data.TaggedError("Invalid")<
   Target & { readonly causes: ReadonlyArray<{ readonly field: string; readonly message: string }> }
-> {}
+> {
+  override get message(): string {
+    return `${describe(this)} is invalid: ${this.causes.map((c) => (c.field === "" ? c.message : `${c.field}: ${c.message}`)).join("; ")}`
+  }
+}
 
 /** 401/403: the credentials or RBAC do not allow the request. */
 export class Forbidden extends Data.TaggedError("Forbidden")<Target & { readonly verb: string; readonly message: string }> {}

@@ -16,7 +16,7 @@ const fakeKubeApi = Layer.sync(KubeApi, () => {
   const objects = new Map<string, KubeObject>()
   let version = 0
   const keyOf = (resource: Resource, name: string, namespace?: string) => `${resource.kind}/${namespace ?? ""}/${name}`
-  const target = (resource: Resource, name: string) => ({ kind: resource.kind, name })
+  const target = (resource: Resource, name: string) => ({ kind: resource.kind, objectName: name })
   const store = (resource: Resource, object: KubeObject) => {
     const stored = { ...object, metadata: { ...object.metadata, resourceVersion: String(++version) } }
     objects.set(keyOf(resource, object.metadata.name ?? "", object.metadata.namespace), stored)

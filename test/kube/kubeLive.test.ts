@@ -434,7 +434,7 @@ describe("errors", () => {
           { field: "spec.image", message: "Required value" },
           { field: "spec.parallelism", message: "Invalid value: 0: must be positive" }
         ])
-        assert.strictEqual(error.name, "job")
+        assert.strictEqual(error.objectName, "job")
         assert.strictEqual(error.namespace, "ns")
       }
     }))

@@ -49,14 +49,14 @@ describe("JSON logs", () => {
   it.effect("structured message parts go to args; log spans, the typed error and the cause are kept", () =>
     Effect.gen(function*() {
       const lines = yield* captured(
-        Effect.logError("reconcile failed", { key: "default/job-1" }, Cause.fail(new Forbidden({ kind: "NodeImage", name: "n1", verb: "patch", message: "rbac" }))).pipe(
+        Effect.logError("reconcile failed", { key: "default/job-1" }, Cause.fail(new Forbidden({ kind: "NodeImage", objectName: "n1", verb: "patch", message: "rbac" }))).pipe(
           Effect.withLogSpan("reconcile")
         )
       )
       const [record] = parsed(lines)
       expect(record).toMatchObject({ level: "error", msg: "reconcile failed", args: [{ key: "default/job-1" }] })
       expect(record!["spans"]).toEqual({ reconcile: expect.any(Number) })
-      expect(record!["error"]).toEqual({ _tag: "Forbidden", kind: "NodeImage", name: "n1", verb: "patch", message: "rbac" })
+      expect(record!["error"]).toEqual({ _tag: "Forbidden", name: "Forbidden", kind: "NodeImage", objectName: "n1", verb: "patch", message: "rbac" })
       expect(record!["cause"]).toContain("rbac\n    at ")
     }))
 

@@ -49,7 +49,7 @@ export const kubeErrorOf = (code: number, body: unknown, request: RequestTarget)
   const message = redact(status.message ?? `HTTP ${code}`)
   const target = {
     kind: request.resource.kind,
-    name: request.name,
+    objectName: request.name,
     ...(request.namespace === undefined ? {} : { namespace: request.namespace })
   }
   const invalid = (causes: ReadonlyArray<{ readonly field: string; readonly message: string }>) =>

@@ -1,0 +1,228 @@
+/**
+ * A cluster of real processes for the whole-system tests: the built bundle (dist/preheat.mjs)
+ * run as `apiserver`, `controller` and `daemon --simulated-runtime`, each with its output in a
+ * log file under one temp dir, and kubectl pointed at the API server as a user would.
+ */
+import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { createWriteStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { parse } from "yaml"
+
+const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
+const kubectlBinary = process.env["KUBECTL"] ?? "/usr/bin/kubectl"
+
+export interface Process {
+  readonly name: string
+  readonly child: ChildProcess
+  readonly logFile: string
+  readonly exited: Promise<number | null>
+}
+
+export interface KubectlResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
+
+/** Polls `check` until it returns a value other than undefined; the last error explains a timeout. */
+export const eventually = async <A>(
+  what: string,
+  check: () => Promise<A | undefined>,
+  timeoutMs = 30_000,
+  intervalMs = 250
+): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined) return value
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${String(last ?? "")}`)
+    await sleep(intervalMs)
+  }
+}
+
+/** A free port now; the small race until the child binds it is acceptable on a test machine. */
+export const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => done(port))
+    })
+  })
+
+/** Sum of a Prometheus metric's samples (all label sets), from a /metrics body. */
+export const metricSum = (body: string, name: string): number =>
+  body.split("\n")
+    .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+
+export const scrape = async (port: number): Promise<string> => {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`)
+  return response.text()
+}
+
+export class Cluster {
+  readonly processes: Array<Process> = []
+  kubeconfig = ""
+
+  readonly dir: string
+
+  private constructor(dir: string) {
+    this.dir = dir
+  }
+
+  /** Starts the API server on a free port and waits for its address on stdout. */
+  static async start(): Promise<Cluster> {
+    const cluster = new Cluster(mkdtempSync(join(tmpdir(), "preheat-system-")))
+    cluster.kubeconfig = join(cluster.dir, "kubeconfig")
+    const apiserver = cluster.spawn("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", cluster.kubeconfig])
+    await eventually("the API server's address on its stdout", async () => {
+      if (apiserver.child.exitCode !== null) {
+        throw new Error(`apiserver exited with ${apiserver.child.exitCode}:\n${readFileSync(apiserver.logFile, "utf8")}`)
+      }
+      return /listening on (http:\/\/\S+)/.exec(readFileSync(apiserver.logFile, "utf8"))?.[1]
+    }, 20_000, 100)
+    return cluster
+  }
+
+  /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH). */
+  spawn(name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Process {
+    const logFile = join(this.dir, `${name}.log`)
+    const log = createWriteStream(logFile, { flags: "a" })
+    const child = spawn(process.execPath, [bundle, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ["ignore", "pipe", "pipe"]
+    })
+    child.stdout?.pipe(log, { end: false })
+    child.stderr?.pipe(log, { end: false })
+    const exited = new Promise<number | null>((done) => child.once("exit", (code) => done(code)))
+    const started: Process = { name, child, logFile, exited }
+    this.processes.push(started)
+    return started
+  }
+
+  async startController(name: string, metricsPort: number): Promise<Process> {
+    const controller = this.spawn(name, [
+      "controller",
+      "--kubeconfig", this.kubeconfig,
+      "--metrics-port", String(metricsPort),
+      "--metrics-host", "127.0.0.1",
+      "--node-ready-delay-seconds", "1",
+      "--leader-election-namespace", "preheat-system"
+    ], { POD_NAME: name })
+    await this.waitHealthy(controller, metricsPort)
+    return controller
+  }
+
+  async startDaemon(node: string, metricsPort: number): Promise<Process> {
+    const daemon = this.spawn(`daemon-${node}`, [
+      "daemon",
+      "--simulated-runtime",
+      "--node-name", node,
+      "--kubeconfig", this.kubeconfig,
+      "--metrics-port", String(metricsPort),
+      "--metrics-host", "127.0.0.1"
+    ])
+    await this.waitHealthy(daemon, metricsPort)
+    return daemon
+  }
+
+  /** Until /healthz answers 200 (or the process dies, which fails at once with its log). */
+  async waitHealthy(process: Process, port: number): Promise<void> {
+    await eventually(`${process.name} healthy on :${port}`, async () => {
+      if (process.child.exitCode !== null) throw new Error(`${process.name} exited with ${process.child.exitCode}`)
+      const response = await fetch(`http://127.0.0.1:${port}/healthz`)
+      return response.ok ? true : undefined
+    }, 30_000, 200)
+  }
+
+  /** kubectl as a user runs it; its discovery cache is fresh for this cluster. */
+  kubectl(args: ReadonlyArray<string>, input?: string): Promise<KubectlResult> {
+    const full = ["--kubeconfig", this.kubeconfig, "--cache-dir", join(this.dir, "kube-cache"), ...args]
+    return new Promise((done) => {
+      const child = execFile(kubectlBinary, full, { timeout: 120_000, env: { ...process.env, HOME: this.dir } }, (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+        done({ code, stdout, stderr })
+      })
+      if (input !== undefined) child.stdin?.end(input)
+    })
+  }
+
+  /** kubectl that must succeed: returns stdout, throws with stderr otherwise. */
+  async ok(args: ReadonlyArray<string>, input?: string): Promise<string> {
+    const result = await this.kubectl(args, input)
+    if (result.code !== 0) throw new Error(`kubectl ${args.join(" ")} exited ${result.code}: ${result.stderr}`)
+    return result.stdout
+  }
+
+  /** `kubectl apply -f FILE` from a file in the temp dir, exactly as a user applies YAML. */
+  async applyFile(name: string, manifest: string): Promise<KubectlResult> {
+    const file = join(this.dir, `${name}.yaml`)
+    writeFileSync(file, manifest)
+    return this.kubectl(["apply", "-f", file])
+  }
+
+  async getYaml(args: ReadonlyArray<string>): Promise<any> {
+    return parse(await this.ok(["get", ...args, "-o", "yaml"]))
+  }
+
+  async createNodes(names: ReadonlyArray<string>, labels: Record<string, string>): Promise<void> {
+    for (const name of names) {
+      const applied = await this.applyFile(`node-${name}`, nodeManifest(name, labels))
+      if (applied.code !== 0) throw new Error(applied.stderr)
+      await this.ok([
+        "patch", "node", name, "--subresource=status", "--type=merge",
+        "-p", "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+      ])
+    }
+  }
+
+  /** Every log, for a failing test. */
+  dumpLogs(): string {
+    return readdirSync(this.dir).filter((file) => file.endsWith(".log")).map((file) =>
+      `===== ${file} =====\n${readFileSync(join(this.dir, file), "utf8").split("\n").slice(-200).join("\n")}`
+    ).join("\n")
+  }
+
+  kill(process: Process, signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
+    if (process.child.exitCode === null && process.child.signalCode === null) process.child.kill(signal)
+    return process.exited
+  }
+
+  /** Kills every child; for afterAll, also after a failure. */
+  async stop(): Promise<void> {
+    await Promise.all(this.processes.map((p) => this.kill(p)))
+  }
+}
+
+const nodeManifest = (name: string, labels: Record<string, string>) =>
+  [
+    "apiVersion: v1",
+    "kind: Node",
+    "metadata:",
+    `  name: ${name}`,
+    "  labels:",
+    `    kubernetes.io/hostname: ${name}`,
+    ...Object.entries(labels).map(([key, value]) => `    ${key}: ${value}`)
+  ].join("\n") + "\n"
+
+/** The tags of `image` in a NodeImage's status, as {tag: phase}. */
+export const tagPhases = (nodeImage: any, image: string): Record<string, string> =>
+  Object.fromEntries(
+    ((nodeImage?.status?.imageStatuses?.[image]?.tags ?? []) as Array<{ tag: string; phase: string }>).map((t) => [t.tag, t.phase])
+  )
+
+/** The tags of `image` in a NodeImage's spec. */
+export const specTags = (nodeImage: any, image: string): Array<string> =>
+  ((nodeImage?.spec?.images?.[image]?.tags ?? []) as Array<{ tag: string }>).map((t) => t.tag)

@@ -1,0 +1,197 @@
+/**
+ * The user's view of preheat (issue 5, item 3): API server, controller and three daemons on the
+ * simulated runtime as separate processes from the built bundle, driven only with kubectl.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { Cluster, eventually, freePort, metricSum, scrape, specTags, tagPhases } from "./cluster.ts"
+
+const nodes = ["node-1", "node-2", "node-3"] as const
+
+// The seed document's ImagePullJob, without `selector.names` (names and labels together are
+// invalid): it selects the nodes labelled node-type=xxx, which all three are.
+const jobWithAlways = `apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: job-with-always
+spec:
+  image: nginx:1.9.1
+  parallelism: 10
+  selector:
+    matchLabels:
+      node-type: xxx
+  completionPolicy:
+    type: Always
+    activeDeadlineSeconds: 1200
+    ttlSecondsAfterFinished: 300
+  pullPolicy:
+    backoffLimit: 3
+    timeoutSeconds: 300
+`
+
+let cluster: Cluster
+const daemonPorts: Record<string, number> = {}
+
+beforeAll(async () => {
+  cluster = await Cluster.start()
+  // A start-up failure is no test's: print the processes' logs here.
+  try {
+    await startProcesses()
+  } catch (error) {
+    console.error(cluster.dumpLogs())
+    throw error
+  }
+}, 120_000)
+
+const startProcesses = async () => {
+  await cluster.ok(["create", "namespace", "preheat-system"])
+  await cluster.ok(["create", "namespace", "preheat-daemon-config"])
+  await cluster.createNodes(nodes, { "node-type": "xxx" })
+  await cluster.startController("controller", await freePort())
+  for (const node of nodes) {
+    daemonPorts[node] = await freePort()
+    await cluster.startDaemon(node, daemonPorts[node])
+  }
+  // One NodeImage per Ready Node, once the node has been Ready for --node-ready-delay-seconds.
+  await eventually("a NodeImage per node", async () => {
+    const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n").sort()
+    return names.length === 3 ? names : undefined
+  })
+}
+
+afterAll(async () => {
+  await cluster?.stop()
+})
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    console.error(cluster.dumpLogs())
+  })
+})
+
+describe("preheat driven with kubectl", () => {
+  it("pulls the seed ImagePullJob on every node and reports it in kubectl get ipj and the NodeImages", async () => {
+    const applied = await cluster.applyFile("job-with-always", jobWithAlways)
+    expect(applied.stderr).toBe("")
+    expect(applied.stdout).toContain("imagepulljob.apps.kruise.io/job-with-always created")
+
+    await cluster.ok([
+      "wait", "ipj/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"
+    ])
+
+    const table = await cluster.ok(["get", "ipj"])
+    const [header, row] = table.trim().split("\n")
+    expect(header?.split(/\s+/)).toEqual(["NAME", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"])
+    expect(row?.split(/\s+/).slice(0, 5)).toEqual(["job-with-always", "3", "0", "3", "0"])
+
+    for (const node of nodes) {
+      const nodeImage = await cluster.getYaml(["nodeimage", node])
+      expect(tagPhases(nodeImage, "nginx")).toEqual({ "1.9.1": "Succeeded" })
+    }
+  })
+
+  it("pulls on one node when its NodeImage is patched as in the seed document", async () => {
+    await cluster.ok([
+      "patch", "nodeimage", "node-1", "--type=merge",
+      "-p", "{\"spec\":{\"images\":{\"ubuntu\":{\"tags\":[{\"tag\":\"latest\",\"pullPolicy\":{\"ttlSecondsAfterFinished\":300}}]}}}}"
+    ])
+    await eventually("ubuntu:latest Succeeded on node-1", async () => {
+      const phases = tagPhases(await cluster.getYaml(["nodeimage", "node-1"]), "ubuntu")
+      return phases["latest"] === "Succeeded" ? true : undefined
+    })
+    for (const node of ["node-2", "node-3"]) {
+      expect(specTags(await cluster.getYaml(["nodeimage", node]), "ubuntu")).toEqual([])
+    }
+  })
+
+  it("keeps a Never job's image on every node, never completing, and removes its tags on delete", async () => {
+    const applied = await cluster.applyFile("job-with-never", `apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: job-with-never
+spec:
+  image: redis:7.2
+  parallelism: 3
+  completionPolicy:
+    type: Never
+`)
+    expect(applied.code).toBe(0)
+    await eventually("the Never job succeeded on 3 nodes", async () => {
+      const succeeded = await cluster.ok(["get", "ipj", "job-with-never", "-o", "jsonpath={.status.succeeded}"])
+      return succeeded === "3" ? true : undefined
+    })
+    const status = (await cluster.getYaml(["ipj", "job-with-never"])).status
+    expect(status.completionTime).toBeUndefined()
+
+    await cluster.ok(["delete", "ipj", "job-with-never"])
+    await eventually("redis:7.2 gone from every NodeImage spec", async () => {
+      for (const node of nodes) {
+        if (specTags(await cluster.getYaml(["nodeimage", node]), "redis").length > 0) return undefined
+      }
+      return true
+    }, 10_000)
+  })
+
+  it("pulls every image of an ImageListPullJob and cleans up on delete", async () => {
+    const applied = await cluster.applyFile("list-job", `apiVersion: apps.kruise.io/v1alpha1
+kind: ImageListPullJob
+metadata:
+  name: job-with-always
+spec:
+  images:
+  - busybox:1.29.2
+  - alpine:3.20
+  parallelism: 3
+  completionPolicy:
+    type: Always
+`)
+    expect(applied.code).toBe(0)
+    await cluster.ok([
+      "wait", "imagelistpulljob/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"
+    ])
+    const status = (await cluster.getYaml(["imagelistpulljob", "job-with-always"])).status
+    expect({ desired: status.desired, succeeded: status.succeeded }).toEqual({ desired: 2, succeeded: 2 })
+    for (const node of nodes) {
+      const nodeImage = await cluster.getYaml(["nodeimage", node])
+      expect(tagPhases(nodeImage, "busybox")).toEqual({ "1.29.2": "Succeeded" })
+      expect(tagPhases(nodeImage, "alpine")).toEqual({ "3.20": "Succeeded" })
+    }
+
+    await cluster.ok(["delete", "imagelistpulljob", "job-with-always"])
+    await cluster.ok(["delete", "ipj", "job-with-always"])
+    await eventually("the jobs' tags gone from every NodeImage spec", async () => {
+      for (const node of nodes) {
+        const nodeImage = await cluster.getYaml(["nodeimage", node])
+        for (const image of ["busybox", "alpine", "nginx"]) if (specTags(nodeImage, image).length > 0) return undefined
+      }
+      return true
+    }, 10_000)
+    // Child ImagePullJobs go with their list (ownerReference cascading).
+    expect((await cluster.ok(["get", "ipj", "-o", "name"])).trim()).toBe("")
+  })
+
+  it("rejects a selector with both names and labels at kubectl apply, with the SPEC message", async () => {
+    const rejected = await cluster.applyFile("bad-job", `apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: bad-job
+spec:
+  image: nginx:1.9.1
+  selector:
+    names:
+    - node-1
+    matchLabels:
+      node-type: xxx
+`)
+    expect(rejected.code).not.toBe(0)
+    expect(rejected.stderr).toContain("can not set both names and labelSelector in this spec.selector")
+    expect((await cluster.kubectl(["get", "ipj", "bad-job"])).code).not.toBe(0)
+  })
+
+  it("counted each pull once on the daemons' /metrics", async () => {
+    // nginx, busybox, alpine and redis on every node, ubuntu on node-1 only.
+    for (const node of nodes) {
+      const pulls = metricSum(await scrape(daemonPorts[node]!), "preheat_pulls_total")
+      expect({ node, pulls }).toEqual({ node, pulls: node === "node-1" ? 5 : 4 })
+    }
+  })
+})
