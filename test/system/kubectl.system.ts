@@ -2,6 +2,8 @@
  * The user's view of preheat (issue 5, item 3): API server, controller and three daemons on the
  * simulated runtime as separate processes from the built bundle, driven only with kubectl.
  */
+import { readdirSync } from "node:fs"
+import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Cluster, eventually, freePort, metricSum, scrape, specTags, tagPhases } from "./cluster.ts"
 
@@ -193,5 +195,42 @@ spec:
       const pulls = metricSum(await scrape(daemonPorts[node]!), "preheat_pulls_total")
       expect({ node, pulls }).toEqual({ node, pulls: node === "node-1" ? 5 : 4 })
     }
+  })
+  it("applies every example in deploy/examples and each one finishes its work", async () => {
+    // The examples select Linux nodes and the nodes of Pods labelled app=web, tier=frontend.
+    for (const node of nodes) await cluster.ok(["label", "node", node, "kubernetes.io/os=linux", "--overwrite"])
+    await cluster.applyFile("web-pod", `apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  labels: {app: web, tier: frontend}
+spec:
+  nodeName: node-2
+  containers: [{name: web, image: nginx:1.25.3}]
+`)
+    const examples = join(import.meta.dirname, "../../deploy/examples")
+    for (const file of readdirSync(examples).filter((f) => f.endsWith(".yaml")).sort()) {
+      const applied = await cluster.kubectl(["apply", "-f", join(examples, file)])
+      expect({ file, code: applied.code, stderr: applied.stderr }).toEqual({ file, code: 0, stderr: "" })
+    }
+    for (const job of ["job-with-always", "job-with-podselector", "job-with-secret"]) {
+      await cluster.ok(["wait", `ipj/${job}`, "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    }
+    const always = await cluster.getYaml(["ipj", "job-with-always"])
+    expect(always.status).toMatchObject({ desired: 3, succeeded: 3, failed: 0 })
+    const podSelected = await cluster.getYaml(["ipj", "job-with-podselector"])
+    expect(podSelected.status).toMatchObject({ desired: 1, succeeded: 1 })
+    const withSecret = await cluster.getYaml(["ipj", "job-with-secret"])
+    expect(withSecret.status).toMatchObject({ desired: 3, succeeded: 3 })
+    // The secret-backed job's tasks point at the daemons' copy of the secret.
+    const copy = await cluster.getYaml(["secret", "default.my-registry-credentials", "-n", "preheat-daemon-config"])
+    expect(copy.type).toBe("kubernetes.io/dockerconfigjson")
+    const list = (await cluster.ok(["get", "imagelistpulljobs", "-o", "name"])).trim().split("\n")
+    expect(list).toHaveLength(1)
+    await cluster.ok(["wait", list[0]!, "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    await eventually("the Never example on every node", async () => {
+      const never = await cluster.getYaml(["ipj", "job-with-never"])
+      return never.status?.succeeded === 3 ? never : undefined
+    })
   })
 })
