@@ -125,10 +125,11 @@ export class Cluster {
     return controller
   }
 
-  async startDaemon(node: string, metricsPort: number): Promise<Process> {
+  /** A daemon on the simulated runtime, or on a real one when a CRI socket is given. */
+  async startDaemon(node: string, metricsPort: number, runtimeSocket?: string): Promise<Process> {
     const daemon = this.spawn(`daemon-${node}`, [
       "daemon",
-      "--simulated-runtime",
+      ...(runtimeSocket === undefined ? ["--simulated-runtime"] : ["--runtime-socket", runtimeSocket]),
       "--node-name", node,
       "--kubeconfig", this.kubeconfig,
       "--metrics-port", String(metricsPort),

@@ -1,0 +1,88 @@
+/**
+ * One node on the real containerd of the e2e suite (issue 5, item 3): the bundle's daemon pulls
+ * an image from the local registry through CRI, and the job completes with the runtime's image id.
+ * Where the runtime cannot be started the test is skipped with the reason, except under
+ * PREHEAT_REQUIRE_E2E=1 (CI), where that is a failure.
+ */
+import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
+import { envFilePath, readEnvFile, runtimeScript } from "../e2e/e2eEnv.ts"
+import type { E2eRuntime } from "../e2e/e2eEnv.ts"
+import { publishImage } from "../support/imageBuilder.ts"
+import type { PushedImage } from "../support/imageBuilder.ts"
+import { Cluster, freePort } from "./cluster.ts"
+
+const runScript = (command: "start" | "stop" | "status") =>
+  spawnSync("bash", [runtimeScript, command], { stdio: ["ignore", "inherit", "inherit"], timeout: 10 * 60_000 })
+
+let cluster: Cluster | undefined
+let runtime: E2eRuntime | undefined
+let image: PushedImage | undefined
+let skipReason: string | undefined
+let startedHere = false
+
+beforeAll(async () => {
+  if (!existsSync(envFilePath()) || runScript("status").status !== 0) {
+    const started = runScript("start")
+    if (started.status !== 0) {
+      skipReason = `test/e2e/runtime.sh start failed (exit ${started.status ?? started.signal})`
+      if (process.env["PREHEAT_REQUIRE_E2E"] === "1") throw new Error(`PREHEAT_REQUIRE_E2E=1 and ${skipReason}`)
+      process.stderr.write(`\n[system] SKIPPING the real-runtime test: ${skipReason}\n\n`)
+      return
+    }
+    startedHere = true
+  }
+  runtime = readEnvFile()
+  const layer = { size: 2_000_000, seed: "system" }
+  image = await publishImage({ host: runtime.registry }, `system/real-${Date.now()}`, [layer], ["v1"])
+  cluster = await Cluster.start()
+  try {
+    await cluster.ok(["create", "namespace", "preheat-system"])
+    await cluster.ok(["create", "namespace", "preheat-daemon-config"])
+    await cluster.createNodes(["real-1"], { "node-type": "real" })
+    await cluster.startController("controller", await freePort())
+    await cluster.startDaemon("real-1", await freePort(), runtime.socket)
+  } catch (error) {
+    console.error(cluster.dumpLogs())
+    throw error
+  }
+}, 180_000)
+
+afterAll(async () => {
+  await cluster?.stop()
+  if (startedHere && process.env["PREHEAT_E2E_KEEP"] !== "1") runScript("stop")
+})
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(() => {
+    if (cluster !== undefined) console.error(cluster.dumpLogs())
+  })
+})
+
+describe("a node on the real containerd", () => {
+  it("pulls a job's image through CRI and reports the runtime's image id", async (context) => {
+    if (skipReason !== undefined) context.skip()
+    const applied = await cluster!.applyFile("real-job", `apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: real-job
+spec:
+  image: ${image!.reference("v1")}
+  selector:
+    names: [real-1]
+`)
+    expect(applied.stderr).toBe("")
+    await cluster!.ok(["wait", "ipj/real-job", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    const job = await cluster!.getYaml(["ipj", "real-job"])
+    expect(job.status).toMatchObject({ desired: 1, succeeded: 1, failed: 0 })
+    const node = await cluster!.getYaml(["nodeimage", "real-1"])
+    const key = `${runtime!.registry}/${image!.repository}`
+    expect(node.status.imageStatuses[key].tags[0]).toMatchObject({
+      tag: "v1",
+      phase: "Succeeded",
+      progress: 100,
+      imageID: image!.imageId
+    })
+  })
+})
