@@ -6,6 +6,7 @@ import { apiserverCommand } from "./cli/apiserverCommand.ts"
 import { controllerCommand } from "./cli/controllerCommand.ts"
 import { crdsCommand } from "./cli/crdsCommand.ts"
 import { daemonCommand } from "./cli/daemonCommand.ts"
+import { devCommand } from "./cli/devCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
 import { versionCommand } from "./cli/versionCommand.ts"
 import { version } from "./version.ts"
@@ -14,7 +15,7 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, versionCommand])
+  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, versionCommand])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>

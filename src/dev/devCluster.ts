@@ -1,0 +1,86 @@
+import { Clock, Console, Effect, FileSystem, Layer } from "effect"
+import type { Scope } from "effect"
+import { schedulerLayer } from "../../layers/scheduler.ts"
+import * as CriLive from "../../layers/criLive.ts"
+import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
+import { kubeconfigFor } from "../apiserver/kubeconfig.ts"
+import { rfc3339 } from "../api/time.ts"
+import { defaultSettings } from "../controller/context.ts"
+import { makeController } from "../controller/controller.ts"
+import { startDaemon } from "../daemon/daemon.ts"
+import { daemonOptions } from "../daemon/options.ts"
+import { simulatedRuntimeLayer } from "../daemon/simulatedRuntime.ts"
+import { KubeApi } from "../kube/KubeApi.ts"
+import { resources } from "../kube/resources.ts"
+import { Metrics } from "../ops/metrics.ts"
+import { devNode, readyStatus } from "./devNodes.ts"
+
+export interface DevOptions {
+  readonly nodes: number
+  readonly host: string
+  readonly port: number
+  readonly kubeconfigOut: string
+  /** A real CRI socket for node-1; the other nodes stay simulated. */
+  readonly runtimeSocket: string | undefined
+}
+
+export interface DevCluster {
+  readonly url: string
+  readonly kubeconfig: string
+}
+
+/**
+ * `preheat dev`: the embedded API server, the controller and N node daemons in one process, on
+ * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP.
+ */
+export const startDevCluster = (
+  options: DevOptions
+): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem> =>
+  Effect.gen(function*() {
+    const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
+    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(
+      Layer.provideMerge(Metrics.layerTest)
+    )
+    yield* Effect.gen(function*() {
+      const api = yield* KubeApi
+      const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }
+      yield* api.create(resources.namespace, namespace)
+      // Ready long enough ago that NodeImages appear at once.
+      const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
+      for (let i = 0; i < options.nodes; i++) {
+        const node = yield* api.create(resources.node, devNode(i))
+        yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
+      }
+      const controller = yield* makeController(defaultSettings)
+      yield* Effect.forkScoped(controller.reconcile())
+      for (let i = 0; i < options.nodes; i++) {
+        const runtime = i === 0 && options.runtimeSocket !== undefined
+          ? CriLive.layer({ socket: options.runtimeSocket })
+          : simulatedRuntimeLayer()
+        // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
+        const services = yield* Layer.build(runtime)
+        yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
+      }
+      yield* controller.synced
+    }).pipe(Effect.provide(inProcess))
+    return { url: server.url, kubeconfig: options.kubeconfigOut }
+  })
+
+/** What to type next, printed once the cluster is up. */
+export const nextSteps = (cluster: DevCluster, nodes: number): string => `
+preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})
+
+  export KUBECONFIG=${cluster.kubeconfig}
+  kubectl get nodes --show-labels
+  kubectl apply -f deploy/examples/job-with-always.yaml
+  kubectl get ipj -w
+  kubectl get nodeimage node-1 -o yaml
+  kubectl apply -f deploy/examples/     # every example
+  kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
+
+Ctrl-C stops everything.
+`
+
+export const announce = (cluster: DevCluster, nodes: number) => Console.log(nextSteps(cluster, nodes))
