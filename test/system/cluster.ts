@@ -11,6 +11,10 @@ import { join, resolve } from "node:path"
 import { parse } from "yaml"
 
 const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
+const deno = resolve(import.meta.dirname, "../../node_modules/.bin/deno")
+
+/** Which runtime runs a process of the bundle: Node 24, or Deno (a first-class runtime, issue 6). */
+export type Runtime = "node" | "deno"
 const kubectlBinary = process.env["KUBECTL"] ?? "/usr/bin/kubectl"
 
 export interface Process {
@@ -97,11 +101,17 @@ export class Cluster {
   }
 
   /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH). */
-  spawn(name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}): Process {
+  spawn(
+    name: string,
+    args: ReadonlyArray<string>,
+    env: Record<string, string> = {},
+    runtime: Runtime = "node"
+  ): Process {
     const logFile = join(this.dir, `${name}.log`)
     const log = createWriteStream(logFile, { flags: "a" })
-    const child = spawn(process.execPath, [bundle, ...args], {
-      env: { ...process.env, ...env },
+    const [file, prefix] = runtime === "deno" ? [deno, ["run", "-A", bundle]] : [process.execPath, [bundle]]
+    const child = spawn(file, [...prefix, ...args], {
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]
     })
     child.stdout?.pipe(log, { end: false })
@@ -112,6 +122,7 @@ export class Cluster {
     return started
   }
 
+  /** Controllers run on Deno: the system tests are where the bundle proves itself there. */
   async startController(name: string, metricsPort: number): Promise<Process> {
     const controller = this.spawn(name, [
       "controller",
@@ -120,7 +131,7 @@ export class Cluster {
       "--metrics-host", "127.0.0.1",
       "--node-ready-delay-seconds", "1",
       "--leader-election-namespace", "preheat-system"
-    ], { POD_NAME: name })
+    ], { POD_NAME: name }, "deno")
     await this.waitHealthy(controller, metricsPort)
     return controller
   }

@@ -1,75 +1,81 @@
 /**
- * `preheat dev` (issue 6): the README's run command. One process from the single executable
- * (the bundle where the executable was not built) serves a local cluster of 5 simulated nodes;
- * every example applies with kubectl and finishes; Ctrl-C stops it.
+ * `preheat dev` (issue 6): the README's run command. One process serves a local cluster of 5
+ * simulated nodes; every example applies with kubectl and finishes; Ctrl-C stops it. It runs from
+ * the single executable and from the bundle on Deno.
  */
 import { execFile, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { afterAll, describe, expect, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { eventually } from "./cluster.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const executable = join(root, "dist/preheat")
-const command = existsSync(executable)
-  ? { file: executable, args: [] as Array<string> }
-  : { file: process.execPath, args: [join(root, "dist/preheat.mjs")] }
-const dir = mkdtempSync(join(tmpdir(), "preheat-dev-"))
-const kubeconfig = join(dir, "kubeconfig")
 
-const kubectl = (args: ReadonlyArray<string>) =>
-  new Promise<string>((done, fail) => {
-    execFile("/usr/bin/kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...args], {
-      env: { ...process.env, HOME: dir },
-      timeout: 120_000
-    }, (error, stdout, stderr) =>
-      error === null ? done(stdout) : fail(new Error(`kubectl ${args.join(" ")}: ${stderr}`)))
-  })
+const launchers = [
+  existsSync(executable)
+    ? { name: "the executable", file: executable, args: [] as Array<string> }
+    : { name: "the bundle on Node (no executable built)", file: process.execPath, args: [join(root, "dist/preheat.mjs")] },
+  { name: "the bundle on Deno", file: join(root, "node_modules/.bin/deno"), args: ["run", "-A", join(root, "dist/preheat.mjs")] }
+]
 
-const dev = spawn(command.file, [...command.args, "dev", "--nodes", "5", "--kubeconfig", kubeconfig], {
-  stdio: ["ignore", "pipe", "pipe"]
-})
-let output = ""
-dev.stdout.on("data", (chunk) => (output += String(chunk)))
-dev.stderr.on("data", (chunk) => (output += String(chunk)))
-const exited = new Promise<number | null>((done) => dev.on("exit", (code) => done(code)))
-
-afterAll(() => {
-  dev.kill("SIGKILL")
-})
-
-describe("preheat dev", () => {
+describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
   it("starts a local cluster, runs every example to completion with kubectl, and stops on Ctrl-C", async () => {
-    const ready = async () => (output.includes("Ctrl-C stops everything") ? true : undefined)
-    await eventually("preheat dev to be ready", ready, 30_000)
-    expect(output).toContain(`export KUBECONFIG=${kubeconfig}`)
-    expect((await kubectl(["get", "nodes", "-o", "name"])).trim().split("\n")).toHaveLength(5)
-    await eventually("a NodeImage per node", async () =>
-      (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined)
+    const dir = mkdtempSync(join(tmpdir(), "preheat-dev-"))
+    const kubeconfig = join(dir, "kubeconfig")
+    const kubectl = (command: ReadonlyArray<string>) =>
+      new Promise<string>((done, fail) => {
+        execFile("/usr/bin/kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command], {
+          env: { ...process.env, HOME: dir },
+          timeout: 120_000
+        }, (error, stdout, stderr) =>
+          error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
+      })
+    const dev = spawn(file, [...args, "dev", "--nodes", "5", "--kubeconfig", kubeconfig], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" }
+    })
+    let output = ""
+    dev.stdout.on("data", (chunk) => (output += String(chunk)))
+    dev.stderr.on("data", (chunk) => (output += String(chunk)))
+    const exited = new Promise<number | null>((done) => dev.on("exit", (code) => done(code)))
+    try {
+      const ready = async () => (output.includes("Ctrl-C stops everything") ? true : undefined)
+      await eventually("preheat dev to be ready", ready, 30_000)
+      expect(output).toContain(`export KUBECONFIG=${kubeconfig}`)
+      expect((await kubectl(["get", "nodes", "-o", "name"])).trim().split("\n")).toHaveLength(5)
+      await eventually("a NodeImage per node", async () =>
+        (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined)
 
-    // The podSelector example pulls where Pods labelled app=web, tier=frontend run.
-    const placement = JSON.stringify({ spec: { nodeName: "node-2" } })
-    await kubectl(["run", "web", "--image=nginx:1.25.3", "--labels=app=web,tier=frontend", `--overrides=${placement}`])
-    const examples = join(root, "deploy/examples")
-    for (const file of readdirSync(examples).filter((f) => f.endsWith(".yaml")).sort()) {
-      await kubectl(["apply", "-f", join(examples, file)])
-    }
-    for (const job of ["job-with-always", "job-with-podselector", "job-with-secret"]) {
-      await kubectl(["wait", `ipj/${job}`, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
-    }
-    const listJob = "imagelistpulljob/list-job-with-always"
-    await kubectl(["wait", listJob, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
-    const always = parse(await kubectl(["get", "ipj", "job-with-always", "-o", "yaml"]))
-    expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
-    await eventually("the Never example on every node", async () => {
-      const never = parse(await kubectl(["get", "ipj", "job-with-never", "-o", "yaml"]))
-      return never.status?.succeeded === never.status?.desired && never.status?.desired > 0 ? never : undefined
-    }, 90_000)
+      // The podSelector example pulls where Pods labelled app=web, tier=frontend run.
+      const placement = JSON.stringify({ spec: { nodeName: "node-2" } })
+      await kubectl(["run", "web", "--image=nginx:1.25.3", "--labels=app=web,tier=frontend", `--overrides=${placement}`])
+      const examples = join(root, "deploy/examples")
+      for (const example of readdirSync(examples).filter((f) => f.endsWith(".yaml")).sort()) {
+        await kubectl(["apply", "-f", join(examples, example)])
+      }
+      for (const job of ["job-with-always", "job-with-podselector", "job-with-secret"]) {
+        await kubectl(["wait", `ipj/${job}`, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
+      }
+      const listJob = "imagelistpulljob/list-job-with-always"
+      await kubectl(["wait", listJob, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
+      const always = parse(await kubectl(["get", "ipj", "job-with-always", "-o", "yaml"]))
+      expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
+      await eventually("the Never example on every node", async () => {
+        const never = parse(await kubectl(["get", "ipj", "job-with-never", "-o", "yaml"]))
+        return never.status?.succeeded === never.status?.desired && never.status?.desired > 0 ? never : undefined
+      }, 90_000)
 
-    dev.kill("SIGINT")
-    const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])
-    expect(code).not.toBe("still running")
+      dev.kill("SIGINT")
+      const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])
+      expect(code).not.toBe("still running")
+    } catch (error) {
+      console.error(output)
+      throw error
+    } finally {
+      dev.kill("SIGKILL")
+    }
   })
 })
