@@ -8,6 +8,7 @@ import { crdsCommand } from "./cli/crdsCommand.ts"
 import { daemonCommand } from "./cli/daemonCommand.ts"
 import { devCommand } from "./cli/devCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
+import { statusCommand } from "./cli/statusCommand.ts"
 import { versionCommand } from "./cli/versionCommand.ts"
 import { version } from "./version.ts"
 
@@ -15,7 +16,7 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, versionCommand])
+  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, statusCommand, versionCommand])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>

@@ -1,0 +1,60 @@
+import { Effect, Layer, Option } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
+import { KubeLive } from "../../layers/kubeLive.ts"
+import { loadKubeConfig } from "../kube/live/kubeConfig.ts"
+import { loggingLayer } from "../ops/logging.ts"
+import { Metrics } from "../ops/metrics.ts"
+import { runStatus } from "../status/runStatus.ts"
+import { streamScreen } from "../status/screen.ts"
+import { version } from "../version.ts"
+
+const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
+
+export const statusCommand = Command.make(
+  "status",
+  {
+    job: Argument.String("job").pipe(
+      Argument.withDescription("One ImagePullJob or ImageListPullJob (with its child jobs); default: all in the namespace."),
+      Argument.optional
+    ),
+    namespace: text("namespace", "Namespace of the jobs; default: the kubeconfig context's, else default.").pipe(
+      Flag.withAlias("n"),
+      Flag.optional
+    ),
+    watch: Flag.Boolean("watch").pipe(
+      Flag.withAlias("w"),
+      Flag.withDescription("Keep watching and redraw on changes (Ctrl-C to stop)."),
+      Flag.withDefault(false)
+    ),
+    kubeconfig: text(
+      "kubeconfig",
+      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
+    ).pipe(Flag.optional),
+    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+  },
+  (flags) =>
+    Effect.gen(function*() {
+      const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
+      const config = yield* loadKubeConfig(source)
+      // As kubectl: -n, else the context's namespace, else default.
+      const namespace = Option.getOrElse(
+        flags.namespace,
+        () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default"
+      )
+      const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent: `preheat-status/${version}` })
+      return yield* runStatus({
+        namespace,
+        job: Option.getOrUndefined(flags.job),
+        watch: flags.watch,
+        screen: streamScreen(process.stdout)
+      }).pipe(Effect.scoped, Effect.provide(kube.pipe(Layer.provide(Metrics.layerTest))))
+    }).pipe(
+      // Warnings only, to stderr: stdout is the view.
+      Effect.provide(loggingLayer({ format: "text", level: "Warn" }))
+    )
+).pipe(
+  Command.withDescription(
+    "Show the progress of ImagePullJobs and ImageListPullJobs: a bar, counts, ETA and the nodes pulling or failed. " +
+      "Plain text when stdout is not a terminal. Also works as the kubectl plugin kubectl-preheat."
+  )
+)

@@ -1,0 +1,202 @@
+import { Result } from "effect"
+import { decodeNodeImage } from "../api/decode.ts"
+import type { ImageListPullJob } from "../api/imageListPullJob.ts"
+import type { ImagePullJob } from "../api/imagePullJob.ts"
+import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
+import type { Condition } from "../api/meta.ts"
+import type { NodeImage } from "../api/nodeImage.ts"
+import { resolveParallelism } from "../api/parallelism.ts"
+import type { Parallelism } from "../api/jobTemplate.ts"
+import { decodedJob, decodedListJob } from "../controller/decoded.ts"
+import type { KubeObject } from "../kube/KubeApi.ts"
+import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
+
+export interface StatusObjects {
+  readonly namespace: string
+  readonly job?: string | undefined
+  readonly imagePullJobs: Iterable<KubeObject>
+  readonly imageListPullJobs: Iterable<KubeObject>
+  readonly nodeImages: Iterable<KubeObject>
+}
+
+// Stores replace objects on change and never mutate them, so a redraw decodes only what changed.
+const nodeImageCache = new WeakMap<KubeObject, NodeImage | undefined>()
+const decodedNodeImage = (object: KubeObject): NodeImage | undefined => {
+  if (nodeImageCache.has(object)) return nodeImageCache.get(object)
+  const result = decodeNodeImage(object)
+  const value = Result.isSuccess(result) ? result.success : undefined
+  nodeImageCache.set(object, value)
+  return value
+}
+
+const millis = (timestamp: string | undefined): number | undefined => {
+  if (timestamp === undefined) return undefined
+  const value = Date.parse(timestamp)
+  return Number.isNaN(value) ? undefined : value
+}
+
+const condition = (conditions: ReadonlyArray<Condition> | undefined, type: string) =>
+  conditions?.find((c) => c.type === type)
+
+interface Lifecycle {
+  readonly conditions?: ReadonlyArray<Condition>
+  readonly completionTime?: string
+}
+
+/** Invalid wins (the controller will not act on it), then completed, then paused (parallelism 0). */
+const phaseOf = (status: Lifecycle | undefined, parallelism: Parallelism, desired: number): { phase: JobPhase; why?: string } => {
+  const valid = condition(status?.conditions, "Valid")
+  if (valid?.status === "False") return { phase: "invalid", ...(valid.message === undefined ? {} : { why: valid.message }) }
+  if (status?.completionTime !== undefined || condition(status?.conditions, "Complete")?.status === "True") {
+    return { phase: "completed" }
+  }
+  return { phase: resolveParallelism(parallelism, Math.max(1, desired)) === 0 ? "paused" : "running" }
+}
+
+const nameOf = (object: KubeObject): string => object.metadata.name ?? ""
+const parentOf = (object: KubeObject): string | undefined =>
+  object.metadata.ownerReferences?.find((o) => o.kind === "ImageListPullJob")?.name
+
+const invalidView = (kind: JobView["kind"], object: KubeObject, message: string): JobView => {
+  const parent = parentOf(object)
+  return {
+    kind,
+    namespace: object.metadata.namespace ?? "",
+    name: nameOf(object),
+    target: "",
+    ...(parent === undefined ? {} : { parent }),
+    phase: "invalid",
+    message,
+    desired: 0,
+    active: 0,
+    succeeded: 0,
+    failed: 0,
+    nodes: []
+  }
+}
+
+/**
+ * The nodes where the job's own tag (same image key, tag, owner uid and spec version, as the
+ * controller judges it in nodeTask.ts) is pulling or failed; other phases are not news.
+ */
+const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyArray<NodeRow> => {
+  const uid = job.metadata.uid
+  const reference = parseImageReference(job.spec.image)
+  if (uid === undefined || Result.isFailure(reference)) return []
+  const { name: image, tag } = toNodeImageTask(reference.success)
+  const rows: Array<NodeRow> = []
+  for (const node of nodes) {
+    const spec = node.spec.images?.[image]?.tags.find((t) => t.tag === tag)
+    if (spec === undefined || !(spec.ownerReferences ?? []).some((o) => o.uid === uid)) continue
+    const status = node.status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag && (t.version ?? 0) === spec.version)
+    if (status === undefined || (status.phase !== "Pulling" && status.phase !== "Failed")) continue
+    const startTime = millis(status.startTime)
+    rows.push({
+      node: node.metadata.name ?? "",
+      phase: status.phase,
+      ...(status.progress === undefined ? {} : { progress: status.progress }),
+      ...(startTime === undefined ? {} : { startTime }),
+      ...(status.message === undefined ? {} : { message: status.message })
+    })
+  }
+  // Nodes the job counts as failed whose tag is gone already (e.g. removed after its TTL).
+  const shown = new Set(rows.map((r) => r.node))
+  for (const node of job.status?.failedNodes ?? []) {
+    if (!shown.has(node)) rows.push({ node, phase: "Failed" })
+  }
+  // Pulling first (what is happening), then failures; by name within each.
+  return rows.sort((a, b) => a.phase === b.phase ? a.node.localeCompare(b.node) : a.phase === "Pulling" ? -1 : 1)
+}
+
+const times = (status: Lifecycle & { readonly startTime?: string } | undefined) => {
+  const startTime = millis(status?.startTime)
+  const completionTime = millis(status?.completionTime)
+  return {
+    ...(startTime === undefined ? {} : { startTime }),
+    ...(completionTime === undefined ? {} : { completionTime })
+  }
+}
+
+const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobView => {
+  const decoded = decodedJob(object)
+  if (Result.isFailure(decoded)) return invalidView("ImagePullJob", object, decoded.failure.message)
+  const job = decoded.success
+  const status = job.status
+  const desired = status?.desired ?? 0
+  const { phase, why } = phaseOf(status, job.spec.parallelism, desired)
+  const parent = parentOf(object)
+  return {
+    kind: "ImagePullJob",
+    namespace: job.metadata.namespace ?? "",
+    name: job.metadata.name ?? "",
+    target: job.spec.image,
+    ...(parent === undefined ? {} : { parent }),
+    phase,
+    message: why ?? status?.message ?? "",
+    desired,
+    active: status?.active ?? 0,
+    succeeded: status?.succeeded ?? 0,
+    failed: status?.failed ?? 0,
+    ...times(status),
+    nodes: phase === "invalid" ? [] : nodeRows(job, nodes)
+  }
+}
+
+const listMessage = (job: ImageListPullJob): string => {
+  const failed = job.status?.failedImageStatuses ?? []
+  if (failed.length === 0) return ""
+  return failed.map((f) => `${f.name ?? f.imagePullJob ?? "?"}: ${f.message ?? "failed"}`).join("; ")
+}
+
+/** A list job counts child jobs, not nodes: the bar and ETA are over its images. */
+const listJobView = (object: KubeObject): JobView => {
+  const decoded = decodedListJob(object)
+  if (Result.isFailure(decoded)) return invalidView("ImageListPullJob", object, decoded.failure.message)
+  const job = decoded.success
+  const status = job.status
+  const desired = status?.desired ?? job.spec.images.length
+  const { phase, why } = phaseOf(status, job.spec.parallelism, desired)
+  const completed = status?.completed ?? 0
+  const succeeded = status?.succeeded ?? 0
+  return {
+    kind: "ImageListPullJob",
+    namespace: job.metadata.namespace ?? "",
+    name: job.metadata.name ?? "",
+    target: `${job.spec.images.length} images`,
+    phase,
+    message: why ?? listMessage(job),
+    desired,
+    active: status?.active ?? 0,
+    succeeded,
+    failed: Math.max(0, completed - succeeded),
+    ...times(status),
+    nodes: []
+  }
+}
+
+/**
+ * The view of one namespace's jobs (or one job, with the child jobs of a list job of that name),
+ * each list job followed by its children.
+ */
+export const buildModel = (objects: StatusObjects): StatusModel => {
+  const nodes = [...objects.nodeImages].flatMap((o) => {
+    const node = decodedNodeImage(o)
+    return node === undefined ? [] : [node]
+  })
+  const jobs = [
+    ...[...objects.imageListPullJobs].map(listJobView),
+    ...[...objects.imagePullJobs].map((o) => pullJobView(o, nodes))
+  ].filter((j) => j.namespace === objects.namespace)
+    .filter((j) => objects.job === undefined || j.name === objects.job || j.parent === objects.job)
+  const group = (j: JobView) => j.parent ?? j.name
+  jobs.sort((a, b) =>
+    group(a).localeCompare(group(b)) ||
+    Number(a.parent !== undefined) - Number(b.parent !== undefined) ||
+    a.name.localeCompare(b.name)
+  )
+  return {
+    namespace: objects.namespace,
+    ...(objects.job === undefined ? {} : { job: objects.job }),
+    jobs
+  }
+}

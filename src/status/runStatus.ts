@@ -1,0 +1,80 @@
+import { Clock, Duration, Effect, Queue } from "effect"
+import type { Scope } from "effect"
+import { makeInformer } from "../kube/informer.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
+import { resources } from "../kube/resources.ts"
+import { buildModel } from "./buildModel.ts"
+import { render } from "./render.ts"
+import type { Screen } from "./screen.ts"
+
+export interface StatusOptions {
+  readonly namespace: string
+  readonly job?: string | undefined
+  readonly watch: boolean
+  readonly screen: Screen
+  /** How long the first lists may take before giving up (not in --watch, which waits). */
+  readonly syncTimeout?: Duration.Input
+}
+
+/** Redraws at most this often, however busy the watches are: a frame is for a human. */
+const minFrameGap = Duration.millis(250)
+/** A terminal frame is redrawn at least this often, so elapsed times and the ETA move. */
+const tick = Duration.seconds(1)
+
+export class StatusError extends Error {}
+
+/**
+ * Watches the jobs of one namespace and all NodeImages (a job's nodes are cluster-wide) and
+ * draws the view: once, when the lists are in, or on every change with --watch.
+ */
+export const runStatus = Effect.fnUntraced(function*(
+  options: StatusOptions
+): Effect.fn.Return<void, StatusError, KubeApi | Scope.Scope> {
+  const changes = yield* Queue.sliding<void>(1)
+  const changed = () => Queue.offer(changes, undefined).pipe(Effect.asVoid)
+  const namespaced = { namespace: options.namespace }
+  const pullJobs = yield* makeInformer(resources.imagePullJob, namespaced, changed)
+  const listJobs = yield* makeInformer(resources.imageListPullJob, namespaced, changed)
+  const nodeImages = yield* makeInformer(resources.nodeImage, {}, changed)
+
+  const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced], { discard: true })
+  yield* options.watch ? synced : synced.pipe(
+    Effect.timeoutOrElse({
+      duration: options.syncTimeout ?? Duration.seconds(30),
+      orElse: () => Effect.fail(new StatusError("could not list the jobs and NodeImages (see the warnings above)"))
+    })
+  )
+
+  const frame = Effect.map(Clock.currentTimeMillis, (now) => {
+    const model = buildModel({
+      namespace: options.namespace,
+      job: options.job,
+      imagePullJobs: pullJobs.values(),
+      imageListPullJobs: listJobs.values(),
+      nodeImages: nodeImages.values()
+    })
+    return { model, lines: render(model, now, options.screen.width(), options.screen.mode) }
+  })
+
+  if (!options.watch) {
+    const { model, lines } = yield* frame
+    if (options.job !== undefined && model.jobs.length === 0) {
+      return yield* Effect.fail(
+        new StatusError(`no ImagePullJob or ImageListPullJob named ${options.job} in namespace ${options.namespace}`)
+      )
+    }
+    options.screen.draw(lines)
+    return
+  }
+
+  // Plain output is a log: a new frame only when something changed, never for the clock alone.
+  const next = options.screen.mode === "terminal"
+    ? Queue.take(changes).pipe(Effect.timeoutOption(tick), Effect.asVoid)
+    : Queue.take(changes)
+  while (true) {
+    const { lines } = yield* frame
+    options.screen.draw(lines)
+    yield* Effect.sleep(minFrameGap)
+    yield* next
+  }
+})
