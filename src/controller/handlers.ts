@@ -6,6 +6,7 @@ import { keyOf, objectKey } from "../kube/objectKey.ts"
 import { allSecretCopies } from "./context.ts"
 import type { ControllerContext } from "./context.ts"
 import { decodedJob } from "./decoded.ts"
+import { nodeSelected } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { changedOwners, nodeImageChanged } from "./ownerIndex.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
@@ -27,11 +28,7 @@ const jobsSelectingNode = (ctx: ControllerContext, name: string, labelSets: Read
     if (Result.isFailure(job)) continue
     const { podSelector, selector } = job.success.spec
     if (podSelector !== undefined) continue
-    const names = selector?.names ?? []
-    const selects = names.length > 0
-      ? names.includes(name)
-      : selector === undefined || labelSets.some((labels) => matchesLabelSelector(selector, labels))
-    if (selects) keys.push(objectKey(raw))
+    if (labelSets.some((labels) => nodeSelected(selector, name, labels))) keys.push(objectKey(raw))
   }
   return keys
 }

@@ -20,6 +20,20 @@ const hasLabelTerms = (selector: NonNullable<ImagePullJobSpec["selector"]>): boo
   Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0
 
 /**
+ * Whether a job's node selector picks a node by its name and labels: the listed names, else the
+ * label terms, else (absent or empty, SPEC §4.5) every node. Pod selection is decided elsewhere.
+ */
+export const nodeSelected = (
+  selector: ImagePullJobSpec["selector"],
+  name: string,
+  labels: Readonly<Record<string, string>>
+): boolean => {
+  const names = selector?.names ?? []
+  if (names.length > 0) return names.includes(name)
+  return selector === undefined || !hasLabelTerms(selector) || matchesLabelSelector(selector, labels)
+}
+
+/**
  * Rotates the (name-sorted) nodes by an offset that is stable per job, so that many jobs started
  * together begin on different nodes: their pulls spread over the cluster and their writes to
  * the same NodeImage rarely collide.
@@ -54,7 +68,7 @@ export const selectTargets = (
   let chosen = live
   if (spec.selector !== undefined && hasLabelTerms(spec.selector)) {
     const selector = spec.selector
-    chosen = live.filter((n) => matchesLabelSelector(selector, n.metadata.labels ?? {}))
+    chosen = live.filter((n) => nodeSelected(selector, n.metadata.name ?? "", n.metadata.labels ?? {}))
   } else if (spec.podSelector !== undefined) {
     const selector = spec.podSelector
     const podNodes = new Set<string>()
