@@ -1,9 +1,8 @@
 import { Console, Effect, FileSystem, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { text } from "./flags.ts"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/kubeconfig.ts"
-
-const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
 
 export const apiserverCommand = Command.make(
   "apiserver",

@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kubeLive.ts"
 import { defaultSettings } from "../controller/context.ts"
 import { runControllerRole, schedulerWithMetrics } from "../controller/role.ts"
@@ -8,10 +9,6 @@ import { controllerRateLimit } from "../kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
-
-const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
-const integer = (name: string, description: string, fallback: number) =>
-  Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))
 
 export const controllerCommand = Command.make(
   "controller",

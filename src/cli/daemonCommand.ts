@@ -1,5 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
+import { integer, text } from "./flags.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
 import { runDaemon } from "../daemon/daemon.ts"
@@ -8,10 +9,6 @@ import { runSimulatedDaemon } from "../daemon/simulatedRuntime.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
-
-const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
-const integer = (name: string, description: string, fallback: number) =>
-  Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))
 
 /** Missing NODE_NAME is a usage error of the DaemonSet: said in one line, not a stack trace. */
 class MissingNodeName extends Error {

@@ -7,8 +7,7 @@ import { Metrics } from "../ops/metrics.ts"
 import { runStatus } from "../status/runStatus.ts"
 import { streamScreen } from "../status/screen.ts"
 import { version } from "../version.ts"
-
-const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
+import { text } from "./flags.ts"
 
 export const statusCommand = Command.make(
   "status",
