@@ -100,6 +100,25 @@ export class Cluster {
     return cluster
   }
 
+  /**
+   * A cluster with the namespaces preheat expects (the Lease's and the secret copies'), then
+   * `setup`. A failure here is no test's: every process's log is printed and the processes are
+   * stopped before it is rethrown.
+   */
+  static async startWith(setup: (cluster: Cluster) => Promise<void>): Promise<Cluster> {
+    const cluster = await Cluster.start()
+    try {
+      await cluster.ok(["create", "namespace", "preheat-system"])
+      await cluster.ok(["create", "namespace", "preheat-daemon-config"])
+      await setup(cluster)
+      return cluster
+    } catch (error) {
+      console.error(cluster.dumpLogs())
+      await cluster.stop()
+      throw error
+    }
+  }
+
   /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH). */
   spawn(
     name: string,

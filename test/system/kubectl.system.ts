@@ -34,19 +34,10 @@ let cluster: Cluster
 const daemonPorts: Record<string, number> = {}
 
 beforeAll(async () => {
-  cluster = await Cluster.start()
-  // A start-up failure is no test's: print the processes' logs here.
-  try {
-    await startProcesses()
-  } catch (error) {
-    console.error(cluster.dumpLogs())
-    throw error
-  }
+  cluster = await Cluster.startWith(startProcesses)
 }, 120_000)
 
-const startProcesses = async () => {
-  await cluster.ok(["create", "namespace", "preheat-system"])
-  await cluster.ok(["create", "namespace", "preheat-daemon-config"])
+const startProcesses = async (cluster: Cluster) => {
   await cluster.createNodes(nodes, { "node-type": "xxx" })
   await cluster.startController("controller", await freePort())
   for (const node of nodes) {

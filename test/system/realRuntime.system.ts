@@ -36,17 +36,12 @@ beforeAll(async () => {
   runtime = readEnvFile()
   const layer = { size: 2_000_000, seed: "system" }
   image = await publishImage({ host: runtime.registry }, `system/real-${Date.now()}`, [layer], ["v1"])
-  cluster = await Cluster.start()
-  try {
-    await cluster.ok(["create", "namespace", "preheat-system"])
-    await cluster.ok(["create", "namespace", "preheat-daemon-config"])
-    await cluster.createNodes(["real-1"], { "node-type": "real" })
-    await cluster.startController("controller", await freePort())
-    await cluster.startDaemon("real-1", await freePort(), runtime.socket)
-  } catch (error) {
-    console.error(cluster.dumpLogs())
-    throw error
-  }
+  const socket = runtime.socket
+  cluster = await Cluster.startWith(async (started) => {
+    await started.createNodes(["real-1"], { "node-type": "real" })
+    await started.startController("controller", await freePort())
+    await started.startDaemon("real-1", await freePort(), socket)
+  })
 }, 180_000)
 
 afterAll(async () => {

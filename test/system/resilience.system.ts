@@ -35,19 +35,10 @@ const leaseHolder = () =>
 const leader = async (port: number) => metricSum(await scrape(port), "preheat_leader")
 
 beforeAll(async () => {
-  cluster = await Cluster.start()
-  // A start-up failure is no test's: print the processes' logs here.
-  try {
-    await startProcesses()
-  } catch (error) {
-    console.error(cluster.dumpLogs())
-    throw error
-  }
+  cluster = await Cluster.startWith(startProcesses)
 }, 120_000)
 
-const startProcesses = async () => {
-  await cluster.ok(["create", "namespace", "preheat-system"])
-  await cluster.ok(["create", "namespace", "preheat-daemon-config"])
+const startProcesses = async (cluster: Cluster) => {
   await cluster.createNodes(nodes, {})
   for (const node of nodes) {
     daemonPorts[node] = await freePort()
