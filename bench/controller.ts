@@ -67,7 +67,7 @@ const program = Effect.gen(function*() {
       byController.set(name, (byController.get(name) ?? 0) + 1)
     }
   })))
-  yield* simulateDaemons({ pullMs })
+  yield* simulateDaemons({ pullMs, countPulls: false })
   while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
 
   const wall = performance.now()

@@ -1,27 +1,31 @@
 /**
- * npm run bench:daemon -- [--runs 8] [--busy-size-mb 20] [--sources]
+ * npm run bench:daemon -- [--runs 16] [--busy-size-mb 20] [--sources]
  *
  * The daemon against a real containerd and registry (start them first: test/e2e/runtime.sh start;
  * PREHEAT_E2E_DIR says where they are). The daemon runs as a child process (KubeApi over IPC from
- * this process's in-memory API server, the live CRI layer), bundled with esbuild as it ships
- * unless --sources, so its memory is its own.
+ * this process's in-memory API server, the live CRI layer), bundled by build.ts's bundleTo as
+ * dist/preheat.mjs is unless --sources, with the environment deploy/daemon.yaml gives the daemon
+ * container (NODE_OPTIONS, MALLOC_MMAP_THRESHOLD_), so its memory is its own. It is not the whole
+ * `preheat daemon`: no client-node and no other roles' code (docs/benchmarks.md has both).
  *
  * For a 50 MB and a 200 MB image, RUNS times each, alternating which goes first, with the image
  * removed from the node before every pull:
  * - direct: one CRI PullImage call from this process;
  * - daemon: the time from writing the tag (a new version, IfNotPresent) to seeing Succeeded in its
  *   status through a watch.
- * overhead_ratio is the median over all runs of daemon / direct. Also shown: the daemon's own
+ * overhead_ratio is the median over all runs (both sizes) of daemon / direct of the same run; also
+ * shown, per size and over both, the ratio of medians (median daemon / median direct). Also shown: the daemon's own
  * round trip for an image the node has (IfNotPresent: write, watch, ImageStatus, status write).
  * idle_rss_mib: the daemon running with an empty NodeImage; busy_rss_mib: its peak while 10 tags
  * (distinct images) pull at once. The last line is machine-readable.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
-import { build } from "esbuild"
+import { parseAllDocuments } from "yaml"
+import { bundleTo } from "../build.ts"
 import * as CriLive from "../layers/criLive.ts"
 import { InMemoryKubeApi } from "../layers/inMemoryKubeApi.ts"
 import type { ImageTagStatus } from "../src/api/nodeImage.ts"
@@ -34,7 +38,7 @@ import { publishImage, type PushedImage } from "../test/support/imageBuilder.ts"
 
 const { values } = parseArgs({
   options: {
-    runs: { type: "string", default: "8" },
+    runs: { type: "string", default: "16" },
     "busy-size-mb": { type: "string", default: "20" },
     sources: { type: "boolean", default: false }
   }
@@ -88,21 +92,20 @@ const writeAndWait = async (images: Record<string, unknown>, done: (object: Kube
 
 const remove = (image: PushedImage) => exec(cri.removeImage(image.reference()))
 
-/** A bundle of the child as it would ship: one minified ESM file, nothing resolved at run time. */
+/** A bundle of the child as dist/preheat.mjs is built: one minified ESM file, nothing resolved at run time. */
 const bundleChild = async (dir: string): Promise<string> => {
   const outfile = join(dir, "daemon-child.mjs")
-  await build({
-    entryPoints: [daemonChildSource],
-    outfile,
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node22",
-    minify: true,
-    logLevel: "error",
-    banner: { js: `import { createRequire as __benchRequire } from "node:module"; const require = __benchRequire(import.meta.url);` }
-  })
+  await bundleTo(daemonChildSource, outfile, "esm")
   return outfile
+}
+
+/** The plain `value` variables of the DaemonSet's daemon container: its heap and malloc settings. */
+const daemonSetEnv = (): Record<string, string> => {
+  const manifest = join(import.meta.dirname, "..", "deploy", "daemon.yaml")
+  const daemonSet = parseAllDocuments(readFileSync(manifest, "utf8")).map((d) => d.toJS()).find((d) => d?.kind === "DaemonSet")
+  const container = daemonSet?.spec?.template?.spec?.containers?.find((c: { name?: string }) => c.name === "daemon")
+  const env = (container?.env ?? []) as Array<{ name: string; value?: string }>
+  return Object.fromEntries(env.filter((e) => typeof e.value === "string").map((e) => [e.name, e.value!]))
 }
 
 const dir = mkdtempSync(join(tmpdir(), "preheat-bench-daemon-"))
@@ -128,10 +131,11 @@ try {
 
   await exec(api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} }))
   const entry = values.sources ? undefined : await bundleChild(dir)
+  const childEnv = daemonSetEnv()
   daemon = await startDaemonProcess(api, {
     daemon: { nodeName: node, maxConcurrentPulls: 10 },
     socket: env.socket
-  }, entry === undefined ? {} : { entry })
+  }, { ...(entry === undefined ? {} : { entry }), env: childEnv })
   const child = daemon
 
   // Idle: started, synced, nothing to do; let start-up garbage settle first.
@@ -144,6 +148,7 @@ try {
   const idleRss = median(idleSamples) / MiB
 
   const ratios: Array<number> = []
+  const medians: Array<{ readonly direct: number; readonly daemon: number }> = []
   let version = 0
 
   // The daemon's fixed cost: a tag whose image the node already has.
@@ -193,6 +198,7 @@ try {
       ratios.push(viaDaemon.at(-1)! / direct.at(-1)!)
     }
     const own = ratios.slice(-runs)
+    medians.push({ direct: median(direct), daemon: median(viaDaemon) })
     console.log(
       `bench:daemon: ${label}: median of ratios ${median(own).toFixed(3)}; direct median ${median(direct).toFixed(0)} ms [${direct.map((t) => t.toFixed(0)).join(", ")}], ` +
         `daemon median ${median(viaDaemon).toFixed(0)} ms [${viaDaemon.map((t) => t.toFixed(0)).join(", ")}], ` +
@@ -215,11 +221,19 @@ try {
   console.log(
     `bench:daemon: 10 concurrent pulls of ${busySize / MB} MB took ${busyMillis.toFixed(0)} ms; ` +
       `RSS idle ${idleRss.toFixed(1)} MiB, peak ${busyRss.toFixed(1)} MiB, after ${afterRss.toFixed(1)} MiB ` +
-      `(${entry === undefined ? "TypeScript sources" : "esbuild bundle"}, Node ${process.versions.node}, ` +
+      `(${entry === undefined ? "TypeScript sources" : "esbuild bundle"}, ` +
+      `${Object.entries(childEnv).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")}, Node ${process.versions.node}, ` +
       `load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`
   )
   for (const image of busyImages) await remove(image)
 
+  const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
+  const sorted = [...ratios].sort((a, b) => a - b)
+  console.log(
+    `bench:daemon: overhead: median of ${ratios.length} paired ratios ${median(ratios).toFixed(3)} ` +
+      `(quartiles ${median(sorted.slice(0, sorted.length >> 1)).toFixed(3)}-${median(sorted.slice((sorted.length + 1) >> 1)).toFixed(3)}); ` +
+      `ratio of medians over both sizes ${(sum(medians.map((m) => m.daemon)) / sum(medians.map((m) => m.direct))).toFixed(3)}`
+  )
   console.log(`bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} busy_rss_mib=${busyRss.toFixed(1)}`)
 } finally {
   await daemon?.stop()

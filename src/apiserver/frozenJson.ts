@@ -2,6 +2,10 @@
 // write shares the unchanged subtrees of the previous version, so that keeping a bounded watch
 // history costs only what changed.
 import type { KubeObject } from "../kube/KubeApi.ts"
+import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
+
+/** One pool for the process: pooled values are frozen, so every store may share them. */
+const pool = new ValuePool()
 
 export type JsonObject = { readonly [key: string]: unknown }
 
@@ -41,31 +45,33 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
  */
 export const intern = (value: unknown, previous: unknown, path = "", depth = 0): unknown => {
   if (typeof value !== "object") return internPrimitive(value, path)
-  if (value === null || value === previous) return value
+  if (value === null || value === previous || pool.has(value)) return value
   if (depth > maxDepth) throw new NotJson(path, `nested deeper than ${maxDepth} levels`)
   if (Array.isArray(value)) return internArray(value, Array.isArray(previous) ? previous : undefined, path, depth)
   const toJSON = (value as { toJSON?: unknown }).toJSON
   if (typeof toJSON === "function") return intern(toJSON.call(value), previous, path, depth + 1)
   if (!isPlainObject(value)) throw new NotJson(path, `a ${(value as object).constructor?.name ?? "non-plain object"} is not JSON`)
   const prev = isPlainObject(previous) ? previous : undefined
-  const out: Record<string, unknown> = {}
-  let count = 0
+  const entries: Array<readonly [string, unknown]> = []
   let same = prev !== undefined
   for (const key of Object.keys(value)) {
     const raw = value[key]
     if (raw === undefined) continue
     const before = prev !== undefined && Object.hasOwn(prev, key) ? prev[key] : undefined
     const item = intern(raw, before, path === "" ? key : `${path}.${key}`, depth + 1)
-    setOwn(out, key, item)
-    count++
+    entries.push([key, item])
     if (same && (item !== before || before === undefined)) same = false
   }
-  if (same && prev !== undefined && Object.keys(prev).length === count) return prev
-  return Object.freeze(out)
+  if (same && prev !== undefined && Object.keys(prev).length === entries.length) return prev
+  if (entries.length > maxPooledEntries) return Object.freeze(recordOf(entries))
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of entries) setOwn(out, key, item)
+  return pool.share(Object.freeze(out))
 }
 
 const internPrimitive = (value: unknown, path: string): unknown => {
-  if (typeof value === "string" || typeof value === "boolean") return value
+  if (typeof value === "string") return pool.string(value)
+  if (typeof value === "boolean") return value
   if (typeof value === "number") {
     if (!Number.isFinite(value)) throw new NotJson(path, `${value} is not a JSON number`)
     return value
@@ -90,7 +96,7 @@ const internArray = (value: ReadonlyArray<unknown>, prev: ReadonlyArray<unknown>
     out[i] = item
     if (same && item !== prev?.[i]) same = false
   }
-  return same ? prev : Object.freeze(out)
+  return same ? prev : pool.share(Object.freeze(out))
 }
 
 /** A copy of a stored object with some metadata fields replaced (undefined removes one). */

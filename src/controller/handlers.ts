@@ -76,7 +76,7 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       if (change.type === "deleted") {
         ctx.jobKeyByUid.delete(uid)
         // Tags of a job that went without its finalizer are cleaned up by their NodeImages.
-        for (const node of ctx.owners.nodesOf(uid).keys()) effects.push(ctx.queues.nodeImage.add(node))
+        for (const node of ctx.owners.nodesOf(uid)) effects.push(ctx.queues.nodeImage.add(node))
       } else {
         ctx.jobKeyByUid.set(uid, key)
         effects.push(ctx.queues.imagePullJob.add(key))

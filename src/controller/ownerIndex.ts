@@ -5,7 +5,9 @@ import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
  * clean-up and the enqueueing of a change touch only the NodeImages involved (SPEC §4.8).
  */
 export class OwnerIndex {
-  private readonly byOwner = new Map<string, Map<string, Set<string>>>()
+  // A job owns one image on a node, except while an edit moves it to another image: a plain
+  // string then, since a Set for each of a million (node, job) pairs cost more than the tags.
+  private readonly byOwner = new Map<string, Map<string, string | Set<string>>>()
 
   /**
    * Replaces what one NodeImage contributes. Only image entries that changed are looked at:
@@ -16,25 +18,44 @@ export class OwnerIndex {
     const after = current?.spec.images ?? {}
     for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
       if (before[image] === after[image]) continue
-      for (const uid of ownersOf(before[image])) this.byOwner.get(uid)?.get(node)?.delete(image)
-      for (const uid of ownersOf(after[image])) {
-        let nodes = this.byOwner.get(uid)
-        if (nodes === undefined) this.byOwner.set(uid, nodes = new Map())
-        let images = nodes.get(node)
-        if (images === undefined) nodes.set(node, images = new Set())
-        images.add(image)
-      }
-      for (const uid of ownersOf(before[image])) {
-        const nodes = this.byOwner.get(uid)
-        if (nodes?.get(node)?.size === 0) nodes.delete(node)
-        if (nodes?.size === 0) this.byOwner.delete(uid)
-      }
+      for (const uid of ownersOf(before[image])) this.remove(uid, node, image)
+      for (const uid of ownersOf(after[image])) this.add(uid, node, image)
     }
   }
 
-  /** Node name -> images where the job owns a tag. */
-  nodesOf(uid: string): ReadonlyMap<string, ReadonlySet<string>> {
-    return this.byOwner.get(uid) ?? new Map()
+  /** The nodes where the job owns a tag. */
+  nodesOf(uid: string): Iterable<string> {
+    return this.byOwner.get(uid)?.keys() ?? []
+  }
+
+  /** Every (node, image) where the job owns a tag. */
+  *imagesOf(uid: string): Iterable<readonly [node: string, image: string]> {
+    for (const [node, images] of this.byOwner.get(uid) ?? []) {
+      if (typeof images === "string") yield [node, images]
+      else for (const image of images) yield [node, image]
+    }
+  }
+
+  private add(uid: string, node: string, image: string): void {
+    let nodes = this.byOwner.get(uid)
+    if (nodes === undefined) this.byOwner.set(uid, nodes = new Map())
+    const images = nodes.get(node)
+    if (images === undefined || images === image) nodes.set(node, image)
+    else if (typeof images === "string") nodes.set(node, new Set([images, image]))
+    else images.add(image)
+  }
+
+  private remove(uid: string, node: string, image: string): void {
+    const nodes = this.byOwner.get(uid)
+    const images = nodes?.get(node)
+    if (nodes === undefined || images === undefined) return
+    if (typeof images === "string") {
+      if (images === image) nodes.delete(node)
+    } else {
+      images.delete(image)
+      if (images.size === 1) nodes.set(node, images.values().next().value!)
+    }
+    if (nodes.size === 0) this.byOwner.delete(uid)
   }
 }
 

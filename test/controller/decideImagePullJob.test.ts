@@ -112,6 +112,16 @@ describe("decideImagePullJob", () => {
     expect(Math.abs(policy.ttlSecondsAfterFinished! - 86400)).toBeLessThanOrEqual(600)
   })
 
+  it("spreads tag TTLs over the whole jitter range in steps, the same for a node every time", () => {
+    const ttls = (job: ReturnType<typeof makeJob>) =>
+      Array.from({ length: 2000 }, (_, i) => tagPullPolicy(job.spec, `${jobUid}/node-${i}`).ttlSecondsAfterFinished!)
+    const always = ttls(makeJob({ image: "nginx:1.9.1" }))
+    expect(new Set(always)).toEqual(new Set(Array.from({ length: 31 }, (_, i) => 1800 + 300 + 10 * i)))
+    const never = ttls(makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } }))
+    expect(new Set(never)).toEqual(new Set(Array.from({ length: 41 }, (_, i) => 86400 - 600 + 30 * i)))
+    expect(ttls(makeJob({ image: "nginx:1.9.1" }))).toEqual(always)
+  })
+
   it("fails the unfinished nodes once activeDeadlineSeconds passes", () => {
     const job = makeJob(
       { image: "nginx:1.9.1", parallelism: 1, completionPolicy: { activeDeadlineSeconds: 1200 } },

@@ -53,16 +53,12 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
   Effect.gen(function*() {
     const uid = raw.metadata.uid ?? ""
     const writes: Array<NodeWrite> = []
-    for (const [node, images] of ctx.owners.nodesOf(uid)) {
+    for (const [node, image] of ctx.owners.imagesOf(uid)) {
       const stored = ctx.nodeImages.get(node)
-      if (stored === undefined) continue
-      const view = nodeImageView(stored)
-      for (const image of images) {
-        const entry = view.spec.images?.[image]
-        if (entry === undefined) continue
-        const released = withoutOwner(entry, uid)
-        if (released !== entry) writes.push({ node, image, entry: released })
-      }
+      const entry = stored === undefined ? undefined : nodeImageView(stored).spec.images?.[image]
+      if (entry === undefined) continue
+      const released = withoutOwner(entry, uid)
+      if (released !== entry) writes.push({ node, image, entry: released })
     }
     yield* applyNodeWrites(ctx, writes)
     const finalizers = raw.metadata.finalizers ?? []
@@ -173,9 +169,9 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const now = yield* Clock.currentTimeMillis
     const targets = targetsOf(ctx, key, job.success, uid)
     // Everything the job owns anywhere; the decision keeps the current tag on current targets.
-    const stale = [...ctx.owners.nodesOf(uid)].flatMap(([node, images]) => {
+    const stale = [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
       const stored = ctx.nodeImages.get(node)
-      return stored === undefined ? [] : [...images].map((image) => ({ node: nodeImageView(stored), image }))
+      return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
     })
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint

@@ -4,6 +4,14 @@ import { jitterSeconds } from "../jitter.ts"
 
 const day = 24 * 60 * 60
 
+/**
+ * The jitter moves in steps (10 s after a one-shot job, 30 s around a day) rather than by the
+ * second: still spread over the whole range, but a job's tags on thousands of nodes then carry a
+ * few dozen distinct policies, which the stores keep as one object each instead of one per node.
+ */
+const stepped = (seed: string, min: number, max: number, step: number): number =>
+  min + step * jitterSeconds(seed, 0, Math.floor((max - min) / step))
+
 type JobPolicy = Pick<ImagePullJobSpec, "completionPolicy" | "pullPolicy">
 
 /**
@@ -18,7 +26,7 @@ export const tagPullPolicy = (job: JobPolicy, seed: string): TagPullPolicy => {
     return {
       timeoutSeconds,
       backoffLimit,
-      ttlSecondsAfterFinished: day + jitterSeconds(seed, -600, 600),
+      ttlSecondsAfterFinished: day + stepped(seed, -600, 600, 30),
       activeDeadlineSeconds: Math.max(1800, timeoutSeconds)
     }
   }
@@ -26,7 +34,7 @@ export const tagPullPolicy = (job: JobPolicy, seed: string): TagPullPolicy => {
   return {
     timeoutSeconds,
     backoffLimit,
-    ttlSecondsAfterFinished: base + jitterSeconds(seed, 300, 600),
+    ttlSecondsAfterFinished: base + stepped(seed, 300, 600, 10),
     ...(activeDeadlineSeconds === undefined ? {} : { activeDeadlineSeconds })
   }
 }

@@ -41,14 +41,21 @@ export const daemonChildSource = childPath
 export const startDaemonProcess = (
   api: KubeApi["Service"],
   options: ChildOptions,
-  settings: { readonly entry?: string; readonly execArgv?: ReadonlyArray<string>; readonly startTimeoutMillis?: number } = {}
+  settings: {
+    readonly entry?: string
+    readonly execArgv?: ReadonlyArray<string>
+    /** Added to this process's environment (a benchmark passes the DaemonSet's). */
+    readonly env?: Readonly<Record<string, string>>
+    readonly startTimeoutMillis?: number
+  } = {}
 ): Promise<DaemonProcess> =>
   new Promise((resolve, reject) => {
     const startTimeoutMillis = settings.startTimeoutMillis ?? 30_000
     const entry = settings.entry ?? childPath
     const child = fork(entry, [JSON.stringify(options)], {
       execArgv: [...(entry.endsWith(".ts") ? ["--experimental-strip-types", "--no-warnings"] : []), ...(settings.execArgv ?? [])],
-      stdio: ["ignore", "inherit", "pipe", "ipc"]
+      stdio: ["ignore", "inherit", "pipe", "ipc"],
+      ...(settings.env === undefined ? {} : { env: { ...process.env, ...settings.env } })
     })
     const pulls: Array<string> = []
     const logs: Array<string> = []

@@ -1,0 +1,108 @@
+// A cluster's stored objects repeat themselves: every tag a job writes carries the same owner
+// reference and pull policy, the daemons of a wave report the same phase, version and second, and
+// every NodeImage repeats the image names. Held as separate copies, these made up most of the
+// memory of a large cluster (about 3 KiB per node and job). The pool keeps one frozen copy of each
+// small value that is still in use, and keeps the large keyed records (`spec.images`,
+// `status.imageStatuses`) with sorted keys, so that thousands of NodeImages with the same images
+// share one hidden class.
+
+/** Objects and arrays with more entries than this are records keyed by name, not pooled values. */
+export const maxPooledEntries = 16
+/** Longer strings are rarely repeated; interning them would cost more than it saves. */
+const maxPooledStringLength = 128
+const arrayIndex = /^(?:0|[1-9][0-9]*)$/
+
+/**
+ * V8 keeps exactly one copy of each string used as a property name (internalised, and collected
+ * when unused); a string built by concatenation is also flattened on the way.
+ */
+const internalise = (s: string): string => Object.keys({ [s]: 0 })[0] ?? s
+
+/**
+ * A large record (image name -> entry) as V8 keeps it cheapest: with its keys sorted, records
+ * of the same names share one hidden class (a V8 dictionary would cost 60 bytes a key, and the
+ * same names in different orders a hidden class each). Sorted keys are also what a real API
+ * server returns for the maps of a custom resource.
+ */
+export const recordOf = (entries: Array<readonly [string, unknown]>): Record<string, unknown> =>
+  Object.fromEntries(entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+
+export class ValuePool {
+  private readonly ids = new WeakMap<object, number>()
+  private nextId = 1
+  // Two generations: a value unused for two of them is let go, so the pool stays bounded.
+  private young = new Map<string, object>()
+  private old = new Map<string, object>()
+  private readonly generation: number
+
+  constructor(generation = 20_000) {
+    this.generation = generation
+  }
+
+  /** Whether `value` came out of this pool (so everything in it is pooled and frozen). */
+  has(value: object): boolean {
+    return this.ids.has(value)
+  }
+
+  string(value: string): string {
+    return value.length > maxPooledStringLength || arrayIndex.test(value) ? value : internalise(value)
+  }
+
+  /**
+   * The pooled copy of a frozen object or array whose members were pooled first: `value` itself
+   * when it is the first of its kind, or when it cannot be pooled (too large, or holding a record).
+   */
+  share<A extends object>(value: A): A {
+    const key = this.keyOf(value)
+    if (key === undefined) return value
+    let found = this.young.get(key)
+    if (found === undefined) {
+      found = this.old.get(key)
+      if (found === undefined) {
+        found = value
+        this.ids.set(value, this.nextId++)
+      }
+      if (this.young.size >= this.generation) {
+        this.old = this.young
+        this.young = new Map()
+      }
+      this.young.set(key, found)
+    }
+    return found as A
+  }
+
+  private keyOf(value: object): string | undefined {
+    const array = Array.isArray(value)
+    const keys = array ? undefined : Object.keys(value)
+    const length = array ? (value as ReadonlyArray<unknown>).length : keys!.length
+    if (length > maxPooledEntries) return undefined
+    let key = array ? "[" : "{"
+    for (let i = 0; i < length; i++) {
+      const name = keys?.[i]
+      const member: unknown = name === undefined ? (value as ReadonlyArray<unknown>)[i] : (value as Record<string, unknown>)[name]
+      if (name !== undefined) key += `${name.length}:${name}`
+      switch (typeof member) {
+        case "string":
+          if (member.length > maxPooledStringLength) return undefined
+          key += `s${member.length}:${member}`
+          break
+        case "number":
+          key += `n${member};`
+          break
+        case "boolean":
+          key += member ? "t" : "f"
+          break
+        default: {
+          if (member === null) {
+            key += "z"
+            break
+          }
+          const id = this.ids.get(member as object)
+          if (id === undefined) return undefined
+          key += `#${id};`
+        }
+      }
+    }
+    return key
+  }
+}

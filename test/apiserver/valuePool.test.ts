@@ -1,0 +1,94 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "@effect/vitest"
+import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { intern } from "../../src/apiserver/frozenJson.ts"
+import { maxPooledEntries, ValuePool } from "../../src/apiserver/valuePool.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+
+const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "job", uid })
+const frozen = <A extends object>(a: A): A => Object.freeze(a)
+
+describe("ValuePool", () => {
+  it("hands out the first of equal values and keeps different ones apart", () => {
+    const pool = new ValuePool()
+    const first = pool.share(frozen(owner("u1")))
+    expect(pool.share(frozen(owner("u1")))).toBe(first)
+    expect(pool.share(frozen(owner("u2")))).not.toBe(first)
+    // Same members in another order is another value: key order is kept as written.
+    expect(pool.share(frozen({ uid: "u1", apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "job" }))).not.toBe(first)
+    // Numbers, strings and booleans that print alike are different values.
+    expect(pool.share(frozen({ a: 1 }))).not.toBe(pool.share(frozen({ a: "1" })))
+    expect(pool.share(frozen({ a: true }))).not.toBe(pool.share(frozen({ a: "t" })))
+  })
+
+  it("pools a value only when all its members are pooled", () => {
+    const pool = new ValuePool()
+    const inner = pool.share(frozen(owner("u1")))
+    const outer = pool.share(frozen([inner]))
+    expect(pool.share(frozen([pool.share(frozen(owner("u1")))]))).toBe(outer)
+    const loose = frozen([frozen(owner("u1"))])
+    expect(pool.share(loose)).toBe(loose)
+    expect(pool.has(loose)).toBe(false)
+    const long = frozen({ message: "x".repeat(1000) })
+    expect(pool.share(long)).toBe(long)
+    expect(pool.share(frozen({ message: "x".repeat(1000) }))).not.toBe(long)
+    const wide = frozen(Object.fromEntries(Array.from({ length: maxPooledEntries + 1 }, (_, i) => [`k${i}`, i])))
+    expect(pool.has(pool.share(wide))).toBe(false)
+  })
+
+  it("lets go of values unused for two generations", () => {
+    const pool = new ValuePool(2)
+    const first = pool.share(frozen({ n: 0 }))
+    for (let n = 1; n <= 4; n++) pool.share(frozen({ n }))
+    expect(pool.share(frozen({ n: 0 }))).not.toBe(first)
+    // A value in use is kept: meeting it again moves it to the young generation.
+    const kept = pool.share(frozen({ n: 10 }))
+    for (let n = 11; n <= 20; n++) {
+      pool.share(frozen({ n }))
+      expect(pool.share(frozen({ n: 10 }))).toBe(kept)
+    }
+  })
+})
+
+describe("stored JSON", () => {
+  it("shares equal small values between unrelated writes", () => {
+    const a = intern({ tags: [{ tag: "v1", ownerReferences: [owner("u1")] }] }, undefined) as any
+    const b = intern({ tags: [{ tag: "v1", ownerReferences: [owner("u1")] }] }, undefined) as any
+    expect(b).toBe(a)
+    const c = intern({ tags: [{ tag: "v2", ownerReferences: [owner("u1")] }] }, undefined) as any
+    expect(c.tags[0].ownerReferences).toBe(a.tags[0].ownerReferences)
+    expect(Object.isFrozen(c.tags[0])).toBe(true)
+  })
+
+  it("keeps large records with sorted keys, equal in content, and returns the previous version when unchanged", () => {
+    const names = Array.from({ length: 40 }, (_, i) => `image-${String(39 - i).padStart(2, "0")}`)
+    const record = Object.fromEntries(names.map((n) => [n, { tags: [{ tag: "v1" }] }]))
+    const stored = intern(record, undefined) as Record<string, unknown>
+    expect(Object.keys(stored)).toEqual([...names].sort())
+    expect(stored).toEqual(record)
+    expect(intern({ ...record }, stored)).toBe(stored)
+    const changed = intern({ ...record, "image-00": { tags: [{ tag: "v2" }] } }, stored) as Record<string, unknown>
+    expect(changed).not.toBe(stored)
+    expect(changed["image-01"]).toBe(stored["image-01"])
+  })
+
+  it.effect("gives NodeImages of different nodes the same tag objects when their tags are equal", () =>
+    Effect.gen(function*() {
+      const api = yield* KubeApi
+      const tag = () => ({ tag: "v1", version: 0, createdAt: "2026-12-02T10:00:00Z", ownerReferences: [owner("u1")] })
+      for (const name of ["n1", "n2"]) {
+        yield* api.create(resources.nodeImage, {
+          apiVersion: "apps.kruise.io/v1alpha1",
+          kind: "NodeImage",
+          metadata: { name },
+          spec: { images: { nginx: { tags: [tag()] } } }
+        })
+      }
+      const images = (name: string) =>
+        Effect.map(api.get(resources.nodeImage, { name }), (o) => (o["spec"] as { images: Record<string, unknown> }).images)
+      const [n1, n2] = [yield* images("n1"), yield* images("n2")]
+      expect(n2["nginx"]).toBe(n1["nginx"])
+      expect(n1["nginx"]).toEqual({ tags: [tag()] })
+    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+})
