@@ -18,6 +18,7 @@ const decide = (over: Partial<NodeImageInput>) =>
     node: readyNode("2026-12-02T09:00:00Z"),
     nodeImage: undefined,
     jobExists: () => true,
+    jobSecrets: () => undefined,
     now: t0,
     settings,
     ...over
@@ -55,6 +56,29 @@ describe("decideNodeImage", () => {
     const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images: { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z" }] } } })
     const decision = decide({ nodeImage, jobExists: () => false })
     expect(decision.action === "update" && [...decision.images]).toEqual([["nginx", undefined]])
+  })
+
+  it("drops secret references no owning job uses any more, and keeps them where that cannot be told", () => {
+    const copy = (name: string) => ({ namespace: "preheat-daemon-config", name })
+    const tag = (uid?: string) => ({
+      tag: "1",
+      createdAt: "2026-12-02T09:59:00Z",
+      ...(uid === undefined ? {} : { ownerReferences: [{ ...owner, uid }] })
+    })
+    const nodeImage = (tags: ReadonlyArray<ReturnType<typeof tag>>) =>
+      makeNodeImage("node-1", { labels: { zone: "a" }, images: { nginx: { pullSecrets: [copy("a"), copy("b")], tags } } })
+    const secrets: Record<string, ReadonlyArray<ReturnType<typeof copy>>> = { u1: [copy("a")], u2: [], u3: [copy("b")] }
+    const jobSecrets = (uid: string) => secrets[uid]
+    const pruned = decide({ nodeImage: nodeImage([tag("u1")]), jobSecrets })
+    expect(pruned.action === "update" && pruned.images.get("nginx")?.pullSecrets).toEqual([copy("a")])
+    const none = decide({ nodeImage: nodeImage([tag("u2")]), jobSecrets })
+    expect(none.action === "update" && none.images.get("nginx")).toMatchObject({ tags: [tag("u2")] })
+    expect(none.action === "update" && none.images.get("nginx")).not.toHaveProperty("pullSecrets")
+    // Two jobs on two tags of the image: the union of what they use.
+    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag("u3"), tag: "2" }]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
+    // A hand-written tag, or an owner whose secrets are unknown: nothing is dropped.
+    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag(), tag: "2" }]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
+    expect(decide({ nodeImage: nodeImage([tag("u9")]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
   })
 
   it("drops a tag once its TTL passed since it finished, and wakes for it before", () => {

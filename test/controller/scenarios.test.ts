@@ -81,6 +81,25 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(copyGone._tag).toBe("NotFound")
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 
+  it.effect("a deleted job's secret reference leaves the image another job still pulls", () =>
+    Effect.gen(function*() {
+      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
+      yield* api.create(resources.imagePullJob, job("with-secret", { image: "nginx:1", pullSecrets: ["registry"] }))
+      yield* api.create(resources.imagePullJob, job("without", { image: "nginx:1" }))
+      yield* advance(3000)
+      const entry = (o: KubeObject) => (o["spec"] as { images: Record<string, { pullSecrets?: unknown; tags: Array<unknown> }> }).images["nginx"]
+      expect(entry(yield* get(resources.nodeImage, "n1"))?.pullSecrets).toEqual([{ namespace: "preheat-daemon-config", name: "default.registry" }])
+      yield* api.delete(resources.imagePullJob, { name: "with-secret", namespace: "default" })
+      yield* advance(1000)
+      const after = entry(yield* get(resources.nodeImage, "n1"))
+      expect(after?.tags).toHaveLength(1)
+      expect(after?.pullSecrets).toBeUndefined()
+      const copyGone = yield* Effect.flip(get(resources.secret, "default.registry", "preheat-daemon-config"))
+      expect(copyGone._tag).toBe("NotFound")
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
   it.effect("a Never job whose secret changes: the copy follows", () =>
     Effect.gen(function*() {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })

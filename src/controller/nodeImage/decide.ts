@@ -1,4 +1,4 @@
-import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatus } from "../../api/nodeImage.ts"
+import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatus, ReferenceObject } from "../../api/nodeImage.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { readySince } from "./nodeReadiness.ts"
@@ -16,6 +16,8 @@ export interface NodeImageInput {
   readonly node: KubeObject | undefined
   readonly nodeImage: NodeImage | undefined
   readonly jobExists: (uid: string) => boolean
+  /** The secret copies a live job's tags point at; undefined when that cannot be told. */
+  readonly jobSecrets: (uid: string) => ReadonlyArray<ReferenceObject> | undefined
   readonly now: number
   readonly settings: NodeImageSettings
 }
@@ -104,12 +106,45 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
       if (failure.message !== undefined) failures.push({ image: name, tag: kept.tag, owners: alive, message: failure.message })
       else if (failure.checkAt !== undefined) wakeAt = earliest(wakeAt, failure.checkAt)
     }
+    const pullSecrets = tags.length === 0 ? entry.pullSecrets : stillWanted(entry.pullSecrets, tags, input.jobSecrets)
+    if (pullSecrets !== entry.pullSecrets) changed = true
     if (!changed) continue
-    images.set(name, tags.length === 0 ? undefined : { ...entry, tags })
+    images.set(name, tags.length === 0 ? undefined : withSecrets({ ...entry, tags }, pullSecrets))
   }
   const labels = labelChanges(nodeImage.metadata.labels ?? {}, nodeLabels)
   if (labels === undefined && images.size === 0 && failures.length === 0) return { action: "none", wakeAt }
   return { action: "update", labels, images, failures, wakeAt }
+}
+
+/**
+ * The image's secret references that a job owning one of its tags still uses: a job that was
+ * deleted, or edited to use other secrets, leaves none behind pointing at a copy that is gone.
+ * Kept as they are when a tag has no owner (written by hand) or an owner's secrets are unknown.
+ */
+const stillWanted = (
+  refs: ReadonlyArray<ReferenceObject> | undefined,
+  tags: ReadonlyArray<ImageTagSpec>,
+  jobSecrets: NodeImageInput["jobSecrets"]
+): ReadonlyArray<ReferenceObject> | undefined => {
+  if (refs === undefined || refs.length === 0) return refs
+  const wanted = new Set<string>()
+  for (const tag of tags) {
+    const owners = tag.ownerReferences ?? []
+    if (owners.length === 0) return refs
+    for (const owner of owners) {
+      const secrets = owner.uid === undefined ? undefined : jobSecrets(owner.uid)
+      if (secrets === undefined) return refs
+      for (const s of secrets) wanted.add(`${s.namespace}/${s.name}`)
+    }
+  }
+  const kept = refs.filter((r) => wanted.has(`${r.namespace}/${r.name}`))
+  return kept.length === refs.length ? refs : kept
+}
+
+const withSecrets = (entry: ImageSpec, pullSecrets: ReadonlyArray<ReferenceObject> | undefined): ImageSpec => {
+  if (pullSecrets === entry.pullSecrets) return entry
+  const { pullSecrets: _, ...rest } = entry
+  return pullSecrets === undefined || pullSecrets.length === 0 ? rest : { ...rest, pullSecrets }
 }
 
 const active = (status: ImageTagStatus | undefined): boolean =>

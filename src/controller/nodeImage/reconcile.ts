@@ -1,13 +1,15 @@
-import { Clock, Duration, Effect } from "effect"
+import { Clock, Duration, Effect, Result } from "effect"
 import { apiVersion } from "../../api/meta.ts"
-import type { NodeImage } from "../../api/nodeImage.ts"
+import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
+import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
+import { copyName } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
@@ -39,6 +41,15 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
     }
   })
 
+/** The secret copies a job's tasks point at, as its reconcile writes them. */
+const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined => {
+  const raw = ctx.jobs.get(ctx.jobKeyByUid.get(uid) ?? "")
+  const job = raw === undefined ? undefined : decodedJob(raw)
+  if (job === undefined || Result.isFailure(job)) return undefined
+  const namespace = job.success.metadata.namespace ?? ""
+  return (job.success.spec.pullSecrets ?? []).map((name) => ({ namespace: ctx.settings.secretNamespace, name: copyName(namespace, name) }))
+}
+
 export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
   Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
@@ -49,6 +60,7 @@ export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
       node: ctx.nodes.get(name),
       nodeImage: stored === undefined ? undefined : nodeImageView(stored),
       jobExists: (uid) => ctx.jobKeyByUid.has(uid),
+      jobSecrets: (uid) => jobSecretCopies(ctx, uid),
       now,
       settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs }
     })
