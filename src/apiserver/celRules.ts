@@ -2,7 +2,7 @@
 // value of its schema node as `self`, its failure reported at that node's path.
 import { parse } from "@marcbachmann/cel-js"
 import type { ParseResult } from "@marcbachmann/cel-js"
-import { isPlainObject } from "./frozenJson.ts"
+import { isPlainObject } from "../kube/frozenJson.ts"
 import { childPath } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
 

@@ -1,7 +1,7 @@
 // The tables kube-apiserver prints for the built-in kinds this server serves (the columns of
 // k8s.io/kubernetes pkg/printers), computed from the fields those kinds carry here.
 import type { KubeObject } from "../kube/KubeApi.ts"
-import { isPlainObject } from "./frozenJson.ts"
+import { isPlainObject } from "../kube/frozenJson.ts"
 import { ageOf } from "./humanDuration.ts"
 import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"

@@ -2,8 +2,8 @@
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import type { Resource } from "../kube/resources.ts"
-import { isPlainObject } from "./frozenJson.ts"
-import type { JsonObject } from "./frozenJson.ts"
+import { isPlainObject } from "../kube/frozenJson.ts"
+import type { JsonObject } from "../kube/frozenJson.ts"
 import { kindId } from "./kindRules.ts"
 
 // metadata.name and metadata.namespace: every kind.

@@ -1,4 +1,4 @@
-import { isPlainObject, setOwn } from "./frozenJson.ts"
+import { isPlainObject, setOwn } from "../kube/frozenJson.ts"
 
 /** RFC 7386: objects merge key by key, null deletes, anything else replaces. Shares `target`'s subtrees. */
 export const mergePatch = (target: unknown, patch: unknown): unknown => {

@@ -1,6 +1,6 @@
 import { validateLabelValue, validateQualifiedName } from "../api/objectNames.ts"
-import { isPlainObject } from "./frozenJson.ts"
-import type { JsonObject } from "./frozenJson.ts"
+import { isPlainObject } from "../kube/frozenJson.ts"
+import type { JsonObject } from "../kube/frozenJson.ts"
 import { quote } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
 

@@ -5,8 +5,8 @@
 // `$deleteFromPrimitiveList/` directives of k8s.io/apimachinery's strategicpatch apply.
 import { Data, Result } from "effect"
 import type { MergeKeys } from "./catalog.ts"
-import { isPlainObject } from "./frozenJson.ts"
-import type { JsonObject } from "./frozenJson.ts"
+import { isPlainObject } from "../kube/frozenJson.ts"
+import type { JsonObject } from "../kube/frozenJson.ts"
 
 export class StrategicPatchError extends Data.TaggedError("StrategicPatchError")<{ readonly message: string }> {}
 

@@ -1,11 +1,26 @@
 // Stored objects are deeply frozen JSON and handed as they are to every reader and watcher; a
 // write shares the unchanged subtrees of the previous version, so that keeping a bounded watch
 // history costs only what changed.
-import type { KubeObject } from "../kube/KubeApi.ts"
+import type { KubeObject } from "./KubeApi.ts"
 import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
 
 /** One pool for the process: pooled values are frozen, so every store may share them. */
 const pool = new ValuePool()
+/**
+ * The containers interned here that the pool does not hold (records, objects holding one):
+ * a few per stored version. A store's objects handed to an informer in the same process are
+ * then recognised at once instead of being walked and copied.
+ */
+const interned = new WeakSet<object>()
+
+const settled = <A extends object>(value: A): A => {
+  const shared = pool.share(Object.freeze(value))
+  if (!pool.has(shared)) interned.add(shared)
+  return shared
+}
+
+/** Whether `value` is deeply frozen JSON that came out of `intern`. */
+const isInterned = (value: object): boolean => pool.has(value) || interned.has(value)
 
 export type JsonObject = { readonly [key: string]: unknown }
 
@@ -40,12 +55,12 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
  *
  * `previous` is always stored data, so anything reachable from it is already deeply frozen: a
  * value found there (same place, or for arrays any element) is taken as is. Everything else is
- * walked, which costs no allocation where it turns out equal. (A WeakSet of frozen objects would
- * recognise more, but costs more memory and GC time than it saves.)
+ * walked, which costs no allocation where it turns out equal. Small values come out of the pool:
+ * equal ones written anywhere are one object.
  */
 export const intern = (value: unknown, previous: unknown, path = "", depth = 0): unknown => {
   if (typeof value !== "object") return internPrimitive(value, path)
-  if (value === null || value === previous || pool.has(value)) return value
+  if (value === null || value === previous || isInterned(value)) return value
   if (depth > maxDepth) throw new NotJson(path, `nested deeper than ${maxDepth} levels`)
   if (Array.isArray(value)) return internArray(value, Array.isArray(previous) ? previous : undefined, path, depth)
   const toJSON = (value as { toJSON?: unknown }).toJSON
@@ -63,10 +78,10 @@ export const intern = (value: unknown, previous: unknown, path = "", depth = 0):
     if (same && (item !== before || before === undefined)) same = false
   }
   if (same && prev !== undefined && Object.keys(prev).length === entries.length) return prev
-  if (entries.length > maxPooledEntries) return Object.freeze(recordOf(entries))
+  if (entries.length > maxPooledEntries) return settled(recordOf(entries))
   const out: Record<string, unknown> = {}
   for (const [key, item] of entries) setOwn(out, key, item)
-  return pool.share(Object.freeze(out))
+  return settled(out)
 }
 
 const internPrimitive = (value: unknown, path: string): unknown => {
@@ -96,7 +111,7 @@ const internArray = (value: ReadonlyArray<unknown>, prev: ReadonlyArray<unknown>
     out[i] = item
     if (same && item !== prev?.[i]) same = false
   }
-  return same ? prev : pool.share(Object.freeze(out))
+  return same ? prev : settled(out)
 }
 
 /** A copy of a stored object with some metadata fields replaced (undefined removes one). */
@@ -106,5 +121,5 @@ export const withMetadata = (object: KubeObject, changes: JsonObject): KubeObjec
     if (value === undefined) delete metadata[key]
     else metadata[key] = intern(value, undefined, `metadata.${key}`, 1)
   }
-  return Object.freeze({ ...object, metadata: Object.freeze(metadata) }) as KubeObject
+  return settled({ ...object, metadata: settled(metadata) }) as KubeObject
 }

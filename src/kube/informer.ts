@@ -1,5 +1,6 @@
 import { Deferred, Duration, Effect, Stream } from "effect"
 import type { Scope } from "effect"
+import { intern } from "./frozenJson.ts"
 import { KubeApi } from "./KubeApi.ts"
 import type { KubeObject, ListOptions } from "./KubeApi.ts"
 import { isNewer, objectKey } from "./objectKey.ts"
@@ -28,6 +29,21 @@ export interface Informer {
   readonly removed: (key: string) => Effect.Effect<void>
 }
 
+/**
+ * The object as the informer holds it: a live server sends every version as fresh JSON, so it is
+ * interned against the previous one. Unchanged parts then stay the same objects (the change
+ * handlers compare them by identity, and 10,000 NodeImages do not each hold their own copy of
+ * every tag), and equal values across objects are held once. Objects of the in-process server
+ * are interned already and pass through as they are.
+ */
+const held = (incoming: KubeObject, previous: KubeObject | undefined): KubeObject => {
+  try {
+    return intern(incoming, previous) as KubeObject
+  } catch {
+    return incoming
+  }
+}
+
 const retryFloor = Duration.seconds(1)
 const retryCap = Duration.seconds(30)
 
@@ -47,10 +63,11 @@ export const makeInformer = Effect.fnUntraced(function*(
   let isSynced = false
   let resourceVersion = ""
 
-  const apply = (object: KubeObject): Effect.Effect<void> => {
-    const key = objectKey(object)
+  const apply = (incoming: KubeObject): Effect.Effect<void> => {
+    const key = objectKey(incoming)
     const old = store.get(key)
-    if (old !== undefined && !isNewer(object, old)) return Effect.void
+    if (old !== undefined && !isNewer(incoming, old)) return Effect.void
+    const object = held(incoming, old)
     store.set(key, object)
     return onChange(old === undefined ? { type: "added", current: object } : { type: "modified", old, current: object })
   }

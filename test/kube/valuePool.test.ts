@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "@effect/vitest"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
-import { intern } from "../../src/apiserver/frozenJson.ts"
-import { maxPooledEntries, ValuePool } from "../../src/apiserver/valuePool.ts"
+import { intern } from "../../src/kube/frozenJson.ts"
+import { maxPooledEntries, ValuePool } from "../../src/kube/valuePool.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 
