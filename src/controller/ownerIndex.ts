@@ -1,13 +1,14 @@
 import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
+import { NodeNumbers, NodeSet } from "./nodeSet.ts"
 
 /**
  * Which nodes and images each job owns tags in, kept from NodeImage changes, so that a job's
  * clean-up and the enqueueing of a change touch only the NodeImages involved (SPEC §4.8).
  */
 export class OwnerIndex {
-  // A job owns one image on a node, except while an edit moves it to another image: a plain
-  // string then, since a Set for each of a million (node, job) pairs cost more than the tags.
-  private readonly byOwner = new Map<string, Map<string, string | Set<string>>>()
+  private readonly nodes = new NodeNumbers()
+  /** Job uid -> image -> the nodes where the job owns a tag of that image (usually one image). */
+  private readonly byOwner = new Map<string, Map<string, NodeSet>>()
 
   /**
    * Replaces what one NodeImage contributes. Only image entries that changed are looked at:
@@ -16,46 +17,50 @@ export class OwnerIndex {
   update(node: string, previous: NodeImage | undefined, current: NodeImage | undefined): void {
     const before = previous?.spec.images ?? {}
     const after = current?.spec.images ?? {}
+    const n = this.nodes.numberOf(node)
     for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
       if (before[image] === after[image]) continue
-      for (const uid of ownersOf(before[image])) this.remove(uid, node, image)
-      for (const uid of ownersOf(after[image])) this.add(uid, node, image)
+      for (const uid of ownersOf(before[image])) this.remove(uid, image, n)
+      for (const uid of ownersOf(after[image])) this.add(uid, image, n)
     }
+    // Every tag of a deleted NodeImage was removed above, so its number is free again.
+    if (current === undefined) this.nodes.forget(node)
   }
 
   /** The nodes where the job owns a tag. */
-  nodesOf(uid: string): Iterable<string> {
-    return this.byOwner.get(uid)?.keys() ?? []
+  *nodesOf(uid: string): Iterable<string> {
+    const images = [...(this.byOwner.get(uid)?.values() ?? [])]
+    if (images.length === 1) {
+      for (const n of images[0]!) yield this.nodes.nameOf(n)
+      return
+    }
+    const seen = new Set<number>()
+    for (const set of images) for (const n of set) seen.add(n)
+    for (const n of seen) yield this.nodes.nameOf(n)
   }
 
   /** Every (node, image) where the job owns a tag. */
   *imagesOf(uid: string): Iterable<readonly [node: string, image: string]> {
-    for (const [node, images] of this.byOwner.get(uid) ?? []) {
-      if (typeof images === "string") yield [node, images]
-      else for (const image of images) yield [node, image]
+    for (const [image, set] of this.byOwner.get(uid) ?? []) {
+      for (const n of set) yield [this.nodes.nameOf(n), image]
     }
   }
 
-  private add(uid: string, node: string, image: string): void {
-    let nodes = this.byOwner.get(uid)
-    if (nodes === undefined) this.byOwner.set(uid, nodes = new Map())
-    const images = nodes.get(node)
-    if (images === undefined || images === image) nodes.set(node, image)
-    else if (typeof images === "string") nodes.set(node, new Set([images, image]))
-    else images.add(image)
+  private add(uid: string, image: string, n: number): void {
+    let images = this.byOwner.get(uid)
+    if (images === undefined) this.byOwner.set(uid, images = new Map())
+    let set = images.get(image)
+    if (set === undefined) images.set(image, set = new NodeSet())
+    set.add(n)
   }
 
-  private remove(uid: string, node: string, image: string): void {
-    const nodes = this.byOwner.get(uid)
-    const images = nodes?.get(node)
-    if (nodes === undefined || images === undefined) return
-    if (typeof images === "string") {
-      if (images === image) nodes.delete(node)
-    } else {
-      images.delete(image)
-      if (images.size === 1) nodes.set(node, images.values().next().value!)
-    }
-    if (nodes.size === 0) this.byOwner.delete(uid)
+  private remove(uid: string, image: string, n: number): void {
+    const images = this.byOwner.get(uid)
+    const set = images?.get(image)
+    if (images === undefined || set === undefined) return
+    set.delete(n)
+    if (set.size === 0) images.delete(image)
+    if (images.size === 0) this.byOwner.delete(uid)
   }
 }
 

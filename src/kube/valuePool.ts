@@ -35,7 +35,7 @@ export class ValuePool {
   private old = new Map<string, object>()
   private readonly generation: number
 
-  constructor(generation = 20_000) {
+  constructor(generation = 10_000) {
     this.generation = generation
   }
 
@@ -76,33 +76,34 @@ export class ValuePool {
     const keys = array ? undefined : Object.keys(value)
     const length = array ? (value as ReadonlyArray<unknown>).length : keys!.length
     if (length > maxPooledEntries) return undefined
-    let key = array ? "[" : "{"
+    // Joined once: a key built with += is a tree of string pieces, each an object of its own.
+    const key: Array<string | number> = [array ? "[" : "{"]
     for (let i = 0; i < length; i++) {
       const name = keys?.[i]
       const member: unknown = name === undefined ? (value as ReadonlyArray<unknown>)[i] : (value as Record<string, unknown>)[name]
-      if (name !== undefined) key += `${name.length}:${name}`
+      if (name !== undefined) key.push(name.length, ":", name)
       switch (typeof member) {
         case "string":
           if (member.length > maxPooledStringLength) return undefined
-          key += `s${member.length}:${member}`
+          key.push("s", member.length, ":", member)
           break
         case "number":
-          key += `n${member};`
+          key.push("n", member, ";")
           break
         case "boolean":
-          key += member ? "t" : "f"
+          key.push(member ? "t" : "f")
           break
         default: {
           if (member === null) {
-            key += "z"
+            key.push("z")
             break
           }
           const id = this.ids.get(member as object)
           if (id === undefined) return undefined
-          key += `#${id};`
+          key.push("#", id, ";")
         }
       }
     }
-    return key
+    return key.join("")
   }
 }

@@ -116,9 +116,9 @@ describe("decideImagePullJob", () => {
     const ttls = (job: ReturnType<typeof makeJob>) =>
       Array.from({ length: 2000 }, (_, i) => tagPullPolicy(job.spec, `${jobUid}/node-${i}`).ttlSecondsAfterFinished!)
     const always = ttls(makeJob({ image: "nginx:1.9.1" }))
-    expect(new Set(always)).toEqual(new Set(Array.from({ length: 31 }, (_, i) => 1800 + 300 + 10 * i)))
+    expect(new Set(always)).toEqual(new Set(Array.from({ length: 6 }, (_, i) => 1800 + 300 + 60 * i)))
     const never = ttls(makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } }))
-    expect(new Set(never)).toEqual(new Set(Array.from({ length: 41 }, (_, i) => 86400 - 600 + 30 * i)))
+    expect(new Set(never)).toEqual(new Set(Array.from({ length: 11 }, (_, i) => 86400 - 600 + 120 * i)))
     expect(ttls(makeJob({ image: "nginx:1.9.1" }))).toEqual(always)
   })
 

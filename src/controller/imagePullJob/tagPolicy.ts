@@ -5,9 +5,10 @@ import { jitterSeconds } from "../jitter.ts"
 const day = 24 * 60 * 60
 
 /**
- * The jitter moves in steps (10 s after a one-shot job, 30 s around a day) rather than by the
- * second: still spread over the whole range, but a job's tags on thousands of nodes then carry a
- * few dozen distinct policies, which the stores keep as one object each instead of one per node.
+ * The jitter moves in steps (1 min after a one-shot job, 2 min around a day) rather than by the
+ * second: still spread over the whole range, and across waves by when each node finished, but
+ * the tags a job writes in one wave then come in a few variants, which the stores keep as one
+ * object each: by the second, nearly every tag of a job on 10,000 nodes was an object of its own.
  */
 const stepped = (seed: string, min: number, max: number, step: number): number =>
   min + step * jitterSeconds(seed, 0, Math.floor((max - min) / step))
@@ -26,7 +27,7 @@ export const tagPullPolicy = (job: JobPolicy, seed: string): TagPullPolicy => {
     return {
       timeoutSeconds,
       backoffLimit,
-      ttlSecondsAfterFinished: day + stepped(seed, -600, 600, 30),
+      ttlSecondsAfterFinished: day + stepped(seed, -600, 600, 120),
       activeDeadlineSeconds: Math.max(1800, timeoutSeconds)
     }
   }
@@ -34,7 +35,7 @@ export const tagPullPolicy = (job: JobPolicy, seed: string): TagPullPolicy => {
   return {
     timeoutSeconds,
     backoffLimit,
-    ttlSecondsAfterFinished: base + stepped(seed, 300, 600, 10),
+    ttlSecondsAfterFinished: base + stepped(seed, 300, 600, 60),
     ...(activeDeadlineSeconds === undefined ? {} : { activeDeadlineSeconds })
   }
 }
