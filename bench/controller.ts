@@ -9,6 +9,7 @@
 import { Clock, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
+import { getHeapStatistics } from "node:v8"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../layers/inMemoryKubeApi.ts"
 import { schedulerLayer } from "../layers/scheduler.ts"
 import { defaultSettings } from "../src/controller/context.ts"
@@ -120,7 +121,8 @@ const program = Effect.gen(function*() {
   ].join(" ")
   yield* Effect.sync(() =>
     console.log(
-      `parallelism=${parallelism} pull_ms=${pullMs} makespan_ms=${makespan} ideal_ms=${ideal} writes=${writes} ` +
+      `heap_limit_mib=${Math.round(getHeapStatistics().heap_size_limit / 1048576)} ` +
+        `parallelism=${parallelism} pull_ms=${pullMs} makespan_ms=${makespan} ideal_ms=${ideal} writes=${writes} ` +
         `conflicts=${conflicts} (all runs: ${breakdown.join(" ")}) ` +
         `reconciles: ${[...byController].map(([k, v]) => `${k}=${v}`).join(" ")}`
     )
