@@ -12,7 +12,7 @@ import type { ControllerContext } from "../context.ts"
 import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
 import { nodeImageView } from "../nodeImage/view.ts"
-import { copyName, secretProblem } from "../pullSecrets/copies.ts"
+import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
 import { decideImagePullJob } from "./decide.ts"
 import type { NodeWrite } from "./decide.ts"
@@ -90,7 +90,7 @@ const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) => {
   for (const name of job.spec.pullSecrets ?? []) {
     const problem = secretProblem(namespace, name, ctx.secrets.get(keyOf(namespace, name)))
     if (problem !== undefined) return Result.fail(problem)
-    refs.push({ namespace: ctx.settings.secretNamespace, name: copyName(namespace, name) })
+    refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
   }
   return Result.succeed(refs)
 }

@@ -1,6 +1,7 @@
 import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatus, ReferenceObject } from "../../api/nodeImage.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf } from "../../kube/objectKey.ts"
 import { readySince } from "./nodeReadiness.ts"
 import { rfc3339 } from "../../api/time.ts"
 
@@ -134,10 +135,10 @@ const stillWanted = (
     for (const owner of owners) {
       const secrets = owner.uid === undefined ? undefined : jobSecrets(owner.uid)
       if (secrets === undefined) return refs
-      for (const s of secrets) wanted.add(`${s.namespace}/${s.name}`)
+      for (const s of secrets) wanted.add(keyOf(s.namespace, s.name))
     }
   }
-  const kept = refs.filter((r) => wanted.has(`${r.namespace}/${r.name}`))
+  const kept = refs.filter((r) => wanted.has(keyOf(r.namespace, r.name)))
   return kept.length === refs.length ? refs : kept
 }
 

@@ -9,7 +9,7 @@ import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
 import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
-import { copyName } from "../pullSecrets/copies.ts"
+import { copyReference } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
@@ -47,7 +47,7 @@ const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<Ref
   const job = raw === undefined ? undefined : decodedJob(raw)
   if (job === undefined || Result.isFailure(job)) return undefined
   const namespace = job.success.metadata.namespace ?? ""
-  return (job.success.spec.pullSecrets ?? []).map((name) => ({ namespace: ctx.settings.secretNamespace, name: copyName(namespace, name) }))
+  return (job.success.spec.pullSecrets ?? []).map((name) => copyReference(ctx.settings.secretNamespace, namespace, name))
 }
 
 export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>

@@ -1,3 +1,4 @@
+import type { ReferenceObject } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { jitterSeconds } from "../jitter.ts"
 
@@ -19,6 +20,12 @@ export const copyName = (namespace: string, name: string): string => {
   const hash = (jitterSeconds(full, 0, 0x7fffffff) >>> 0).toString(36)
   return `${full.slice(0, 252 - hash.length)}-${hash}`
 }
+
+/** What a NodeImage's image entry holds to point the daemon at the copy of `namespace/name`. */
+export const copyReference = (secretNamespace: string, namespace: string, name: string): ReferenceObject => ({
+  namespace: secretNamespace,
+  name: copyName(namespace, name)
+})
 
 export interface SecretReference {
   readonly namespace: string
