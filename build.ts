@@ -31,7 +31,7 @@ const shebang = "#!/usr/bin/env node"
 const seaFuse = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2"
 const seaResource = "NODE_SEA_BLOB"
 
-class BuildError extends Error {}
+export class BuildError extends Error {}
 
 /**
  * In the ESM bundle, an `import` of a Node built-in (`import * as http from "node:http"`) makes
@@ -126,7 +126,7 @@ export const bundleTo = async (
   await chmod(outfile, 0o755)
 }
 
-const run = (command: string, args: ReadonlyArray<string>, what: string): string => {
+export const run = (command: string, args: ReadonlyArray<string>, what: string): string => {
   const result = spawnSync(command, args, { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 })
   if (result.error) throw new BuildError(`${what}: cannot run ${command}: ${result.error.message}`)
   if (result.status !== 0) {
@@ -174,8 +174,23 @@ interface Postject {
 /** V8's code cache in the SEA blob: +0.5 MiB, `preheat version` about 20% faster (docs/benchmarks.md). */
 const useCodeCache = process.env["PREHEAT_SEA_CODE_CACHE"] !== "0"
 
-const buildExecutable = async (): Promise<void> => {
-  const node = node24Binary()
+/** What one single executable is assembled from: the target's Node 24 binary and how to strip it. */
+export interface SeaTarget {
+  /** The Node binary the executable is a copy of (same version as the one writing the blob). */
+  readonly node: string
+  /** A `strip` for the target's architecture, or undefined to leave the binary unstripped. */
+  readonly strip: string | undefined
+  /** V8's code cache is only valid for the V8 build (and architecture) that wrote it. */
+  readonly codeCache: boolean
+  readonly out: string
+}
+
+/**
+ * Writes the SEA blob of dist/preheat.cjs with this machine's Node 24 and injects it into a copy
+ * of `target.node`. The blob itself is portable across architectures when it carries no code
+ * cache and no snapshot, which is how the arm64 image's executable is assembled on amd64.
+ */
+export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
   const work = await mkdtemp(join(tmpdir(), "preheat-sea-"))
   try {
     const blob = join(work, "preheat.blob")
@@ -186,16 +201,16 @@ const buildExecutable = async (): Promise<void> => {
         main: cjsPath,
         output: blob,
         disableExperimentalSEAWarning: true,
-        useCodeCache,
+        useCodeCache: target.codeCache,
         useSnapshot: false
       })
     )
-    run(node, ["--experimental-sea-config", config], "SEA blob")
+    run(node24Binary(), ["--experimental-sea-config", config], "SEA blob")
 
     const binary = join(work, "preheat")
-    await copyFile(node, binary)
+    await copyFile(target.node, binary)
     await chmod(binary, 0o755)
-    run("strip", [binary], "strip")
+    if (target.strip !== undefined) run(target.strip, [binary], "strip")
 
     const { inject } = createRequire(import.meta.url)("postject") as Postject
     // postject's LIEF prints "warning: Can't find string offset for section name '.note…'" for
@@ -211,21 +226,24 @@ const buildExecutable = async (): Promise<void> => {
     } finally {
       console.warn = warn
     }
-    await rm(exePath, { force: true })
-    await mkdir(dist, { recursive: true })
+    await rm(target.out, { force: true })
+    await mkdir(dirname(target.out), { recursive: true })
     try {
-      await rename(binary, exePath)
+      await rename(binary, target.out)
     } catch {
-      await copyFile(binary, exePath) // tmpdir on another file system
+      await copyFile(binary, target.out) // tmpdir on another file system
     }
-    await chmod(exePath, 0o755)
+    await chmod(target.out, 0o755)
   } finally {
     await rm(work, { recursive: true, force: true })
   }
 }
 
+const buildExecutable = (): Promise<void> =>
+  assembleExecutable({ node: node24Binary(), strip: "strip", codeCache: useCodeCache, out: exePath })
+
 /** Runs `version` on the artifact so a broken build fails here rather than in users' hands. */
-const smoke = (command: string, args: ReadonlyArray<string>): void => {
+export const smoke = (command: string, args: ReadonlyArray<string>): void => {
   const out = run(command, [...args, "version"], `smoke test of ${relative(root, args[0] ?? command)}`)
   if (!out.startsWith("preheat ")) {
     throw new BuildError(`smoke test: \`${[command, ...args].join(" ")} version\` printed ${JSON.stringify(out)}`)
