@@ -34,6 +34,14 @@ missing_commands() {
   command -v docker-registry >/dev/null || missing+=(docker-registry)
   command -v htpasswd >/dev/null || missing+=(apache2-utils)
   command -v curl >/dev/null || missing+=(curl)
+  # The image test (test/system/image.system.ts): run containers, push the OCI layout, and
+  # npm run build:image's arm64 half (strip, and the libraries the arm64 executable loads).
+  command -v runc >/dev/null || missing+=(runc)
+  command -v skopeo >/dev/null || missing+=(skopeo)
+  command -v aarch64-linux-gnu-strip >/dev/null || missing+=(binutils-aarch64-linux-gnu)
+  [ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || missing+=(libstdc++6-arm64-cross)
+  [ -e /usr/aarch64-linux-gnu/lib/libgcc_s.so.1 ] || missing+=(libgcc-s1-arm64-cross)
+  [ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || missing+=(libc6-arm64-cross)
   # One package may provide several commands: list each package once.
   printf '%s\n' "${missing[@]}" | sort -u | grep -v '^$' || true
 }
