@@ -1,7 +1,7 @@
 /**
  * deploy/ against the code: flags, ports, probes, service accounts, labels, namespaces, RBAC
  * (exactly the API calls the code makes), the kustomization, the examples (decoded with the
- * project's decoders) and the Dockerfile.
+ * project's decoders) and the image's run settings.
  */
 import { spawnSync } from "node:child_process"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
@@ -14,6 +14,8 @@ import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../
 import { resources } from "../../src/kube/resources.ts"
 import { defaultMetricsPort, defaultSecretNamespace } from "../../src/daemon/options.ts"
 import { apiUsage, roleEntries } from "./apiUsage.ts"
+import { imageVersion, runConfig } from "../../build/image.ts"
+import { executablePath, nonrootUid } from "../../build/rootfs.ts"
 import type { ApiUse, Role } from "./apiUsage.ts"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
@@ -555,33 +557,26 @@ describe("examples", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("Dockerfile", () => {
-  const text = readFileSync(join(root, "Dockerfile"), "utf8")
-  const instructions = text.split("\n").filter((l) => /^[A-Z]+\s/.test(l))
-  const froms = instructions.filter((l) => l.startsWith("FROM "))
-
-  it("is multi-stage: npm ci && npm run build, then dist/preheat.mjs on Node 24 as non-root", () => {
-    expect(froms.length).toBeGreaterThanOrEqual(2)
-    for (const from of froms) expect(from).toMatch(/node(js)?[:-]?24/)
-    expect(text).toMatch(/RUN npm ci\b/)
-    expect(text).toMatch(/npm run build/)
-    const final = text.slice(text.lastIndexOf("\nFROM "))
-    expect(final).toMatch(/COPY --from=\S+ \S*dist\/preheat\.mjs/)
-    const user = /^USER (\d+)(?::(\d+))?$/m.exec(final)
-    expect(user).not.toBeNull()
-    expect(Number(user![1])).toBeGreaterThan(0)
-    expect(Number(user![1])).toBe(workloads.controller.spec.template.spec.securityContext.runAsUser)
-    const entrypoint = JSON.parse(/^ENTRYPOINT (\[.*\])$/m.exec(final)![1]!) as Array<string>
-    expect(entrypoint[entrypoint.length - 1]).toMatch(/preheat\.mjs$/)
-    // The manifests give the role as the first arg, not a command of their own.
-    for (const role of roles) expect(containerOf(role).command).toBeUndefined()
-    expect(text).toMatch(/not been built here/)
+describe("the image (npm run build:image, build/image.ts)", () => {
+  it("runs as the controller's non-root user unless a manifest says otherwise", () => {
+    const pod = workloads.controller.spec.template.spec.securityContext
+    expect(runConfig.User).toBe(`${pod.runAsUser}:${pod.runAsGroup}`)
+    expect(pod.runAsUser).toBe(nonrootUid)
   })
 
-  it("copies what the bundle is built from", () => {
-    expect(existsSync(join(root, "build.ts"))).toBe(true)
-    for (const path of ["package.json", "package-lock.json", "build.ts", "src", "layers"]) {
-      expect(text, path).toMatch(new RegExp(`COPY [^\\n]*\\b${path.replace(".", "\\.")}\\b`))
+  it("has the entrypoint the manifests' args follow, and exposes their ports", () => {
+    expect(runConfig.Entrypoint).toEqual([executablePath])
+    for (const role of roles) {
+      // The manifests give the role as the first arg, not a command of their own.
+      expect(containerOf(role).command).toBeUndefined()
+      for (const port of containerOf(role).ports as Array<Obj>) {
+        expect(Object.keys(runConfig.ExposedPorts)).toContain(`${port.containerPort}/${port.protocol.toLowerCase()}`)
+      }
     }
+  })
+
+  it("is tagged with the package version, as the kustomization's image", () => {
+    const kustomization = readDocs(join(deployDir, "kustomization.yaml"))[0]!
+    expect(kustomization.images.find((i: Obj) => i.name === "preheat").newTag).toBe(imageVersion)
   })
 })
