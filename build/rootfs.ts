@@ -38,7 +38,7 @@ export const parseReadelf = (text: string): ElfInfo => ({
   needed: [...text.matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]!)
 })
 
-const readelf = (path: string): ElfInfo => {
+export const readelf = (path: string): ElfInfo => {
   const result = spawnSync("readelf", ["-h", "-l", "-d", "-W", path], { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 })
   if (result.error) throw new RootfsError(`cannot run readelf (apt-get install binutils): ${result.error.message}`)
   if (result.status !== 0) throw new RootfsError(`readelf ${path}: ${result.stderr.trim()}`)
@@ -102,7 +102,9 @@ export const rootfsEntries = (
   executable: string,
   layout: LibraryLayout,
   caBundle: string,
-  inspect = readelf
+  inspect = readelf,
+  /** More files (bench/image.ts: a bundle beside a plain Node binary). */
+  extra: ReadonlyArray<TarEntry> = []
 ): ReadonlyArray<TarEntry> => {
   const libraries = libraryClosure(executable, layout, inspect)
   const explicit: Array<TarEntry> = [
@@ -117,7 +119,8 @@ export const rootfsEntries = (
     { kind: "file", path: "/etc/nsswitch.conf", mode: 0o644, content: text("passwd: files\ngroup: files\nhosts: files dns\n") },
     { kind: "file", path: caBundlePath, mode: 0o644, content: readFileSync(caBundle) },
     { kind: "file", path: executablePath, mode: 0o755, content: readFileSync(executable) },
-    ...libraries.map((lib): TarEntry => ({ kind: "file", path: lib.imagePath, mode: 0o755, content: readFileSync(lib.hostPath) }))
+    ...libraries.map((lib): TarEntry => ({ kind: "file", path: lib.imagePath, mode: 0o755, content: readFileSync(lib.hostPath) })),
+    ...extra
   ]
   const listed = new Set(explicit.filter((e) => e.kind === "dir").map((e) => e.path))
   return [...parents(explicit.map((e) => e.path), listed), ...explicit]
