@@ -42,6 +42,8 @@ missing_commands() {
   [ -e /usr/aarch64-linux-gnu/lib/libstdc++.so.6 ] || missing+=(libstdc++6-arm64-cross)
   [ -e /usr/aarch64-linux-gnu/lib/libgcc_s.so.1 ] || missing+=(libgcc-s1-arm64-cross)
   [ -e /usr/aarch64-linux-gnu/lib/libc.so.6 ] || missing+=(libc6-arm64-cross)
+  # Runs the arm64 image's executable on its own root file system (no binfmt registration needed).
+  command -v qemu-aarch64-static >/dev/null || missing+=(qemu-user-static)
   # promtool checks and unit-tests deploy/monitoring/alerts.yaml (test/e2e/alerts.test.ts).
   command -v promtool >/dev/null || missing+=(prometheus)
   # One package may provide several commands: list each package once.

@@ -35,6 +35,8 @@ interface Layout {
   readonly platforms: ReadonlyArray<string>
   readonly hostImageId: string
   readonly entrypoint: ReadonlyArray<string>
+  /** The layer blob of each architecture. */
+  readonly layers: Readonly<Record<string, string>>
 }
 
 const readBlob = (digest: string): Obj => JSON.parse(readFileSync(join(layoutDir, "blobs", "sha256", digest.slice(7)), "utf8"))
@@ -47,12 +49,14 @@ const readLayout = (): Layout => {
   if (host === undefined) throw new Error(`the image index has no ${hostArch} image`)
   const manifest = readBlob(host.digest)
   const config = readBlob(manifest.config.digest)
+  const layers = Object.fromEntries((index.manifests as Array<Obj>).map((m) => [m.platform.architecture, readBlob(m.digest).layers[0].digest]))
   return {
     version: top.annotations["org.opencontainers.image.ref.name"],
     indexDigest: top.digest,
     platforms: (index.manifests as Array<Obj>).map((m) => `${m.platform.os}/${m.platform.architecture}`),
     hostImageId: manifest.config.digest,
-    entrypoint: config.config.Entrypoint
+    entrypoint: config.config.Entrypoint,
+    layers
   }
 }
 
@@ -167,6 +171,14 @@ describe("the preheat image on the real containerd", () => {
   it("is pulled by digest by preheat's own daemon through CRI and runs under runc", async (context) => {
     if (skipReason !== undefined) context.skip()
     expect(layout!.platforms).toEqual(["linux/amd64", "linux/arm64"])
+    // The arm64 image runs on its own root file system (its loader and libraries), emulated.
+    const arm64 = join(work, "arm64-rootfs")
+    mkdirSync(arm64)
+    expect(run("tar", ["-xzf", join(layoutDir, "blobs", "sha256", layout!.layers["arm64"]!.slice(7)), "-C", arm64]).code).toBe(0)
+    const emulated = run("qemu-aarch64-static", ["-L", arm64, join(arm64, layout!.entrypoint[0]!), "version"])
+    expect(emulated.stderr).toBe("")
+    expect(emulated.stdout).toMatch(/^preheat \d/)
+
     await pullJob("image-self", reference, "image-host")
     const node = await cluster!.getYaml(["nodeimage", "image-host"])
     const [name, digest] = reference.split("@")
