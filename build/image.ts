@@ -17,7 +17,8 @@ import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
 import { assembleExecutable, BuildError, cjsPath, exePath, run, smoke } from "../build.ts"
 import { imageIndex, platformImage, writeLayout, type Platform, type RunConfig } from "./oci.ts"
-import { caBundlePath, executablePath, nonrootUid, rootfsEntries, type LibraryLayout } from "./rootfs.ts"
+import { caBundlePath, executablePath, nonrootUid, RootfsError, rootfsEntries, type LibraryLayout } from "./rootfs.ts"
+import { TarError } from "./tar.ts"
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)))
 export const imageDir = join(root, "dist", "image")
@@ -142,7 +143,8 @@ if (import.meta.main) {
     await main()
     console.log(`build image: done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   } catch (error) {
-    console.error(`build image failed: ${error instanceof Error && !(error instanceof TypeError) ? error.message : String(error)}`)
+    const expected = error instanceof BuildError || error instanceof RootfsError || error instanceof TarError
+    console.error(`build image failed: ${expected ? error.message : error instanceof Error ? error.stack : String(error)}`)
     process.exit(1)
   }
 }
