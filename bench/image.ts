@@ -63,7 +63,8 @@ const results: Record<string, Record<string, number>> = {}
 try {
   const roots = new Map<string, string>()
   for (const v of variants) {
-    const image = platformImage({ architecture: "amd64", os: "linux" }, rootfsEntries(v.executable, layout, caBundlePath, readelf, v.extra), runConfig, {})
+    const entries = rootfsEntries(v.executable, layout, caBundlePath, readelf, v.extra)
+    const image = platformImage({ architecture: "amd64", os: "linux" }, entries, runConfig, {})
     const dir = join(work, v.key)
     spawnSync("mkdir", [dir])
     writeFileSync(join(work, `${v.key}.tar`), gunzipSync(image.layer.bytes))
@@ -71,7 +72,8 @@ try {
     if (unpacked.status !== 0) fail(`tar -x ${v.key}: ${unpacked.stderr}`)
     roots.set(v.key, dir)
     results[v.key] = { layerBytes: image.layer.size, unpackedBytes: image.uncompressedSize }
-    console.log(`${v.name.padEnd(52)} layer ${mib(image.layer.size).padStart(10)} gzip, ${mib(image.uncompressedSize).padStart(10)} unpacked`)
+    const sizes = `layer ${mib(image.layer.size).padStart(10)} gzip, ${mib(image.uncompressedSize).padStart(10)} unpacked`
+    console.log(`${v.name.padEnd(52)} ${sizes}`)
   }
   for (const args of [["version"], ["daemon", "--help"]]) {
     const times = new Map<string, Array<number>>(variants.map((v) => [v.key, []]))
@@ -88,7 +90,8 @@ try {
       const sorted = [...times.get(v.key)!].sort((a, b) => a - b)
       const median = sorted[Math.floor(sorted.length / 2)]!
       results[v.key]![`${args[0]}MedianMs`] = Math.round(median)
-      console.log(`${v.name.padEnd(52)} ${args.join(" ").padEnd(14)} median ${median.toFixed(0).padStart(4)} ms, min ${sorted[0]!.toFixed(0).padStart(4)} ms`)
+      const figures = `median ${median.toFixed(0).padStart(4)} ms, min ${sorted[0]!.toFixed(0).padStart(4)} ms`
+      console.log(`${v.name.padEnd(52)} ${args.join(" ").padEnd(14)} ${figures}`)
     }
   }
   console.log(JSON.stringify(results))

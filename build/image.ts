@@ -40,7 +40,11 @@ const targets: ReadonlyArray<Target> = [
   {
     platform: { architecture: "amd64", os: "linux" },
     npmArch: "x64",
-    libraries: { imageDir: "/lib/x86_64-linux-gnu", hostDirs: ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"], machine: "Advanced Micro Devices X86-64" },
+    libraries: {
+      imageDir: "/lib/x86_64-linux-gnu",
+      hostDirs: ["/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu"],
+      machine: "Advanced Micro Devices X86-64"
+    },
     strip: "x86_64-linux-gnu-strip",
     emulator: ["qemu-x86_64-static", "-L", "/"]
   },
@@ -48,7 +52,11 @@ const targets: ReadonlyArray<Target> = [
     platform: { architecture: "arm64", os: "linux", variant: "v8" },
     npmArch: "arm64",
     // Debian's cross packages libc6-arm64-cross, libstdc++6-arm64-cross, libgcc-s1-arm64-cross.
-    libraries: { imageDir: "/lib/aarch64-linux-gnu", hostDirs: ["/lib/aarch64-linux-gnu", "/usr/aarch64-linux-gnu/lib"], machine: "AArch64" },
+    libraries: {
+      imageDir: "/lib/aarch64-linux-gnu",
+      hostDirs: ["/lib/aarch64-linux-gnu", "/usr/aarch64-linux-gnu/lib"],
+      machine: "AArch64"
+    },
     strip: "aarch64-linux-gnu-strip",
     emulator: ["qemu-aarch64-static", "-L", "/usr/aarch64-linux-gnu"]
   }
@@ -113,7 +121,8 @@ const executableFor = async (target: Target): Promise<{ path: string; note: stri
   if (smoked) smoke(target.emulator[0]!, [...target.emulator.slice(1), out])
   return {
     path: out,
-    note: `${relative(root, out)}, ${strip === undefined ? `UNSTRIPPED (no ${target.strip}: apt-get install binutils-aarch64-linux-gnu)` : "stripped"}` +
+    note: `${relative(root, out)}, ` +
+      `${strip === undefined ? `UNSTRIPPED (no ${target.strip}: apt-get install binutils-aarch64-linux-gnu)` : "stripped"}` +
       `, no code cache, ${smoked ? `ran \`version\` under ${target.emulator[0]}` : "not run (no emulator)"}`
   }
 }
@@ -129,7 +138,8 @@ const main = async (): Promise<void> => {
     const image = platformImage(target.platform, rootfsEntries(executable.path, target.libraries, caBundlePath), runConfig, annotations)
     images.push(image)
     const arch = `${target.platform.os}/${target.platform.architecture}`
-    console.log(`${arch.padEnd(12)} ${image.manifest.digest}  layer ${mib(image.layer.size)} gzip, ${mib(image.uncompressedSize)} unpacked  (${executable.note})`)
+    const sizes = `layer ${mib(image.layer.size)} gzip, ${mib(image.uncompressedSize)} unpacked`
+    console.log(`${arch.padEnd(12)} ${image.manifest.digest}  ${sizes}  (${executable.note})`)
   }
   const index = imageIndex(images, annotations)
   await writeLayout(imageDir, index, imageVersion)

@@ -6,7 +6,14 @@
 
 export type TarEntry =
   | { readonly kind: "dir"; readonly path: string; readonly mode: number; readonly uid?: number; readonly gid?: number }
-  | { readonly kind: "file"; readonly path: string; readonly mode: number; readonly content: Uint8Array; readonly uid?: number; readonly gid?: number }
+  | {
+    readonly kind: "file"
+    readonly path: string
+    readonly mode: number
+    readonly content: Uint8Array
+    readonly uid?: number
+    readonly gid?: number
+  }
   | { readonly kind: "symlink"; readonly path: string; readonly target: string }
 
 export class TarError extends Error {}

@@ -43,7 +43,9 @@ export const promqlRefs = (expr: string): PromqlRefs => {
   const cursor = tree.cursor()
   do {
     const node = cursor.node
-    if (node.type.isError) errors.push(`syntax error at ${node.from}: ${JSON.stringify(text.slice(Math.max(0, node.from - 20), node.to + 20))}`)
+    if (node.type.isError) {
+      errors.push(`syntax error at ${node.from}: ${JSON.stringify(text.slice(Math.max(0, node.from - 20), node.to + 20))}`)
+    }
     if (node.name === "LabelName" && node.parent?.name === "GroupingLabels") labels.push(text.slice(node.from, node.to))
     if (node.name === "VectorSelector") {
       const identifier = childrenOf(node, "Identifier")[0]

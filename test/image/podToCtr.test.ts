@@ -38,7 +38,8 @@ describe("a pod's container as ctr run", () => {
   })
 
   it("fails on a setting it does not translate, so the test cannot drift from the manifest", () => {
-    const withSetting = (container: object) => ({ ...input, podSpec: { ...podSpec, containers: [{ ...podSpec.containers[0], ...container }] } })
+    const withSetting = (container: object) =>
+      ({ ...input, podSpec: { ...podSpec, containers: [{ ...podSpec.containers[0], ...container }] } })
     expect(() => ctrRunFor(withSetting({ securityContext: { procMount: "Unmasked" } }))).toThrow(PodTranslationError)
     expect(() => ctrRunFor(withSetting({ env: [{ name: "X", valueFrom: { secretKeyRef: {} } }] }))).toThrow(/only values/)
     expect(() => ctrRunFor(withSetting({ volumeMounts: [{ name: "run", mountPath: "/x", subPath: "a" }] }))).toThrow(/subPath/)

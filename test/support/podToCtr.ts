@@ -56,7 +56,14 @@ const envFlags = (env: ReadonlyArray<Obj>, nodeName: string): Array<string> =>
     throw new PodTranslationError(`env ${variable.name}: only values and fieldRef spec.nodeName are translated`)
   })
 
-const securityFlags = (pod: Obj, container: Obj): { flags: Array<string>; user: CtrRun["user"]; drop: CtrRun["dropCapabilities"]; add: Array<string> } => {
+interface Security {
+  readonly flags: Array<string>
+  readonly user: CtrRun["user"]
+  readonly drop: CtrRun["dropCapabilities"]
+  readonly add: Array<string>
+}
+
+const securityFlags = (pod: Obj, container: Obj): Security => {
   known("pod securityContext", pod, ["runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile"])
   known("container securityContext", container, [
     "allowPrivilegeEscalation", "readOnlyRootFilesystem", "runAsNonRoot", "privileged", "capabilities", "seccompProfile"

@@ -49,7 +49,9 @@ const readLayout = (): Layout => {
   if (host === undefined) throw new Error(`the image index has no ${hostArch} image`)
   const manifest = readBlob(host.digest)
   const config = readBlob(manifest.config.digest)
-  const layers = Object.fromEntries((index.manifests as Array<Obj>).map((m) => [m.platform.architecture, readBlob(m.digest).layers[0].digest]))
+  const layers = Object.fromEntries(
+    (index.manifests as Array<Obj>).map((m) => [m.platform.architecture, readBlob(m.digest).layers[0].digest])
+  )
   return {
     version: top.annotations["org.opencontainers.image.ref.name"],
     indexDigest: top.digest,
@@ -122,7 +124,8 @@ beforeAll(async () => {
   ])
   if (pushed.code !== 0) throw new Error(`skopeo copy failed: ${pushed.stderr}`)
   reference = `${runtime.registry}/${repository}@${layout.indexDigest}`
-  smallImage = await publishImage({ host: runtime.registry }, `preheat-test/small-${Date.now()}`, [{ size: 100_000, seed: "image" }], ["v1"])
+  const small = [{ size: 100_000, seed: "image" }]
+  smallImage = await publishImage({ host: runtime.registry }, `preheat-test/small-${Date.now()}`, small, ["v1"])
 
   const socket = runtime.socket
   cluster = await Cluster.startWith(async (started) => {
@@ -224,7 +227,9 @@ describe("the preheat image on the real containerd", () => {
     const base = `${id}-base`
     containers.push(base)
     // Host networking: this API server listens on loopback (in a cluster: the Service address).
-    const created = ctr(["container", "create", "--net-host", "--snapshotter", runtime!.snapshotter, ...translated.flags, reference, base, ...translated.command])
+    const created = ctr([
+      "container", "create", "--net-host", "--snapshotter", runtime!.snapshotter, ...translated.flags, reference, base, ...translated.command
+    ])
     expect(created.stderr).toBe("")
     const rootfs = join(work, "rootfs")
     mkdirSync(rootfs)
