@@ -8,7 +8,6 @@ import { ApiFailure, badRequest, unsupportedMediaType } from "./apiStatus.ts"
 import type { ServedKind } from "./catalog.ts"
 import { isSelectableField } from "./fieldSelection.ts"
 import type { MediaRange } from "./negotiation.ts"
-import { exceedsJsonDepth } from "./jsonDepth.ts"
 import { decodeProtobufBody, protobufMediaType, UndecodableProtobuf } from "./protobufBodies.ts"
 
 export interface ApiRequest {
@@ -22,7 +21,11 @@ export interface ApiRequest {
 
 export const query = (request: ApiRequest, name: string): string | null => request.url.searchParams.get(name)
 
-export const isTrue = (value: string | null): boolean => value === "true" || value === "1"
+/**
+ * A boolean query parameter as kube-apiserver converts one: absent is false, and a present value
+ * is true unless it is "0" or "false" in any case (so the Python client's `True`, and an empty value).
+ */
+export const isTrue = (value: string | null): boolean => value !== null && value !== "0" && value.toLowerCase() !== "false"
 
 /** `dryRun=All`: validate and answer, but store nothing. */
 export const isDryRun = (request: ApiRequest): boolean => request.url.searchParams.getAll("dryRun").includes("All")
@@ -41,9 +44,6 @@ export const parseBody = (request: ApiRequest): Effect.Effect<unknown, ApiFailur
     }
     const text = request.body.toString("utf8")
     if (text.trim() === "") return Effect.succeed(undefined)
-    if (request.contentType !== "application/yaml" && exceedsJsonDepth(text)) {
-      return Effect.fail(badRequest("couldn't get version/kind; json parse error: exceeded max depth"))
-    }
     try {
       return Effect.succeed(request.contentType === "application/yaml" ? parseYaml(text) : JSON.parse(text))
     } catch (error) {
