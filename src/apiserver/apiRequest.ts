@@ -16,6 +16,8 @@ export interface ApiRequest {
   readonly accept: ReadonlyArray<MediaRange>
   /** The media type of the body, lowercased, without parameters ("" without a body). */
   readonly contentType: string
+  /** The User-Agent header: an Update's field manager when the request names none. */
+  readonly userAgent?: string
   readonly body: Buffer
 }
 

@@ -324,8 +324,14 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     return candidate
   }
 
-  // The status subresource changes status only (a write without status clears it).
-  const statusCandidate = (previous: Stored, input: JsonObject): JsonObject => ({ ...previous, status: input.status })
+  // The status subresource changes status only (a write without status clears it), and the
+  // managedFields the server computed for that write (as kube-apiserver keeps them).
+  const statusCandidate = (previous: Stored, input: JsonObject): JsonObject => {
+    const managedFields = isPlainObject(input.metadata) ? input.metadata["managedFields"] : undefined
+    return managedFields === undefined
+      ? { ...previous, status: input.status }
+      : { ...previous, metadata: { ...previous.metadata, managedFields }, status: input.status }
+  }
 
   // Whether anything outside metadata (and status, where it is a subresource) changed; after
   // intern, unchanged fields are the very same values.
