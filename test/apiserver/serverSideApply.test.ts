@@ -3,8 +3,11 @@
 // removal of a field left out, managedFields for every write; and the apply API's own errors.
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
 import { hasKubectl, kubectlFor, kubectlPath } from "./kubectlClient.ts"
 import type { Kubectl } from "./kubectlClient.ts"
 import { imagePullJob, ipjPath, namespace, request, startServer } from "./serverHarness.ts"
@@ -63,6 +66,26 @@ describe("the apply API", () => {
       fieldsType: "FieldsV1",
       fieldsV1: { "f:spec": { "f:image": {} } }
     }])
+  })
+
+  it("an object written without field management: its fields are first those of before-first-apply", async () => {
+    const ns = await namespace(server)
+    await Effect.runPromise(server.api.create(resources.imagePullJob, imagePullJob("old", { parallelism: 2 }, { namespace: ns }) as KubeObject))
+    const body = JSON.stringify(imagePullJob("old", { parallelism: 3 }))
+    const refused = await request(server, `${ipjPath(ns, "old")}?fieldManager=m`, { method: "PATCH", contentType: apply, body })
+    expect(refused.json).toMatchObject({
+      code: 409,
+      reason: "Conflict",
+      message: 'Apply failed with 1 conflict: conflict with "before-first-apply" using apps.kruise.io/v1alpha1: .spec.parallelism',
+      details: { causes: [{ reason: "FieldManagerConflict", field: ".spec.parallelism" }] }
+    })
+    const forced = await request(server, `${ipjPath(ns, "old")}?fieldManager=m&force=true`, { method: "PATCH", contentType: apply, body })
+    expect(forced.status).toBe(200)
+    expect(managed(forced.json)).toEqual({
+      "m/Apply": { "f:spec": { "f:image": {}, "f:parallelism": {} } },
+      // The same image: both own it.
+      "before-first-apply/Update": { "f:spec": { ".": {}, "f:image": {} } }
+    })
   })
 
   it("every write records its manager: fieldManager, else the User-Agent's product", async () => {
