@@ -50,18 +50,22 @@ export const answerReview = (review: ReviewResource, request: ApiRequest): Effec
     if (request.method !== "POST") return yield* Effect.fail(methodNotAllowed(request.method))
     const body = yield* objectBody(request)
     if ((body["apiVersion"] ?? apiVersion) !== apiVersion || (body["kind"] ?? review.kind) !== review.kind) {
-      return yield* Effect.fail(badRequest(`the body is a ${String(body["apiVersion"])}/${String(body["kind"])}, not a ${apiVersion}/${review.kind}`))
+      const given = `${String(body["apiVersion"])}/${String(body["kind"])}`
+      return yield* Effect.fail(badRequest(`the body is a ${given}, not a ${apiVersion}/${review.kind}`))
     }
     const spec = isPlainObject(body["spec"]) ? body["spec"] : {}
     let status: Record<string, unknown>
     if (review.kind === "SelfSubjectAccessReview") {
       const attributes = [spec["resourceAttributes"], spec["nonResourceAttributes"]].filter(isPlainObject)
       if (attributes.length !== 1) {
-        return yield* Effect.fail(invalid(review.kind, "spec.resourceAttributes", "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"))
+        const message = "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"
+        return yield* Effect.fail(invalid(review.kind, "spec.resourceAttributes", message))
       }
       status = { allowed: true }
     } else {
-      if (typeof spec["namespace"] !== "string" || spec["namespace"] === "") return yield* Effect.fail(badRequest("no namespace on request"))
+      if (typeof spec["namespace"] !== "string" || spec["namespace"] === "") {
+        return yield* Effect.fail(badRequest("no namespace on request"))
+      }
       status = allRules
     }
     return jsonReply(201, { kind: review.kind, apiVersion, metadata: { creationTimestamp: null }, spec, status })

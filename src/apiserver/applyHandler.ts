@@ -47,7 +47,8 @@ const configurationOf = (context: ObjectContext, request: ApiRequest, name: stri
     const { status, ...rest } = config
     if (subresource === "status") {
       const { name: n, namespace } = metadataOf(config)
-      return { apiVersion: config["apiVersion"], kind: config["kind"], metadata: { name: n, namespace }, ...(status === undefined ? {} : { status }) } as JsonObject
+      const identity = { apiVersion: config["apiVersion"], kind: config["kind"], metadata: { name: n, namespace } }
+      return (status === undefined ? identity : { ...identity, status }) as JsonObject
     }
     return context.kind.statusSubresource ? rest : config
   })

@@ -30,7 +30,11 @@ export const optionsInvalid = (options: string, field: string, message: string):
   })
 
 const causeReason = (message: string): string =>
-  message.startsWith("Required value") ? "FieldValueRequired" : message.startsWith("Forbidden") ? "FieldValueForbidden" : "FieldValueInvalid"
+  message.startsWith("Required value")
+    ? "FieldValueRequired"
+    : message.startsWith("Forbidden")
+    ? "FieldValueForbidden"
+    : "FieldValueInvalid"
 
 /** The manager a write is recorded under: `fieldManager`, or the User-Agent's product name. */
 export const managerName = (request: ApiRequest, options = "UpdateOptions"): Effect.Effect<string, ApiFailure> => {
@@ -62,7 +66,12 @@ const isResetRequest = (value: unknown): boolean =>
  * The object as the write will store it: what the write changes (the status only on /status,
  * everything but the status where status is a subresource), to compare with the live object.
  */
-export const effectiveObject = (kind: ServedKind, live: JsonObject | undefined, object: JsonObject, subresource: Subresource): JsonObject => {
+export const effectiveObject = (
+  kind: ServedKind,
+  live: JsonObject | undefined,
+  object: JsonObject,
+  subresource: Subresource
+): JsonObject => {
   const { status: _, ...rest } = object
   if (subresource === "status") {
     const { status: _live, ...base } = live ?? object

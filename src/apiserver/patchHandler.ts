@@ -39,7 +39,13 @@ const patchTypeOf = (context: ObjectContext, contentType: string): Effect.Effect
     : Effect.succeed(type)
 }
 
-const applyPatch = (context: ObjectContext, type: Exclude<PatchType, "apply">, current: KubeObject, patch: unknown, name: string): Effect.Effect<unknown, ApiFailure> => {
+const applyPatch = (
+  context: ObjectContext,
+  type: Exclude<PatchType, "apply">,
+  current: KubeObject,
+  patch: unknown,
+  name: string
+): Effect.Effect<unknown, ApiFailure> => {
   switch (type) {
     case "merge":
       return Effect.succeed(mergePatch(current, patch))

@@ -6,7 +6,11 @@ import { describeManager, identityOf } from "./managers.ts"
 import type { ApplyConflicts } from "./ownership.ts"
 
 export const conflictFailure = ({ conflicts }: ApplyConflicts): ApiFailure => {
-  const causes = conflicts.map((c) => ({ reason: "FieldManagerConflict", message: `conflict with ${describeManager(c.manager)}`, field: formatPath(c.path) }))
+  const causes = conflicts.map((c) => ({
+    reason: "FieldManagerConflict",
+    message: `conflict with ${describeManager(c.manager)}`,
+    field: formatPath(c.path)
+  }))
   let message: string
   if (conflicts.length === 1) {
     message = `Apply failed with 1 conflict: conflict with ${describeManager(conflicts[0]!.manager)}: ${formatPath(conflicts[0]!.path)}`

@@ -80,7 +80,12 @@ export const fromSchema = (schema: StructuralSchema | undefined): FieldType => {
     const listType = raw["x-kubernetes-list-type"]
     // As structured-merge-diff: a list without a list type is atomic.
     type = listType === "set" || listType === "map"
-      ? { _tag: "List", listType, keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [], element: fromSchema(schema.items) }
+      ? {
+        _tag: "List",
+        listType,
+        keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [],
+        element: fromSchema(schema.items)
+      }
       : leaf
   } else if (schema.type === "object" || schema.properties !== undefined) {
     if (raw["x-kubernetes-map-type"] === "atomic") {
@@ -90,7 +95,8 @@ export const fromSchema = (schema: StructuralSchema | undefined): FieldType => {
       const additional = typeof schema.additionalProperties === "object" ? fromSchema(schema.additionalProperties) : untyped
       type = {
         _tag: "Struct",
-        child: (name) => (Object.hasOwn(properties, name) ? { type: fromSchema(properties[name]), named: true } : { type: additional, named: false })
+        child: (name) =>
+          Object.hasOwn(properties, name) ? { type: fromSchema(properties[name]), named: true } : { type: additional, named: false }
       }
     }
   } else {

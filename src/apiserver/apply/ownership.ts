@@ -55,7 +55,13 @@ export const withoutManagedFields = (object: JsonObject): JsonObject => {
 }
 
 // The entry's time says when the manager last changed the object (as kube-apiserver keeps it).
-const entryFor = (writer: Writer, operation: ManagerEntry["operation"], previous: ManagerEntry | undefined, fields: FieldSet, changed: boolean): ManagerEntry => ({
+const entryFor = (
+  writer: Writer,
+  operation: ManagerEntry["operation"],
+  previous: ManagerEntry | undefined,
+  fields: FieldSet,
+  changed: boolean
+): ManagerEntry => ({
   manager: writer.manager,
   operation,
   apiVersion: writer.apiVersion,
@@ -71,7 +77,8 @@ export const recordUpdate = (
   entries: ReadonlyArray<ManagerEntry>,
   writer: Writer
 ): Array<ManagerEntry> => {
-  const { added, modified, removed } = compare(before === undefined ? {} : withoutManagedFields(before), withoutManagedFields(after), writer.type)
+  const base = before === undefined ? {} : withoutManagedFields(before)
+  const { added, modified, removed } = compare(base, withoutManagedFields(after), writer.type)
   const changed = added.union(modified)
   const identity = identityOf({ ...writer, operation: "Update" })
   const previous = entries.find((entry) => identityOf(entry) === identity)
