@@ -212,6 +212,33 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
     expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl-label" using v1: .metadata.labels.zone')
   })
 
+  it("applies the status subresource, and every built-in kind served", async () => {
+    const kubectl = kubectlFor(server)
+    const ns = await namespace(server)
+    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job(""))])).toMatchObject({ code: 0 })
+    const status = "apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata:\n  name: web\nstatus:\n  desired: 3\n  active: 1\n"
+    const applied = await kubectl(["apply", "--server-side", "--subresource=status", "--field-manager=ctl", "-n", ns, "-f", file(kubectl, "s.yaml", status)])
+    expect(applied).toMatchObject({ code: 0 })
+    const object = (await request(server, ipjPath(ns, "web"))).json
+    expect(object.status).toMatchObject({ desired: 3, active: 1 })
+    expect(managed(object)["ctl/Apply/status"]).toEqual({ "f:status": { "f:active": {}, "f:desired": {} } })
+
+    const kinds = [
+      `apiVersion: v1\nkind: Namespace\nmetadata:\n  name: ${ns}-x\n  labels:\n    team: a\n`,
+      `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  namespace: ${ns}\nspec:\n  containers:\n  - name: app\n    image: nginx\n`,
+      `apiVersion: v1\nkind: Event\nmetadata:\n  name: e\n  namespace: ${ns}\ninvolvedObject:\n  kind: Pod\n  name: p\nreason: Test\n`,
+      `apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata:\n  name: l\n  namespace: ${ns}\nspec:\n  holderIdentity: me\n`
+    ]
+    for (const [i, text] of kinds.entries()) {
+      const result = await kubectl(["apply", "--server-side", "-f", file(kubectl, `kind-${i}.yaml`, text)])
+      expect(result, text).toMatchObject({ code: 0, stdout: expect.stringContaining("serverside-applied") })
+    }
+    const pod = (await request(server, `/api/v1/namespaces/${ns}/pods/p`)).json
+    expect(managed(pod)["kubectl/Apply"]).toEqual({
+      "f:spec": { "f:containers": { 'k:{"name":"app"}': { ".": {}, "f:image": {}, "f:name": {} } } }
+    })
+  })
+
   it("client-side apply and edits keep working, recorded as Updates", async () => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(server)

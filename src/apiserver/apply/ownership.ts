@@ -2,7 +2,7 @@
 // structured-merge-diff: an Update takes the fields it changed from everyone; an Apply owns exactly
 // the fields of its configuration, conflicts with other managers over values it would change
 // (unless forced), and removes the fields it applied last time, left out now, that no one else owns.
-import { Result } from "effect"
+import { Data, Result } from "effect"
 import { isPlainObject } from "../../kube/frozenJson.ts"
 import type { JsonObject } from "../../kube/frozenJson.ts"
 import { compare } from "./compare.ts"
@@ -30,12 +30,8 @@ export interface Conflict {
   readonly path: FieldPath
 }
 
-export class ApplyConflicts {
-  readonly conflicts: ReadonlyArray<Conflict>
-  constructor(conflicts: ReadonlyArray<Conflict>) {
-    this.conflicts = conflicts
-  }
-}
+/** Fields another manager owns that the apply would change (only when not forced). */
+export class ApplyConflicts extends Data.TaggedError("ApplyConflicts")<{ readonly conflicts: ReadonlyArray<Conflict> }> {}
 
 // Fields no manager owns: identity and what the server itself maintains (kube-apiserver's stripMeta).
 const serverFields = FieldSet.of([
@@ -133,7 +129,7 @@ export const applyConfiguration = (
     for (const path of contested.paths()) conflicts.push({ manager: entry, path })
     managers.push({ ...entry, fields: entry.fields.difference(contested).difference(removed) })
   }
-  if (conflicts.length > 0 && !force) return Result.fail(new ApplyConflicts(conflicts))
+  if (conflicts.length > 0 && !force) return Result.fail(new ApplyConflicts({ conflicts }))
   const changedObject = !(added.isEmpty() && modified.isEmpty() && removed.isEmpty())
   managers.push(entryFor(writer, "Apply", previous, applied.difference(serverFields), changedObject))
   return Result.succeed({ object, managers: managers.filter((entry) => !entry.fields.isEmpty()) })
