@@ -12,7 +12,9 @@ import type { JsonObject } from "../kube/frozenJson.ts"
 import { badRequest } from "./apiStatus.ts"
 import { isDryRun, isTrue, query } from "./apiRequest.ts"
 import type { ApiRequest } from "./apiRequest.ts"
+import { configurationError } from "./apply/configErrors.ts"
 import { conflictFailure } from "./apply/conflictFailure.ts"
+import { typeOfKind } from "./apply/fieldTypes.ts"
 import { encodeManagedFields } from "./apply/managers.ts"
 import type { ManagerEntry } from "./apply/managers.ts"
 import { applyConfiguration, recordUpdate } from "./apply/ownership.ts"
@@ -42,6 +44,11 @@ const configurationOf = (context: ObjectContext, request: ApiRequest, name: stri
     }
     if (metadataOf(parsed)["managedFields"] !== undefined && metadataOf(parsed)["managedFields"] !== null) {
       return yield* Effect.fail(badRequest("metadata.managedFields must be nil"))
+    }
+    const problem = configurationError(parsed, typeOfKind(context.kind))
+    if (problem !== undefined) {
+      const { group, version, resource } = context.kind
+      return yield* Effect.fail(badRequest(`failed to create typed patch object (${group}/${version}, Kind=${resource.kind}): ${problem}`))
     }
     const config = yield* placed(context, parsed, name)
     const { status, ...rest } = config

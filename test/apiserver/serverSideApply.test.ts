@@ -68,6 +68,24 @@ describe("the apply API", () => {
     }])
   })
 
+  it("refuses list items that collide or lack their keys, naming the path", async () => {
+    const ns = await namespace(server)
+    const pod = (containers: unknown) => JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers } })
+    const path = `/api/v1/namespaces/${ns}/pods/p?fieldManager=m`
+    const twice = await request(server, path, { method: "PATCH", contentType: apply, body: pod([{ name: "app", image: "a" }, { name: "app", image: "b" }]) })
+    expect(twice.json).toMatchObject({
+      code: 400,
+      message: 'failed to create typed patch object (/v1, Kind=Pod): .spec.containers: duplicate entries for key [name="app"]'
+    })
+    const unnamed = await request(server, path, { method: "PATCH", contentType: apply, body: pod([{ image: "a" }]) })
+    expect(unnamed.json.message).toBe(
+      'failed to create typed patch object (/v1, Kind=Pod): .spec.containers: element 0: associative list with keys has an element that omits key field "name"'
+    )
+    const finalizers = JSON.stringify({ ...imagePullJob("f"), metadata: { name: "f", finalizers: ["a", "a"] } })
+    const repeated = await request(server, `${ipjPath(ns, "f")}?fieldManager=m`, { method: "PATCH", contentType: apply, body: finalizers })
+    expect(repeated.json.message).toContain('.metadata.finalizers: duplicate entries for key [="a"]')
+  })
+
   it("an object written without field management: its fields are first those of before-first-apply", async () => {
     const ns = await namespace(server)
     await Effect.runPromise(server.api.create(resources.imagePullJob, imagePullJob("old", { parallelism: 2 }, { namespace: ns }) as KubeObject))
