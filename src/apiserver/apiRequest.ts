@@ -16,12 +16,18 @@ export interface ApiRequest {
   readonly accept: ReadonlyArray<MediaRange>
   /** The media type of the body, lowercased, without parameters ("" without a body). */
   readonly contentType: string
+  /** The User-Agent header: an Update's field manager when the request names none. */
+  readonly userAgent?: string
   readonly body: Buffer
 }
 
 export const query = (request: ApiRequest, name: string): string | null => request.url.searchParams.get(name)
 
-export const isTrue = (value: string | null): boolean => value === "true" || value === "1"
+/**
+ * A boolean query parameter as kube-apiserver converts one: absent is false, and a present value
+ * is true unless it is "0" or "false" in any case (so the Python client's `True`, and an empty value).
+ */
+export const isTrue = (value: string | null): boolean => value !== null && value !== "0" && value.toLowerCase() !== "false"
 
 /** `dryRun=All`: validate and answer, but store nothing. */
 export const isDryRun = (request: ApiRequest): boolean => request.url.searchParams.getAll("dryRun").includes("All")

@@ -1,6 +1,7 @@
 // API discovery: what kubectl reads first to map `ipj` to a resource and a path. Both forms are
 // served: the aggregated apidiscovery.k8s.io/v2 document (one request for /api, one for /apis) and
 // the legacy APIVersions, APIGroupList and per group-version APIResourceList.
+import { authorizationGroup, authorizationVersion, reviewResources } from "./accessReviews.ts"
 import type { ServedKind } from "./catalog.ts"
 import { groupVersions } from "./catalog.ts"
 
@@ -30,6 +31,7 @@ const namedGroups = () => {
     if (group === "") continue
     groups.set(group, [...(groups.get(group) ?? []), version])
   }
+  groups.set(authorizationGroup, [authorizationVersion])
   return [...groups].map(([name, versions]) => {
     const entries = versions.map((version) => ({ groupVersion: groupVersion(name, version), version }))
     return { name, versions: entries, preferredVersion: entries[0]! }
@@ -46,7 +48,31 @@ export const apiGroup = (name: string) => {
 }
 
 /** /api/v1 or /apis/<group>/<version>: the resources of one group version. */
+// The access reviews: create-only, cluster-scoped, as kube-apiserver lists them.
+const reviewList = () => ({
+  kind: "APIResourceList",
+  apiVersion: "v1",
+  groupVersion: groupVersion(authorizationGroup, authorizationVersion),
+  resources: reviewResources.map((r) => ({ name: r.plural, singularName: r.singular, namespaced: false, kind: r.kind, verbs: ["create"] }))
+})
+
+const reviewDiscovery = () => ({
+  metadata: { name: authorizationGroup },
+  versions: [{
+    version: authorizationVersion,
+    resources: reviewResources.map((r) => ({
+      resource: r.plural,
+      responseKind: { group: authorizationGroup, version: authorizationVersion, kind: r.kind },
+      scope: "Cluster",
+      singularResource: r.singular,
+      verbs: ["create"]
+    })),
+    freshness: "Current"
+  }]
+})
+
 export const apiResourceList = (group: string, version: string) => {
+  if (group === authorizationGroup && version === authorizationVersion) return reviewList()
   const entry = groupVersions().find((g) => g.group === group && g.version === version)
   if (entry === undefined) return undefined
   return {
@@ -85,7 +111,7 @@ export const aggregatedDiscovery = (core: boolean) => {
     kind: "APIGroupDiscoveryList",
     apiVersion: "apidiscovery.k8s.io/v2",
     metadata: {},
-    items: [...groups].map(([group, versions]) => ({
+    items: [...[...groups].map(([group, versions]) => ({
       metadata: group === "" ? {} : { name: group },
       versions: versions.map(({ version, kinds }) => ({
         version,
@@ -110,6 +136,6 @@ export const aggregatedDiscovery = (core: boolean) => {
         }),
         freshness: "Current"
       }))
-    }))
+    })), ...(core ? [] : [reviewDiscovery()])]
   }
 }

@@ -1,6 +1,7 @@
 // From a request to its reply: the route, then discovery, OpenAPI, or a resource handler.
 import { Effect } from "effect"
 import { KubeApi } from "../kube/KubeApi.ts"
+import { answerReview } from "./accessReviews.ts"
 import { parseFieldValidation } from "./admission.ts"
 import { ApiFailure, badRequest, methodNotAllowed, notAcceptable, pathNotFound } from "./apiStatus.ts"
 import { listOptions, query } from "./apiRequest.ts"
@@ -134,6 +135,7 @@ export const dispatch = (settings: DispatchSettings, request: ApiRequest): Effec
   const route = routeOf(request.url.pathname)
   if (route._tag === "Resource") return resource(settings, request, route).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
   if (route._tag === "NotFound") return Effect.succeed(failureReply(pathNotFound()))
+  if (route._tag === "Review") return answerReview(route.review, request).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
   if (request.method !== "GET" && request.method !== "HEAD") return Effect.succeed(failureReply(methodNotAllowed(request.method)))
   if (route._tag === "Health") return Effect.succeed(textReply(200, "ok"))
   return Effect.succeed(discovery(settings, request, route) ?? failureReply(pathNotFound()))

@@ -1,10 +1,13 @@
 // PATCH: JSON patch, merge patch and (built-in kinds only) strategic merge patch, applied to the
-// current object and written back guarded by its resourceVersion, as kube-apiserver does.
+// current object and written back guarded by its resourceVersion, as kube-apiserver does; an
+// apply patch (server-side apply) goes to applyHandler.ts.
 import { Effect, Result } from "effect"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { KubeObject, Subresource } from "../kube/KubeApi.ts"
 import { ApiFailure, badRequest, fromKubeError, invalidFailure, unsupportedMediaType } from "./apiStatus.ts"
-import { isDryRun, parseBody } from "./apiRequest.ts"
+import { isDryRun, parseBody, query } from "./apiRequest.ts"
+import { applyObject } from "./applyHandler.ts"
+import { optionsInvalid, trackWrite } from "./fieldManagement.ts"
 import type { ApiRequest } from "./apiRequest.ts"
 import { isCustom } from "./catalog.ts"
 import { isPlainObject } from "../kube/frozenJson.ts"
@@ -16,24 +19,33 @@ import type { ObjectContext } from "./objectContext.ts"
 import { quote } from "./storeErrors.ts"
 import { applyStrategicMergePatch } from "./strategicMergePatch.ts"
 
-type PatchType = "json" | "merge" | "strategic"
+type PatchType = "json" | "merge" | "strategic" | "apply"
 
 const patchTypes: Readonly<Record<string, PatchType>> = {
   "application/json-patch+json": "json",
   "application/merge-patch+json": "merge",
-  "application/strategic-merge-patch+json": "strategic"
+  "application/strategic-merge-patch+json": "strategic",
+  "application/apply-patch+yaml": "apply"
 }
 
 const patchTypeOf = (context: ObjectContext, contentType: string): Effect.Effect<PatchType, ApiFailure> => {
   const type = patchTypes[contentType]
-  const accepted = isCustom(context.kind) ? ["application/json-patch+json", "application/merge-patch+json"] : Object.keys(patchTypes)
+  const accepted = isCustom(context.kind)
+    ? ["application/json-patch+json", "application/merge-patch+json", "application/apply-patch+yaml"]
+    : Object.keys(patchTypes)
   // As on a real server, custom resources have no Go types for a strategic merge to follow.
   return type === undefined || (type === "strategic" && isCustom(context.kind))
     ? Effect.fail(unsupportedMediaType(contentType, accepted))
     : Effect.succeed(type)
 }
 
-const applyPatch = (context: ObjectContext, type: PatchType, current: KubeObject, patch: unknown, name: string): Effect.Effect<unknown, ApiFailure> => {
+const applyPatch = (
+  context: ObjectContext,
+  type: Exclude<PatchType, "apply">,
+  current: KubeObject,
+  patch: unknown,
+  name: string
+): Effect.Effect<unknown, ApiFailure> => {
   switch (type) {
     case "merge":
       return Effect.succeed(mergePatch(current, patch))
@@ -87,12 +99,18 @@ export const patchObject = (context: ObjectContext, request: ApiRequest, name: s
   Effect.gen(function*() {
     const api = yield* KubeApi
     const type = yield* patchTypeOf(context, request.contentType)
+    if (type === "apply") return yield* applyObject(context, request, name, subresource)
+    if (query(request, "force") !== null) {
+      return yield* Effect.fail(optionsInvalid("PatchOptions", "force", "Forbidden: may not be specified for non-apply patch"))
+    }
     const patch = yield* parseBody(request)
     const key = keyOf(context.namespace, name)
     for (let attempt = 1; ; attempt++) {
       const current = yield* api.get(context.kind.resource, key).pipe(Effect.mapError(storeError(context.kind)))
       const patched = yield* Effect.flatMap(applyPatch(context, type, current, patch, name), (p) => sameIdentity(context, current, p))
-      const { object, warnings } = yield* admitted(context, patched, "patch", subresource)
+      const admittedPatch = yield* admitted(context, patched, "patch", subresource)
+      const warnings = admittedPatch.warnings
+      const object = yield* trackWrite(context, request, current, patched, admittedPatch.object, subresource)
       const meta = metadataOf(object)
       const precondition = meta["resourceVersion"] !== undefined && meta["resourceVersion"] !== current.metadata.resourceVersion
       const guarded = precondition ? object : withMetadata(object, { resourceVersion: current.metadata.resourceVersion })

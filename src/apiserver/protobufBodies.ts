@@ -1,7 +1,8 @@
 // Request bodies in Kubernetes' protobuf encoding. kubectl's typed commands (`kubectl create
 // namespace`, `kubectl create secret ...`) send their object as protobuf, with no fallback to
 // JSON, so the built-in kinds those commands create are decoded here, from the subset of
-// k8s.io/api's generated.proto that they use. Other kinds answer 415.
+// k8s.io/api's generated.proto that they use (and the access reviews of `kubectl auth can-i`).
+// Other kinds answer 415.
 import protobuf from "protobufjs"
 
 const proto = `
@@ -64,13 +65,44 @@ message Secret {
   map<string, string> stringData = 4;
   optional bool immutable = 5;
 }
+message ResourceAttributes {
+  optional string namespace = 1;
+  optional string verb = 2;
+  optional string group = 3;
+  optional string version = 4;
+  optional string resource = 5;
+  optional string subresource = 6;
+  optional string name = 7;
+}
+message NonResourceAttributes {
+  optional string path = 1;
+  optional string verb = 2;
+}
+message SelfSubjectAccessReviewSpec {
+  optional ResourceAttributes resourceAttributes = 1;
+  optional NonResourceAttributes nonResourceAttributes = 2;
+}
+message SelfSubjectAccessReview {
+  optional ObjectMeta metadata = 1;
+  optional SelfSubjectAccessReviewSpec spec = 2;
+}
+message SelfSubjectRulesReviewSpec {
+  optional string namespace = 1;
+}
+message SelfSubjectRulesReview {
+  optional ObjectMeta metadata = 1;
+  optional SelfSubjectRulesReviewSpec spec = 2;
+}
 `
 
 const root = protobuf.parse(proto, { keepCase: true }).root
 const envelope = root.lookupType("k8s.Unknown")
 const kinds: Readonly<Record<string, protobuf.Type>> = {
   "v1/Namespace": root.lookupType("k8s.Namespace"),
-  "v1/Secret": root.lookupType("k8s.Secret")
+  "v1/Secret": root.lookupType("k8s.Secret"),
+  // `kubectl auth can-i` (and `--list`) send these.
+  "authorization.k8s.io/v1/SelfSubjectAccessReview": root.lookupType("k8s.SelfSubjectAccessReview"),
+  "authorization.k8s.io/v1/SelfSubjectRulesReview": root.lookupType("k8s.SelfSubjectRulesReview")
 }
 
 /** The media type, and the magic number every protobuf body starts with. */

@@ -1,4 +1,6 @@
 // Which part of the API a request path names, as kube-apiserver's path layout defines it.
+import { authorizationGroup, authorizationVersion, findReview } from "./accessReviews.ts"
+import type { ReviewResource } from "./accessReviews.ts"
 import type { ServedKind } from "./catalog.ts"
 import { findKind } from "./catalog.ts"
 
@@ -20,6 +22,7 @@ export type Route =
     /** The deprecated `/watch/` path prefix: a watch whatever the query says. */
     readonly watchPrefix: boolean
   }
+  | { readonly _tag: "Review"; readonly review: ReviewResource }
   | { readonly _tag: "NotFound" }
 
 const notFound: Route = { _tag: "NotFound" }
@@ -74,7 +77,12 @@ export const routeOf = (pathname: string): Route => {
     case "apis":
       if (second === undefined) return { _tag: "GroupList" }
       if (third === undefined) return { _tag: "Group", group: second }
-      return rest.length === 0 ? { _tag: "ResourceList", group: second, version: third } : resourceRoute(second, third, rest)
+      if (rest.length === 0) return { _tag: "ResourceList", group: second, version: third }
+      if (second === authorizationGroup && third === authorizationVersion) {
+        const review = rest.length === 1 ? findReview(rest[0]!) : undefined
+        return review === undefined ? notFound : { _tag: "Review", review }
+      }
+      return resourceRoute(second, third, rest)
     default:
       return notFound
   }

@@ -150,6 +150,7 @@ export const serveApi = (options: ApiServerOptions = {}): Effect.Effect<ApiServe
           url,
           accept: parseAccept(request.headers.accept),
           contentType: (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase(),
+          userAgent: request.headers["user-agent"] ?? "",
           body
         }
         const reply = yield* dispatch(settings, apiRequest)

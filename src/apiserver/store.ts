@@ -324,8 +324,14 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     return candidate
   }
 
-  // The status subresource changes status only (a write without status clears it).
-  const statusCandidate = (previous: Stored, input: JsonObject): JsonObject => ({ ...previous, status: input.status })
+  // The status subresource changes status only (a write without status clears it), and the
+  // managedFields the server computed for that write (as kube-apiserver keeps them).
+  const statusCandidate = (previous: Stored, input: JsonObject): JsonObject => {
+    const managedFields = isPlainObject(input.metadata) ? input.metadata["managedFields"] : undefined
+    return managedFields === undefined
+      ? { ...previous, status: input.status }
+      : { ...previous, metadata: { ...previous.metadata, managedFields }, status: input.status }
+  }
 
   // Whether anything outside metadata (and status, where it is a subresource) changed; after
   // intern, unchanged fields are the very same values.
@@ -573,11 +579,15 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     readonly state: WatchState
     readonly epoch: number
     readonly start: number
+    /** When the server ends the watch (timeoutSeconds), if it was told. */
+    readonly deadline: number | undefined
     readonly initial: Array<WatchEvent>
   }
 
+  type WatchOptions = ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
+
   // Registers the watch atomically with its starting point, so that no event falls in between.
-  const openWatch = (resource: Resource, options: ListOptions & { readonly resourceVersion: string }) =>
+  const openWatch = (resource: Resource, options: WatchOptions) =>
     run<OpenedWatch, WatchError>((start) => {
       checkFault("watch", resource)
       const kind = kindOf(resource)
@@ -597,7 +607,8 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       }
       const state: WatchState = { cursor, lost: false, wake: undefined }
       watchSet(kind, chosen.key).add(state)
-      return { kind, selection: chosen, state, epoch: watchBreak.epoch, start, initial }
+      const deadline = options.timeoutSeconds === undefined ? undefined : start + options.timeoutSeconds * 1000
+      return { kind, selection: chosen, state, epoch: watchBreak.epoch, start, deadline, initial }
     })
 
   const gone = (resource: Resource, cursor: number, kind: KindState) =>
@@ -620,7 +631,14 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const nextEvents = (resource: Resource, opened: OpenedWatch): Effect.Effect<Events, WatchError> => {
     const { kind, selection: { key, matches }, state, epoch } = opened
     let pending = opened.initial
-    let nextBookmarkAt = opened.start + bookmarkMillis
+    // As kube-apiserver's watch cache: a bookmark every interval and one 2 s before the deadline,
+    // so that a client resuming after the timeout starts as close to now as possible.
+    const bookmarkAfter = (now: number): number => {
+      if (opened.deadline === undefined) return now + bookmarkMillis
+      const beforeTimeout = opened.deadline - 2000
+      return beforeTimeout > now ? Math.min(now + bookmarkMillis, beforeTimeout) : Number.POSITIVE_INFINITY
+    }
+    let nextBookmarkAt = bookmarkAfter(opened.start)
     return Effect.gen(function*() {
       for (;;) {
         if (watchBreak.epoch !== epoch && watchBreak.error !== undefined) return yield* Effect.fail(watchBreak.error)
@@ -640,15 +658,16 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         if (pending.length > 0) continue
         const now = yield* Clock.currentTimeMillis
         if (now >= nextBookmarkAt) {
-          nextBookmarkAt = now + bookmarkMillis
+          nextBookmarkAt = bookmarkAfter(now)
           return [{ type: "BOOKMARK", resourceVersion: String(state.cursor) }] as Events
         }
-        yield* Effect.timeoutOption(waitForEvent(opened), nextBookmarkAt - now)
+        if (Number.isFinite(nextBookmarkAt)) yield* Effect.timeoutOption(waitForEvent(opened), nextBookmarkAt - now)
+        else yield* waitForEvent(opened)
       }
     })
   }
 
-  const watch = (resource: Resource, options: ListOptions & { readonly resourceVersion: string }) =>
+  const watch = (resource: Resource, options: WatchOptions) =>
     Stream.scoped(Stream.fromPull(
       Effect.acquireRelease(
         openWatch(resource, options),

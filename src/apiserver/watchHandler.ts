@@ -49,7 +49,7 @@ const encode = (context: ObjectContext, event: Outgoing, now: number, first: { v
 }
 
 // sendInitialEvents=true: the current objects as ADDED, a bookmark marking their end, then changes.
-const initialThenChanges = (context: ObjectContext, options: ListOptions) =>
+const initialThenChanges = (context: ObjectContext, options: ListOptions, timeoutSeconds: number) =>
   Stream.unwrap(Effect.gen(function*() {
     const api = yield* KubeApi
     const { items, resourceVersion } = yield* api.list(context.kind.resource, options)
@@ -57,7 +57,7 @@ const initialThenChanges = (context: ObjectContext, options: ListOptions) =>
     initial.push({ type: "INITIAL-END", resourceVersion })
     return Stream.concat(
       Stream.fromIterable(initial),
-      api.watch(context.kind.resource, { ...options, resourceVersion }) as Stream.Stream<Outgoing, KubeError>
+      api.watch(context.kind.resource, { ...options, resourceVersion, timeoutSeconds }) as Stream.Stream<Outgoing, KubeError>
     )
   }))
 
@@ -75,8 +75,8 @@ export const watchObjects = (context: ObjectContext, request: ApiRequest, option
     const timeoutSeconds = (yield* integerParam(request, "timeoutSeconds")) ?? defaultTimeoutSeconds()
     const bookmarks = isTrue(query(request, "allowWatchBookmarks"))
     const source: Stream.Stream<Outgoing, KubeError> = isTrue(query(request, "sendInitialEvents"))
-      ? initialThenChanges(context, options).pipe(Stream.provideService(KubeApi, api))
-      : api.watch(context.kind.resource, { ...options, resourceVersion })
+      ? initialThenChanges(context, options, timeoutSeconds).pipe(Stream.provideService(KubeApi, api))
+      : api.watch(context.kind.resource, { ...options, resourceVersion, timeoutSeconds })
     const first = { value: true }
     const events = source.pipe(
       Stream.filter((event) => bookmarks || event.type !== "BOOKMARK"),

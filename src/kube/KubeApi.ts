@@ -48,10 +48,13 @@ export type WriteError = NotFound | Conflict | Invalid | Forbidden | Unavailable
 export class KubeApi extends Context.Service<KubeApi, {
   readonly get: (resource: Resource, key: ObjectKey) => Effect.Effect<KubeObject, ReadError>
   readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Forbidden | Unavailable>
-  /** Changes after resourceVersion; fails with Gone when the server no longer has it. */
+  /**
+   * Changes after resourceVersion; fails with Gone when the server no longer has it. With
+   * timeoutSeconds, a server that sends bookmarks sends one shortly before that deadline.
+   */
   readonly watch: (
     resource: Resource,
-    options: ListOptions & { readonly resourceVersion: string }
+    options: ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
   ) => Stream.Stream<WatchEvent, Gone | Forbidden | Unavailable>
   readonly create: (
     resource: Resource,

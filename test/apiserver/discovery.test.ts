@@ -28,7 +28,7 @@ describe("discovery", () => {
     })
     const apis = await request(server, "/apis")
     expect(apis.json.kind).toBe("APIGroupList")
-    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["coordination.k8s.io", "apps.kruise.io"])
+    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["coordination.k8s.io", "apps.kruise.io", "authorization.k8s.io"])
     expect(apis.json.groups[1]).toEqual({
       name: "apps.kruise.io",
       versions: [{ groupVersion: "apps.kruise.io/v1alpha1", version: "v1alpha1" }],

@@ -221,4 +221,36 @@ describe("watch", () => {
       await own.close()
     }
   })
+
+  it("boolean parameters as kube-apiserver reads them: any value but 0 or false (any case) is true, an empty one too", async () => {
+    const ns = await namespace(server)
+    await jobs(ns, 1)
+    for (const value of ["True", "TRUE", "yes", ""]) {
+      const stream = await watch(server, `${ipjPath(ns)}?watch=${value}&timeoutSeconds=2`)
+      try {
+        expect(stream.headers.get("transfer-encoding"), `watch=${value}`).toBe("chunked")
+        expect(await stream.next(), `watch=${value}`).toMatchObject({ type: "ADDED", object: { metadata: { name: "job-0" } } })
+      } finally {
+        stream.close()
+      }
+    }
+    for (const value of ["0", "false", "False"]) {
+      const listed = await request(server, `${ipjPath(ns)}?watch=${value}`)
+      expect(listed.json, `watch=${value}`).toMatchObject({ kind: "ImagePullJobList" })
+    }
+  })
+
+  it("a bookmark 2 s before the watch's timeout, as the watch cache sends, besides the periodic ones", async () => {
+    const own = await startServer({ bookmarkInterval: "1 hour" })
+    try {
+      const started = Date.now()
+      const stream = await watch(own, `${ipjPath("default")}?watch=true&allowWatchBookmarks=True&timeoutSeconds=4`)
+      const event = await stream.next(3500)
+      expect(event).toMatchObject({ type: "BOOKMARK", object: { metadata: { resourceVersion: expect.stringMatching(/^\d+$/) } } })
+      expect(Date.now() - started).toBeGreaterThanOrEqual(1500)
+      expect(await stream.next(4000)).toBeUndefined()
+    } finally {
+      await own.close()
+    }
+  })
 })

@@ -171,9 +171,9 @@ describe("patches", () => {
     expect(refused.status).toBe(415)
     expect(refused.json).toMatchObject({
       reason: "UnsupportedMediaType",
-      message: "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json"
+      message: "the body of the request was in an unknown format - accepted media types include: " +
+        "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
     })
-    expect((await request(server, nodeImagePath(name), { method: "PATCH", contentType: "application/apply-patch+yaml", body: "{}" })).status).toBe(415)
   })
 
   it("strategic merge patch on built-in kinds merges mergeable lists by key", async () => {
