@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { deadlineCelRule, jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
@@ -10,7 +10,7 @@ export const ImagePullJobSpec = Schema.Struct({
   ),
   ...jobTemplateFields
 }).pipe(
-  withOpenApi({ "x-kubernetes-validations": jobSpecCelRules }),
+  withOpenApi({ "x-kubernetes-validations": [...jobSpecCelRules, deadlineCelRule] }),
   described("What to pull, where, how fast and for how long.")
 )
 export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
