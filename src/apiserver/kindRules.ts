@@ -1,8 +1,14 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
+import { apiVersions } from "../api/schemaExtras.ts"
+import type { KubeObject } from "../kube/KubeApi.ts"
 import type { Resource } from "../kube/resources.ts"
 import { resources } from "../kube/resources.ts"
 
-export const kindId = (resource: Resource): string => `${resource.apiVersion}/${resource.kind}`
+export const groupOf = (resource: Resource): string =>
+  resource.apiVersion.includes("/") ? resource.apiVersion.slice(0, resource.apiVersion.indexOf("/")) : ""
+
+/** A kind whatever version it is served at: every version of a kind shares one storage. */
+export const kindId = (resource: Resource): string => `${groupOf(resource)}/${resource.kind}`
 
 const statusSubresourceKinds = new Set(
   [
@@ -17,10 +23,31 @@ const statusSubresourceKinds = new Set(
 
 export const hasStatusSubresource = (resource: Resource): boolean => statusSubresourceKinds.has(kindId(resource))
 
-export const groupOf = (resource: Resource): string =>
-  resource.apiVersion.includes("/") ? resource.apiVersion.slice(0, resource.apiVersion.indexOf("/")) : ""
 
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
+
+// The custom kinds are stored in the newest version, as upstream's CRDs say (storage: true).
+const storageVersion = apiVersions[apiVersions.length - 1]!
+
+/** The apiVersion an object of this kind is stored with, whichever version it was written in. */
+export const storedApiVersion = (resource: Resource): string =>
+  isCustomResource(resource) ? `${groupOf(resource)}/${storageVersion}` : resource.apiVersion
+
+/**
+ * The object as a client of this version reads it. The versions' schemas differ only by fields a
+ * version adds (conversion None), so kube-apiserver rewrites apiVersion and nothing else.
+ */
+export const asServed = (resource: Resource, object: KubeObject): KubeObject => {
+  if (object.apiVersion === resource.apiVersion) return object
+  // One view per stored object, so readers of the other version share it as they share the object.
+  const cached = views.get(object)
+  if (cached?.apiVersion === resource.apiVersion) return cached
+  const view: KubeObject = Object.freeze({ ...object, apiVersion: resource.apiVersion })
+  views.set(object, view)
+  return view
+}
+
+const views = new WeakMap<KubeObject, KubeObject>()
 
 /** Custom resources (a dotted group outside *.k8s.io) refuse unconditional updates; built-ins allow them. */
 export const isCustomResource = (resource: Resource): boolean => {
