@@ -1,12 +1,13 @@
 import { Schema } from "effect"
 import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { imageCelRules } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const maxListImages = 255
 
 export const ImageListPullJobSpec = Schema.Struct({
-  images: Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: 512 }))).pipe(
+  images: Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: 512, "x-kubernetes-validations": imageCelRules }))).pipe(
     Schema.check(Schema.isMinLength(1)),
     withOpenApi({
       // A bound above the rule's limit keeps the API server's CEL cost estimate finite
