@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { LabelSelector } from "./labelSelector.ts"
+import { matchExpressionsRule } from "./labelSelectorCel.ts"
 import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
@@ -60,7 +61,14 @@ export type ImagePullJobNodeSelector = typeof ImagePullJobNodeSelector.Type
 
 export const CompletionPolicy = Schema.Struct({
   type: Schema.String.pipe(
-    withOpenApi({ enum: completionPolicyTypes }),
+    // A rule rather than an enum, so the API server refuses in upstream's words.
+    withOpenApi({
+      maxLength: 64,
+      "x-kubernetes-validations": [{
+        rule: `self in [${completionPolicyTypes.map((t) => `'${t}'`).join(", ")}]`,
+        messageExpression: "'unknown type of completionPolicy: ' + self"
+      }]
+    }),
     described(
       "Always: the job runs once and completes when every node succeeded or failed. " +
         "Never: the job never completes, re-pulls about once a day and covers new nodes. Defaults to Always."
@@ -138,7 +146,9 @@ export const deadlineMessage =
 
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
-  { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" }
+  { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" },
+  matchExpressionsRule("selector"),
+  matchExpressionsRule("podSelector")
 ] as const
 
 /**
