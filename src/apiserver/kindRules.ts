@@ -1,6 +1,5 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
 import { apiVersions } from "../api/schemaExtras.ts"
-import type { KubeObject } from "../kube/KubeApi.ts"
 import type { Resource } from "../kube/resources.ts"
 import { resources } from "../kube/resources.ts"
 
@@ -32,22 +31,6 @@ const storageVersion = apiVersions[apiVersions.length - 1]!
 /** The apiVersion an object of this kind is stored with, whichever version it was written in. */
 export const storedApiVersion = (resource: Resource): string =>
   isCustomResource(resource) ? `${groupOf(resource)}/${storageVersion}` : resource.apiVersion
-
-/**
- * The object as a client of this version reads it. The versions' schemas differ only by fields a
- * version adds (conversion None), so kube-apiserver rewrites apiVersion and nothing else.
- */
-export const asServed = (resource: Resource, object: KubeObject): KubeObject => {
-  if (object.apiVersion === resource.apiVersion) return object
-  // One view per stored object, so readers of the other version share it as they share the object.
-  const cached = views.get(object)
-  if (cached?.apiVersion === resource.apiVersion) return cached
-  const view: KubeObject = Object.freeze({ ...object, apiVersion: resource.apiVersion })
-  views.set(object, view)
-  return view
-}
-
-const views = new WeakMap<KubeObject, KubeObject>()
 
 /** Custom resources (a dotted group outside *.k8s.io) refuse unconditional updates; built-ins allow them. */
 export const isCustomResource = (resource: Resource): boolean => {

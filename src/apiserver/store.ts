@@ -20,7 +20,6 @@ import { fieldValue, isSelectableField } from "./fieldSelection.ts"
 import { intern, isPlainObject, NotJson, withMetadata } from "../kube/frozenJson.ts"
 import type { JsonObject } from "../kube/frozenJson.ts"
 import {
-  asServed,
   createdBody,
   deletionStatus,
   hasStatusSubresource,
@@ -30,6 +29,7 @@ import {
   storedApiVersion
 } from "./kindRules.ts"
 import { mergePatch } from "./mergePatch.ts"
+import { asServed } from "./servedVersion.ts"
 import { metadataCauses } from "./metadataValidation.ts"
 import { collectionOf, OwnerIndex } from "./ownerIndex.ts"
 import { conflict, invalid, isKubeError, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
