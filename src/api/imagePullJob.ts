@@ -1,12 +1,12 @@
 import { Schema } from "effect"
 import { deadlineCelRule, jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
-import { imageCelRules } from "./imageReferenceCel.ts"
+import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const ImagePullJobSpec = Schema.Struct({
   image: Schema.String.pipe(
-    withOpenApi({ maxLength: 512, "x-kubernetes-validations": imageCelRules }),
+    withOpenApi({ maxLength: maxImageLength, "x-kubernetes-validations": imageCelRules }),
     described("The image to pull: name[:tag] or name@sha256:digest, e.g. nginx:1.9.1.")
   ),
   ...jobTemplateFields

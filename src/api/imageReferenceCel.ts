@@ -21,6 +21,12 @@ import {
   tag
 } from "./imageReference.ts"
 
+/**
+ * The longest image reference the CRDs accept: room for a registry, a long repository path, a tag
+ * and a digest, and small enough for a list job's 256 images to stay within the CEL budget.
+ */
+export const maxImageLength = 256
+
 /** A CEL string literal holding `text` (single quotes; backslashes doubled). */
 const literal = (text: string): string => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`
 const matches = (pattern: string): string => `self.matches(${literal(pattern)})`

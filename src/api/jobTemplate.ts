@@ -7,7 +7,11 @@ import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "
 export const defaultTimeoutSeconds = 600
 export const defaultBackoffLimit = 3
 export const defaultParallelism = 1
-export const maxNodeNames = 1000
+/**
+ * Bounds the API server's CEL cost estimate needs (see test/api/celCost.test.ts): the duplicate
+ * check is quadratic, so 256 names of up to 253 characters stay within one rule's budget.
+ */
+export const maxNodeNames = 256
 
 export const parallelismMessage = "parallelism must be a non-negative integer or a percentage from 0% to 100%"
 

@@ -5,7 +5,7 @@ import { counter, described, NonNegativeInt, servedFrom, Timestamp, withDefault,
 
 export const maxNodeImages = 256
 /** Bounds that keep the CRD's CEL cost estimate finite; far above what a node carries. */
-export const maxTagsPerImage = 64
+export const maxTagsPerImage = 16
 
 export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
 export type TagPhase = (typeof tagPhases)[number]
@@ -100,7 +100,7 @@ const imagesCelRules = [
 export const NodeImageSpec = Schema.Struct({
   images: Schema.optionalKey(
     Schema.Record(Schema.String.pipe(withOpenApi({ maxLength: 255 })), ImageSpec).pipe(
-      withOpenApi({ maxProperties: 1024, "x-kubernetes-validations": imagesCelRules }),
+      withOpenApi({ maxProperties: maxNodeImages + 1, "x-kubernetes-validations": imagesCelRules }),
       described("Images to pull on this node, keyed by name without tag (e.g. nginx, registry.k8s.io/pause).")
     )
   )
