@@ -1,17 +1,18 @@
 import { Schema } from "effect"
 import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const maxListImages = 255
 
 export const ImageListPullJobSpec = Schema.Struct({
-  images: Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: 512 }))).pipe(
+  images: Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: maxImageLength, "x-kubernetes-validations": imageCelRules }))).pipe(
     Schema.check(Schema.isMinLength(1)),
     withOpenApi({
-      // A bound above the rule's limit keeps the API server's CEL cost estimate finite
-      // while the rule, not maxItems, produces the message users see.
-      maxItems: 1024,
+      // One above the rule's limit, so the rule, not maxItems, words the refusal of 256 images;
+      // with maxImageLength it keeps the quadratic duplicate check within a rule's CEL budget.
+      maxItems: maxListImages + 1,
       "x-kubernetes-validations": [
         { rule: `size(self) <= ${maxListImages}`, message: "the maximum number of images cannot > 255" },
         { rule: "self.all(x, self.exists_one(y, y == x))", message: "images cannot have duplicate values" }

@@ -1,16 +1,17 @@
 import { Schema } from "effect"
-import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { deadlineCelRule, jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const ImagePullJobSpec = Schema.Struct({
   image: Schema.String.pipe(
-    withOpenApi({ maxLength: 512 }),
+    withOpenApi({ maxLength: maxImageLength, "x-kubernetes-validations": imageCelRules }),
     described("The image to pull: name[:tag] or name@sha256:digest, e.g. nginx:1.9.1.")
   ),
   ...jobTemplateFields
 }).pipe(
-  withOpenApi({ "x-kubernetes-validations": jobSpecCelRules }),
+  withOpenApi({ "x-kubernetes-validations": [...jobSpecCelRules, deadlineCelRule] }),
   described("What to pull, where, how fast and for how long.")
 )
 export type ImagePullJobSpec = typeof ImagePullJobSpec.Type

@@ -37,19 +37,19 @@ export class InvalidImageReference extends Data.TaggedError("InvalidImageReferen
 const alphanumeric = "[a-z0-9]+"
 const separator = "(?:[._]|__|[-]+)"
 const pathComponent = `${alphanumeric}(?:${separator}${alphanumeric})*`
-const remoteName = `${pathComponent}(?:/${pathComponent})*`
+export const remoteName = `${pathComponent}(?:/${pathComponent})*`
 
 const domainNameComponent = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 const domainName = `${domainNameComponent}(?:\\.${domainNameComponent})*`
 const ipv6Address = "\\[[a-fA-F0-9:]+\\]"
 const port = "[0-9]+"
-const domainAndPort = `(?:${domainName}|${ipv6Address})(?::${port})?`
+export const domainAndPort = `(?:${domainName}|${ipv6Address})(?::${port})?`
 
-const tag = "[\\w][\\w.-]{0,127}"
-const digestAlgorithm = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*"
-const digestHex = "[0-9a-fA-F]{32,}"
+export const tag = "[\\w][\\w.-]{0,127}"
+export const digestAlgorithm = "[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*"
+export const digestHex = "[0-9a-fA-F]{32,}"
 // A bare 64-hex string is an image ID, not a name: docker refuses it to avoid confusion.
-const identifier = "[a-f0-9]{64}"
+export const identifier = "[a-f0-9]{64}"
 
 const anchored = (pattern: string): RegExp => new RegExp(`^(?:${pattern})$`)
 
@@ -64,11 +64,11 @@ const lowerHexRe = /^[a-f0-9]+$/
 const defaultDomain = "docker.io"
 const legacyDefaultDomain = "index.docker.io"
 const officialRepoPrefix = "library/"
-const nameTotalLengthMax = 255
+export const nameTotalLengthMax = 255
 
 // Hex lengths of the algorithms go-digest (and so containerd) can verify. Any other
 // well-formed algorithm parses grammatically but no runtime could check it.
-const digestHexLength: ReadonlyMap<string, number> = new Map([
+export const digestHexLength: ReadonlyMap<string, number> = new Map([
   ["sha256", 64],
   ["sha384", 96],
   ["sha512", 128]

@@ -1,12 +1,17 @@
 import { Schema } from "effect"
 import { LabelSelector } from "./labelSelector.ts"
+import { matchExpressionsRule } from "./labelSelectorCel.ts"
 import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
 export const defaultTimeoutSeconds = 600
 export const defaultBackoffLimit = 3
 export const defaultParallelism = 1
-export const maxNodeNames = 1000
+/**
+ * Bounds the API server's CEL cost estimate needs (see test/api/celCost.test.ts): the duplicate
+ * check is quadratic, so 256 names of up to 253 characters stay within one rule's budget.
+ */
+export const maxNodeNames = 256
 
 export const parallelismMessage = "parallelism must be a non-negative integer or a percentage from 0% to 100%"
 
@@ -18,13 +23,13 @@ export const Parallelism = Schema.Union([Schema.Int, Schema.String]).pipe(
   withOpenApi({
     "x-kubernetes-int-or-string": true,
     "x-kubernetes-validations": [{
-      rule: "type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$')",
+      rule: "type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$') || self.matches('^[0-9]{1,9}$')",
       message: parallelismMessage
     }]
   }),
   described(
-    "The maximal number of nodes pulling this image at the same time: an integer, or a percentage " +
-      "of the desired nodes (\"25%\", rounded up). 0 pauses the job. Defaults to 1."
+    "The maximal number of nodes pulling this image at the same time: an integer (also as a string, \"4\"), " +
+      "or a percentage of the desired nodes (\"25%\", rounded up). 0 pauses the job. Defaults to 1."
   )
 )
 export type Parallelism = typeof Parallelism.Type
@@ -60,7 +65,14 @@ export type ImagePullJobNodeSelector = typeof ImagePullJobNodeSelector.Type
 
 export const CompletionPolicy = Schema.Struct({
   type: Schema.String.pipe(
-    withOpenApi({ enum: completionPolicyTypes }),
+    // A rule rather than an enum, so the API server refuses in upstream's words.
+    withOpenApi({
+      maxLength: 64,
+      "x-kubernetes-validations": [{
+        rule: `self in [${completionPolicyTypes.map((t) => `'${t}'`).join(", ")}]`,
+        messageExpression: "'unknown type of completionPolicy: ' + self"
+      }]
+    }),
     described(
       "Always: the job runs once and completes when every node succeeded or failed. " +
         "Never: the job never completes, re-pulls about once a day and covers new nodes. Defaults to Always."
@@ -133,13 +145,23 @@ export const jobTemplateFields = {
   )
 }
 
+export const deadlineMessage =
+  `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default ${defaultTimeoutSeconds})`
+
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
   { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" },
-  {
-    rule: "!has(self.completionPolicy) || !has(self.completionPolicy.activeDeadlineSeconds) || " +
-      "self.completionPolicy.activeDeadlineSeconds > " +
-      "(has(self.pullPolicy) && has(self.pullPolicy.timeoutSeconds) ? self.pullPolicy.timeoutSeconds : 600)",
-    message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
-  }
+  matchExpressionsRule("selector"),
+  matchExpressionsRule("podSelector")
 ] as const
+
+/**
+ * ImagePullJob only (upstream's ImageListPullJob webhook has no such rule): as upstream, only a
+ * timeout above the deadline is refused, so equal values (its own e2e jobs use 50/50) pass.
+ */
+export const deadlineCelRule = {
+  rule: "!has(self.completionPolicy) || !has(self.completionPolicy.activeDeadlineSeconds) || " +
+    "self.completionPolicy.activeDeadlineSeconds >= " +
+    `(has(self.pullPolicy) && has(self.pullPolicy.timeoutSeconds) ? self.pullPolicy.timeoutSeconds : ${defaultTimeoutSeconds})`,
+  message: deadlineMessage
+} as const

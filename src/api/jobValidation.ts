@@ -4,7 +4,7 @@ import { maxListImages } from "./imageListPullJob.ts"
 import type { ImagePullJobSpec } from "./imagePullJob.ts"
 import { parseImageReference } from "./imageReference.ts"
 import type { FieldError } from "./invalidObject.ts"
-import { completionPolicyTypes, defaultTimeoutSeconds, parallelismMessage } from "./jobTemplate.ts"
+import { completionPolicyTypes, deadlineMessage, parallelismMessage } from "./jobTemplate.ts"
 import type { ImagePullJobNodeSelector } from "./jobTemplate.ts"
 import { validateLabelSelector } from "./labelSelector.ts"
 import { isValidParallelism } from "./parallelism.ts"
@@ -20,7 +20,7 @@ const duplicates = (items: ReadonlyArray<string>): ReadonlyArray<string> =>
 /** Upstream's ImagePullJob rules (SPEC §1), every one checked so all are reported together. */
 export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {
   const errors: Array<FieldError> = []
-  const { completionPolicy, podSelector, pullPolicy, selector } = spec
+  const { completionPolicy, podSelector, selector } = spec
   if (selector !== undefined) {
     const names = selector.names ?? []
     if (names.length > 0 && hasLabels(selector)) {
@@ -53,15 +53,14 @@ export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError
       message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
     })
   }
-  if (activeDeadlineSeconds !== undefined && activeDeadlineSeconds <= pullPolicy.timeoutSeconds) {
-    errors.push({
-      path: "spec.completionPolicy.activeDeadlineSeconds",
-      message:
-        `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default ${defaultTimeoutSeconds})`
-    })
-  }
   return errors
 }
+
+/** ImagePullJob only, as upstream: a timeout above the deadline; equal values are fine. */
+const validateDeadline = ({ completionPolicy, pullPolicy }: ImagePullJobSpec): ReadonlyArray<FieldError> =>
+  completionPolicy.activeDeadlineSeconds !== undefined && completionPolicy.activeDeadlineSeconds < pullPolicy.timeoutSeconds
+    ? [{ path: "spec.completionPolicy.activeDeadlineSeconds", message: deadlineMessage }]
+    : []
 
 const validateImage = (image: string, path: string): ReadonlyArray<FieldError> => {
   if (image === "") return [{ path, message: "image can not be empty" }]
@@ -73,7 +72,8 @@ const validateImage = (image: string, path: string): ReadonlyArray<FieldError> =
 
 export const validateImagePullJobSpec = (spec: ImagePullJobSpec): ReadonlyArray<FieldError> => [
   ...validateImage(spec.image, "spec.image"),
-  ...validateJobTemplate(spec)
+  ...validateJobTemplate(spec),
+  ...validateDeadline(spec)
 ]
 
 export const validateImageListPullJobSpec = (spec: ImageListPullJobSpec): ReadonlyArray<FieldError> => [

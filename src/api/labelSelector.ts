@@ -1,7 +1,9 @@
 // metav1.LabelSelector: schema, validation, matching and the query-string form.
 // Semantics follow k8s.io/apimachinery so a selector means the same here as in kubectl.
 import { Schema } from "effect"
+import { maxMatchExpressions, maxOperatorLength } from "./labelSelectorCel.ts"
 import { validateLabelValue, validateQualifiedName } from "./objectNames.ts"
+import { withOpenApi } from "./schemaExtras.ts"
 
 export const labelSelectorOperators = ["In", "NotIn", "Exists", "DoesNotExist"] as const
 export type LabelSelectorOperator = (typeof labelSelectorOperators)[number]
@@ -12,7 +14,7 @@ export const LabelSelectorRequirement = Schema.Struct({
   }),
   // Any string decodes: validateLabelSelector reports an unknown operator with
   // apimachinery's wording instead of a generic decoding error.
-  operator: Schema.String.annotate({
+  operator: Schema.String.pipe(withOpenApi({ maxLength: maxOperatorLength })).annotate({
     description: "How the key relates to the values. One of: In (the label value is one of `values`), " +
       "NotIn (the label is absent or its value is not one of `values`), Exists (the label is present), " +
       "DoesNotExist (the label is absent)."
@@ -37,7 +39,7 @@ export const LabelSelector = Schema.Struct({
     })
   ),
   matchExpressions: Schema.optionalKey(
-    Schema.Array(LabelSelectorRequirement).annotate({
+    Schema.Array(LabelSelectorRequirement).pipe(withOpenApi({ maxItems: maxMatchExpressions })).annotate({
       description: "Label conditions that must all hold."
     })
   )

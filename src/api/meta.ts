@@ -43,7 +43,12 @@ export const ObjectReference = Schema.Struct({
   kind: Schema.optionalKey(Schema.String).pipe(described("Kind of the referent, e.g. ImagePullJob.")),
   name: Schema.optionalKey(Schema.String).pipe(described("Name of the referent.")),
   namespace: Schema.optionalKey(Schema.String).pipe(described("Namespace of the referent.")),
-  uid: Schema.optionalKey(Schema.String).pipe(described("UID of the referent."))
+  uid: Schema.optionalKey(Schema.String).pipe(described("UID of the referent.")),
+  // The rest of core/v1 ObjectReference, accepted as upstream's schema does; unused here.
+  resourceVersion: Schema.optionalKey(Schema.String).pipe(described("Specific resourceVersion to which this reference is made, if any.")),
+  fieldPath: Schema.optionalKey(Schema.String).pipe(
+    described("If referring to a piece of an object instead of an entire object, the field, e.g. spec.containers{name}.")
+  )
 })
 export type ObjectReference = typeof ObjectReference.Type
 

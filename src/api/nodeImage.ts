@@ -1,11 +1,11 @@
 import { Schema } from "effect"
 import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
 import { ObjectMeta, ObjectReference } from "./meta.ts"
-import { counter, described, NonNegativeInt, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt, servedFrom, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 export const maxNodeImages = 256
 /** Bounds that keep the CRD's CEL cost estimate finite; far above what a node carries. */
-export const maxTagsPerImage = 64
+export const maxTagsPerImage = 16
 
 export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
 export type TagPhase = (typeof tagPhases)[number]
@@ -46,9 +46,16 @@ export const ImageTagSpec = Schema.Struct({
 })
 export type ImageTagSpec = typeof ImageTagSpec.Type
 
+// Neither field is required, as upstream's schema: a reference missing one is reported by the daemon.
 export const ReferenceObject = Schema.Struct({
-  namespace: Schema.String.pipe(described("Namespace of the secret.")),
-  name: Schema.String.pipe(described("Name of the secret."))
+  namespace: Schema.optionalKey(Schema.String.pipe(described("Namespace of the secret."))),
+  name: Schema.optionalKey(Schema.String.pipe(described("Name of the secret."))),
+  mode: Schema.optionalKey(
+    Schema.String.pipe(
+      servedFrom("v1beta1"),
+      described("Upstream's secret synchronisation mode (batch: cleaned up with the image); kept as written.")
+    )
+  )
 })
 export type ReferenceObject = typeof ReferenceObject.Type
 
@@ -93,7 +100,7 @@ const imagesCelRules = [
 export const NodeImageSpec = Schema.Struct({
   images: Schema.optionalKey(
     Schema.Record(Schema.String.pipe(withOpenApi({ maxLength: 255 })), ImageSpec).pipe(
-      withOpenApi({ maxProperties: 1024, "x-kubernetes-validations": imagesCelRules }),
+      withOpenApi({ maxProperties: maxNodeImages + 1, "x-kubernetes-validations": imagesCelRules }),
       described("Images to pull on this node, keyed by name without tag (e.g. nginx, registry.k8s.io/pause).")
     )
   )

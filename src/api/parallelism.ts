@@ -1,9 +1,11 @@
 import type { Parallelism } from "./jobTemplate.ts"
 
 const percentage = /^([0-9]|[1-9][0-9]|100)%$/
+// A number written as a string (Helm's `quote`): upstream's int-or-string reads it as that number.
+const numeric = /^[0-9]{1,9}$/
 
 export const isValidParallelism = (p: Parallelism): boolean =>
-  typeof p === "number" ? Number.isInteger(p) && p >= 0 : percentage.test(p)
+  typeof p === "number" ? Number.isInteger(p) && p >= 0 : percentage.test(p) || numeric.test(p)
 
 /**
  * Nodes that may pull at once. A percentage is of the desired nodes, rounded up as
@@ -13,5 +15,6 @@ export const isValidParallelism = (p: Parallelism): boolean =>
 export const resolveParallelism = (p: Parallelism, desiredNodes: number): number => {
   if (!isValidParallelism(p)) return 0
   if (typeof p === "number") return p
+  if (numeric.test(p)) return Number.parseInt(p, 10)
   return Math.ceil((Number.parseInt(p, 10) * desiredNodes) / 100)
 }

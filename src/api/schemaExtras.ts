@@ -28,6 +28,16 @@ export interface CelRule {
 
 export const openApiKey = "preheat/openapi"
 
+/** The API versions served, oldest first; the last is the storage version (as upstream). */
+export const apiVersions = ["v1alpha1", "v1beta1"] as const
+export type ApiVersionName = (typeof apiVersions)[number]
+
+export const servedFromKey = "preheat/servedFrom"
+
+/** A field only the CRD's schema of this version and later ones have (the decoder reads it in any). */
+export const servedFrom = (version: ApiVersionName) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+  schema.annotate({ [servedFromKey]: version } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+
 export const withOpenApi = (extras: OpenApiExtras) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
   schema.annotate({ [openApiKey]: extras } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
 

@@ -160,37 +160,40 @@ const coreKinds: ReadonlyArray<ServedKind> = [
   })
 ]
 
-const customKinds: ReadonlyArray<ServedKind> = crds().map((crd) => {
-  const version = crd.spec.versions[0]!
-  const names = crd.spec.names
-  const resource: Resource = {
-    apiVersion: `${crd.spec.group}/${version.name}`,
-    kind: names.kind,
-    plural: names.plural,
-    namespaced: crd.spec.scope === "Namespaced"
-  }
-  const schema = version.schema.openAPIV3Schema as Record<string, unknown>
-  const properties = schema["properties"] as Record<string, unknown>
-  return {
-    resource,
-    group: crd.spec.group,
-    version: version.name,
-    singular: names.singular,
-    shortNames: names.shortNames,
-    categories: names.categories,
-    statusSubresource: version.subresources.status !== undefined,
-    table: printerColumnTable(version.additionalPrinterColumns),
-    // As the real server publishes a CRD: metadata refers to ObjectMeta.
-    openApiSchema: {
-      ...schema,
-      properties: {
-        ...properties,
-        metadata: { description: "Standard object's metadata.", allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }] }
-      }
-    },
-    structural: schema as StructuralSchema
-  }
-})
+// Every served version of each CRD, the newest first: discovery then prefers it, as kube-apiserver
+// sorts versions. All versions of a kind share one storage (see storedApiVersion).
+const customKinds: ReadonlyArray<ServedKind> = crds().flatMap((crd) =>
+  [...crd.spec.versions].reverse().filter((version) => version.served).map((version): ServedKind => {
+    const names = crd.spec.names
+    const resource: Resource = {
+      apiVersion: `${crd.spec.group}/${version.name}`,
+      kind: names.kind,
+      plural: names.plural,
+      namespaced: crd.spec.scope === "Namespaced"
+    }
+    const schema = version.schema.openAPIV3Schema as Record<string, unknown>
+    const properties = schema["properties"] as Record<string, unknown>
+    return {
+      resource,
+      group: crd.spec.group,
+      version: version.name,
+      singular: names.singular,
+      shortNames: names.shortNames,
+      categories: names.categories,
+      statusSubresource: version.subresources.status !== undefined,
+      table: printerColumnTable(version.additionalPrinterColumns),
+      // As the real server publishes a CRD: metadata refers to ObjectMeta.
+      openApiSchema: {
+        ...schema,
+        properties: {
+          ...properties,
+          metadata: { description: "Standard object's metadata.", allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }] }
+        }
+      },
+      structural: schema as StructuralSchema
+    }
+  })
+)
 
 export const servedKinds: ReadonlyArray<ServedKind> = [...coreKinds, ...customKinds]
 

@@ -52,7 +52,8 @@ export const celViolations = (schema: StructuralSchema, value: unknown, path = "
         // As kube-apiserver: a messageExpression that fails falls back to the message (or the rule).
       }
     }
-    return [{ path, type: schemaType(schema), message }]
+    // As kube-apiserver: fieldPath (".field" under this node) names where the error is reported.
+    return [{ path: rule.fieldPath === undefined ? path : `${path}${rule.fieldPath}`, type: schemaType(schema), message }]
   })
   const children: Array<RuleViolation> = []
   if (Array.isArray(value) && schema.items) {

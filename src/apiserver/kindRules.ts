@@ -1,8 +1,13 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
+import { apiVersions } from "../api/schemaExtras.ts"
 import type { Resource } from "../kube/resources.ts"
 import { resources } from "../kube/resources.ts"
 
-export const kindId = (resource: Resource): string => `${resource.apiVersion}/${resource.kind}`
+export const groupOf = (resource: Resource): string =>
+  resource.apiVersion.includes("/") ? resource.apiVersion.slice(0, resource.apiVersion.indexOf("/")) : ""
+
+/** A kind whatever version it is served at: every version of a kind shares one storage. */
+export const kindId = (resource: Resource): string => `${groupOf(resource)}/${resource.kind}`
 
 const statusSubresourceKinds = new Set(
   [
@@ -17,10 +22,15 @@ const statusSubresourceKinds = new Set(
 
 export const hasStatusSubresource = (resource: Resource): boolean => statusSubresourceKinds.has(kindId(resource))
 
-export const groupOf = (resource: Resource): string =>
-  resource.apiVersion.includes("/") ? resource.apiVersion.slice(0, resource.apiVersion.indexOf("/")) : ""
 
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
+
+// The custom kinds are stored in the newest version, as upstream's CRDs say (storage: true).
+const storageVersion = apiVersions[apiVersions.length - 1]!
+
+/** The apiVersion an object of this kind is stored with, whichever version it was written in. */
+export const storedApiVersion = (resource: Resource): string =>
+  isCustomResource(resource) ? `${groupOf(resource)}/${storageVersion}` : resource.apiVersion
 
 /** Custom resources (a dotted group outside *.k8s.io) refuse unconditional updates; built-ins allow them. */
 export const isCustomResource = (resource: Resource): boolean => {

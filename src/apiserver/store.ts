@@ -19,8 +19,17 @@ import { parseFieldSelector, parseLabelSelector } from "../kube/selectorQuery.ts
 import { fieldValue, isSelectableField } from "./fieldSelection.ts"
 import { intern, isPlainObject, NotJson, withMetadata } from "../kube/frozenJson.ts"
 import type { JsonObject } from "../kube/frozenJson.ts"
-import { createdBody, deletionStatus, hasStatusSubresource, isCustomResource, kindId, pendingFinalizers } from "./kindRules.ts"
+import {
+  createdBody,
+  deletionStatus,
+  hasStatusSubresource,
+  isCustomResource,
+  kindId,
+  pendingFinalizers,
+  storedApiVersion
+} from "./kindRules.ts"
 import { mergePatch } from "./mergePatch.ts"
+import { asServed } from "./servedVersion.ts"
 import { metadataCauses } from "./metadataValidation.ts"
 import { collectionOf, OwnerIndex } from "./ownerIndex.ts"
 import { conflict, invalid, isKubeError, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
@@ -305,7 +314,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     if (causes.length > 0) throw invalid(resource, name, old.namespace, causes)
     const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
     const candidate: Record<string, unknown> = {
-      apiVersion: resource.apiVersion,
+      apiVersion: storedApiVersion(resource),
       kind: resource.kind,
       metadata: {
         ...meta,
@@ -410,7 +419,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         ...userMeta
       } = meta
       const candidate: Record<string, unknown> = {
-        apiVersion: resource.apiVersion,
+        apiVersion: storedApiVersion(resource),
         kind: resource.kind,
         metadata: {
           ...userMeta,
@@ -427,7 +436,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       const rv = ++resourceVersion
       const object = withMetadata(interned, { resourceVersion: String(rv) })
       store(kind, key, undefined, object, rv)
-      return object
+      return asServed(resource, object)
     })
 
   const update = (resource: Resource, input: KubeObject, subresource: Subresource = "main") =>
@@ -452,7 +461,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       } else if (rv !== old.resourceVersion) {
         throw conflict(resource, name, namespace, modified)
       }
-      return write(found.kind, found.key, found.object, input, meta, subresource, now)
+      return asServed(resource, write(found.kind, found.key, found.object, input, meta, subresource, now))
     })
 
   const patch = (resource: Resource, key: ObjectKey, body: Record<string, unknown>, subresource: Subresource = "main") =>
@@ -479,7 +488,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         }
       }
       if (causes.length > 0) throw invalid(resource, name, old.namespace, causes)
-      return write(found.kind, found.key, found.object, merged, meta, subresource, now)
+      return asServed(resource, write(found.kind, found.key, found.object, merged, meta, subresource, now))
     })
 
   const del = (resource: Resource, key: ObjectKey, preconditions?: { readonly uid?: string }) =>
@@ -496,7 +505,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const get = (resource: Resource, key: ObjectKey) =>
     run<KubeObject, NotFound | Forbidden | Unavailable>(() => {
       checkFault("get", resource, key)
-      return lookup(resource, key).object
+      return asServed(resource, lookup(resource, key).object)
     })
 
   // ---- reads ----
@@ -543,12 +552,14 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const list = (resource: Resource, options: ListOptions = {}) =>
     run<ObjectList, Forbidden | Unavailable>(() => {
       checkFault("list", resource)
-      return { items: selected(kindOf(resource), selection(resource, options)), resourceVersion: String(resourceVersion) }
+      const items = selected(kindOf(resource), selection(resource, options))
+      const served = items.some((item) => item.apiVersion !== resource.apiVersion) ? items.map((item) => asServed(resource, item)) : items
+      return { items: served, resourceVersion: String(resourceVersion) }
     })
 
   // What a watcher with this selection sees of an event: a change that makes an object match
   // arrives as ADDED, one that makes it stop matching as DELETED (as kube-apiserver's watch cache).
-  const seen = (event: HistoryEvent, matches: (object: Stored) => boolean): WatchEvent | undefined => {
+  const seen = (event: HistoryEvent, matches: (object: Stored) => boolean): Extract<WatchEvent, { readonly object: unknown }> | undefined => {
     const now = event.type !== "DELETED" && matches(event.object)
     const before = event.previous !== undefined && matches(event.previous)
     if (now) return { type: before ? "MODIFIED" : "ADDED", object: event.object }
@@ -597,7 +608,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       if (options.resourceVersion === "" || options.resourceVersion === "0") {
         // As kube-apiserver: the current objects first, as synthetic ADDED events.
         cursor = resourceVersion
-        initial = selected(kind, chosen).map((object) => ({ type: "ADDED", object }))
+        initial = selected(kind, chosen).map((object) => ({ type: "ADDED", object: asServed(resource, object) }))
       } else {
         cursor = Number(options.resourceVersion)
         if (!Number.isSafeInteger(cursor) || cursor < 0) {
@@ -653,7 +664,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         state.cursor = resourceVersion
         for (const event of events) {
           const visible = seen(event, matches)
-          if (visible !== undefined) pending.push(visible)
+          if (visible !== undefined) pending.push({ type: visible.type, object: asServed(resource, visible.object) })
         }
         if (pending.length > 0) continue
         const now = yield* Clock.currentTimeMillis

@@ -35,6 +35,7 @@ export interface StructuralSchema {
     readonly rule: string
     readonly message?: string
     readonly messageExpression?: string
+    readonly fieldPath?: string
   }>
 }
 

@@ -29,7 +29,11 @@ export const pullCredentials = (
     const parsed: Array<ParsedSecret> = []
     const problems: Array<string> = []
     for (const ref of pullSecrets) {
-      const name = `${ref.namespace}/${ref.name}`
+      const name = `${ref.namespace ?? ""}/${ref.name ?? ""}`
+      if (ref.name === undefined || ref.name === "") {
+        problems.push(`pull secret ${name} has no name`)
+        continue
+      }
       if (ref.namespace !== namespace) {
         problems.push(`pull secret ${name} is outside the daemon's namespace ${namespace}`)
         continue

@@ -103,9 +103,17 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImagePullJob", "can not set both names and labelSelector in this spec.selector", job({ image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } })],
     ["ImagePullJob", "duplicated name in selector names", job({ image: "a", selector: { names: ["n", "n"] } })],
     ["ImagePullJob", "can not set both selector and podSelector", job({ image: "a", selector: {}, podSelector: {} })],
+    ["ImagePullJob", "invalid image Nginx:1: repository name must be lowercase", job({ image: "Nginx:1" })],
+    ["ImagePullJob", "image can not be empty", job({ image: "" })],
+    ["ImagePullJob", "unknown type of completionPolicy: Sometimes", job({ image: "a", completionPolicy: { type: "Sometimes" } })],
+    ["ImagePullJob", "invalid selector: matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'", job({ image: "a", selector: { matchExpressions: [{ key: "a", operator: "Exists" }, { key: "b", operator: "In" }] } })],
+    ["ImagePullJob", "invalid podSelector: matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'", job({ image: "a", podSelector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } })],
+    ["ImageListPullJob", "invalid selector: matchExpressions[0].operator: Unsupported value: \"Is\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"", job({ images: ["a"], selector: { matchExpressions: [{ key: "a", operator: "Is", values: ["x"] }] } })],
+    ["ImageListPullJob", "invalid image ...: invalid reference format", job({ images: ["nginx", "..."] })],
+    ["ImageListPullJob", "image can not be empty", job({ images: ["nginx", ""] })],
     ["ImagePullJob", "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType", job({ image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } })],
     ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 100 } })],
-    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 700 }, pullPolicy: { timeoutSeconds: 700 } })],
+    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 699 }, pullPolicy: { timeoutSeconds: 700 } })],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: "200%" })],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
     ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
@@ -128,10 +136,50 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { type: "Never" }, podSelector: { matchLabels: { app: "x" } } })],
     ["ImagePullJob", job({ image: "nginx", selector: { matchLabels: { a: "b" } }, parallelism: 0 })],
     ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
+    // Upstream refuses only a timeout above the deadline; its e2e jobs use 50/50.
+    ["ImagePullJob", job({ image: "nginx", completionPolicy: { activeDeadlineSeconds: 50 }, pullPolicy: { timeoutSeconds: 50 } })],
+    // Upstream's ImageListPullJob webhook has no deadline rule at all.
+    ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 10 } })],
+    ["ImagePullJob", job({ image: "nginx", parallelism: "4" })],
     ["NodeImage", { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest", version: 2 }, { tag: "22.04" }] } } } }]
   ]
   it.each(valid)("%s accepted by both", (kind, input) => {
     expect(celMessages(kind, input)).toEqual([])
     expect(decoderMessages(kind, input)).toEqual([])
+  })
+})
+
+/** Every property path of a schema, for comparing versions. */
+const paths = (root: Node): ReadonlyArray<string> => {
+  const out: Array<string> = []
+  walk(root, "", (_, path) => out.push(path))
+  return out.sort()
+}
+
+const upstreamCrd = (definition: (typeof kinds)[number]): Node =>
+  parse(readFileSync(join(import.meta.dirname, "../upstream", crdFileName(definition)), "utf8")) as Node
+
+describe("API versions as upstream's current CRDs", () => {
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s serves v1alpha1 and v1beta1, stores v1beta1, converts with None", (_, definition) => {
+    const { spec } = crdOf(definition)
+    expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([["v1alpha1", true, false], ["v1beta1", true, true]])
+    expect(spec.conversion).toEqual({ strategy: "None" })
+  })
+
+  // The fields one version has and the other lacks, in upstream's CRD and in ours: the same.
+  const versionDifference = (versions: ReadonlyArray<Node>) => {
+    const [alpha, beta] = versions.map((v) => paths((v["schema"] as Node)["openAPIV3Schema"] as Node))
+    return { onlyAlpha: alpha!.filter((p) => !beta!.includes(p)), onlyBeta: beta!.filter((p) => !alpha!.includes(p)) }
+  }
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s: the versions differ as upstream's do", (_, definition) => {
+    const upstream = versionDifference(((upstreamCrd(definition)["spec"] as Node)["versions"]) as ReadonlyArray<Node>)
+    const ours = versionDifference(crdOf(definition).spec.versions as unknown as ReadonlyArray<Node>)
+    expect(ours).toEqual(upstream)
+  })
+
+  it("NodeImage v1beta1 alone has spec.images{}.pullSecrets[].mode", () => {
+    const nodeImage = crdOf(kinds.find((k) => k.kind === "NodeImage")!)
+    const [alpha, beta] = nodeImage.spec.versions.map((v) => paths(v.schema.openAPIV3Schema as Node))
+    expect(beta!.filter((p) => !alpha!.includes(p))).toEqual([".spec.images[*].pullSecrets[].mode"])
   })
 })

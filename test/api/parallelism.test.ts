@@ -12,12 +12,16 @@ describe("parallelism", () => {
     ["25%", 10, 3],
     ["1%", 3, 1],
     ["100%", 7, 7],
-    ["50%", 0, 0]
+    ["50%", 0, 0],
+    // A numeric string is that number, as upstream's int-or-string (Helm's `quote` writes "4").
+    ["4", 10, 4],
+    ["0", 10, 0],
+    ["5", 3, 5]
   ])("%j of %i nodes is %i", (parallelism, nodes, expected) => {
     expect(resolveParallelism(parallelism, nodes)).toBe(expected)
   })
 
-  it.each(["-1%", "101%", "5", "%", "1.5%", "05%", " 5%"])("%j is invalid and resolves to 0", (p) => {
+  it.each(["-1%", "101%", "-4", "4.5", "1234567890", "", "%", "1.5%", "05%", " 5%"])("%j is invalid and resolves to 0", (p) => {
     expect(isValidParallelism(p)).toBe(false)
     expect(resolveParallelism(p, 10)).toBe(0)
   })

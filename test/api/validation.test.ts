@@ -69,11 +69,11 @@ describe("ImagePullJob", () => {
       path: "spec.podSelector",
       message: expect.stringMatching(/^invalid podSelector: matchLabels: Invalid value: "a b": /) as unknown as string
     }],
-    ["deadline not above timeout", { image: "a", completionPolicy: { activeDeadlineSeconds: 600 } }, {
+    ["deadline below the default timeout", { image: "a", completionPolicy: { activeDeadlineSeconds: 599 } }, {
       path: "spec.completionPolicy.activeDeadlineSeconds",
       message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
     }],
-    ["deadline not above a set timeout", {
+    ["deadline below a set timeout", {
       image: "a",
       completionPolicy: { activeDeadlineSeconds: 700 },
       pullPolicy: { timeoutSeconds: 800 }

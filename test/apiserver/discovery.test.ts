@@ -31,8 +31,12 @@ describe("discovery", () => {
     expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["coordination.k8s.io", "apps.kruise.io", "authorization.k8s.io"])
     expect(apis.json.groups[1]).toEqual({
       name: "apps.kruise.io",
-      versions: [{ groupVersion: "apps.kruise.io/v1alpha1", version: "v1alpha1" }],
-      preferredVersion: { groupVersion: "apps.kruise.io/v1alpha1", version: "v1alpha1" }
+      // Both of upstream's versions; the newest preferred, as kube-apiserver sorts CRD versions.
+      versions: [
+        { groupVersion: "apps.kruise.io/v1beta1", version: "v1beta1" },
+        { groupVersion: "apps.kruise.io/v1alpha1", version: "v1alpha1" }
+      ],
+      preferredVersion: { groupVersion: "apps.kruise.io/v1beta1", version: "v1beta1" }
     })
     expect((await request(server, "/apis/apps.kruise.io")).json).toMatchObject({ kind: "APIGroup", name: "apps.kruise.io" })
   })
@@ -63,6 +67,8 @@ describe("discovery", () => {
     const leases = await request(server, "/apis/coordination.k8s.io/v1")
     expect(leases.json.resources).toEqual([expect.objectContaining({ name: "leases", kind: "Lease", namespaced: true })])
     expect((await request(server, "/apis/apps.kruise.io/v1")).status).toBe(404)
+    const beta = await request(server, "/apis/apps.kruise.io/v1beta1")
+    expect(beta.json.resources.map((r: { name: string }) => r.name)).toEqual(json.resources.map((r: { name: string }) => r.name))
   })
 
   it("aggregated discovery (apidiscovery.k8s.io/v2) when the Accept header asks for it", async () => {
@@ -70,8 +76,9 @@ describe("discovery", () => {
     expect(apis.headers.get("content-type")).toBe(aggregatedDiscoveryType)
     expect(apis.json).toMatchObject({ kind: "APIGroupDiscoveryList", apiVersion: "apidiscovery.k8s.io/v2" })
     const kruise = apis.json.items.find((i: { metadata: { name: string } }) => i.metadata.name === "apps.kruise.io")
-    const ipj = kruise.versions[0].resources.find((r: { resource: string }) => r.resource === "imagepulljobs")
-    expect(kruise.versions[0]).toMatchObject({ version: "v1alpha1", freshness: "Current" })
+    expect(kruise.versions.map((v: { version: string }) => v.version)).toEqual(["v1beta1", "v1alpha1"])
+    const ipj = kruise.versions[1].resources.find((r: { resource: string }) => r.resource === "imagepulljobs")
+    expect(kruise.versions[1]).toMatchObject({ version: "v1alpha1", freshness: "Current" })
     expect(ipj).toEqual({
       resource: "imagepulljobs",
       responseKind: { group: "apps.kruise.io", version: "v1alpha1", kind: "ImagePullJob" },
@@ -100,7 +107,12 @@ describe("discovery", () => {
 describe("OpenAPI v3", () => {
   it("the root lists one document per group version, addressed by hash", async () => {
     const { json } = await request(server, "/openapi/v3")
-    expect(Object.keys(json.paths).sort()).toEqual(["api/v1", "apis/apps.kruise.io/v1alpha1", "apis/coordination.k8s.io/v1"])
+    expect(Object.keys(json.paths).sort()).toEqual([
+      "api/v1",
+      "apis/apps.kruise.io/v1alpha1",
+      "apis/apps.kruise.io/v1beta1",
+      "apis/coordination.k8s.io/v1"
+    ])
     expect(json.paths["apis/apps.kruise.io/v1alpha1"].serverRelativeURL).toMatch(/^\/openapi\/v3\/apis\/apps\.kruise\.io\/v1alpha1\?hash=[0-9A-F]{128}$/)
   })
 
@@ -118,6 +130,22 @@ describe("OpenAPI v3", () => {
     expect(schema["x-kubernetes-group-version-kind"]).toEqual([{ group: "apps.kruise.io", kind: "ImagePullJob", version: "v1alpha1" }])
     expect(schema.properties.spec.required).toEqual(["image"])
     expect(document.json.paths["/apis/apps.kruise.io/v1alpha1/nodeimages/{name}/status"].patch).toBeDefined()
+  })
+
+  it("the v1beta1 document names its own kinds; NodeImage pull secrets have mode there only", async () => {
+    const root = await request(server, "/openapi/v3")
+    const document = async (version: string) =>
+      (await request(server, root.json.paths[`apis/apps.kruise.io/${version}`].serverRelativeURL as string)).json
+    const beta = await document("v1beta1")
+    const alpha = await document("v1alpha1")
+    expect(beta.components.schemas["io.kruise.apps.v1beta1.ImagePullJob"]["x-kubernetes-group-version-kind"]).toEqual([
+      { group: "apps.kruise.io", kind: "ImagePullJob", version: "v1beta1" }
+    ])
+    const secretFields = (doc: { components: { schemas: Record<string, any> } }, version: string) =>
+      Object.keys(doc.components.schemas[`io.kruise.apps.${version}.NodeImage`].properties.spec.properties.images
+        .additionalProperties.properties.pullSecrets.items.properties).sort()
+    expect(secretFields(beta, "v1beta1")).toEqual(["mode", "name", "namespace"])
+    expect(secretFields(alpha, "v1alpha1")).toEqual(["name", "namespace"])
   })
 
   it("the core document describes the built-in kinds", async () => {

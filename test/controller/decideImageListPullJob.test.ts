@@ -41,7 +41,8 @@ describe("decideImageListPullJob", () => {
       spec: { image: "nginx:1.9.1", parallelism: 10 }
     })
     expect(first!.metadata.name).toMatch(/^list-[a-z0-9]+$/)
-    expect(decision.status).toMatchObject({ desired: 2, active: 2, completed: 0, succeeded: 0 })
+    // As upstream: a child counts once it has started; none has yet.
+    expect(decision.status).toMatchObject({ desired: 2, active: 0, completed: 0, succeeded: 0 })
     expect(decision.events.map((e) => e.reason)).toEqual(["CreatedImagePullJob", "CreatedImagePullJob"])
   })
 
@@ -74,6 +75,7 @@ describe("decideImageListPullJob", () => {
   it("aggregates the children and completes when all completed, listing failures sorted", () => {
     const job = listJob({ images: ["b", "a"], completionPolicy: { ttlSecondsAfterFinished: 60 } })
     const children = created(decideImageListPullJob(job, [], t0).create, {
+      startTime: "2026-12-02T09:58:00Z",
       completionTime: "2026-12-02T09:59:00Z",
       desired: 3,
       succeeded: 2,
@@ -93,6 +95,29 @@ describe("decideImageListPullJob", () => {
       ]
     })
     expect(decision.wakeAt).toBe(t0 + 60_000)
+  })
+
+  it("counts Never children as upstream: completed when every node finished, succeeded when every one succeeded", () => {
+    const job = listJob({ images: ["a", "b", "c"], completionPolicy: { type: "Never" } })
+    const [a, b, c] = created(decideImageListPullJob(job, [], t0).create)
+    const withStatus = (child: ImagePullJob, status: Record<string, unknown>) =>
+      created([child], { startTime: "2026-12-02T09:58:00Z", ...status })[0]!
+    const children = [
+      withStatus(a!, { desired: 3, succeeded: 3, failed: 0, active: 0 }),
+      withStatus(b!, { desired: 3, succeeded: 2, failed: 1, active: 0, failedNodes: ["node-2"] }),
+      withStatus(c!, { desired: 3, succeeded: 1, failed: 0, active: 1 })
+    ]
+    const decision = decideImageListPullJob(job, children, t0)
+    expect(decision.status).toMatchObject({ desired: 3, active: 1, completed: 2, succeeded: 1 })
+    // A Never list job never completes.
+    expect(decision.status.completionTime).toBeUndefined()
+  })
+
+  it("a finished job edited afterwards keeps its result but observes the new generation", () => {
+    const finished = { completionTime: "2026-12-02T09:58:00Z", desired: 1, completed: 1, succeeded: 1, observedGeneration: 1 }
+    const job = listJob({ images: ["a"] }, finished)
+    const edited = { ...job, metadata: { ...job.metadata, generation: 2 } }
+    expect(decideImageListPullJob(edited, [], t0).status).toEqual({ ...job.status, observedGeneration: 2 })
   })
 
   it("deletes itself after its TTL", () => {

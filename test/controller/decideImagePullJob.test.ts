@@ -157,6 +157,15 @@ describe("decideImagePullJob", () => {
     expect(late.events.map((e) => e.reason)).toEqual(["DeletedByTTL"])
   })
 
+  it("a finished job edited afterwards keeps its result but observes the new generation", () => {
+    const status = { startTime: "2026-12-02T09:00:00Z", completionTime: "2026-12-02T09:55:00Z", desired: 1, succeeded: 1, observedGeneration: 1 }
+    const job = makeJob({ image: "nginx:1.9.1" }, { status })
+    const edited = { ...job, metadata: { ...job.metadata, generation: 2 } }
+    const decision = decideImagePullJob({ job: edited, task, targets: [], stale: [], now: t0, propagateEdits: true })
+    expect(decision.status).toEqual({ ...job.status, observedGeneration: 2 })
+    expect(decision.writes).toEqual([])
+  })
+
   it("joins a tag another job wrote by adding its owner and bumping the version", () => {
     const other = { ...owner, name: "other", uid: "uid-other" }
     const node = makeNodeImage("a", {

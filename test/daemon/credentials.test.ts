@@ -117,7 +117,8 @@ describe("daemon: pull secrets", () => {
       })
       yield* createNodeImage({
         [image]: {
-          pullSecrets: [ref("absent"), ref("elsewhere", "apps"), ref("opaque")],
+          // Upstream's schema requires neither field: a reference without them is named too.
+          pullSecrets: [ref("absent"), ref("elsewhere", "apps"), ref("opaque"), { namespace: secretNamespace }, {}],
           tags: [tag("v1", { pullPolicy: { backoffLimit: 0 } })]
         }
       })
@@ -127,6 +128,8 @@ describe("daemon: pull secrets", () => {
       expect(message).toContain("pull secret preheat-daemon-config/absent not found")
       expect(message).toContain("pull secret apps/elsewhere is outside the daemon's namespace preheat-daemon-config")
       expect(message).toContain("pull secret preheat-daemon-config/opaque is unusable")
+      expect(message).toContain("pull secret preheat-daemon-config/ has no name")
+      expect(message).toContain("pull secret / has no name")
     }).pipe(Effect.scoped, Effect.provide(testLayer())))
 
   it.effect("a secret fixed between attempts is used by the next attempt", () =>

@@ -4,7 +4,7 @@
  * the single executable and from the bundle on Deno.
  */
 import { execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
@@ -61,6 +61,14 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
       }
       const listJob = "imagelistpulljob/list-job-with-always"
       await kubectl(["wait", listJob, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
+      // Upstream's documentation tab (v1beta1), without the labels its own webhook refuses next to names.
+      const docs = readFileSync(join(root, "test/upstream/docs-examples/imagepulljob-v1beta1.yaml"), "utf8")
+        .replace(/\n {4}matchLabels:\n {6}node-type: xxx/, "").replace("name: job-with-always", "name: docs-v1beta1")
+      writeFileSync(join(dir, "docs-v1beta1.yaml"), docs)
+      await kubectl(["apply", "-f", join(dir, "docs-v1beta1.yaml")])
+      await kubectl(["wait", "ipj/docs-v1beta1", "--for=condition=Complete", "--timeout=90s"])
+      expect(parse(await kubectl(["get", "imagepulljobs.v1alpha1.apps.kruise.io", "docs-v1beta1", "-o", "yaml"])).status)
+        .toMatchObject({ desired: 2, succeeded: 2 })
       const always = parse(await kubectl(["get", "ipj", "job-with-always", "-o", "yaml"]))
       expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
       await eventually("the Never example on every node", async () => {

@@ -4,6 +4,8 @@ import { ImageListPullJob } from "../imageListPullJob.ts"
 import { ImagePullJob } from "../imagePullJob.ts"
 import { group } from "../meta.ts"
 import { NodeImage } from "../nodeImage.ts"
+import { apiVersions } from "../schemaExtras.ts"
+import type { ApiVersionName } from "../schemaExtras.ts"
 import { hasDefault, toOpenApi } from "./openApi.ts"
 
 interface PrinterColumn {
@@ -94,17 +96,19 @@ const envelope = {
 }
 
 /** The kind's spec and status from its Schema, in the envelope the API server itself validates. */
-const rootSchema = (schema: Schema.Top) => {
+const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
   const ast = SchemaAST.toEncoded(schema.ast) as SchemaAST.Objects
   const own = ast.propertySignatures.filter((p) => !(String(p.name) in envelope))
   const required = own.filter((p) => !SchemaAST.isOptional(p.type) && !hasDefault(p.type)).map((p) => String(p.name))
   return {
     description: ast.annotations?.["description"],
     type: "object",
-    properties: { ...envelope, ...Object.fromEntries(own.map((p) => [String(p.name), toOpenApi(p.type, String(p.name))])) },
+    properties: { ...envelope, ...Object.fromEntries(own.map((p) => [String(p.name), toOpenApi(p.type, String(p.name), version)])) },
     ...(required.length > 0 ? { required } : {})
   }
 }
+
+export const storageVersion: ApiVersionName = apiVersions[apiVersions.length - 1]!
 
 const singular = (kind: string): string => kind.toLowerCase()
 
@@ -126,14 +130,17 @@ export const crdOf = (definition: KindDefinition) => ({
       categories: ["preheat"]
     },
     scope: definition.scope,
-    versions: [{
-      name: "v1alpha1",
+    // As upstream: every version served, the newest stored, and no conversion (the schemas
+    // differ only by fields a version adds), so the API server just rewrites apiVersion.
+    versions: apiVersions.map((name) => ({
+      name,
       served: true,
-      storage: true,
+      storage: name === storageVersion,
       subresources: { status: {} },
       additionalPrinterColumns: definition.columns,
-      schema: { openAPIV3Schema: rootSchema(definition.schema) }
-    }]
+      schema: { openAPIV3Schema: rootSchema(definition.schema, name) }
+    })),
+    conversion: { strategy: "None" }
   }
 })
 

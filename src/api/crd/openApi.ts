@@ -1,6 +1,6 @@
 import { SchemaAST } from "effect"
-import { openApiKey } from "../schemaExtras.ts"
-import type { OpenApiExtras } from "../schemaExtras.ts"
+import { apiVersions, openApiKey, servedFromKey } from "../schemaExtras.ts"
+import type { ApiVersionName, OpenApiExtras } from "../schemaExtras.ts"
 
 /** A node of a CRD's structural OpenAPI v3 schema. */
 export type OpenApiSchema = { readonly [key: string]: unknown }
@@ -73,7 +73,15 @@ export const hasDefault = (ast: SchemaAST.AST): boolean => annotationsOf(SchemaA
 const isStringLiteralUnion = (ast: SchemaAST.AST): ast is SchemaAST.Union =>
   SchemaAST.isUnion(ast) && ast.types.every((t) => SchemaAST.isLiteral(t) && typeof t.literal === "string")
 
-const body = (ast: SchemaAST.AST, path: string, extras: OpenApiExtras): Record<string, unknown> => {
+const latest: ApiVersionName = apiVersions[apiVersions.length - 1]!
+
+/** Whether a property exists in this version's schema (see servedFrom). */
+const servedIn = (ast: SchemaAST.AST, version: ApiVersionName): boolean => {
+  const from = annotationsOf(SchemaAST.toEncoded(ast))[servedFromKey] as ApiVersionName | undefined
+  return from === undefined || apiVersions.indexOf(from) <= apiVersions.indexOf(version)
+}
+
+const body = (ast: SchemaAST.AST, path: string, extras: OpenApiExtras, version: ApiVersionName): Record<string, unknown> => {
   if (extras["x-kubernetes-int-or-string"] === true) return {}
   if (SchemaAST.isString(ast)) return { type: "string", ...constraints(ast, "string") }
   if (SchemaAST.isNumber(ast)) return { type: "number", ...constraints(ast, "number") }
@@ -84,18 +92,18 @@ const body = (ast: SchemaAST.AST, path: string, extras: OpenApiExtras): Record<s
     return { type: "string", enum: ast.types.map((t) => (t as SchemaAST.Literal).literal) }
   }
   if (SchemaAST.isArrays(ast) && ast.elements.length === 0 && ast.rest.length === 1) {
-    return { type: "array", items: toOpenApi(ast.rest[0]!, `${path}[]`), ...constraints(ast, "array") }
+    return { type: "array", items: toOpenApi(ast.rest[0]!, `${path}[]`, version), ...constraints(ast, "array") }
   }
-  if (SchemaAST.isObjects(ast)) return objectBody(ast, path)
+  if (SchemaAST.isObjects(ast)) return objectBody(ast, path, version)
   throw new UnsupportedSchema(ast._tag, path)
 }
 
-const objectBody = (ast: SchemaAST.Objects, path: string): Record<string, unknown> => {
+const objectBody = (ast: SchemaAST.Objects, path: string, version: ApiVersionName): Record<string, unknown> => {
   const { indexSignatures, propertySignatures } = ast
   if (propertySignatures.length === 0 && indexSignatures.length === 1) {
     return {
       type: "object",
-      additionalProperties: toOpenApi(indexSignatures[0]!.type, `${path}[*]`),
+      additionalProperties: toOpenApi(indexSignatures[0]!.type, `${path}[*]`, version),
       ...constraints(ast, "object")
     }
   }
@@ -103,9 +111,10 @@ const objectBody = (ast: SchemaAST.Objects, path: string): Record<string, unknow
   const properties: Record<string, OpenApiSchema> = {}
   const required: Array<string> = []
   for (const property of propertySignatures) {
+    if (!servedIn(property.type, version)) continue
     const name = String(property.name)
     const child = `${path === "" ? "" : `${path}.`}${name}`
-    properties[name] = toOpenApi(property.type, child)
+    properties[name] = toOpenApi(property.type, child, version)
     // A field with a default is optional on the wire: the API server fills it in.
     if (!SchemaAST.isOptional(property.type) && !hasDefault(property.type)) {
       required.push(name)
@@ -122,9 +131,10 @@ const objectBody = (ast: SchemaAST.Objects, path: string): Record<string, unknow
 /**
  * Walks a Schema (its wire form) into a structural OpenAPI v3 schema: a type on every node,
  * descriptions for `kubectl explain`, defaults, enums and the Kubernetes extensions carried by
- * the openapi annotation. Anything a structural schema cannot say is an error, not a guess.
+ * the openapi annotation, for one API version. Anything a structural schema cannot say is an
+ * error, not a guess.
  */
-export const toOpenApi = (ast: SchemaAST.AST, path = ""): OpenApiSchema => {
+export const toOpenApi = (ast: SchemaAST.AST, path = "", version: ApiVersionName = latest): OpenApiSchema => {
   const wire = SchemaAST.toEncoded(ast)
   const annotations = annotationsOf(wire)
   const extras = (annotations[openApiKey] ?? {}) as OpenApiExtras
@@ -132,7 +142,7 @@ export const toOpenApi = (ast: SchemaAST.AST, path = ""): OpenApiSchema => {
   const defaultValue = annotations["default"]
   return {
     ...(typeof description === "string" ? { description } : {}),
-    ...body(wire, path, extras),
+    ...body(wire, path, extras, version),
     ...(defaultValue !== undefined ? { default: defaultValue } : {}),
     ...extras
   }

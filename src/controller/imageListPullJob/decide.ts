@@ -4,7 +4,7 @@ import { apiVersion } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../events.ts"
 import { jitterSeconds } from "../jitter.ts"
-import { setCondition } from "../status/conditions.ts"
+import { observed, setCondition } from "../status/conditions.ts"
 import { rfc3339 } from "../../api/time.ts"
 
 export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
@@ -53,7 +53,7 @@ export const decideImageListPullJob = (
     return {
       create: [],
       delete: [],
-      status: previous,
+      status: observed(previous, job.metadata.generation),
       events: expired ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }] : [],
       deleteJob: expired,
       wakeAt: expired ? undefined : deleteAt
@@ -92,7 +92,12 @@ export const decideImageListPullJob = (
   for (const name of remove) events.push({ type: "Normal", reason: "DeletedImagePullJob", message: `deleted ImagePullJob ${name}` })
 
   const kept = [...current.values()]
-  const completed = kept.filter((c) => c.status?.completionTime !== undefined)
+  // Upstream's counting: a child that has started is completed once every node it wanted
+  // succeeded or failed, succeeded once every one succeeded, Never children included.
+  const started = kept.filter((c) => c.status?.startTime !== undefined)
+  const finished = ({ status }: ImagePullJob) => status?.desired === (status?.succeeded ?? 0) + (status?.failed ?? 0)
+  const completed = started.filter(finished)
+  const succeeded = started.filter(({ status }) => status?.desired === status?.succeeded)
   const failedImageStatuses: Array<FailedImageStatus> = kept
     .filter((c) => (c.status?.failed ?? 0) > 0)
     .map((c) => ({
@@ -111,9 +116,9 @@ export const decideImageListPullJob = (
     startTime: previous?.startTime ?? nowIso,
     ...(done ? { completionTime: nowIso } : {}),
     desired,
-    active: kept.length - completed.length + create.length,
+    active: started.filter((c) => (c.status?.active ?? 0) > 0).length,
     completed: completed.length,
-    succeeded: completed.filter((c) => (c.status?.failed ?? 0) === 0).length,
+    succeeded: succeeded.length,
     ...(failedImageStatuses.length === 0 ? {} : { failedImageStatuses }),
     conditions,
     ...(job.metadata.generation === undefined ? {} : { observedGeneration: job.metadata.generation })

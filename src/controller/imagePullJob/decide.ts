@@ -2,7 +2,7 @@ import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts
 import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
 import { resolveParallelism } from "../../api/parallelism.ts"
 import type { ObjectEvent } from "../events.ts"
-import { setCondition } from "../status/conditions.ts"
+import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
@@ -59,7 +59,7 @@ export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, t
     const expired = deleteAt !== undefined && deleteAt <= now
     return {
       writes: [],
-      status: previous,
+      status: observed(previous, job.metadata.generation),
       events: expired
         ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }]
         : [],

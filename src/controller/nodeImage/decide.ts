@@ -135,10 +135,10 @@ const stillWanted = (
     for (const owner of owners) {
       const secrets = owner.uid === undefined ? undefined : jobSecrets(owner.uid)
       if (secrets === undefined) return refs
-      for (const s of secrets) wanted.add(keyOf(s.namespace, s.name))
+      for (const s of secrets) wanted.add(keyOf(s.namespace ?? "", s.name ?? ""))
     }
   }
-  const kept = refs.filter((r) => wanted.has(keyOf(r.namespace, r.name)))
+  const kept = refs.filter((r) => wanted.has(keyOf(r.namespace ?? "", r.name ?? "")))
   return kept.length === refs.length ? refs : kept
 }
 

@@ -18,3 +18,11 @@ export const setCondition = (
     ? [...(conditions ?? []), updated]
     : (conditions ?? []).map((c) => (c.type === next.type ? updated : c))
 }
+
+/**
+ * The status brought up to the object's generation. A finished job edited afterwards keeps its
+ * result, but says it has seen the edit, so `kubectl wait --for=condition=Complete` (which waits
+ * for status.observedGeneration to reach metadata.generation) still returns.
+ */
+export const observed = <S extends { readonly observedGeneration?: number }>(status: S, generation: number | undefined): S =>
+  generation === undefined || status.observedGeneration === generation ? status : { ...status, observedGeneration: generation }
