@@ -78,6 +78,15 @@ describe("FaultProxy", () => {
     expect(proxy.counts.earlyRetries).toHaveLength(1)
   })
 
+  it("tells clients apart by the address they use: one's request does not count as another's retry", async () => {
+    proxy.set({ fault: { kind: "throttle", retryAfterSeconds: 5 } })
+    expect((await get("/api/v1/nodes")).status).toBe(429)
+    proxy.clear()
+    const other = await proxy.urlFor("other")
+    expect((await fetch(`${other}/api/v1/nodes`)).status).toBe(200)
+    expect(proxy.counts).toMatchObject({ requests: 2, retries: 0, earlyRetries: [] })
+  })
+
   it("answers 500 and 503 with Status bodies, to the share of matching requests asked", async () => {
     proxy.set({ fault: { kind: "error", code: 503 }, match: isWrite, share: 0.5 })
     const statuses: Array<number> = []

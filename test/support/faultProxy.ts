@@ -96,26 +96,35 @@ export class FaultProxy {
   counts: ProxyCounts = emptyCounts()
   private rules: Array<Rule & { seen: number }> = []
   private readonly sockets = new Set<Socket>()
-  private server: http.Server | undefined
+  /** One listener per client (its own port), so that requests are told apart by who sent them. */
+  private readonly listeners = new Map<string, { server: http.Server | undefined; port: number }>()
   /** Requests a fault answered, by client+method+URL: when, and how long the client was asked to wait. */
   private readonly faulted = new Map<string, { readonly at: number; readonly waitMs: number }>()
-  port = 0
-
   private readonly upstream: URL
 
   private constructor(upstream: URL) {
     this.upstream = upstream
   }
 
-  /** A proxy to `upstream` (http://host:port) on a free port of 127.0.0.1, or on `port`. */
-  static async start(upstream: string, port = 0): Promise<FaultProxy> {
+  /** A proxy to `upstream` (http://host:port), its first client ("default") on a free port of 127.0.0.1. */
+  static async start(upstream: string): Promise<FaultProxy> {
     const proxy = new FaultProxy(new URL(upstream))
-    await proxy.listen(port)
+    await proxy.listen("default", 0)
     return proxy
+  }
+
+  get port(): number {
+    return this.listeners.get("default")?.port ?? 0
   }
 
   get url(): string {
     return `http://127.0.0.1:${this.port}`
+  }
+
+  /** The address for one client: the same faults, but its retries are judged on its own requests. */
+  async urlFor(client: string): Promise<string> {
+    if (!this.listeners.has(client)) await this.listen(client, 0)
+    return `http://127.0.0.1:${this.listeners.get(client)!.port}`
   }
 
   /** Replaces the active faults (none: everything passes). */
@@ -135,24 +144,27 @@ export class FaultProxy {
 
   /** Fully down: open connections (watches too) are destroyed and new ones refused, until up(). */
   async down(): Promise<void> {
-    const server = this.server
-    this.server = undefined
+    const closing = [...this.listeners.values()].map((listener) => {
+      const server = listener.server
+      listener.server = undefined
+      return server === undefined ? Promise.resolve() : new Promise<void>((done) => server.close(() => done()))
+    })
     for (const socket of this.sockets) socket.destroy()
-    if (server !== undefined) await new Promise<void>((done) => server.close(() => done()))
+    await Promise.all(closing)
   }
 
-  /** Listens again on the same port. */
-  up(): Promise<void> {
-    return this.listen(this.port)
+  /** Listens again, every client on its port. */
+  async up(): Promise<void> {
+    for (const [client, listener] of this.listeners) if (listener.server === undefined) await this.listen(client, listener.port)
   }
 
   async stop(): Promise<void> {
     await this.down()
   }
 
-  private listen(port: number): Promise<void> {
+  private listen(client: string, port: number): Promise<void> {
     return new Promise((done, fail) => {
-      const server = http.createServer({ keepAliveTimeout: 30_000 }, (request, response) => this.handle(request, response))
+      const server = http.createServer({ keepAliveTimeout: 30_000 }, (request, response) => this.handle(client, request, response))
       server.on("connection", (socket) => {
         this.sockets.add(socket)
         socket.once("close", () => this.sockets.delete(socket))
@@ -160,8 +172,7 @@ export class FaultProxy {
       server.once("error", fail)
       server.listen(port, "127.0.0.1", () => {
         server.off("error", fail)
-        this.server = server
-        this.port = (server.address() as AddressInfo).port
+        this.listeners.set(client, { server, port: (server.address() as AddressInfo).port })
         done()
       })
     })
@@ -198,10 +209,10 @@ export class FaultProxy {
     this.faulted.set(key, { at: Date.now(), waitMs })
   }
 
-  private handle(request: http.IncomingMessage, response: http.ServerResponse): void {
+  private handle(client: string, request: http.IncomingMessage, response: http.ServerResponse): void {
     const info = requestInfo(request)
-    // Watches are resumed from a newer resourceVersion, so they never look like retries.
-    const key = `${info.userAgent} ${info.method} ${info.watch ? info.path : request.url}`
+    // A watch resumes from a newer resourceVersion than it was refused at: its path is what repeats.
+    const key = `${client} ${info.userAgent} ${info.method} ${info.watch ? info.path : request.url}`
     this.count(info, key)
     const fault = this.faultFor(info)
     if (fault?.kind === "throttle") {
