@@ -133,6 +133,15 @@ describe("FaultProxy", () => {
     expect(received.length).toBeLessThan(events.join("").length)
   })
 
+  it("a watch fault ends the watches already open, so that their next request meets it", async () => {
+    const response = await fetch(`${proxy.url}/api/v1/nodes?watch=true`)
+    const text = response.text()
+    await new Promise((done) => setTimeout(done, 30))
+    proxy.set({ fault: { kind: "cutWatch", afterEvents: 0, midEvent: false } })
+    expect(events.join("").startsWith(await text)).toBe(true)
+    expect((await text).length).toBeLessThan(events.join("").length)
+  })
+
   it("goes fully down (connections refused, open ones cut) and comes back on the same port", async () => {
     const port = proxy.port
     const response = await fetch(`${proxy.url}/api/v1/nodes?watch=true`)

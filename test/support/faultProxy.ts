@@ -96,6 +96,8 @@ export class FaultProxy {
   counts: ProxyCounts = emptyCounts()
   private rules: Array<Rule & { seen: number }> = []
   private readonly sockets = new Set<Socket>()
+  /** Watch responses being streamed, so that a watch fault reaches watches opened before it. */
+  private readonly openWatches = new Set<http.ServerResponse>()
   /** One listener per client (its own port), so that requests are told apart by who sent them. */
   private readonly listeners = new Map<string, { server: http.Server | undefined; port: number }>()
   /** Requests a fault answered, by client+method+URL: when, and how long the client was asked to wait. */
@@ -127,9 +129,15 @@ export class FaultProxy {
     return `http://127.0.0.1:${this.listeners.get(client)!.port}`
   }
 
-  /** Replaces the active faults (none: everything passes). */
+  /**
+   * Replaces the active faults (none: everything passes). Watch faults apply to watches opened from
+   * now on, so the open ones are ended first (cleanly, as a server ends a watch at its timeout).
+   */
   set(...rules: ReadonlyArray<Rule>): void {
     this.rules = rules.map((rule) => ({ ...rule, seen: 0 }))
+    if (rules.some((rule) => rule.fault.kind === "cutWatch")) {
+      for (const watch of this.openWatches) watch.end()
+    }
   }
 
   clear(): void {
@@ -249,6 +257,10 @@ export class FaultProxy {
       headers: request.headers
     }, (answer) => {
       response.writeHead(answer.statusCode ?? 502, answer.headers)
+      if (requestInfo(request).watch) {
+        this.openWatches.add(response)
+        response.once("close", () => this.openWatches.delete(response))
+      }
       if (fault?.kind === "reset") return this.resetMidway(answer, response)
       if (fault?.kind === "cutWatch") return this.cutWatch(answer, response, fault)
       answer.pipe(response)
