@@ -235,6 +235,7 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
     expect(pullsInOutage).toEqual(Object.fromEntries(nodes.map((node) => [node, 1])))
     expect(bothLeading).toBe(0)
     expect(afterLeaders.filter((l) => l === 1)).toHaveLength(1)
-    expect(run.makespanMs).toBeLessThanOrEqual(1.25 * faultFree[3]!.makespanMs + outageMs)
+    // Back within one retry of the watches and the status writes (backoff capped at 30 s, as client-go's reflector).
+    expect(run.makespanMs).toBeLessThanOrEqual(1.25 * faultFree[3]!.makespanMs + outageMs + 30_000)
   }, 600_000)
 })
