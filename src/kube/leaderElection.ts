@@ -12,7 +12,7 @@ export interface LeaderElectionOptions {
   readonly identity: string
   /** How long others wait after the last renewal before taking over (client-go: 15 s). */
   readonly leaseDuration?: Duration.Input
-  /** The leader steps down when it could not renew for this long (10 s); less than leaseDuration. */
+  /** The leader steps down when a renewal round could not renew for this long (10 s); less than leaseDuration. */
   readonly renewDeadline?: Duration.Input
   /** Time between attempts to acquire or renew (2 s); less than renewDeadline. */
   readonly retryPeriod?: Duration.Input
@@ -89,12 +89,12 @@ const validate = (leaseMillis: number, renewMillis: number, retryMillis: number)
 
 /**
  * Leader election on a Lease with client-go's semantics: acquire when the lease is absent,
- * expired or already ours; renew every retryPeriod; step down when renewals have failed for
- * renewDeadline (before the lease expires for others at leaseDuration, so two leaders never
- * overlap); every write is resourceVersion-checked, so of two candidates racing for an expired
- * lease exactly one wins and the other sees Conflict. Expiry is judged by the lease's renewTime
- * against our Clock, which assumes the candidates' clocks agree to well within
- * leaseDuration - renewDeadline.
+ * expired or already ours; renew retryPeriod after each renewal, in a round that steps down when
+ * it could not renew within renewDeadline (at most retryPeriod + renewDeadline after the last
+ * renewal landed, before the lease expires for others at leaseDuration after they saw it land, so
+ * two leaders never overlap); every write is resourceVersion-checked, so of two candidates racing
+ * for an expired lease exactly one wins and the other sees Conflict. A lease has expired for us
+ * when both its renewTime and our first sight of its current record are leaseDuration old.
  */
 export const makeLeaderElector = (
   options: LeaderElectionOptions
