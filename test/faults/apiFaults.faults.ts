@@ -191,7 +191,8 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
         await sleep(250)
       }
     })
-    summarize("every write 5 s late", run, 1, undefined, `most active nodes ${maxActive} (parallelism 1), controller peak RSS ${peakMiB.toFixed(0)} MiB`)
+    summarize("every write 5 s late", run, 1, undefined,
+      `most active nodes ${maxActive} (parallelism 1), controller peak RSS ${peakMiB.toFixed(0)} MiB`)
     expect(maxActive).toBe(1)
     expect(peakMiB).toBeLessThan(400)
   }, 600_000)

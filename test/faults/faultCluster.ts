@@ -48,7 +48,9 @@ export const startFaultCluster = async (nodes: ReadonlyArray<string>, controller
       return file
     }
     await cluster.createNodes(nodes, {})
-    await cluster.ok(["create", "secret", "docker-registry", "regcred", "--docker-server=example.com", "--docker-username=u", "--docker-password=p"])
+    await cluster.ok([
+      "create", "secret", "docker-registry", "regcred", "--docker-server=example.com", "--docker-username=u", "--docker-password=p"
+    ])
     for (const node of nodes) {
       const port = await freePort()
       daemonPorts[node] = port
@@ -78,7 +80,9 @@ export const startFaultCluster = async (nodes: ReadonlyArray<string>, controller
 
 export const pullsOn = async (fc: FaultCluster): Promise<Record<string, number>> =>
   Object.fromEntries(
-    await Promise.all(Object.entries(fc.daemonPorts).map(async ([node, port]) => [node, metricSum(await scrape(port), "preheat_pulls_total")] as const))
+    await Promise.all(Object.entries(fc.daemonPorts).map(async ([node, port]) =>
+      [node, metricSum(await scrape(port), "preheat_pulls_total")] as const
+    ))
   )
 
 export const jobManifest = (name: string, image: string, parallelism: number) => `apiVersion: apps.kruise.io/v1alpha1

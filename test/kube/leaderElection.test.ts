@@ -116,7 +116,7 @@ describe("leader election", () => {
       assert.strictEqual((yield* readLease).leaseTransitions, 0)
     })))
 
-  it.effect("a holder that stops renewing steps down a renewal round (retryPeriod + renewDeadline) later; another after leaseDuration", () =>
+  it.effect("a holder that stops renewing steps down retryPeriod + renewDeadline later; another after leaseDuration", () =>
     withApi(Effect.gen(function*() {
       const a = yield* candidate("a")
       const b = yield* candidate("b")

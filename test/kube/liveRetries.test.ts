@@ -21,7 +21,12 @@ interface Script {
   readonly arrivals: Array<number>
 }
 
-const job = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", metadata: { name: "job", namespace: "ns", resourceVersion: "1" } }
+const job = {
+  apiVersion: "apps.kruise.io/v1alpha1",
+  kind: "ImagePullJob",
+  metadata: { name: "job", namespace: "ns", resourceVersion: "1" }
+}
+const isList = (url: string | undefined) => new URL(url ?? "/", "http://x").pathname.endsWith("imagepulljobs")
 
 /** A server answering request i with steps[i] (the last step repeats). */
 const scripted = (steps: ReadonlyArray<Step>): Effect.Effect<Script, never, Scope.Scope> =>
@@ -36,7 +41,7 @@ const scripted = (steps: ReadonlyArray<Step>): Effect.Effect<Script, never, Scop
             arrivals.push(Date.now())
             if (step === "reset") return void response.socket?.destroy()
             const body = step === "ok"
-              ? JSON.stringify(new URL(request.url ?? "/", "http://x").pathname.endsWith("imagepulljobs") ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
+              ? JSON.stringify(isList(request.url) ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
               : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "TooManyRequests", message: "slow down", code: step.code })
             response.writeHead(step === "ok" ? 200 : step.code, {
               "content-type": "application/json",

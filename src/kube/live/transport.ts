@@ -8,7 +8,15 @@ import { Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { Unavailable } from "../errors.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
-import { decideOnAnswer, decideOnNoAnswer, maxRetries, readRetryBase, readRetryCap, type RetryDecision, retryAfterOf } from "./retryPolicy.ts"
+import {
+  decideOnAnswer,
+  decideOnNoAnswer,
+  maxRetries,
+  readRetryBase,
+  readRetryCap,
+  type RetryDecision,
+  retryAfterOf
+} from "./retryPolicy.ts"
 import { reasonOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
 
 export interface HttpRequest {
@@ -169,7 +177,8 @@ export const makeTransport = Effect.fnUntraced(function*(
         ),
         Effect.retry({ schedule: retrySchedule, while: (error) => error._tag === "RetryWanted", times: options.maxRetries ?? maxRetries }),
         // Out of retries: the last outcome stands.
-        Effect.catchTag("RetryWanted", (wanted) => Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure))
+        Effect.catchTag("RetryWanted", (wanted) =>
+          Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure))
       )
   }
 })
