@@ -30,6 +30,8 @@ export interface KubeLiveOptions extends KubeConfigSource, RateLimit {
   readonly listPageSize?: number | undefined
   /** How long a request other than a watch may take (default 60 s, the server's own limit). */
   readonly requestTimeout?: Duration.Input | undefined
+  /** Retries of one request the client makes itself (429, reads after 5xx or no answer; default 10, as client-go). */
+  readonly maxRetries?: number | undefined
 }
 
 export { controllerRateLimit, daemonRateLimit } from "../src/kube/live/rateLimiter.ts"
@@ -74,7 +76,8 @@ export const makeFromConfig = Effect.fnUntraced(function*(
   const transport = yield* makeTransport(config, {
     userAgent: options.userAgent,
     limiter,
-    requestTimeout: Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(60))
+    requestTimeout: Duration.fromInputUnsafe(options.requestTimeout ?? Duration.seconds(60)),
+    maxRetries: options.maxRetries
   }).pipe(Effect.mapError((error) => new KubeConfigError({ message: `cannot use the kubeconfig: ${error.message}` })))
   const pageSize = options.listPageSize ?? 500
 

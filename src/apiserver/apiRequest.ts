@@ -8,6 +8,7 @@ import { ApiFailure, badRequest, unsupportedMediaType } from "./apiStatus.ts"
 import type { ServedKind } from "./catalog.ts"
 import { isSelectableField } from "./fieldSelection.ts"
 import type { MediaRange } from "./negotiation.ts"
+import { exceedsJsonDepth } from "./jsonDepth.ts"
 import { decodeProtobufBody, protobufMediaType, UndecodableProtobuf } from "./protobufBodies.ts"
 
 export interface ApiRequest {
@@ -46,6 +47,9 @@ export const parseBody = (request: ApiRequest): Effect.Effect<unknown, ApiFailur
     }
     const text = request.body.toString("utf8")
     if (text.trim() === "") return Effect.succeed(undefined)
+    if (request.contentType !== "application/yaml" && exceedsJsonDepth(text)) {
+      return Effect.fail(badRequest("couldn't get version/kind; json parse error: exceeded max depth"))
+    }
     try {
       return Effect.succeed(request.contentType === "application/yaml" ? parseYaml(text) : JSON.parse(text))
     } catch (error) {

@@ -12,7 +12,7 @@ export interface LeaderElectionOptions {
   readonly identity: string
   /** How long others wait after the last renewal before taking over (client-go: 15 s). */
   readonly leaseDuration?: Duration.Input
-  /** The leader steps down when it could not renew for this long (10 s); less than leaseDuration. */
+  /** The leader steps down when a renewal round could not renew for this long (10 s); less than leaseDuration. */
   readonly renewDeadline?: Duration.Input
   /** Time between attempts to acquire or renew (2 s); less than renewDeadline. */
   readonly retryPeriod?: Duration.Input
@@ -89,12 +89,12 @@ const validate = (leaseMillis: number, renewMillis: number, retryMillis: number)
 
 /**
  * Leader election on a Lease with client-go's semantics: acquire when the lease is absent,
- * expired or already ours; renew every retryPeriod; step down when renewals have failed for
- * renewDeadline (before the lease expires for others at leaseDuration, so two leaders never
- * overlap); every write is resourceVersion-checked, so of two candidates racing for an expired
- * lease exactly one wins and the other sees Conflict. Expiry is judged by the lease's renewTime
- * against our Clock, which assumes the candidates' clocks agree to well within
- * leaseDuration - renewDeadline.
+ * expired or already ours; renew retryPeriod after each renewal, in a round that steps down when
+ * it could not renew within renewDeadline (at most retryPeriod + renewDeadline after the last
+ * renewal landed, before the lease expires for others at leaseDuration after they saw it land, so
+ * two leaders never overlap); every write is resourceVersion-checked, so of two candidates racing
+ * for an expired lease exactly one wins and the other sees Conflict. A lease has expired for us
+ * when both its renewTime and our first sight of its current record are leaseDuration old.
  */
 export const makeLeaderElector = (
   options: LeaderElectionOptions
@@ -117,12 +117,19 @@ export const makeLeaderElector = (
     let leading = false
     /** When our last successful write started: from then on we held the lease for leaseDuration. */
     let lastRenew: number | undefined
-    /** The holder and expiry of the lease as last read or written. */
-    let observed: { readonly holder: string; readonly expiresAt: number } | undefined
+    /**
+     * The holder and expiry of the lease as last read or written, and the record (holder, renewTime,
+     * duration) with when we first saw it: a record unchanged for leaseDuration by our own clock has
+     * expired, however old its renewTime (client-go's observedTime), which covers a renewal that took
+     * long to land as well as clocks that disagree.
+     */
+    let observed: { readonly holder: string; readonly expiresAt: number; readonly record: string; readonly seenAt: number } | undefined
 
-    const won = (at: number): true => {
+    const recordOf = (spec: LeaseSpec) => `${spec.holderIdentity ?? ""} ${spec.renewTime ?? ""} ${spec.leaseDurationSeconds ?? ""}`
+
+    const won = (at: number, spec: LeaseSpec): true => {
       lastRenew = at
-      observed = { holder: identity, expiresAt: at + leaseMillis }
+      observed = { holder: identity, expiresAt: at + leaseMillis, record: recordOf(spec), seenAt: at }
       return true
     }
 
@@ -147,13 +154,14 @@ export const makeLeaderElector = (
         Effect.catchTag("NotFound", () => Effect.succeedNone)
       )
       if (Option.isNone(current)) {
+        const spec = ourSpec(at, undefined)
         yield* api.create(resources.lease, {
           apiVersion: resources.lease.apiVersion,
           kind: resources.lease.kind,
           metadata: { name: key.name, namespace: key.namespace },
-          spec: ourSpec(at, undefined)
+          spec
         })
-        return won(at)
+        return won(at, spec)
       }
       const lease = current.value
       const spec = decodeLeaseSpec(specOf(lease))
@@ -162,10 +170,14 @@ export const makeLeaderElector = (
         return false
       }
       const holder = spec.value.holderIdentity ?? ""
-      observed = { holder, expiresAt: expiresAt(spec.value) }
+      const record = recordOf(spec.value)
+      const seenAt = observed?.record === record ? observed.seenAt : at
+      const stillFor = (spec.value.leaseDurationSeconds ?? 0) * 1000
+      observed = { holder, record, seenAt, expiresAt: Math.max(expiresAt(spec.value), seenAt + stillFor) }
       if (holder !== "" && holder !== identity && observed.expiresAt > at) return false
-      yield* api.update(resources.lease, { ...lease, spec: { ...specOf(lease), ...ourSpec(at, spec.value) } })
-      return won(at)
+      const ours = ourSpec(at, spec.value)
+      yield* api.update(resources.lease, { ...lease, spec: { ...specOf(lease), ...ours } })
+      return won(at, ours)
     }).pipe(
       Effect.catchTags({
         // Another candidate wrote first: the next read shows who.
@@ -183,16 +195,29 @@ export const makeLeaderElector = (
       while (!(yield* attemptWithin(renewMillis))) yield* sleep(retryMillis)
     })
 
-    /** Renews every retryPeriod; returns (no longer leading) why leadership was lost. */
+    /**
+     * Renews in rounds, as client-go: retryPeriod after a renewal, a round tries every retryPeriod
+     * for up to renewDeadline; returns (no longer leading) why leadership was lost. A round's deadline
+     * counts from its start, so a slow server (a renewal taking seconds) does not cost leadership:
+     * others count leaseDuration from when they saw the renewal land, later than this round's end.
+     */
     const keepRenewing = Effect.gen(function*() {
       while (true) {
-        const deadline = (lastRenew ?? Number.NEGATIVE_INFINITY) + renewMillis
-        yield* sleep(Math.min(retryMillis, deadline - now()))
-        if (now() < deadline && (yield* attemptWithin(deadline - now()))) continue
-        const taken = observed !== undefined && observed.holder !== identity && observed.holder !== ""
-        if (taken || now() >= deadline) {
+        yield* sleep(retryMillis)
+        const deadline = now() + renewMillis
+        let renewed = false
+        while (!renewed && now() < deadline) {
+          renewed = yield* attemptWithin(deadline - now())
+          const taken = observed !== undefined && observed.holder !== identity && observed.holder !== ""
+          if (!renewed && taken) {
+            leading = false
+            return `lease taken over by ${observed?.holder}`
+          }
+          if (!renewed) yield* sleep(Math.min(retryMillis, deadline - now()))
+        }
+        if (!renewed) {
           leading = false
-          return taken ? `lease taken over by ${observed?.holder}` : "could not renew the lease within renewDeadline"
+          return "could not renew the lease within renewDeadline"
         }
       }
     })
@@ -231,7 +256,7 @@ export const makeLeaderElector = (
         }
       })
       lastRenew = undefined
-      observed = { holder: "", expiresAt: at }
+      observed = { holder: "", expiresAt: at, record: "", seenAt: at }
       yield* Effect.logInfo("released the lease")
     }).pipe(
       Effect.timeoutOption(Duration.millis(renewMillis)),

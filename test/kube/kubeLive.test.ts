@@ -143,6 +143,8 @@ const options = (fake: FakeServer, extra: Partial<KubeLiveOptions> = {}): KubeLi
   qps: 1000,
   burst: 1000,
   userAgent: "preheat-test/1",
+  // How each single answer maps; the client's own retries are liveRetries.test.ts's.
+  maxRetries: 0,
   ...extra
 })
 

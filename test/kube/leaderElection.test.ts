@@ -116,7 +116,7 @@ describe("leader election", () => {
       assert.strictEqual((yield* readLease).leaseTransitions, 0)
     })))
 
-  it.effect("a holder that stops renewing steps down at renewDeadline; another takes over after leaseDuration", () =>
+  it.effect("a holder that stops renewing steps down retryPeriod + renewDeadline later; another after leaseDuration", () =>
     withApi(Effect.gen(function*() {
       const a = yield* candidate("a")
       const b = yield* candidate("b")
@@ -128,15 +128,17 @@ describe("leader election", () => {
       a.link.down = true
       const lastRenew = Date.parse((yield* readLease).renewTime!)
       yield* advanceUntil(Effect.map(a.elector.isLeader, (leading) => !leading), 60_000)
-      assert.strictEqual(yield* now, lastRenew + 10_000)
+      // client-go's rounds: the next one starts retryPeriod after the renewal and lasts renewDeadline.
+      assert.strictEqual(yield* now, lastRenew + 12_000)
       assert.deepStrictEqual(a.terms.map(([event]) => event), ["start", "stop"])
-      assert.strictEqual(a.terms[1]![1], lastRenew + 10_000)
+      assert.strictEqual(a.terms[1]![1], lastRenew + 12_000)
       assert.deepStrictEqual(yield* a.elector.status, { _tag: "Unknown" })
 
       yield* advanceUntil(b.elector.isLeader, 60_000)
+      // leaseDuration after b saw the last renewal (at its next retry at most), found at a retry.
       const takeover = (yield* now) - lastRenew
       assert.isAtLeast(takeover, 15_000)
-      assert.isAtMost(takeover, 15_000 + 2_000)
+      assert.isAtMost(takeover, 15_000 + 2 * 2_000)
       const spec = yield* readLease
       assert.strictEqual(spec.holderIdentity, "b")
       assert.strictEqual(spec.leaseTransitions, 1)
@@ -155,11 +157,11 @@ describe("leader election", () => {
       yield* campaign(a)
       yield* TestClock.adjust(0)
       a.link.down = true
-      yield* TestClock.adjust("9900 millis")
+      yield* TestClock.adjust("11900 millis")
       assert.isTrue(yield* a.elector.isLeader)
       yield* TestClock.adjust("100 millis")
       assert.isFalse(yield* a.elector.isLeader)
-      assert.deepStrictEqual(a.terms, [["start", start], ["stop", start + 10_000]])
+      assert.deepStrictEqual(a.terms, [["start", start], ["stop", start + 12_000]])
 
       a.link.down = false
       yield* TestClock.adjust("2 seconds")
@@ -169,6 +171,33 @@ describe("leader election", () => {
       const spec = yield* readLease
       assert.strictEqual(spec.leaseTransitions, 0)
       assert.strictEqual(spec.acquireTime, "2026-12-02T16:00:00.000000Z")
+    })))
+
+  it.effect("a leader whose every write takes 5 s keeps leading; the other candidate never takes over", () =>
+    withApi(Effect.gen(function*() {
+      const api = yield* KubeApi
+      // Off again before the assertions: releasing the lease at the end must not wait on the test clock.
+      const slowness = { on: true }
+      const late = <A, E>(write: Effect.Effect<A, E>) => slowness.on ? Effect.andThen(Effect.sleep("5 seconds"), write) : write
+      const slow = KubeApi.of({
+        ...api,
+        create: (resource, object) => late(api.create(resource, object)),
+        update: (resource, object, sub) => late(api.update(resource, object, sub))
+      })
+      const a = yield* candidate("a").pipe(Effect.provideService(KubeApi, slow))
+      const b = yield* candidate("b").pipe(Effect.provideService(KubeApi, slow))
+      yield* campaign(a)
+      yield* TestClock.adjust("5 seconds")
+      yield* campaign(b)
+      const seen: Array<string> = []
+      for (let t = 0; t < 120; t++) {
+        yield* TestClock.adjust("1 second")
+        seen.push(`${yield* a.elector.isLeader} ${yield* b.elector.isLeader}`)
+      }
+      slowness.on = false
+      assert.deepStrictEqual(seen.filter((leaders) => leaders !== "true false"), [])
+      assert.deepStrictEqual(a.terms.map(([event]) => event), ["start"])
+      assert.deepStrictEqual(b.terms, [])
     })))
 
   it.effect("a leader that finds the lease taken over steps down at once", () =>

@@ -11,8 +11,12 @@ import { Cluster, eventually, freePort, metricSum, type Process, scrape } from "
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 
-/** The client-go defaults the controller uses: lease duration 15 s, retry period 2 s. */
-const handoverLimitMs = 15_000 + 2_000
+/**
+ * The client-go defaults the controller uses: lease duration 15 s, retry period 2 s. The follower
+ * counts the lease duration from when it saw the last renewal (up to a retry period after it), and
+ * notices the expiry at a retry.
+ */
+const handoverLimitMs = 15_000 + 2 * 2_000
 
 /** An image the simulated runtime takes 3 to 4.5 s to pull: long enough to kill the controller mid-job. */
 const slowImage = (() => {

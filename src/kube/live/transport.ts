@@ -4,10 +4,19 @@
 // connection, for every request whose cluster has TLS settings (any in-cluster config).
 import { IsomorphicFetchHttpLibrary, RequestContext } from "@kubernetes/client-node"
 import type { HttpMethod, KubeConfig } from "@kubernetes/client-node"
-import { Duration, Effect } from "effect"
+import { Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { Unavailable } from "../errors.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
+import {
+  decideOnAnswer,
+  decideOnNoAnswer,
+  maxRetries,
+  readRetryBase,
+  readRetryCap,
+  type RetryDecision,
+  retryAfterOf
+} from "./retryPolicy.ts"
 import { reasonOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
 
 export interface HttpRequest {
@@ -22,10 +31,16 @@ export interface HttpRequest {
 export interface HttpAnswer {
   readonly status: number
   readonly body: unknown
+  /** The Retry-After header, when the server sent one. */
+  readonly retryAfter?: string | undefined
 }
 
 export interface Transport {
-  /** Fails only when no answer came: refused, reset, timed out, or the credentials could not be had. */
+  /**
+   * Fails only when no answer came: refused, reset, timed out, or the credentials could not be had.
+   * Retries what retryPolicy.ts says first (429 after Retry-After; reads after 5xx or no answer),
+   * each attempt through the rate limiter; the last answer or failure is the result.
+   */
   readonly send: (request: HttpRequest, target: RequestTarget) => Effect.Effect<HttpAnswer, Unavailable>
   /**
    * The KubeConfig as client-node's Watch should see it: its requests get the same credentials,
@@ -39,7 +54,25 @@ export interface TransportOptions {
   readonly limiter: RateLimiter
   /** How long a request may take before it is abandoned as Unavailable. */
   readonly requestTimeout: Duration.Duration
+  /** Retries of one request at most (retryPolicy.ts decides which); default maxRetries. */
+  readonly maxRetries?: number | undefined
 }
+
+/** An outcome the retry policy wants tried again, with how soon. */
+class RetryWanted extends Data.TaggedError("RetryWanted")<{
+  readonly decision: Exclude<RetryDecision, { readonly _tag: "Done" }>
+  readonly outcome: Result.Result<HttpAnswer, Unavailable>
+}> {}
+
+/** Backoff for reads (250 ms doubling to 8 s, jittered); exactly the server's Retry-After where it gave one. */
+const retrySchedule = Schedule.exponential(readRetryBase).pipe(
+  Schedule.jittered,
+  Schedule.modifyDelay(({ duration, input }: { readonly duration: Duration.Duration; readonly input: unknown }) =>
+    Effect.succeed(
+      input instanceof RetryWanted && input.decision._tag === "After" ? input.decision.delay : Duration.min(duration, readRetryCap)
+    )
+  )
+)
 
 type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>
 
@@ -97,24 +130,55 @@ export const makeTransport = Effect.fnUntraced(function*(
     }
     context.setSignal(signal)
     const response = await library.send(context).toPromise()
-    return { status: response.httpStatusCode, body: parseJson(await response.body.text()) }
+    return { status: response.httpStatusCode, body: parseJson(await response.body.text()), retryAfter: response.headers["retry-after"] }
   }
 
   const timeoutMessage = `no answer within ${Duration.format(options.requestTimeout)}`
 
+  /** One attempt; an outcome the policy retries becomes a RetryWanted failure. */
+  const attempt = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | RetryWanted> =>
+    // The timeout starts once the limiter lets the request go: waiting for a token is not the server's fault.
+    Effect.andThen(
+      options.limiter.take,
+      Effect.tryPromise({
+        try: (signal) => exchange(request, signal),
+        catch: (error) => unavailableOf(target, reasonOf(error))
+      }).pipe(Effect.timeoutOrElse({
+        duration: options.requestTimeout,
+        orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
+      }))
+    ).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => {
+          const decision = decideOnNoAnswer(request.method)
+          return Effect.fail(decision._tag === "Done" ? error : new RetryWanted({ decision, outcome: Result.fail(error) }))
+        },
+        onSuccess: (answer) => {
+          const decision = decideOnAnswer(request.method, answer.status, retryAfterOf(answer.retryAfter, answer.body))
+          return decision._tag === "Done"
+            ? Effect.succeed(answer)
+            : Effect.fail(new RetryWanted({ decision, outcome: Result.succeed(answer) }))
+        }
+      })
+    )
+
   return {
     watchConfig,
     send: (request, target) =>
-      // The timeout starts once the limiter lets the request go: waiting for a token is not the server's fault.
-      Effect.andThen(
-        options.limiter.take,
-        Effect.tryPromise({
-          try: (signal) => exchange(request, signal),
-          catch: (error) => unavailableOf(target, reasonOf(error))
-        }).pipe(Effect.timeoutOrElse({
-          duration: options.requestTimeout,
-          orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
-        }))
+      attempt(request, target).pipe(
+        Effect.tapError((error) =>
+          error._tag === "RetryWanted"
+            ? Effect.logDebug("retrying an API request").pipe(Effect.annotateLogs({
+              request: `${target.verb} ${target.resource.kind}`,
+              outcome: Result.isSuccess(error.outcome) ? `HTTP ${error.outcome.success.status}` : error.outcome.failure.message,
+              retryAfter: error.decision._tag === "After" ? Duration.format(error.decision.delay) : "backoff"
+            }))
+            : Effect.void
+        ),
+        Effect.retry({ schedule: retrySchedule, while: (error) => error._tag === "RetryWanted", times: options.maxRetries ?? maxRetries }),
+        // Out of retries: the last outcome stands.
+        Effect.catchTag("RetryWanted", (wanted) =>
+          Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure))
       )
   }
 })
