@@ -84,6 +84,9 @@ export const clientNodeNarrowed: Plugin = {
       /@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
         ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
         : undefined)
+    // undici's place in client-node goes to src/kube/live/undiciOverNodeHttp.ts (why: there).
+    build.onResolve({ filter: /^undici$/ }, (args) =>
+      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: join(root, "src", "kube", "live", "undiciOverNodeHttp.ts") } : undefined)
     build.onLoad({ filter: /.*/, namespace: "client-node-narrowed" }, (args) =>
       args.path === "index"
         ? { contents: reexports(clientNodeModules, "@kubernetes/client-node/"), resolveDir: root, loader: "js" }

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// The modules themselves, not the package's index: that one also loads NodeHttpClient and with it undici.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
 import { apiserverCommand } from "./cli/apiserverCommand.ts"
