@@ -111,22 +111,26 @@ const collect = async (stream: Readable): Promise<Buffer> => {
   return Buffer.concat(chunks)
 }
 
-const responseOf = (message: http.IncomingMessage): FetchResponse => ({
-  status: message.statusCode ?? 0,
-  statusText: message.statusMessage ?? "",
-  headers: {
-    forEach: (f) => {
-      for (const [name, value] of Object.entries(message.headers)) {
-        if (value !== undefined) f(Array.isArray(value) ? value.join(", ") : value, name)
+const responseOf = (message: http.IncomingMessage): FetchResponse => {
+  let body: ReadableStream<Uint8Array> | undefined
+  return {
+    status: message.statusCode ?? 0,
+    statusText: message.statusMessage ?? "",
+    headers: {
+      forEach: (f) => {
+        for (const [name, value] of Object.entries(message.headers)) {
+          if (value !== undefined) f(Array.isArray(value) ? value.join(", ") : value, name)
+        }
       }
-    }
-  },
-  get body() {
-    return Readable.toWeb(message) as ReadableStream<Uint8Array>
-  },
-  buffer: () => collect(message),
-  text: async () => (await collect(message)).toString("utf8")
-})
+    },
+    // A web stream only for whoever asks (client-node's Watch), and the same one each time.
+    get body() {
+      return (body ??= Readable.toWeb(message) as ReadableStream<Uint8Array>)
+    },
+    buffer: () => collect(message),
+    text: async () => (await collect(message)).toString("utf8")
+  }
+}
 
 /** One request; rejects when no answer came (refused, reset, aborted: the signal's reason, as fetch does). */
 export const fetch = (input: string | URL, init: FetchInit = {}): Promise<FetchResponse> =>
