@@ -61,6 +61,7 @@ export const builtinsThroughRequire: Plugin = {
  * is free of side effects), so every process evaluated 0.35 MB of it at start (docs/benchmarks.md,
  * "Daemon overhead and memory"). The bundles take the names from the modules that define them. A
  * name not listed here fails the build (esbuild: no matching export), so nothing goes missing silently.
+ * Where client-node imports undici, the bundles give it src/kube/live/undiciOverNodeHttp.ts instead.
  */
 const clientNodeModules: Record<string, string> = {
   KubeConfig: "dist/config.js",
@@ -85,8 +86,9 @@ export const clientNodeNarrowed: Plugin = {
         ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
         : undefined)
     // undici's place in client-node goes to src/kube/live/undiciOverNodeHttp.ts (why: there).
+    const standIn = join(root, "src", "kube", "live", "undiciOverNodeHttp.ts")
     build.onResolve({ filter: /^undici$/ }, (args) =>
-      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: join(root, "src", "kube", "live", "undiciOverNodeHttp.ts") } : undefined)
+      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined)
     build.onLoad({ filter: /.*/, namespace: "client-node-narrowed" }, (args) =>
       args.path === "index"
         ? { contents: reexports(clientNodeModules, "@kubernetes/client-node/"), resolveDir: root, loader: "js" }

@@ -246,8 +246,10 @@ try {
       `(quartiles ${median(sorted.slice(0, sorted.length >> 1)).toFixed(3)}-${median(sorted.slice((sorted.length + 1) >> 1)).toFixed(3)}); ` +
       `ratio of medians over both sizes ${(sum(medians.map((m) => m.daemon)) / sum(medians.map((m) => m.direct))).toFixed(3)}`
   )
-  console.log(`bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} busy_rss_mib=${busyRss.toFixed(1)} ` +
-      `shipped_idle_rss_mib=${shippedIdle.toFixed(1)}`)
+  console.log(
+    `bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} ` +
+      `busy_rss_mib=${busyRss.toFixed(1)} shipped_idle_rss_mib=${shippedIdle.toFixed(1)}`
+  )
 } finally {
   await daemon?.stop()
   await runtime.dispose()

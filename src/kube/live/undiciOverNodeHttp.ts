@@ -14,8 +14,15 @@ import type { ConnectionOptions } from "node:tls"
 import { HttpProxyAgent, HttpsProxyAgent } from "hpagent"
 
 /** undici's connector: how client-node tunnels through a SOCKS proxy. */
+interface ConnectTarget {
+  readonly hostname: string
+  readonly host: string
+  readonly protocol: string
+  readonly port: string
+  readonly servername?: string
+}
 type Connector = (
-  options: { readonly hostname: string; readonly host: string; readonly protocol: string; readonly port: string; readonly servername?: string },
+  options: ConnectTarget,
   callback: (error: Error | null, socket: Socket | null) => void
 ) => void
 
@@ -45,12 +52,12 @@ export class Agent {
       return
     }
     // Node's Agent takes a createConnection that answers through its callback, as undici's connector does.
-    const through = (protocol: string) => (target: { host?: string | null; port?: number | string | null; servername?: string }, callback: (error: Error | null, socket: Socket) => void) => {
+    type NodeTarget = { host?: string | null; port?: number | string | null; servername?: string }
+    const through = (protocol: string) => (target: NodeTarget, callback: (error: Error | null, socket: Socket) => void) => {
       const host = target.host ?? "localhost"
-      connect(
-        { hostname: host, host, protocol, port: String(target.port ?? ""), ...(target.servername ? { servername: target.servername } : {}) },
-        (error, socket) => callback(error, socket!)
-      )
+      const servername = target.servername ? { servername: target.servername } : {}
+      const port = String(target.port ?? "")
+      connect({ hostname: host, host, protocol, port, ...servername }, (error, socket) => callback(error, socket!))
       return undefined
     }
     const pools = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
