@@ -5,8 +5,9 @@
 // with a certificate openssl makes.
 import { execFileSync } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
+import http from "node:http"
 import https from "node:https"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { createInterface } from "node:readline"
@@ -15,7 +16,7 @@ import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
 import { serveApi } from "../../src/apiserver/server.ts"
-import { Agent, fetch } from "../../src/kube/live/undiciOverNodeHttp.ts"
+import { Agent, fetch, ProxyAgent } from "../../src/kube/live/undiciOverNodeHttp.ts"
 
 const token = "adapter-token"
 const nodeImages = "/apis/apps.kruise.io/v1alpha1/nodeimages"
@@ -126,6 +127,39 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
       .rejects.toThrow(/self-signed|self signed/)
     await expect(fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { ca, servername: "other.test" } }) }))
       .rejects.toThrow(/altnames|does not match/i)
+  })
+
+  it("reaches the server through an HTTP proxy with CONNECT (ProxyAgent, as client-node builds it for proxy-url)", async () => {
+    const tunnels: Array<string> = []
+    const proxy = http.createServer((_, response) => response.writeHead(405).end())
+    proxy.on("connect", (request: http.IncomingMessage, client: Socket, head: Buffer) => {
+      tunnels.push(request.url ?? "")
+      const [host, port] = (request.url ?? "").split(":")
+      const upstream = connect(Number(port), host!, () => {
+        client.write("HTTP/1.1 200 Connection Established\r\n\r\n")
+        upstream.write(head)
+        upstream.pipe(client).on("error", () => undefined)
+        client.pipe(upstream).on("error", () => undefined)
+      })
+      upstream.on("error", () => client.destroy())
+      client.on("error", () => upstream.destroy())
+    })
+    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
+    const uri = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
+    const dispatcher = new ProxyAgent({
+      uri,
+      requestTls: { ca, servername: "apiserver.test" },
+      connect: { keepAlive: true, keepAliveInitialDelay: 30000 }
+    })
+    try {
+      const answer = await fetch(`${tlsUrl}/through-proxy`, { headers, dispatcher })
+      expect(JSON.parse(await answer.text())).toEqual({ path: "/through-proxy", authorization: `Bearer ${token}` })
+      expect(tunnels).toEqual([new URL(tlsUrl).host])
+    } finally {
+      await dispatcher.destroy()
+      proxy.closeAllConnections()
+      await new Promise<void>((resolve) => proxy.close(() => resolve()))
+    }
   })
 
   it("skips verification only when told to (insecure-skip-tls-verify)", async () => {
