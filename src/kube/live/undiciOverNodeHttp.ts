@@ -1,11 +1,12 @@
 // What @kubernetes/client-node takes from undici (fetch, Agent, ProxyAgent), on node:http and
 // node:https. build.ts gives it to client-node in undici's place in the bundles: undici (0.74 MB,
 // evaluated at start) parses HTTP with llhttp in WebAssembly, whose tier-up runs V8's optimizing
-// compiler; together about 8 MiB of the daemon's idle RSS (docs/benchmarks.md, "Daemon overhead and
+// compiler; together 7-8 MiB of the daemon's idle RSS (docs/benchmarks.md, "Daemon overhead and
 // memory"). client-node still decides everything about the connection (the kubeconfig's CA, client
 // certificate, server name, proxy, credentials); this module only carries out its requests.
-// The sources run on undici itself; test/kube/undiciOverNodeHttp.test.ts runs client-node's
-// requests and watches through this module against the embedded API server, over http and https.
+// The sources run on undici itself. test/kube/undiciOverNodeHttp.test.ts uses this module as
+// client-node does (requests, a watch, aborts, TLS, an HTTP proxy; not SOCKS) against the embedded
+// API server; the system tests run the bundles' controller and daemon through it.
 import http from "node:http"
 import https from "node:https"
 import type { Socket } from "node:net"
