@@ -55,6 +55,48 @@ export const builtinsThroughRequire: Plugin = {
 }
 
 /**
+ * preheat uses four names of @kubernetes/client-node. Its index also re-exports the generated API
+ * (a class per Kubernetes model and API group), exec, attach, cp and more, and its config.js takes
+ * two helpers from the generated index; esbuild cannot drop any of it (the package does not say it
+ * is free of side effects), so every process evaluated 0.35 MB of it at start (docs/benchmarks.md,
+ * "Daemon overhead and memory"). The bundles take the names from the modules that define them. A
+ * name not listed here fails the build (esbuild: no matching export), so nothing goes missing silently.
+ * Where client-node imports undici, the bundles give it src/kube/live/undiciOverNodeHttp.ts instead.
+ */
+const clientNodeModules: Record<string, string> = {
+  KubeConfig: "dist/config.js",
+  Watch: "dist/watch.js",
+  RequestContext: "dist/gen/http/http.js",
+  IsomorphicFetchHttpLibrary: "dist/gen/http/isomorphic-fetch.js"
+}
+const clientNodeGenerated: Record<string, string> = {
+  createConfiguration: "./configuration.js",
+  ServerConfiguration: "./servers.js"
+}
+const reexports = (names: Record<string, string>, prefix: string): string =>
+  Object.entries(names).map(([name, module]) => `export { ${name} } from ${JSON.stringify(prefix + module)}`).join("\n")
+
+export const clientNodeNarrowed: Plugin = {
+  name: "client-node-narrowed",
+  setup(build) {
+    build.onResolve({ filter: /^@kubernetes\/client-node$/ }, (args) =>
+      args.importer.includes("node_modules") ? undefined : { path: "index", namespace: "client-node-narrowed" })
+    build.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
+      /@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
+        ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
+        : undefined)
+    // undici's place in client-node goes to src/kube/live/undiciOverNodeHttp.ts (why: there).
+    const standIn = join(root, "src", "kube", "live", "undiciOverNodeHttp.ts")
+    build.onResolve({ filter: /^undici$/ }, (args) =>
+      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined)
+    build.onLoad({ filter: /.*/, namespace: "client-node-narrowed" }, (args) =>
+      args.path === "index"
+        ? { contents: reexports(clientNodeModules, "@kubernetes/client-node/"), resolveDir: root, loader: "js" }
+        : { contents: reexports(clientNodeGenerated, ""), resolveDir: join(args.pluginData as string, "gen"), loader: "js" })
+  }
+}
+
+/**
  * esbuild options shared by both bundles. Nothing is external: the artifacts run with no
  * node_modules. Minified, no source map: a linked map would be a second file to ship and only
  * helps with `--enable-source-maps`, which costs start-up on every run; stack traces of the CLI
@@ -105,7 +147,8 @@ export const bundleTo = async (
     ...commonOptions(entryPoint),
     format,
     outfile,
-    ...(format === "esm" ? { banner: { js: esmBanner }, plugins: [builtinsThroughRequire] } : {})
+    plugins: format === "esm" ? [clientNodeNarrowed, builtinsThroughRequire] : [clientNodeNarrowed],
+    ...(format === "esm" ? { banner: { js: esmBanner } } : {})
   }
   let result
   try {

@@ -1,5 +1,9 @@
 /**
- * npm run bench:daemon -- [--runs 16] [--busy-size-mb 20] [--sources]
+ * npm run bench:daemon -- [--runs 16] [--busy-size-mb 20] [--sources] [--no-shipped]
+ *
+ * First the daemon as shipped (bench/shippedDaemon.ts): build.ts's executable run as `preheat
+ * daemon` with deploy/daemon.yaml's args and environment against `preheat apiserver`; its idle RSS
+ * is shipped_idle_rss_mib. Then the figures below, on a daemon whose KubeApi is this process's.
  *
  * The daemon against a real containerd and registry (start them first: test/e2e/runtime.sh start;
  * PREHEAT_E2E_DIR says where they are). The daemon runs as a child process (KubeApi over IPC from
@@ -19,13 +23,13 @@
  * idle_rss_mib: the daemon running with an empty NodeImage; busy_rss_mib: its peak while 10 tags
  * (distinct images) pull at once. The last line is machine-readable.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { spawnSync } from "node:child_process"
+import { existsSync, mkdtempSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
-import { parseAllDocuments } from "yaml"
-import { bundleTo } from "../build.ts"
+import { bundleTo, exePath } from "../build.ts"
 import * as CriLive from "../layers/criLive.ts"
 import { InMemoryKubeApi } from "../layers/inMemoryKubeApi.ts"
 import type { ImageTagStatus } from "../src/api/nodeImage.ts"
@@ -35,12 +39,16 @@ import { resources } from "../src/kube/resources.ts"
 import { daemonChildSource, type DaemonProcess, startDaemonProcess } from "../test/daemon/support/daemonProcess.ts"
 import { envFilePath, readEnvFile } from "../test/e2e/e2eEnv.ts"
 import { publishImage, type PushedImage } from "../test/support/imageBuilder.ts"
+import { daemonSetEnv, measureShippedIdle } from "./shippedDaemon.ts"
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     runs: { type: "string", default: "16" },
     "busy-size-mb": { type: "string", default: "20" },
-    sources: { type: "boolean", default: false }
+    sources: { type: "boolean", default: false },
+    // --no-shipped skips building and measuring dist/preheat (the result line then says NaN).
+    shipped: { type: "boolean", default: true }
   }
 })
 const runs = Number(values.runs)
@@ -99,18 +107,24 @@ const bundleChild = async (dir: string): Promise<string> => {
   return outfile
 }
 
-/** The plain `value` variables of the DaemonSet's daemon container: its heap and malloc settings. */
-const daemonSetEnv = (): Record<string, string> => {
-  const manifest = join(import.meta.dirname, "..", "deploy", "daemon.yaml")
-  const daemonSet = parseAllDocuments(readFileSync(manifest, "utf8")).map((d) => d.toJS()).find((d) => d?.kind === "DaemonSet")
-  const container = daemonSet?.spec?.template?.spec?.containers?.find((c: { name?: string }) => c.name === "daemon")
-  const env = (container?.env ?? []) as Array<{ name: string; value?: string }>
-  return Object.fromEntries(env.filter((e) => typeof e.value === "string").map((e) => [e.name, e.value!]))
-}
-
 const dir = mkdtempSync(join(tmpdir(), "preheat-bench-daemon-"))
 let daemon: DaemonProcess | undefined
 try {
+  // The shipped daemon first, on a quiet runtime; build.ts makes the executable from the current
+  // sources, without V8's code cache as build/image.ts puts it in the image.
+  let shippedIdle = Number.NaN
+  if (values.shipped) {
+    const built = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "build.ts", "bin"], {
+      cwd: join(import.meta.dirname, ".."),
+      env: { ...process.env, PREHEAT_SEA_CODE_CACHE: "0" },
+      stdio: ["ignore", "ignore", "inherit"]
+    })
+    if (built.status !== 0) fail(`build.ts bin failed (${built.status ?? built.signal})`)
+    const shipped = await measureShippedIdle({ executable: exePath, dir, socket: env.socket, nodeName: `${node}-shipped` })
+    shippedIdle = shipped.idleRssMiB
+    console.log(`bench:daemon: shipped daemon idle ${shippedIdle.toFixed(1)} MiB: ${shipped.command}`)
+  }
+
   const run = String(process.pid)
   const registry = { host: env.registry }
   console.log(`bench:daemon: building and pushing test images to ${env.registry} ...`)
@@ -234,7 +248,10 @@ try {
       `(quartiles ${median(sorted.slice(0, sorted.length >> 1)).toFixed(3)}-${median(sorted.slice((sorted.length + 1) >> 1)).toFixed(3)}); ` +
       `ratio of medians over both sizes ${(sum(medians.map((m) => m.daemon)) / sum(medians.map((m) => m.direct))).toFixed(3)}`
   )
-  console.log(`bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} busy_rss_mib=${busyRss.toFixed(1)}`)
+  console.log(
+    `bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} ` +
+      `busy_rss_mib=${busyRss.toFixed(1)} shipped_idle_rss_mib=${shippedIdle.toFixed(1)}`
+  )
 } finally {
   await daemon?.stop()
   await runtime.dispose()

@@ -1,22 +1,21 @@
 #!/usr/bin/env node
-import { NodeRuntime, NodeServices } from "@effect/platform-node"
+// The modules themselves, not the package's index: that one also loads NodeHttpClient and with it undici.
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
-import { apiserverCommand } from "./cli/apiserverCommand.ts"
-import { controllerCommand } from "./cli/controllerCommand.ts"
-import { crdsCommand } from "./cli/crdsCommand.ts"
-import { daemonCommand } from "./cli/daemonCommand.ts"
-import { devCommand } from "./cli/devCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
-import { statusCommand } from "./cli/statusCommand.ts"
-import { versionCommand } from "./cli/versionCommand.ts"
 import { version } from "./version.ts"
 
-const preheat = Command.make("preheat").pipe(
-  Command.withDescription(
-    "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
-  ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, statusCommand, versionCommand])
+/**
+ * `preheat daemon` runs on every node, so it loads only its own command's modules; everything else
+ * (and `preheat --log-level debug daemon`, whose first argument is a flag) gets every command. The
+ * bundles keep both trees in one file; esbuild evaluates a module only once an `import()` asks for it.
+ */
+const loadCommand = Effect.promise(() =>
+  process.argv[2] === "daemon"
+    ? import("./cli/daemonOnlyCommand.ts").then((m) => m.daemonOnlyCommand)
+    : import("./cli/preheatCommand.ts").then((m) => m.preheatCommand)
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>
@@ -40,7 +39,8 @@ const report = (cause: Cause.Cause<unknown>) =>
     process.exitCode = 1
   })
 
-Command.run(preheat, { version }).pipe(
+loadCommand.pipe(
+  Effect.flatMap((preheat) => Command.run(preheat, { version })),
   Effect.provide(Layer.mergeAll(NodeServices.layer, usagePresenter)),
   Effect.catchCause(report),
   NodeRuntime.runMain

@@ -131,6 +131,16 @@ describe.each(artifacts)("$name", (runtime) => {
   })
 })
 
+describe("what the bundles leave out (docs/benchmarks.md, daemon memory)", () => {
+  it.each([bundle, join(root, "dist", "preheat.cjs")])("%s has no undici (llhttp) and no client-node generated API", (path) => {
+    const text = readFileSync(path, "utf8")
+    expect(text).not.toContain("llhttp")
+    expect(text).not.toContain("V1ObjectMeta")
+    // client-node is there, its requests on node:http through the stand-in.
+    expect(text).toContain("kubeconfig authentication")
+  })
+})
+
 describe("self-contained artifacts", () => {
   let dir = ""
   /** No NODE_PATH, no node_modules/.bin on PATH, a cwd with no node_modules above it. */
