@@ -7,6 +7,7 @@ import { controllerCommand } from "./cli/controllerCommand.ts"
 import { crdsCommand } from "./cli/crdsCommand.ts"
 import { daemonCommand } from "./cli/daemonCommand.ts"
 import { devCommand } from "./cli/devCommand.ts"
+import { fleetCommand } from "./cli/fleetCommand.ts"
 import { usagePresenter } from "./cli/presenter.ts"
 import { statusCommand } from "./cli/statusCommand.ts"
 import { versionCommand } from "./cli/versionCommand.ts"
@@ -16,7 +17,7 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, statusCommand, versionCommand])
+  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, fleetCommand, statusCommand, versionCommand])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>
