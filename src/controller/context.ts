@@ -59,3 +59,10 @@ export interface ControllerContext {
 
 /** The one key of the pull-secret copies reconcile: they are planned together. */
 export const allSecretCopies = "all"
+
+/** Drops what the controller remembers of a job that is gone, so deleted jobs leave nothing behind. */
+export const forgetJob = (context: ControllerContext, key: string): void => {
+  context.targets.delete(key)
+  context.propagated.delete(key)
+  context.statusWrittenAt.delete(key)
+}

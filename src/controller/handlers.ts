@@ -3,7 +3,7 @@ import { matchesLabelSelector } from "../api/labelSelector.ts"
 import type { Change } from "../kube/informer.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { keyOf, objectKey } from "../kube/objectKey.ts"
-import { allSecretCopies } from "./context.ts"
+import { allSecretCopies, forgetJob } from "./context.ts"
 import type { ControllerContext } from "./context.ts"
 import { decodedJob } from "./decoded.ts"
 import { nodeSelected } from "./imagePullJob/targets.ts"
@@ -75,6 +75,7 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const effects: Array<Effect.Effect<void>> = []
       if (change.type === "deleted") {
         ctx.jobKeyByUid.delete(uid)
+        forgetJob(ctx, key)
         // Tags of a job that went without its finalizer are cleaned up by their NodeImages.
         for (const node of ctx.owners.nodesOf(uid)) effects.push(ctx.queues.nodeImage.add(node))
       } else {
