@@ -1,6 +1,7 @@
 import type { Informer } from "../kube/informer.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import type { OwnerIndex } from "./ownerIndex.ts"
+import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */
@@ -18,6 +19,8 @@ export interface ControllerSettings {
    * many nodes finishing together are read in one reconcile rather than one each.
    */
   readonly nodeReportBatchMs: number
+  /** How often the Secrets jobs reference are read again, so that their copies follow edits. */
+  readonly secretResyncMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -26,7 +29,8 @@ export const defaultSettings: ControllerSettings = {
   unresponsiveMs: 600_000,
   workers: 4,
   statusIntervalMs: 1000,
-  nodeReportBatchMs: 10
+  nodeReportBatchMs: 10,
+  secretResyncMs: 30_000
 }
 
 /** The stores the reconcilers read and the queues the change handlers feed. */
@@ -37,7 +41,10 @@ export interface ControllerContext {
   readonly jobs: Informer
   readonly listJobs: Informer
   readonly pods: Informer
-  readonly secrets: Informer
+  /** The pull-secret copies: Secrets labelled as copies, in the daemons' namespace only. */
+  readonly secretCopies: Informer
+  /** The Secrets jobs reference as pull secrets, read on demand (no list, no watch). */
+  readonly sourceSecrets: SourceSecrets
   readonly owners: OwnerIndex
   /** ImagePullJob uid -> namespace/name, for owner references that name jobs by uid. */
   readonly jobKeyByUid: Map<string, string>

@@ -9,7 +9,6 @@ import { decodedJob } from "./decoded.ts"
 import { nodeSelected } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { changedOwners, nodeImageChanged } from "./ownerIndex.ts"
-import { copyLabel } from "./pullSecrets/copies.ts"
 
 const before = (change: Change): KubeObject | undefined => (change.type === "added" ? undefined : change.old)
 const after = (change: Change): KubeObject | undefined => (change.type === "deleted" ? undefined : change.current)
@@ -122,22 +121,22 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       return enqueueAll(ctx, keys)
     }),
 
-  secret: (change: Change) =>
+  /** A copy changed or went (by hand, say): the copies are planned again. */
+  secretCopy: (_change: Change) => context().queues.pullSecrets.add(allSecretCopies),
+
+  /** Source secrets that changed, appeared or went since the last resync: their jobs and the copies. */
+  sourceSecretsChanged: (keys: ReadonlyArray<string>) =>
     Effect.suspend(() => {
-      const ctx = context()
-      const secret = (after(change) ?? before(change))!
-      if (secret.metadata.namespace === ctx.settings.secretNamespace && secret.metadata.labels?.[copyLabel] === "true") {
-        return ctx.queues.pullSecrets.add(allSecretCopies)
-      }
-      const keys: Array<string> = []
-      for (const raw of ctx.jobs.values()) {
-        if (raw.metadata.namespace !== secret.metadata.namespace) continue
-        const job = decodedJob(raw)
-        if (Result.isSuccess(job) && (job.success.spec.pullSecrets ?? []).includes(secret.metadata.name ?? "")) {
-          keys.push(objectKey(raw))
-        }
-      }
       if (keys.length === 0) return Effect.void
-      return Effect.andThen(enqueueAll(ctx, keys), ctx.queues.pullSecrets.add(allSecretCopies))
+      const ctx = context()
+      const changed = new Set(keys)
+      const jobs: Array<string> = []
+      for (const raw of ctx.jobs.values()) {
+        const job = decodedJob(raw)
+        if (Result.isFailure(job)) continue
+        const namespace = raw.metadata.namespace
+        if ((job.success.spec.pullSecrets ?? []).some((name) => changed.has(keyOf(namespace, name)))) jobs.push(objectKey(raw))
+      }
+      return Effect.andThen(enqueueAll(ctx, jobs), ctx.queues.pullSecrets.add(allSecretCopies))
     })
 })

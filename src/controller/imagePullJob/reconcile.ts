@@ -5,7 +5,7 @@ import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
+import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
@@ -84,16 +84,17 @@ const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
   })
 
 /** The secret copies the job's tags point at, or why the job cannot be acted on. */
-const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) => {
-  const namespace = job.metadata.namespace ?? ""
-  const refs: Array<ReferenceObject> = []
-  for (const name of job.spec.pullSecrets ?? []) {
-    const problem = secretProblem(namespace, name, ctx.secrets.get(keyOf(namespace, name)))
-    if (problem !== undefined) return Result.fail(problem)
-    refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
-  }
-  return Result.succeed(refs)
-}
+const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) =>
+  Effect.gen(function*() {
+    const namespace = job.metadata.namespace ?? ""
+    const refs: Array<ReferenceObject> = []
+    for (const name of job.spec.pullSecrets ?? []) {
+      const problem = secretProblem(namespace, name, yield* ctx.sourceSecrets.read(namespace, name))
+      if (problem !== undefined) return Result.fail(problem)
+      refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
+    }
+    return Result.succeed(refs)
+  })
 
 const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<ReferenceObject>): JobTask => {
   // Validation already parsed the image, so this cannot fail here.
@@ -153,7 +154,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
       }
       return {}
     }
-    const secrets = pullSecretsOf(ctx, decoded.success)
+    const secrets = yield* pullSecretsOf(ctx, decoded.success)
     if (Result.isFailure(secrets)) {
       const { message, reason } = secrets.failure
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, reason, message)) {
