@@ -59,7 +59,8 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
  * equal ones written anywhere are one object.
  */
 export const intern = (value: unknown, previous: unknown, path = "", depth = 0): unknown => {
-  if (typeof value !== "object") return internPrimitive(value, path)
+  // An unchanged string is the pooled one already: comparing costs less than pooling it again.
+  if (typeof value !== "object") return value === previous ? previous : internPrimitive(value, path)
   if (value === null || value === previous || isInterned(value)) return value
   if (depth > maxDepth) throw new NotJson(path, `nested deeper than ${maxDepth} levels`)
   if (Array.isArray(value)) return internArray(value, Array.isArray(previous) ? previous : undefined, path, depth)
