@@ -1,5 +1,6 @@
 import type { Informer } from "../kube/informer.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { OwnerIndex } from "./ownerIndex.ts"
 import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
@@ -52,8 +53,8 @@ export interface ControllerContext {
   readonly statusWrittenAt: Map<string, number>
   /** The spec each job's tags were last brought up to date with (a fingerprint). */
   readonly propagated: Map<string, string>
-  /** Each job's target node names, with what they were computed from. */
-  readonly targets: Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>
+  /** Each job's targets, what they were computed from, and where each stands for the job's task. */
+  readonly targets: Map<string, JobProgress>
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
   readonly placement: { nodes: number; pods: number }
   readonly queues: {

@@ -12,6 +12,7 @@ import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { changeHandlers } from "./handlers.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
+import type { JobProgress } from "./imagePullJob/progress.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
@@ -52,7 +53,7 @@ export const makeController = Effect.fnUntraced(function*(
     jobKeyByUid: new Map<string, string>(),
     statusWrittenAt: new Map<string, number>(),
     propagated: new Map<string, string>(),
-    targets: new Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>(),
+    targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
     sourceSecrets: makeSourceSecrets(),
     queues

@@ -52,7 +52,9 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const jobs = new Set<string>()
       for (const uid of changedOwners(previousView, currentView)) {
         const key = ctx.jobKeyByUid.get(uid)
-        if (key !== undefined) jobs.add(key)
+        if (key === undefined) continue
+        jobs.add(key)
+        ctx.targets.get(key)?.touched(name)
       }
       const membership = old === undefined || current === undefined || !sameLabels(old, current) ||
         old.metadata.deletionTimestamp !== current.metadata.deletionTimestamp

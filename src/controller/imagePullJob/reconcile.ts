@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
-import type { ReferenceObject } from "../../api/nodeImage.ts"
+import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -14,10 +14,11 @@ import { recordEvent } from "../eventRecorder.ts"
 import { nodeImageView } from "../nodeImage/view.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
-import { decideImagePullJob } from "./decide.ts"
+import { decideFromTally } from "./decide.ts"
 import type { NodeWrite } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
+import { JobProgress } from "./progress.ts"
 import { selectTargets } from "./targets.ts"
 import type { PodPlacement } from "./targets.ts"
 
@@ -116,28 +117,50 @@ const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
   return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
 }
 
+const lookup = (ctx: ControllerContext) => (name: string): NodeImage | undefined => {
+  const stored = ctx.nodeImages.get(name)
+  return stored === undefined ? undefined : nodeImageView(stored)
+}
+
 /**
- * The job's targets, recomputed only when its selection or the nodes' set, labels or pods
- * changed: selecting, sorting and rotating thousands of nodes on every reconcile was the largest
- * cost of a big job. The NodeImages themselves are always read fresh.
+ * The job's targets and where they stand, recomputed only when its selection, the nodes' set,
+ * labels or pods, or its task changed: selecting, sorting and rotating thousands of nodes on every
+ * reconcile was the largest cost of a big job. Otherwise only the NodeImages the change handlers
+ * marked are read again.
  */
-const targetsOf = (ctx: ControllerContext, key: string, job: ImagePullJob, uid: string) => {
+const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task: JobTask) => {
   const { podSelector, selector } = job.spec
+  const uid = task.owner.uid
   const fingerprint = JSON.stringify([uid, selector, podSelector, ctx.placement.nodes, podSelector === undefined ? 0 : ctx.placement.pods])
-  let cached = ctx.targets.get(key)
-  if (cached?.fingerprint !== fingerprint) {
-    const selected = selectTargets(
-      job.spec,
-      { namespace: job.metadata.namespace ?? "", uid },
-      [...ctx.nodeImages.values()].map(nodeImageView),
-      () => [...ctx.pods.values()].map(podPlacement)
-    )
-    cached = { fingerprint, names: selected.map((n) => n.metadata.name ?? "") }
-    ctx.targets.set(key, cached)
+  const read = lookup(ctx)
+  const cached = ctx.targets.get(key)
+  if (cached?.matches(fingerprint, task) === true) {
+    cached.refresh(read)
+    return cached
   }
-  return cached.names.flatMap((name) => {
-    const stored = ctx.nodeImages.get(name)
-    return stored === undefined ? [] : [nodeImageView(stored)]
+  const selected = selectTargets(
+    job.spec,
+    { namespace: job.metadata.namespace ?? "", uid },
+    [...ctx.nodeImages.values()].map(nodeImageView),
+    () => [...ctx.pods.values()].map(podPlacement)
+  )
+  const progress = new JobProgress(fingerprint, selected.map((n) => n.metadata.name ?? ""), task, read)
+  ctx.targets.set(key, progress)
+  return progress
+}
+
+/**
+ * Everything the job owns outside its current task on its current targets, to release. Once
+ * released, only a change of the owner index says there is more: tags of another image, or on
+ * more nodes than the targets that have the job's tag.
+ */
+const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) => {
+  const uid = task.owner.uid
+  const footprint = ctx.owners.footprint(uid, task.image)
+  if (progress.staleReleased && footprint.images <= 1 && footprint.nodes === progress.synced) return []
+  return [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
+    const stored = ctx.nodeImages.get(node)
+    return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
   })
 }
 
@@ -168,16 +191,18 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const uid = raw.metadata.uid ?? ""
     const task = taskOf(job.success, uid, secrets.success)
     const now = yield* Clock.currentTimeMillis
-    const targets = targetsOf(ctx, key, job.success, uid)
-    // Everything the job owns anywhere; the decision keeps the current tag on current targets.
-    const stale = [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
-      const stored = ctx.nodeImages.get(node)
-      return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
-    })
+    const progress = progressOf(ctx, key, job.success, task)
+    const stale = staleOf(ctx, progress, task)
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint
-    const decision = decideImagePullJob({ job: job.success, task, targets, stale, now, propagateEdits })
+    const decision = decideFromTally({ job: job.success, task, tally: progress.tally(lookup(ctx)), stale, now, propagateEdits })
     yield* applyNodeWrites(ctx, decision.writes)
+    // Settled once a full look found nothing left to release (what it released is checked again).
+    progress.staleReleased = stale.every(({ image, node }) => {
+      const entry = node.spec.images?.[image]
+      const keep = image === task.image && progress.has(node.metadata.name ?? "") ? task.tag : undefined
+      return entry === undefined || withoutOwner(entry, uid, keep) === entry
+    })
     ctx.propagated.set(key, fingerprint)
     const statusDue = statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
