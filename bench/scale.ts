@@ -22,6 +22,7 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration } from "effect"
+import { parseAllDocuments } from "yaml"
 import { simulatedPullTime } from "../src/daemon/simulatedRuntime.ts"
 
 const { values } = parseArgs({
@@ -59,12 +60,25 @@ const freePort = () =>
     })
   })
 
+/** The controller's NODE_OPTIONS as deploy/controller.yaml ships them (its heap limit). */
+const shippedControllerNodeOptions = (): string => {
+  const manifest = readFileSync(resolve(import.meta.dirname, "../deploy/controller.yaml"), "utf8")
+  for (const doc of parseAllDocuments(manifest)) {
+    const object = doc.toJS() as { kind?: string; spec?: any } | null
+    if (object?.kind !== "Deployment") continue
+    const container = object.spec.template.spec.containers.find((c: { name: string }) => c.name === "controller")
+    return container?.env?.find((e: { name: string }) => e.name === "NODE_OPTIONS")?.value ?? ""
+  }
+  return ""
+}
+
 const children: Array<ChildProcess> = []
 const logOf = (name: string) => join(dir, `${name}.log`)
 
 const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
   const profile = values["cpu-prof"] && name === "controller" ? [`--cpu-prof`, `--cpu-prof-dir=${dir}`] : []
-  const child = spawn(process.execPath, [...profile, bundle, ...args], { stdio: ["ignore", "pipe", "pipe"] })
+  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() } : process.env
+  const child = spawn(process.execPath, [...profile, bundle, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
   const log = createWriteStream(logOf(name))
   child.stdout!.pipe(log)
   child.stderr!.pipe(log)
