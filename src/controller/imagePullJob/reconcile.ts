@@ -36,6 +36,12 @@ const podPlacement = (pod: KubeObject): PodPlacement => ({
   deleting: pod.metadata.deletionTimestamp !== undefined
 })
 
+/**
+ * Applies the writes, each NodeImage once; returns how many conflicted. A conflict is a daemon's
+ * status report (or another job's write) that landed since the store's version: the others still
+ * go out, and the job looks again once the store has caught up, instead of failing the whole
+ * reconcile into a growing backoff (which, with daemons reporting all the time, reached minutes).
+ */
 const applyNodeWrites = (ctx: ControllerContext, writes: ReadonlyArray<NodeWrite>) => {
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
   for (const write of writes) {
@@ -43,11 +49,15 @@ const applyNodeWrites = (ctx: ControllerContext, writes: ReadonlyArray<NodeWrite
     if (changes === undefined) byNode.set(write.node, changes = new Map())
     changes.set(write.image, write.entry)
   }
-  return Effect.forEach(byNode, ([node, changes]) => patchNodeImages(ctx.nodeImages, node, changes), {
-    concurrency: nodeWriteConcurrency,
-    discard: true
-  })
+  let conflicts = 0
+  return Effect.forEach(byNode, ([node, changes]) =>
+    patchNodeImages(ctx.nodeImages, node, changes).pipe(
+      Effect.catchTag("Conflict", () => Effect.sync(() => void conflicts++))
+    ), { concurrency: nodeWriteConcurrency, discard: true }).pipe(Effect.map(() => conflicts))
 }
+
+/** How soon a job whose writes conflicted looks again: time for the watch to bring the newer versions. */
+const conflictRetry = Duration.millis(50)
 
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
 const release = (ctx: ControllerContext, raw: KubeObject) =>
@@ -61,7 +71,7 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
     }
-    yield* applyNodeWrites(ctx, writes)
+    if ((yield* applyNodeWrites(ctx, writes)) > 0) return { requeueAfter: conflictRetry }
     const finalizers = raw.metadata.finalizers ?? []
     if (!finalizers.includes(releaseFinalizer)) return {}
     const api = yield* KubeApi
@@ -196,7 +206,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint
     const decision = decideFromTally({ job: job.success, task, tally: progress.tally(lookup(ctx)), stale, now, propagateEdits })
-    yield* applyNodeWrites(ctx, decision.writes)
+    if ((yield* applyNodeWrites(ctx, decision.writes)) > 0) return { requeueAfter: conflictRetry }
     // Settled once a full look found nothing left to release (what it released is checked again).
     progress.staleReleased = stale.every(({ image, node }) => {
       const entry = node.spec.images?.[image]
