@@ -17,7 +17,16 @@ const preheat = Command.make("preheat").pipe(
   Command.withDescription(
     "Pre-pulls container images onto Kubernetes nodes (ImagePullJob, ImageListPullJob, NodeImage of apps.kruise.io/v1alpha1)."
   ),
-  Command.withSubcommands([apiserverCommand, controllerCommand, crdsCommand, daemonCommand, devCommand, fleetCommand, statusCommand, versionCommand])
+  Command.withSubcommands([
+    apiserverCommand,
+    controllerCommand,
+    crdsCommand,
+    daemonCommand,
+    devCommand,
+    fleetCommand,
+    statusCommand,
+    versionCommand
+  ])
 )
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>
