@@ -1,5 +1,5 @@
 /**
- * npm run bench:scale -- --nodes N --jobs J --parallelism P
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
@@ -30,7 +30,8 @@ const { values } = parseArgs({
     nodes: { type: "string", default: "1000" },
     jobs: { type: "string", default: "10" },
     parallelism: { type: "string", default: "100" },
-    "cpu-prof": { type: "boolean", default: false },
+    /** Which processes to profile (--cpu-prof into the run's directory): controller, apiserver, fleet, comma-separated. */
+    "cpu-prof": { type: "string", default: "" },
     keep: { type: "boolean", default: false }
   }
 })
@@ -76,7 +77,8 @@ const children: Array<ChildProcess> = []
 const logOf = (name: string) => join(dir, `${name}.log`)
 
 const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
-  const profile = values["cpu-prof"] && name === "controller" ? [`--cpu-prof`, `--cpu-prof-dir=${dir}`] : []
+  const profiled = values["cpu-prof"].split(",").includes(name)
+  const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
   const env = name === "controller" ? { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() } : process.env
   const child = spawn(process.execPath, [...profile, bundle, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
   const log = createWriteStream(logOf(name))
@@ -103,7 +105,7 @@ const stopAll = async () => {
       setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
     })
   ))
-  if (!values.keep && !values["cpu-prof"]) rmSync(dir, { recursive: true, force: true })
+  if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
 }
 
 /** User plus system CPU of a process so far, in seconds. */
@@ -231,7 +233,7 @@ const main = async () => {
       `controller_requests=${requests.controller} fleet_requests=${requests.fleet} ` +
       `apiserver_peak_rss_mib=${Math.round(statusField(pids.apiserver, "VmHWM") / 1048576)} ` +
       `fleet_peak_rss_mib=${Math.round(statusField(pids.fleet, "VmHWM") / 1048576)}` +
-      (values.keep || values["cpu-prof"] ? ` logs=${dir}` : "")
+      (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
   )
   console.log([
     `bench:scale nodes=${nodes} jobs=${jobs}`,

@@ -11,6 +11,8 @@ import type { HealthReport } from "../ops/server.ts"
 import { serveOps } from "../ops/server.ts"
 import { version } from "../version.ts"
 
+const nodesPerClient = 50
+
 export const fleetCommand = Command.make(
   "fleet",
   {
@@ -37,20 +39,26 @@ export const fleetCommand = Command.make(
   (flags) =>
     Effect.gen(function*() {
       if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
-      // One client for all: each node's own budget, summed, as N daemons would have between them.
-      const kube = KubeLive.layer({
-        kubeconfig: Option.getOrUndefined(flags.kubeconfig),
-        context: Option.getOrUndefined(flags.context),
-        qps: flags.qps * flags.nodes,
-        burst: flags.burst * flags.nodes,
-        userAgent: `preheat-fleet/${version} (${flags.nodes} nodes)`
-      })
-      return yield* Effect.gen(function*() {
-        const daemons = yield* startFleet({
-          nodes: flags.nodes,
-          maxConcurrentPulls: flags.maxConcurrentPulls,
-          secretNamespace: flags.secretNamespace
+      // A client per group of nodes, each with the group's summed budget: one connection pool
+      // holding thousands of watches is scanned linearly on every request (undici's Pool), a cost
+      // no real daemon has.
+      const client = (nodes: number) =>
+        KubeLive.layer({
+          kubeconfig: Option.getOrUndefined(flags.kubeconfig),
+          context: Option.getOrUndefined(flags.context),
+          qps: flags.qps * nodes,
+          burst: flags.burst * nodes,
+          userAgent: `preheat-fleet/${version} (${nodes} nodes)`
         })
+      const groups = Array.from({ length: Math.ceil(flags.nodes / nodesPerClient) }, (_, g) => ({
+        first: g * nodesPerClient,
+        count: Math.min(nodesPerClient, flags.nodes - g * nodesPerClient)
+      }))
+      return yield* Effect.gen(function*() {
+        const daemons = (yield* Effect.forEach(groups, ({ count, first }) =>
+          Effect.flatMap(Layer.build(client(count)), (kube) =>
+            startFleet({ first, count, maxConcurrentPulls: flags.maxConcurrentPulls, secretNamespace: flags.secretNamespace })
+              .pipe(Effect.provideContext(kube))))).flat()
         const ready = Effect.sync((): HealthReport => {
           const synced = daemons.filter((d) => d.hasSynced()).length
           return [{ name: "daemons-synced", ok: synced === daemons.length, message: `${synced}/${daemons.length}` }]
@@ -60,7 +68,7 @@ export const fleetCommand = Command.make(
         return yield* Effect.never
       }).pipe(
         Effect.scoped,
-        Effect.provide(Layer.mergeAll(kube, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(schedulerLayer().pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

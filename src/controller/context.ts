@@ -55,6 +55,8 @@ export interface ControllerContext {
   readonly propagated: Map<string, string>
   /** Each job's targets, what they were computed from, and where each stands for the job's task. */
   readonly targets: Map<string, JobProgress>
+  /** NodeImage name -> the jobs whose write to it conflicted: woken when a newer version arrives. */
+  readonly awaitingNewer: Map<string, Set<string>>
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
   readonly placement: { nodes: number; pods: number }
   readonly queues: {

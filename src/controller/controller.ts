@@ -55,6 +55,7 @@ export const makeController = Effect.fnUntraced(function*(
     propagated: new Map<string, string>(),
     targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
+    awaitingNewer: new Map<string, Set<string>>(),
     sourceSecrets: makeSourceSecrets(),
     queues
   }

@@ -49,7 +49,8 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const previousView = old === undefined ? undefined : nodeImageView(old)
       const currentView = current === undefined ? undefined : nodeImageView(current)
       ctx.owners.update(name, previousView, currentView)
-      const jobs = new Set<string>()
+      const jobs = new Set<string>(ctx.awaitingNewer.get(name))
+      ctx.awaitingNewer.delete(name)
       for (const uid of changedOwners(previousView, currentView)) {
         const key = ctx.jobKeyByUid.get(uid)
         if (key === undefined) continue

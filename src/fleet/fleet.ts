@@ -12,8 +12,9 @@ import type { Metrics } from "../ops/metrics.ts"
 import type { Scheduler } from "../scheduler/Scheduler.ts"
 
 export interface FleetOptions {
-  /** How many nodes: node-1 .. node-N (the names and labels of `preheat dev`). */
-  readonly nodes: number
+  /** The nodes: node-(first+1) .. node-(first+count) (the names and labels of `preheat dev`). */
+  readonly first: number
+  readonly count: number
   readonly maxConcurrentPulls: number
   readonly secretNamespace: string
 }
@@ -32,13 +33,14 @@ export const startFleet = (
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.
     const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
-    yield* Effect.forEach(Array.from({ length: options.nodes }, (_, i) => i), (i) =>
+    const indices = Array.from({ length: options.count }, (_, i) => options.first + i)
+    yield* Effect.forEach(indices, (i) =>
       Effect.gen(function*() {
         const node = devNode(i)
         yield* api.create(resources.node, node).pipe(Effect.catchTag("AlreadyExists", () => Effect.void))
         yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
       }), { concurrency: 16, discard: true })
-    return yield* Effect.forEach(Array.from({ length: options.nodes }, (_, i) => i), (i) =>
+    return yield* Effect.forEach(indices, (i) =>
       Effect.gen(function*() {
         // Built in the fleet's scope: each node keeps its own runtime (its images, its pulls).
         const runtime = yield* Layer.build(simulatedRuntimeLayer())

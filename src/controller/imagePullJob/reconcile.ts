@@ -37,27 +37,40 @@ const podPlacement = (pod: KubeObject): PodPlacement => ({
 })
 
 /**
- * Applies the writes, each NodeImage once; returns how many conflicted. A conflict is a daemon's
- * status report (or another job's write) that landed since the store's version: the others still
- * go out, and the job looks again once the store has caught up, instead of failing the whole
- * reconcile into a growing backoff (which, with daemons reporting all the time, reached minutes).
+ * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
+ * conflict is a daemon's status report (or another job's write) that landed since the store's
+ * version: the other writes still go out, and the job is woken by the newer version's arrival
+ * (the NodeImage handler reads `awaitingNewer`), or at once when the store has it already, instead
+ * of failing the whole reconcile into a growing backoff (which reached minutes under load).
  */
-const applyNodeWrites = (ctx: ControllerContext, writes: ReadonlyArray<NodeWrite>) => {
+const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
   for (const write of writes) {
     let changes = byNode.get(write.node)
     if (changes === undefined) byNode.set(write.node, changes = new Map())
     changes.set(write.image, write.entry)
   }
-  let conflicts = 0
-  return Effect.forEach(byNode, ([node, changes]) =>
-    patchNodeImages(ctx.nodeImages, node, changes).pipe(
-      Effect.catchTag("Conflict", () => Effect.sync(() => void conflicts++))
-    ), { concurrency: nodeWriteConcurrency, discard: true }).pipe(Effect.map(() => conflicts))
+  let retry: Duration.Duration | undefined
+  return Effect.forEach(byNode, ([node, changes]) => {
+    const seen = ctx.nodeImages.get(node)?.metadata.resourceVersion
+    return patchNodeImages(ctx.nodeImages, node, changes).pipe(
+      Effect.catchTag("Conflict", () =>
+        Effect.sync(() => {
+          if (ctx.nodeImages.get(node)?.metadata.resourceVersion !== seen) {
+            retry = Duration.zero
+            return
+          }
+          let jobs = ctx.awaitingNewer.get(node)
+          if (jobs === undefined) ctx.awaitingNewer.set(node, jobs = new Set())
+          jobs.add(key)
+          retry ??= conflictFallback
+        }))
+    )
+  }, { concurrency: nodeWriteConcurrency, discard: true }).pipe(Effect.map(() => retry))
 }
 
-/** How soon a job whose writes conflicted looks again: time for the watch to bring the newer versions. */
-const conflictRetry = Duration.millis(50)
+/** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
+const conflictFallback = Duration.seconds(1)
 
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
 const release = (ctx: ControllerContext, raw: KubeObject) =>
@@ -71,7 +84,8 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
     }
-    if ((yield* applyNodeWrites(ctx, writes)) > 0) return { requeueAfter: conflictRetry }
+    const retry = yield* applyNodeWrites(ctx, objectKey(raw), writes)
+    if (retry !== undefined) return { requeueAfter: retry }
     const finalizers = raw.metadata.finalizers ?? []
     if (!finalizers.includes(releaseFinalizer)) return {}
     const api = yield* KubeApi
@@ -206,7 +220,8 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint
     const decision = decideFromTally({ job: job.success, task, tally: progress.tally(lookup(ctx)), stale, now, propagateEdits })
-    if ((yield* applyNodeWrites(ctx, decision.writes)) > 0) return { requeueAfter: conflictRetry }
+    const retry = yield* applyNodeWrites(ctx, key, decision.writes)
+    if (retry !== undefined) return { requeueAfter: retry }
     // Settled once a full look found nothing left to release (what it released is checked again).
     progress.staleReleased = stale.every(({ image, node }) => {
       const entry = node.spec.images?.[image]
