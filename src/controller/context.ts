@@ -1,6 +1,8 @@
 import type { Informer } from "../kube/informer.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { OwnerIndex } from "./ownerIndex.ts"
+import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */
@@ -18,6 +20,8 @@ export interface ControllerSettings {
    * many nodes finishing together are read in one reconcile rather than one each.
    */
   readonly nodeReportBatchMs: number
+  /** How often the Secrets jobs reference are read again, so that their copies follow edits. */
+  readonly secretResyncMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -26,7 +30,8 @@ export const defaultSettings: ControllerSettings = {
   unresponsiveMs: 600_000,
   workers: 4,
   statusIntervalMs: 1000,
-  nodeReportBatchMs: 10
+  nodeReportBatchMs: 10,
+  secretResyncMs: 30_000
 }
 
 /** The stores the reconcilers read and the queues the change handlers feed. */
@@ -37,7 +42,10 @@ export interface ControllerContext {
   readonly jobs: Informer
   readonly listJobs: Informer
   readonly pods: Informer
-  readonly secrets: Informer
+  /** The pull-secret copies: Secrets labelled as copies, in the daemons' namespace only. */
+  readonly secretCopies: Informer
+  /** The Secrets jobs reference as pull secrets, read on demand (no list, no watch). */
+  readonly sourceSecrets: SourceSecrets
   readonly owners: OwnerIndex
   /** ImagePullJob uid -> namespace/name, for owner references that name jobs by uid. */
   readonly jobKeyByUid: Map<string, string>
@@ -45,8 +53,10 @@ export interface ControllerContext {
   readonly statusWrittenAt: Map<string, number>
   /** The spec each job's tags were last brought up to date with (a fingerprint). */
   readonly propagated: Map<string, string>
-  /** Each job's target node names, with what they were computed from. */
-  readonly targets: Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>
+  /** Each job's targets, what they were computed from, and where each stands for the job's task. */
+  readonly targets: Map<string, JobProgress>
+  /** NodeImage name -> the jobs whose write to it conflicted: woken when a newer version arrives. */
+  readonly awaitingNewer: Map<string, Set<string>>
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
   readonly placement: { nodes: number; pods: number }
   readonly queues: {
@@ -59,3 +69,10 @@ export interface ControllerContext {
 
 /** The one key of the pull-secret copies reconcile: they are planned together. */
 export const allSecretCopies = "all"
+
+/** Drops what the controller remembers of a job that is gone, so deleted jobs leave nothing behind. */
+export const forgetJob = (context: ControllerContext, key: string): void => {
+  context.targets.delete(key)
+  context.propagated.delete(key)
+  context.statusWrittenAt.delete(key)
+}

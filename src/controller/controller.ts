@@ -1,4 +1,4 @@
-import { Effect } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import { makeInformer } from "../kube/informer.ts"
 import type { Informer } from "../kube/informer.ts"
@@ -12,10 +12,13 @@ import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { changeHandlers } from "./handlers.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
+import type { JobProgress } from "./imagePullJob/progress.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
+import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
+import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
 export interface Controller {
   readonly context: ControllerContext
@@ -50,14 +53,20 @@ export const makeController = Effect.fnUntraced(function*(
     jobKeyByUid: new Map<string, string>(),
     statusWrittenAt: new Map<string, number>(),
     propagated: new Map<string, string>(),
-    targets: new Map<string, { readonly fingerprint: string; readonly names: ReadonlyArray<string> }>(),
+    targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
+    awaitingNewer: new Map<string, Set<string>>(),
+    sourceSecrets: makeSourceSecrets(),
     queues
   }
-  const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secrets", Informer> = {
+  const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secretCopies", Informer> = {
     jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(handlers.imagePullJob)),
     listJobs: yield* makeInformer(resources.imageListPullJob, {}, lazy(handlers.imageListPullJob)),
-    secrets: yield* makeInformer(resources.secret, {}, lazy(handlers.secret)),
+    secretCopies: yield* makeInformer(
+      resources.secret,
+      { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` },
+      lazy(handlers.secretCopy)
+    ),
     pods: yield* makeInformer(resources.pod, {}, lazy(handlers.pod)),
     nodes: yield* makeInformer(resources.node, {}, lazy(handlers.node)),
     nodeImages: yield* makeInformer(resources.nodeImage, {}, lazy(handlers.nodeImage))
@@ -79,7 +88,12 @@ export const makeController = Effect.fnUntraced(function*(
             backoff,
             ...(observe === undefined ? {} : { observe: observe(name) })
           }))
+      const resyncSecrets = Effect.flatMap(ctx.sourceSecrets.resync, handlers.sourceSecretsChanged).pipe(
+        Effect.repeat(Schedule.spaced(Duration.millis(settings.secretResyncMs))),
+        Effect.delay(Duration.millis(settings.secretResyncMs))
+      )
       return yield* Effect.all([
+        resyncSecrets,
         run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
         run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
         run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),

@@ -3,13 +3,12 @@ import { matchesLabelSelector } from "../api/labelSelector.ts"
 import type { Change } from "../kube/informer.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { keyOf, objectKey } from "../kube/objectKey.ts"
-import { allSecretCopies } from "./context.ts"
+import { allSecretCopies, forgetJob } from "./context.ts"
 import type { ControllerContext } from "./context.ts"
 import { decodedJob } from "./decoded.ts"
 import { nodeSelected } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { changedOwners, nodeImageChanged } from "./ownerIndex.ts"
-import { copyLabel } from "./pullSecrets/copies.ts"
 
 const before = (change: Change): KubeObject | undefined => (change.type === "added" ? undefined : change.old)
 const after = (change: Change): KubeObject | undefined => (change.type === "deleted" ? undefined : change.current)
@@ -50,10 +49,13 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const previousView = old === undefined ? undefined : nodeImageView(old)
       const currentView = current === undefined ? undefined : nodeImageView(current)
       ctx.owners.update(name, previousView, currentView)
-      const jobs = new Set<string>()
+      const jobs = new Set<string>(ctx.awaitingNewer.get(name))
+      ctx.awaitingNewer.delete(name)
       for (const uid of changedOwners(previousView, currentView)) {
         const key = ctx.jobKeyByUid.get(uid)
-        if (key !== undefined) jobs.add(key)
+        if (key === undefined) continue
+        jobs.add(key)
+        ctx.targets.get(key)?.touched(name)
       }
       const membership = old === undefined || current === undefined || !sameLabels(old, current) ||
         old.metadata.deletionTimestamp !== current.metadata.deletionTimestamp
@@ -75,6 +77,7 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const effects: Array<Effect.Effect<void>> = []
       if (change.type === "deleted") {
         ctx.jobKeyByUid.delete(uid)
+        forgetJob(ctx, key)
         // Tags of a job that went without its finalizer are cleaned up by their NodeImages.
         for (const node of ctx.owners.nodesOf(uid)) effects.push(ctx.queues.nodeImage.add(node))
       } else {
@@ -121,22 +124,22 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       return enqueueAll(ctx, keys)
     }),
 
-  secret: (change: Change) =>
+  /** A copy changed or went (by hand, say): the copies are planned again. */
+  secretCopy: (_change: Change) => context().queues.pullSecrets.add(allSecretCopies),
+
+  /** Source secrets that changed, appeared or went since the last resync: their jobs and the copies. */
+  sourceSecretsChanged: (keys: ReadonlyArray<string>) =>
     Effect.suspend(() => {
-      const ctx = context()
-      const secret = (after(change) ?? before(change))!
-      if (secret.metadata.namespace === ctx.settings.secretNamespace && secret.metadata.labels?.[copyLabel] === "true") {
-        return ctx.queues.pullSecrets.add(allSecretCopies)
-      }
-      const keys: Array<string> = []
-      for (const raw of ctx.jobs.values()) {
-        if (raw.metadata.namespace !== secret.metadata.namespace) continue
-        const job = decodedJob(raw)
-        if (Result.isSuccess(job) && (job.success.spec.pullSecrets ?? []).includes(secret.metadata.name ?? "")) {
-          keys.push(objectKey(raw))
-        }
-      }
       if (keys.length === 0) return Effect.void
-      return Effect.andThen(enqueueAll(ctx, keys), ctx.queues.pullSecrets.add(allSecretCopies))
+      const ctx = context()
+      const changed = new Set(keys)
+      const jobs: Array<string> = []
+      for (const raw of ctx.jobs.values()) {
+        const job = decodedJob(raw)
+        if (Result.isFailure(job)) continue
+        const namespace = raw.metadata.namespace
+        if ((job.success.spec.pullSecrets ?? []).some((name) => changed.has(keyOf(namespace, name)))) jobs.push(objectKey(raw))
+      }
+      return Effect.andThen(enqueueAll(ctx, jobs), ctx.queues.pullSecrets.add(allSecretCopies))
     })
 })

@@ -46,6 +46,12 @@ export class OwnerIndex {
     }
   }
 
+  /** How many images the job owns tags of anywhere, and on how many nodes it owns a tag of `image`. */
+  footprint(uid: string, image: string): { readonly images: number; readonly nodes: number } {
+    const images = this.byOwner.get(uid)
+    return { images: images?.size ?? 0, nodes: images?.get(image)?.size ?? 0 }
+  }
+
   private add(uid: string, image: string, n: number): void {
     let images = this.byOwner.get(uid)
     if (images === undefined) this.byOwner.set(uid, images = new Map())

@@ -59,9 +59,12 @@ export const setOwn = (target: Record<string, unknown>, key: string, value: unkn
  * equal ones written anywhere are one object.
  */
 export const intern = (value: unknown, previous: unknown, path = "", depth = 0): unknown => {
-  if (typeof value !== "object") return internPrimitive(value, path)
+  // An unchanged string is the pooled one already: comparing costs less than pooling it again.
+  if (typeof value !== "object") return value === previous ? previous : internPrimitive(value, path)
   if (value === null || value === previous || isInterned(value)) return value
   if (depth > maxDepth) throw new NotJson(path, `nested deeper than ${maxDepth} levels`)
+  // Most of a new version is the old one: an equal subtree is found without copying anything.
+  if (typeof previous === "object" && previous !== null && equalsStored(value, previous, depth)) return previous
   if (Array.isArray(value)) return internArray(value, Array.isArray(previous) ? previous : undefined, path, depth)
   const toJSON = (value as { toJSON?: unknown }).toJSON
   if (typeof toJSON === "function") return intern(toJSON.call(value), previous, path, depth + 1)
@@ -82,6 +85,32 @@ export const intern = (value: unknown, previous: unknown, path = "", depth = 0):
   const out: Record<string, unknown> = {}
   for (const [key, item] of entries) setOwn(out, key, item)
   return settled(out)
+}
+
+/**
+ * Whether `value` is, as JSON, the stored `stored` (whose key order does not matter, as for
+ * intern). Only plain JSON compares equal; anything else (undefined members, toJSON) is left to
+ * intern's walk.
+ */
+const equalsStored = (value: unknown, stored: unknown, depth: number): boolean => {
+  if (value === stored) return true
+  if (typeof value !== "object" || value === null || typeof stored !== "object" || stored === null || depth > maxDepth) {
+    return false
+  }
+  if (Array.isArray(value)) {
+    if (!Array.isArray(stored) || value.length !== stored.length) return false
+    for (let i = 0; i < value.length; i++) if (!equalsStored(value[i], stored[i], depth + 1)) return false
+    return true
+  }
+  if (Array.isArray(stored) || !isPlainObject(value)) return false
+  const record = value as JsonObject
+  const target = stored as JsonObject
+  const keys = Object.keys(record)
+  if (keys.length !== Object.keys(target).length) return false
+  for (const key of keys) {
+    if (!Object.hasOwn(target, key) || !equalsStored(record[key], target[key], depth + 1)) return false
+  }
+  return true
 }
 
 const internPrimitive = (value: unknown, path: string): unknown => {

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
+import { defaultSettings } from "../../src/controller/context.ts"
 import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 
 const job = (name: string, spec: Record<string, unknown>): KubeObject => ({
@@ -109,6 +110,10 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       yield* advance(3000)
       yield* api.update(resources.secret, { ...source, data: { ".dockerconfigjson": "eyJhdXRocyI6e319" } })
       yield* advance(1000)
+      // Source secrets are not watched: the edit is read at the next resync.
+      const early = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
+      expect(early["data"]).toEqual({ ".dockerconfigjson": "e30=" })
+      yield* advance(defaultSettings.secretResyncMs)
       const copy = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
       expect(copy["data"]).toEqual({ ".dockerconfigjson": "eyJhdXRocyI6e319" })
       const never = yield* get(resources.imagePullJob, "never", "default")
@@ -223,7 +228,8 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       const reported = yield* get(resources.imagePullJob, "nosecret", "default")
       expect(status(reported)).toMatchObject({ message: "pull secret default/missing not found" })
       yield* api.create(resources.secret, secret("missing", { ".dockerconfigjson": "e30=" }))
-      yield* advance(3000)
+      // Read again at the next resync of the secrets jobs reference.
+      yield* advance(defaultSettings.secretResyncMs + 3000)
       expect(status(yield* get(resources.imagePullJob, "nosecret", "default"))).toMatchObject({ succeeded: 1 })
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 

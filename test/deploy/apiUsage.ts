@@ -36,9 +36,11 @@ const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
 
 export const apiUsage: ReadonlyArray<ApiUse> = [
   // controller: informers (src/controller/controller.ts), all namespaces
-  ...(["imagePullJob", "imageListPullJob", "nodeImage", "node", "pod", "secret"] as const).flatMap((kind) =>
+  ...(["imagePullJob", "imageListPullJob", "nodeImage", "node", "pod"] as const).flatMap((kind) =>
     (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))
   ),
+  // controller: the Secrets jobs name as pull secrets, read one by one (src/controller/pullSecrets/sourceSecrets.ts)
+  { role: "controller", verb: "get", kind: "secret", scope: cluster },
   // controller: ImagePullJob (finalizer patch, status, TTL delete, ImageListPullJob children)
   { role: "controller", verb: "create", kind: "imagePullJob", scope: cluster },
   { role: "controller", verb: "patch", kind: "imagePullJob", scope: cluster },
@@ -63,7 +65,9 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "patch", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "delete", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
-  // controller: pull-secret copies, only in the daemons' namespace
+  // controller: pull-secret copies, only in the daemons' namespace (an informer there, and the writes)
+  { role: "controller", verb: "list", kind: "secret", scope: secretNamespace },
+  { role: "controller", verb: "watch", kind: "secret", scope: secretNamespace },
   { role: "controller", verb: "create", kind: "secret", scope: secretNamespace },
   { role: "controller", verb: "update", kind: "secret", scope: secretNamespace },
   { role: "controller", verb: "delete", kind: "secret", scope: secretNamespace },

@@ -73,6 +73,25 @@ describe("stored JSON", () => {
     expect(changed["image-01"]).toBe(stored["image-01"])
   })
 
+  it("returns the stored subtrees a fresh copy equals, whatever its key order, and walks what differs", () => {
+    const version = (phase: string) => ({
+      metadata: { name: "n1", resourceVersion: phase },
+      spec: { images: { nginx: { tags: [{ tag: "v1", ownerReferences: [owner("u1")] }] } } },
+      status: { imageStatuses: { nginx: { tags: [{ tag: "v1", phase }] } } }
+    })
+    const stored = intern(version("Pulling"), undefined) as any
+    const fresh = JSON.parse(JSON.stringify(version("Succeeded")))
+    fresh.spec = { images: { nginx: { tags: [{ ownerReferences: [owner("u1")], tag: "v1" }] } } }
+    const next = intern(fresh, stored) as any
+    expect(next.spec).toBe(stored.spec)
+    expect(next.status.imageStatuses.nginx.tags[0].phase).toBe("Succeeded")
+    expect(next.metadata.name).toBe("n1")
+    // A member that is undefined is dropped, as JSON.stringify does, not taken for equal.
+    const withUndefined = intern({ ...version("Pulling"), extra: undefined }, stored)
+    expect(withUndefined).toEqual(stored)
+    expect(intern({ a: 1, b: undefined }, intern({ a: 1, b: 2 }, undefined))).toEqual({ a: 1 })
+  })
+
   it.effect("gives NodeImages of different nodes the same tag objects when their tags are equal", () =>
     Effect.gen(function*() {
       const api = yield* KubeApi

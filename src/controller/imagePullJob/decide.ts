@@ -38,6 +38,72 @@ export interface JobInput {
   readonly propagateEdits: boolean
 }
 
+/**
+ * Where a job's targets stand for its task, counted over all of them, with only the nodes a
+ * decision names: the first ones still without the task, the failed ones, and (for a deadline or
+ * an edit) the rest. A reconcile keeps this up to date from the NodeImages that changed, so it
+ * costs what changed rather than a walk of every target.
+ */
+export interface TargetTally {
+  readonly desired: number
+  readonly active: number
+  readonly succeeded: number
+  /** Failed targets, in target order. */
+  readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
+  /** Up to `limit` targets without the job's tag yet, in target order. */
+  readonly waiting: (limit: number) => ReadonlyArray<NodeImage>
+  /** Targets that have the job's tag (any phase), in target order: to bring edits to. */
+  readonly synced: () => Iterable<NodeImage>
+  /** Targets neither succeeded nor failed, in target order. */
+  readonly unfinished: () => ReadonlyArray<string>
+  /** Whether a node is a target. */
+  readonly targets: (node: string) => boolean
+}
+
+/** The tally of a list of targets, computed by walking them all. */
+export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): TargetTally => {
+  const failed: Array<{ node: string; message: string }> = []
+  const waiting: Array<NodeImage> = []
+  const synced: Array<NodeImage> = []
+  const unfinished: Array<string> = []
+  let active = 0
+  let succeeded = 0
+  for (const node of targets) {
+    const name = node.metadata.name ?? ""
+    const state = nodeState(node, task)
+    if (state.phase === "notSynced") {
+      waiting.push(node)
+      unfinished.push(name)
+      continue
+    }
+    synced.push(node)
+    if (state.phase === "active") {
+      active++
+      unfinished.push(name)
+    } else if (state.phase === "succeeded") succeeded++
+    else failed.push({ node: name, message: state.message })
+  }
+  const names = new Set(targets.map((n) => n.metadata.name ?? ""))
+  return {
+    desired: targets.length,
+    active,
+    succeeded,
+    failed,
+    waiting: (limit) => waiting.slice(0, limit),
+    synced: () => synced,
+    unfinished: () => unfinished,
+    targets: (node) => names.has(node)
+  }
+}
+
+/** decideImagePullJob on a list of targets (walked once into a tally). */
+export const decideImagePullJob = (input: JobInput): JobDecision =>
+  decideFromTally({ ...input, tally: tallyOf(input.targets, input.task) })
+
+export interface TallyInput extends Omit<JobInput, "targets"> {
+  readonly tally: TargetTally
+}
+
 const percent = (done: number, desired: number): string =>
   (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
 
@@ -46,7 +112,7 @@ const percent = (done: number, desired: number): string =>
  * which tasks to write, the status, the events, and when to look again. Pure: the caller reads
  * the stores and applies the writes.
  */
-export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, task }: JobInput): JobDecision => {
+export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
   const nowIso = rfc3339(now)
@@ -70,56 +136,40 @@ export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, t
 
   const startTime = previous?.startTime ?? nowIso
   if (previous?.startTime === undefined) {
-    events.push({ type: "Normal", reason: "Started", message: `pulling ${spec.image} on ${targets.length} nodes` })
+    events.push({ type: "Normal", reason: "Started", message: `pulling ${spec.image} on ${tally.desired} nodes` })
   }
 
   const writes: Array<NodeWrite> = []
-  const targetNames = new Set(targets.map((n) => n.metadata.name ?? ""))
   for (const { image, node } of stale) {
     const name = node.metadata.name ?? ""
     const entry = node.spec.images?.[image]
     if (entry === undefined) continue
     // On a node still targeted, the job's current tag stays; elsewhere everything of the job goes.
-    const keep = image === task.image && targetNames.has(name) ? task.tag : undefined
+    const keep = image === task.image && tally.targets(name) ? task.tag : undefined
     const released = withoutOwner(entry, task.owner.uid, keep)
     if (released !== entry) writes.push({ node: name, image, entry: released })
   }
 
-  const succeededNodes: Array<string> = []
-  const failedNodes: Array<{ node: string; message: string }> = []
-  const waiting: Array<NodeImage> = []
-  let active = 0
-  for (const node of targets) {
-    const name = node.metadata.name ?? ""
-    const state = nodeState(node, task)
-    switch (state.phase) {
-      case "notSynced":
-        waiting.push(node)
-        continue
-      case "active":
-        active++
-        break
-      case "succeeded":
-        succeededNodes.push(name)
-        break
-      case "failed":
-        failedNodes.push({ node: name, message: state.message })
+  const failedNodes = tally.failed
+  let active = tally.active
+  // Edits of a running job reach the tags it already wrote (SPEC §4.6).
+  if (propagateEdits) {
+    for (const node of tally.synced()) {
+      const name = node.metadata.name ?? ""
+      const entry = node.spec.images?.[task.image]
+      const updated = withTask(entry, task, tagPullPolicy(spec, `${task.owner.uid}/${name}`), nowIso, undefined)
+      if (updated !== entry) writes.push({ node: name, image: task.image, entry: updated })
     }
-    // Edits of a running job reach the tags it already wrote (SPEC §4.6).
-    if (!propagateEdits) continue
-    const entry = node.spec.images?.[task.image]
-    const updated = withTask(entry, task, tagPullPolicy(spec, `${task.owner.uid}/${name}`), nowIso, undefined)
-    if (updated !== entry) writes.push({ node: name, image: task.image, entry: updated })
   }
 
-  const desired = targets.length
+  const desired = tally.desired
   const parallelism = resolveParallelism(spec.parallelism, desired)
   const deadline = always ? spec.completionPolicy.activeDeadlineSeconds : undefined
   const deadlineAt = deadline === undefined ? undefined : Date.parse(startTime) + deadline * 1000
   const pastDeadline = deadlineAt !== undefined && deadlineAt <= now
 
   if (!pastDeadline) {
-    for (const node of waiting.slice(0, Math.max(0, parallelism - active))) {
+    for (const node of tally.waiting(Math.max(0, parallelism - active))) {
       const name = node.metadata.name ?? ""
       const entry = node.spec.images?.[task.image]
       const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
@@ -139,18 +189,14 @@ export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, t
     }
   }
 
-  const unfinished = targets.length - succeededNodes.length - failedNodes.length
+  const unfinished = desired - tally.succeeded - failedNodes.length
   const failedNames = failedNodes.map((f) => f.node)
   let completionTime: string | undefined
   let message: string
   if (pastDeadline) {
     completionTime = nowIso
     message = "job exceeds activeDeadlineSeconds"
-    const finishedNodes = new Set([...succeededNodes, ...failedNames])
-    for (const node of targets) {
-      const name = node.metadata.name ?? ""
-      if (!finishedNodes.has(name)) failedNames.push(name)
-    }
+    failedNames.push(...tally.unfinished())
     events.push({
       type: "Warning",
       reason: "DeadlineExceeded",
@@ -162,10 +208,10 @@ export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, t
     events.push({
       type: "Normal",
       reason: "Completed",
-      message: `pulled on ${succeededNodes.length} of ${desired} nodes, ${failedNodes.length} failed`
+      message: `pulled on ${tally.succeeded} of ${desired} nodes, ${failedNodes.length} failed`
     })
   } else {
-    const progress = percent(succeededNodes.length + failedNodes.length, desired)
+    const progress = percent(tally.succeeded + failedNodes.length, desired)
     message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
   }
 
@@ -181,7 +227,7 @@ export const decideImagePullJob = ({ job, now, propagateEdits, stale, targets, t
     ...(completionTime === undefined ? {} : { completionTime }),
     desired,
     active: finished ? 0 : active,
-    succeeded: succeededNodes.length,
+    succeeded: tally.succeeded,
     failed: failedNames.length,
     ...(failedNames.length === 0 ? {} : { failedNodes: [...failedNames].sort() }),
     message,

@@ -1,11 +1,11 @@
 import { Clock, Duration, Effect, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
-import type { ReferenceObject } from "../../api/nodeImage.ts"
+import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
+import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
@@ -14,10 +14,11 @@ import { recordEvent } from "../eventRecorder.ts"
 import { nodeImageView } from "../nodeImage/view.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
-import { decideImagePullJob } from "./decide.ts"
+import { decideFromTally } from "./decide.ts"
 import type { NodeWrite } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
+import { JobProgress } from "./progress.ts"
 import { selectTargets } from "./targets.ts"
 import type { PodPlacement } from "./targets.ts"
 
@@ -35,18 +36,41 @@ const podPlacement = (pod: KubeObject): PodPlacement => ({
   deleting: pod.metadata.deletionTimestamp !== undefined
 })
 
-const applyNodeWrites = (ctx: ControllerContext, writes: ReadonlyArray<NodeWrite>) => {
+/**
+ * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
+ * conflict is a daemon's status report (or another job's write) that landed since the store's
+ * version: the other writes still go out, and the job is woken by the newer version's arrival
+ * (the NodeImage handler reads `awaitingNewer`), or at once when the store has it already, instead
+ * of failing the whole reconcile into a growing backoff (which reached minutes under load).
+ */
+const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
   for (const write of writes) {
     let changes = byNode.get(write.node)
     if (changes === undefined) byNode.set(write.node, changes = new Map())
     changes.set(write.image, write.entry)
   }
-  return Effect.forEach(byNode, ([node, changes]) => patchNodeImages(ctx.nodeImages, node, changes), {
-    concurrency: nodeWriteConcurrency,
-    discard: true
-  })
+  let retry: Duration.Duration | undefined
+  return Effect.forEach(byNode, ([node, changes]) => {
+    const seen = ctx.nodeImages.get(node)?.metadata.resourceVersion
+    return patchNodeImages(ctx.nodeImages, node, changes).pipe(
+      Effect.catchTag("Conflict", () =>
+        Effect.sync(() => {
+          if (ctx.nodeImages.get(node)?.metadata.resourceVersion !== seen) {
+            retry = Duration.zero
+            return
+          }
+          let jobs = ctx.awaitingNewer.get(node)
+          if (jobs === undefined) ctx.awaitingNewer.set(node, jobs = new Set())
+          jobs.add(key)
+          retry ??= conflictFallback
+        }))
+    )
+  }, { concurrency: nodeWriteConcurrency, discard: true }).pipe(Effect.map(() => retry))
 }
+
+/** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
+const conflictFallback = Duration.seconds(1)
 
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
 const release = (ctx: ControllerContext, raw: KubeObject) =>
@@ -60,7 +84,8 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
     }
-    yield* applyNodeWrites(ctx, writes)
+    const retry = yield* applyNodeWrites(ctx, objectKey(raw), writes)
+    if (retry !== undefined) return { requeueAfter: retry }
     const finalizers = raw.metadata.finalizers ?? []
     if (!finalizers.includes(releaseFinalizer)) return {}
     const api = yield* KubeApi
@@ -84,16 +109,17 @@ const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
   })
 
 /** The secret copies the job's tags point at, or why the job cannot be acted on. */
-const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) => {
-  const namespace = job.metadata.namespace ?? ""
-  const refs: Array<ReferenceObject> = []
-  for (const name of job.spec.pullSecrets ?? []) {
-    const problem = secretProblem(namespace, name, ctx.secrets.get(keyOf(namespace, name)))
-    if (problem !== undefined) return Result.fail(problem)
-    refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
-  }
-  return Result.succeed(refs)
-}
+const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) =>
+  Effect.gen(function*() {
+    const namespace = job.metadata.namespace ?? ""
+    const refs: Array<ReferenceObject> = []
+    for (const name of job.spec.pullSecrets ?? []) {
+      const problem = secretProblem(namespace, name, yield* ctx.sourceSecrets.read(namespace, name))
+      if (problem !== undefined) return Result.fail(problem)
+      refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
+    }
+    return Result.succeed(refs)
+  })
 
 const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<ReferenceObject>): JobTask => {
   // Validation already parsed the image, so this cannot fail here.
@@ -115,28 +141,50 @@ const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
   return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
 }
 
+const lookup = (ctx: ControllerContext) => (name: string): NodeImage | undefined => {
+  const stored = ctx.nodeImages.get(name)
+  return stored === undefined ? undefined : nodeImageView(stored)
+}
+
 /**
- * The job's targets, recomputed only when its selection or the nodes' set, labels or pods
- * changed: selecting, sorting and rotating thousands of nodes on every reconcile was the largest
- * cost of a big job. The NodeImages themselves are always read fresh.
+ * The job's targets and where they stand, recomputed only when its selection, the nodes' set,
+ * labels or pods, or its task changed: selecting, sorting and rotating thousands of nodes on every
+ * reconcile was the largest cost of a big job. Otherwise only the NodeImages the change handlers
+ * marked are read again.
  */
-const targetsOf = (ctx: ControllerContext, key: string, job: ImagePullJob, uid: string) => {
+const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task: JobTask) => {
   const { podSelector, selector } = job.spec
+  const uid = task.owner.uid
   const fingerprint = JSON.stringify([uid, selector, podSelector, ctx.placement.nodes, podSelector === undefined ? 0 : ctx.placement.pods])
-  let cached = ctx.targets.get(key)
-  if (cached?.fingerprint !== fingerprint) {
-    const selected = selectTargets(
-      job.spec,
-      { namespace: job.metadata.namespace ?? "", uid },
-      [...ctx.nodeImages.values()].map(nodeImageView),
-      () => [...ctx.pods.values()].map(podPlacement)
-    )
-    cached = { fingerprint, names: selected.map((n) => n.metadata.name ?? "") }
-    ctx.targets.set(key, cached)
+  const read = lookup(ctx)
+  const cached = ctx.targets.get(key)
+  if (cached?.matches(fingerprint, task) === true) {
+    cached.refresh(read)
+    return cached
   }
-  return cached.names.flatMap((name) => {
-    const stored = ctx.nodeImages.get(name)
-    return stored === undefined ? [] : [nodeImageView(stored)]
+  const selected = selectTargets(
+    job.spec,
+    { namespace: job.metadata.namespace ?? "", uid },
+    [...ctx.nodeImages.values()].map(nodeImageView),
+    () => [...ctx.pods.values()].map(podPlacement)
+  )
+  const progress = new JobProgress(fingerprint, selected.map((n) => n.metadata.name ?? ""), task, read)
+  ctx.targets.set(key, progress)
+  return progress
+}
+
+/**
+ * Everything the job owns outside its current task on its current targets, to release. Once
+ * released, only a change of the owner index says there is more: tags of another image, or on
+ * more nodes than the targets that have the job's tag.
+ */
+const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) => {
+  const uid = task.owner.uid
+  const footprint = ctx.owners.footprint(uid, task.image)
+  if (progress.staleReleased && footprint.images <= 1 && footprint.nodes === progress.synced) return []
+  return [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
+    const stored = ctx.nodeImages.get(node)
+    return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
   })
 }
 
@@ -153,7 +201,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
       }
       return {}
     }
-    const secrets = pullSecretsOf(ctx, decoded.success)
+    const secrets = yield* pullSecretsOf(ctx, decoded.success)
     if (Result.isFailure(secrets)) {
       const { message, reason } = secrets.failure
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, reason, message)) {
@@ -167,16 +215,19 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const uid = raw.metadata.uid ?? ""
     const task = taskOf(job.success, uid, secrets.success)
     const now = yield* Clock.currentTimeMillis
-    const targets = targetsOf(ctx, key, job.success, uid)
-    // Everything the job owns anywhere; the decision keeps the current tag on current targets.
-    const stale = [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
-      const stored = ctx.nodeImages.get(node)
-      return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
-    })
+    const progress = progressOf(ctx, key, job.success, task)
+    const stale = staleOf(ctx, progress, task)
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint
-    const decision = decideImagePullJob({ job: job.success, task, targets, stale, now, propagateEdits })
-    yield* applyNodeWrites(ctx, decision.writes)
+    const decision = decideFromTally({ job: job.success, task, tally: progress.tally(lookup(ctx)), stale, now, propagateEdits })
+    const retry = yield* applyNodeWrites(ctx, key, decision.writes)
+    if (retry !== undefined) return { requeueAfter: retry }
+    // Settled once a full look found nothing left to release (what it released is checked again).
+    progress.staleReleased = stale.every(({ image, node }) => {
+      const entry = node.spec.images?.[image]
+      const keep = image === task.image && progress.has(node.metadata.name ?? "") ? task.tag : undefined
+      return entry === undefined || withoutOwner(entry, uid, keep) === entry
+    })
     ctx.propagated.set(key, fingerprint)
     const statusDue = statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {

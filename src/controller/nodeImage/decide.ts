@@ -55,6 +55,20 @@ const labelChanges = (
   return Object.keys(changes).length === 0 ? undefined : changes
 }
 
+/**
+ * Date.parse, remembered: every NodeImage is decided again on each outcome, and its tags' times
+ * repeat across tags and nodes (a wave of tags is written and finishes within the same seconds).
+ */
+const parsedTimes = new Map<string, number>()
+const parseTime = (time: string): number => {
+  let parsed = parsedTimes.get(time)
+  if (parsed === undefined) {
+    if (parsedTimes.size >= 4096) parsedTimes.clear()
+    parsedTimes.set(time, parsed = Date.parse(time))
+  }
+  return parsed
+}
+
 const earliest = (a: number | undefined, b: number): number => (a === undefined ? b : Math.min(a, b))
 
 /**
@@ -77,7 +91,6 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
   let wakeAt: number | undefined
   const images = new Map<string, ImageSpec | undefined>()
   const failures: Array<TagFailure> = []
-  const nowIso = rfc3339(now)
   for (const [name, entry] of Object.entries(nodeImage.spec.images ?? {})) {
     const statuses = nodeImage.status?.imageStatuses?.[name]?.tags ?? []
     let changed = false
@@ -92,7 +105,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
       const status = statuses.find((s) => s.tag === tag.tag && (s.version ?? 0) === tag.version)
       const ttl = tag.pullPolicy?.ttlSecondsAfterFinished
       if (status?.completionTime !== undefined && ttl !== undefined && (status.phase === "Succeeded" || status.phase === "Failed")) {
-        const expiresAt = Date.parse(status.completionTime) + ttl * 1000
+        const expiresAt = parseTime(status.completionTime) + ttl * 1000
         if (expiresAt <= now) {
           changed = true
           continue
@@ -100,7 +113,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
         wakeAt = earliest(wakeAt, expiresAt)
       }
       let kept: ImageTagSpec = alive.length === owners.length ? tag : { ...tag, ownerReferences: alive }
-      if (kept.createdAt === undefined) kept = { ...kept, createdAt: nowIso }
+      if (kept.createdAt === undefined) kept = { ...kept, createdAt: rfc3339(now) }
       if (kept !== tag) changed = true
       tags.push(kept)
       const failure = unanswered(kept, status, now, settings.unresponsiveMs)
@@ -162,7 +175,7 @@ const unanswered = (
   graceMs: number
 ): { readonly message?: string; readonly checkAt?: number } => {
   if (!active(status) || tag.createdAt === undefined) return {}
-  const created = Date.parse(tag.createdAt)
+  const created = parseTime(tag.createdAt)
   if (status === undefined) {
     const at = created + graceMs
     return at <= now ? { message: "node has not responded for a long time" } : { checkAt: at }

@@ -31,18 +31,21 @@ export const reconcilePullSecrets = (ctx: ControllerContext) => (_key: string) =
   Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const namespace = ctx.settings.secretNamespace
-    const copies = [...ctx.secrets.values()].filter(
+    const copies = [...ctx.secretCopies.values()].filter(
       (s) => s.metadata.namespace === namespace && s.metadata.labels?.[copyLabel] === "true"
     )
-    const plan = planCopies(references(ctx), (ns, name) => ctx.secrets.get(keyOf(ns, name)), copies, namespace)
+    const referenced = references(ctx)
+    ctx.sourceSecrets.retain(new Set(referenced.map((ref) => keyOf(ref.namespace, ref.name))))
+    for (const ref of referenced) yield* ctx.sourceSecrets.read(ref.namespace, ref.name)
+    const plan = planCopies(referenced, ctx.sourceSecrets.cached, copies, namespace)
     for (const copy of plan.create) {
       const created = yield* api.create(resources.secret, copy).pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
-      if (created !== undefined) yield* ctx.secrets.written(created)
+      if (created !== undefined) yield* ctx.secretCopies.written(created)
     }
-    for (const copy of plan.update) yield* ctx.secrets.written(yield* api.update(resources.secret, copy))
+    for (const copy of plan.update) yield* ctx.secretCopies.written(yield* api.update(resources.secret, copy))
     for (const name of plan.delete) {
       yield* api.delete(resources.secret, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
-      yield* ctx.secrets.removed(keyOf(namespace, name))
+      yield* ctx.secretCopies.removed(keyOf(namespace, name))
     }
     return {}
   })

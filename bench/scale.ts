@@ -1,0 +1,255 @@
+/**
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--keep]
+ *
+ * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
+ * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
+ * leader election, metrics), and `preheat fleet --nodes N` (every simulated daemon in one process,
+ * each with its own NodeImage watch and status writes). Once every node has its NodeImage and
+ * every daemon has synced, J ImagePullJobs (one image each, all nodes, parallelism P) are
+ * created together; the run ends when all have completed.
+ *
+ * The images are chosen so each simulated pull takes 0.8 to 1.2 s (the simulated runtime's time
+ * follows a hash of the reference), and each node may pull J images at once, so the ideal
+ * makespan is computed: max over the jobs of ceil(N / P) * that image's pull time. CPU is read
+ * from /proc/PID/stat of each process between the jobs' creation and their completion; the
+ * controller's peak RSS is VmHWM from /proc/PID/status; API requests are the controller's and
+ * the fleet's own counts (preheat_api_requests_total), between the same two points.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { createServer } from "node:net"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import { parseArgs } from "node:util"
+import { Duration } from "effect"
+import { parseAllDocuments } from "yaml"
+import { simulatedPullTime } from "../src/daemon/simulatedRuntime.ts"
+
+const { values } = parseArgs({
+  options: {
+    nodes: { type: "string", default: "1000" },
+    jobs: { type: "string", default: "10" },
+    parallelism: { type: "string", default: "100" },
+    /** Which processes to profile (--cpu-prof into the run's directory): controller, apiserver, fleet, comma-separated. */
+    "cpu-prof": { type: "string", default: "" },
+    keep: { type: "boolean", default: false }
+  }
+})
+const nodes = Number(values.nodes)
+const jobs = Number(values.jobs)
+const parallelism = Number(values.parallelism)
+for (const [name, value] of [["nodes", nodes], ["jobs", jobs], ["parallelism", parallelism]] as const) {
+  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${String(value)}`)
+}
+
+const bundle = resolve(import.meta.dirname, "../dist/preheat.mjs")
+if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npm run build`)
+const dir = mkdtempSync(join(tmpdir(), "preheat-bench-scale-"))
+const kubeconfig = join(dir, "kubeconfig")
+const ticksPerSecond = 100
+
+const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
+
+const freePort = () =>
+  new Promise<number>((done, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => done(port))
+    })
+  })
+
+/** The controller's NODE_OPTIONS as deploy/controller.yaml ships them (its heap limit). */
+const shippedControllerNodeOptions = (): string => {
+  const manifest = readFileSync(resolve(import.meta.dirname, "../deploy/controller.yaml"), "utf8")
+  for (const doc of parseAllDocuments(manifest)) {
+    const object = doc.toJS() as { kind?: string; spec?: any } | null
+    if (object?.kind !== "Deployment") continue
+    const container = object.spec.template.spec.containers.find((c: { name: string }) => c.name === "controller")
+    return container?.env?.find((e: { name: string }) => e.name === "NODE_OPTIONS")?.value ?? ""
+  }
+  return ""
+}
+
+const children: Array<ChildProcess> = []
+const logOf = (name: string) => join(dir, `${name}.log`)
+
+const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
+  const profiled = values["cpu-prof"].split(",").includes(name)
+  const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
+  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() } : process.env
+  const child = spawn(process.execPath, [...profile, bundle, ...args], { stdio: ["ignore", "pipe", "pipe"], env })
+  const log = createWriteStream(logOf(name))
+  child.stdout!.pipe(log)
+  child.stderr!.pipe(log)
+  child.once("exit", (code, signal) => {
+    if (!stopping) {
+      console.error(`${name} exited (${code ?? signal}) during the run; its log:\n${readFileSync(logOf(name), "utf8").slice(-4000)}`)
+      process.exit(1)
+    }
+  })
+  children.push(child)
+  return child
+}
+
+let stopping = false
+const stopAll = async () => {
+  stopping = true
+  await Promise.all(children.map((child) =>
+    new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done()
+      child.once("exit", () => done())
+      child.kill("SIGTERM")
+      setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
+    })
+  ))
+  if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
+}
+
+/** User plus system CPU of a process so far, in seconds. */
+const cpuSeconds = (pid: number): number => {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  // Fields 14 and 15 of proc(5); the slice above starts at field 3.
+  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
+}
+
+const statusField = (pid: number, field: string): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`))
+  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
+}
+
+const eventually = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  let last: unknown
+  for (;;) {
+    try {
+      const value = await check()
+      if (value !== undefined) return value
+    } catch (error) {
+      last = error
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last ?? "")}`)
+    await sleep(250)
+  }
+}
+
+let server = ""
+const call = async (method: string, path: string, body?: unknown): Promise<any> => {
+  const response = await fetch(`${server}${path}`, {
+    method,
+    headers: { "content-type": "application/json", accept: "application/json" },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) })
+  })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
+  return JSON.parse(text)
+}
+
+const requestCount = async (port: number): Promise<number> => {
+  const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  return body.split("\n")
+    .filter((line) => line.startsWith("preheat_api_requests_total{") || line.startsWith("preheat_api_requests_total "))
+    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+}
+
+/** J images whose simulated pull takes 0.8 to 1.2 s, the same every run. */
+const chooseImages = (): Array<{ image: string; pullMs: number }> => {
+  const chosen: Array<{ image: string; pullMs: number }> = []
+  for (let k = 0; chosen.length < jobs; k++) {
+    const image = `registry.example.com/bench/image-${k}:v1`
+    const pullMs = Duration.toMillis(simulatedPullTime(image))
+    if (pullMs >= 800 && pullMs <= 1200) chosen.push({ image, pullMs })
+  }
+  return chosen
+}
+
+const main = async () => {
+  const apiserver = start("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", kubeconfig])
+  server = await eventually("the API server's address", async () =>
+    /listening on (http:\/\/\S+)/.exec(readFileSync(logOf("apiserver"), "utf8"))?.[1], 30_000)
+  for (const name of ["preheat-system", "preheat-daemon-config"]) {
+    await call("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } })
+  }
+  const fleetPort = await freePort()
+  const fleet = start("fleet", [
+    "fleet", "--nodes", String(nodes), "--kubeconfig", kubeconfig, "--max-concurrent-pulls", String(jobs),
+    "--metrics-port", String(fleetPort)
+  ])
+  const controllerPort = await freePort()
+  const controller = start("controller", [
+    "controller", "--kubeconfig", kubeconfig, "--metrics-host", "127.0.0.1", "--metrics-port", String(controllerPort)
+  ])
+  const setupStarted = performance.now()
+  await eventually("a NodeImage per node", async () => {
+    const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")
+    return list.items.length === nodes ? true : undefined
+  }, 600_000)
+  await eventually("every daemon synced", async () =>
+    (await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined, 600_000)
+  await eventually("the controller leading", async () => {
+    const body = await (await fetch(`http://127.0.0.1:${controllerPort}/metrics`)).text()
+    return /^preheat_leader 1$/m.test(body) ? true : undefined
+  }, 120_000)
+  const setupSeconds = (performance.now() - setupStarted) / 1000
+
+  const images = chooseImages()
+  const pids = { controller: controller.pid!, apiserver: apiserver.pid!, fleet: fleet.pid! }
+  const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
+  const requestsBefore = { controller: await requestCount(controllerPort), fleet: await requestCount(fleetPort) }
+  const started = performance.now()
+  await Promise.all(images.map(({ image }, j) =>
+    call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs", {
+      apiVersion: "apps.kruise.io/v1alpha1",
+      kind: "ImagePullJob",
+      metadata: { name: `job-${j}` },
+      spec: { image, parallelism, completionPolicy: { type: "Always" } }
+    })
+  ))
+  for (;;) {
+    const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs")
+    const done = list.items.filter((job: any) => job.status?.completionTime !== undefined)
+    if (done.length === jobs) {
+      const failed = done.reduce((sum: number, job: any) => sum + (job.status.failed ?? 0), 0)
+      if (failed > 0) throw new Error(`${failed} node pulls failed`)
+      break
+    }
+    await sleep(100)
+  }
+  const makespan = performance.now() - started
+  const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - cpuBefore[k]!]))
+  const requests = {
+    controller: (await requestCount(controllerPort)) - requestsBefore.controller,
+    fleet: (await requestCount(fleetPort)) - requestsBefore.fleet
+  }
+  const ideal = Math.max(...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs))
+  const peakRss = statusField(pids.controller, "VmHWM")
+  const nodeJobs = nodes * jobs
+  console.log(
+    `parallelism=${parallelism} setup_s=${setupSeconds.toFixed(1)} makespan_ms=${Math.round(makespan)} ideal_ms=${ideal} ` +
+      `pull_ms=${images.map((i) => i.pullMs).join(",")} controller_cpu_s=${cpu["controller"]!.toFixed(2)} ` +
+      `controller_requests=${requests.controller} fleet_requests=${requests.fleet} ` +
+      `apiserver_peak_rss_mib=${Math.round(statusField(pids.apiserver, "VmHWM") / 1048576)} ` +
+      `fleet_peak_rss_mib=${Math.round(statusField(pids.fleet, "VmHWM") / 1048576)}` +
+      (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
+  )
+  console.log([
+    `bench:scale nodes=${nodes} jobs=${jobs}`,
+    `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
+    `controller_cpu_us_per_node_job=${Math.round((cpu["controller"]! * 1e6) / nodeJobs)}`,
+    `controller_peak_rss_mib=${Math.round(peakRss / 1048576)}`,
+    `apiserver_cpu_s=${cpu["apiserver"]!.toFixed(1)}`,
+    `fleet_cpu_s=${cpu["fleet"]!.toFixed(1)}`,
+    `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
+  ].join(" "))
+}
+
+main().then(stopAll, async (error) => {
+  console.error(error instanceof Error ? error.message : error)
+  values.keep = true
+  await stopAll()
+  console.error(`logs: ${dir}`)
+  process.exit(1)
+})

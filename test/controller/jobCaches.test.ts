@@ -1,0 +1,36 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { defaultSettings } from "../../src/controller/context.ts"
+import { makeController } from "../../src/controller/controller.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { advance, get, harnessLayer, readyNode } from "../support/controllerHarness.ts"
+import { simulateDaemons } from "../support/simulatedDaemons.ts"
+
+describe("the controller's per-job caches", () => {
+  it.effect("hold an entry per live job and none once the job is deleted", () =>
+    Effect.gen(function*() {
+      const api = yield* KubeApi
+      for (const name of ["n1", "n2"]) yield* api.create(resources.node, readyNode(name))
+      const controller = yield* makeController(defaultSettings)
+      yield* Effect.forkScoped(controller.reconcile())
+      yield* simulateDaemons({ pullMs: 1000 })
+      yield* advance(31_000)
+      for (const name of ["a", "b"]) {
+        yield* api.create(resources.imagePullJob, {
+          apiVersion: "apps.kruise.io/v1alpha1",
+          kind: "ImagePullJob",
+          metadata: { name, namespace: "default" },
+          spec: { image: `nginx:${name === "a" ? "1.25" : "1.26"}`, parallelism: 2, completionPolicy: { type: "Never" } }
+        })
+      }
+      yield* advance(5000)
+      const { propagated, statusWrittenAt, targets } = controller.context
+      for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()].sort()).toEqual(["default/a", "default/b"])
+      yield* api.delete(resources.imagePullJob, { name: "a", namespace: "default" })
+      yield* advance(5000)
+      // The finalizer is gone and so is the job: nothing of it may stay.
+      expect((yield* Effect.flip(get(resources.imagePullJob, "a", "default")))._tag).toBe("NotFound")
+      for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()]).toEqual(["default/b"])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+})

@@ -1,0 +1,62 @@
+import fc from "fast-check"
+import { describe, expect, it } from "vitest"
+import type { NodeImage } from "../../src/api/nodeImage.ts"
+import { tallyOf } from "../../src/controller/imagePullJob/decide.ts"
+import type { TargetTally } from "../../src/controller/imagePullJob/decide.ts"
+import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
+import { JobProgress } from "../../src/controller/imagePullJob/progress.ts"
+import { jobUid, makeNodeImage } from "../support/fixtures.ts"
+
+const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "job-1", namespace: "default", uid: jobUid }
+const task: JobTask = { image: "nginx", tag: "1", owner, imagePullPolicy: "IfNotPresent", pullSecrets: [] }
+
+/** What a target can be for the job: no NodeImage, no tag of the job, or its tag in some phase. */
+type Standing = "missing" | "none" | "unreported" | "Pulling" | "Succeeded" | "Failed" | "otherOwner"
+const standings: ReadonlyArray<Standing> = ["missing", "none", "unreported", "Pulling", "Succeeded", "Failed", "otherOwner"]
+
+const nodeImage = (name: string, standing: Standing): NodeImage | undefined => {
+  if (standing === "missing") return undefined
+  if (standing === "none") return makeNodeImage(name)
+  const ownerReferences = [standing === "otherOwner" ? { ...owner, uid: "someone-else" } : owner]
+  return makeNodeImage(name, {
+    images: { nginx: { tags: [{ tag: "1", version: 0, ownerReferences, createdAt: "2026-12-02T10:00:00Z" }] } },
+    ...(standing === "unreported" || standing === "otherOwner"
+      ? {}
+      : { statuses: { nginx: [{ tag: "1", phase: standing, version: 0, message: `${name} failed` }] } })
+  })
+}
+
+const summary = (tally: TargetTally) => ({
+  desired: tally.desired,
+  active: tally.active,
+  succeeded: tally.succeeded,
+  failed: tally.failed,
+  waiting: [0, 1, 3, 100].map((limit) => tally.waiting(limit).map((n) => n.metadata.name)),
+  synced: [...tally.synced()].map((n) => n.metadata.name),
+  unfinished: tally.unfinished()
+})
+
+describe("JobProgress", () => {
+  it("kept up to date node by node, it tallies the targets as a walk of all of them does", () => {
+    fc.assert(fc.property(
+      fc.array(fc.constantFrom(...standings), { minLength: 1, maxLength: 30 }),
+      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...standings), fc.boolean()), { maxLength: 60 }),
+      (initial, changes) => {
+        const names = initial.map((_, i) => `node-${i}`)
+        const store = new Map<string, NodeImage | undefined>(names.map((name, i) => [name, nodeImage(name, initial[i]!)]))
+        const lookup = (name: string) => store.get(name)
+        const progress = new JobProgress("f", names, task, lookup)
+        for (const [at, standing, reconcile] of changes) {
+          const name = names[at % names.length]!
+          store.set(name, nodeImage(name, standing))
+          progress.touched(name)
+          if (!reconcile) continue
+          progress.refresh(lookup)
+          const present = names.flatMap((n) => (store.get(n) === undefined ? [] : [store.get(n)!]))
+          expect(summary(progress.tally(lookup))).toEqual(summary(tallyOf(present, task)))
+          expect(progress.synced).toBe([...tallyOf(present, task).synced()].length)
+        }
+      }
+    ))
+  })
+})

@@ -1,0 +1,46 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { defaultSettings } from "../../src/controller/context.ts"
+import { makeController } from "../../src/controller/controller.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { advance, harnessLayer, readyNode } from "../support/controllerHarness.ts"
+import { simulateDaemons } from "../support/simulatedDaemons.ts"
+
+const secret = (namespace: string, name: string): KubeObject => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  metadata: { name, namespace },
+  type: "kubernetes.io/dockerconfigjson",
+  data: { ".dockerconfigjson": "e30=" }
+})
+
+describe("the Secrets the controller holds", () => {
+  it.effect("are the copies and the sources jobs reference, nothing else; a deleted job's source is forgotten", () =>
+    Effect.gen(function*() {
+      const api = yield* KubeApi
+      yield* api.create(resources.node, readyNode("n1"))
+      for (const ns of ["default", "other"]) for (let i = 0; i < 5; i++) yield* api.create(resources.secret, secret(ns, `s${i}`))
+      const controller = yield* makeController(defaultSettings)
+      yield* Effect.forkScoped(controller.reconcile())
+      yield* simulateDaemons({ pullMs: 1000 })
+      yield* advance(31_000)
+      expect(controller.context.secretCopies.size()).toBe(0)
+      expect(controller.context.sourceSecrets.size()).toBe(0)
+      yield* api.create(resources.imagePullJob, {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "ImagePullJob",
+        metadata: { name: "with-secret", namespace: "default" },
+        spec: { image: "nginx:1.25", pullSecrets: ["s1"], completionPolicy: { type: "Never" } }
+      })
+      yield* advance(3000)
+      expect([...controller.context.secretCopies.values()].map((s) => s.metadata.name)).toEqual(["default.s1"])
+      expect(controller.context.sourceSecrets.size()).toBe(1)
+      expect(controller.context.sourceSecrets.cached("default", "s1")?.metadata.name).toBe("s1")
+      yield* api.delete(resources.imagePullJob, { name: "with-secret", namespace: "default" })
+      yield* advance(3000)
+      expect(controller.context.sourceSecrets.size()).toBe(0)
+      expect(controller.context.secretCopies.size()).toBe(0)
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+})
