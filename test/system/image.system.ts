@@ -13,18 +13,15 @@ import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
-import { envFilePath, readEnvFile, runtimeScript } from "../e2e/e2eEnv.ts"
 import type { E2eRuntime } from "../e2e/e2eEnv.ts"
 import { publishImage } from "../support/imageBuilder.ts"
 import type { PushedImage } from "../support/imageBuilder.ts"
 import { ctrRunFor, specWithPod } from "../support/podToCtr.ts"
 import { Cluster, eventually, freePort } from "./cluster.ts"
+import { leaseRealRuntime } from "./realRuntimeLease.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const layoutDir = join(root, "dist", "image")
-
-const runScript = (command: "start" | "stop" | "status") =>
-  spawnSync("bash", [runtimeScript, command], { stdio: ["ignore", "inherit", "inherit"], timeout: 10 * 60_000 })
 
 type Obj = Record<string, any>
 
@@ -80,7 +77,7 @@ let layout: Layout | undefined
 let reference = ""
 let smallImage: PushedImage | undefined
 let skipReason: string | undefined
-let startedHere = false
+let releaseRuntime = () => {}
 let work = ""
 const containers: Array<string> = []
 const mounted: Array<string> = []
@@ -97,17 +94,13 @@ const removeContainer = (id: string): void => {
 }
 
 beforeAll(async () => {
-  if (!existsSync(envFilePath()) || runScript("status").status !== 0) {
-    const started = runScript("start")
-    if (started.status !== 0) {
-      skipReason = `test/e2e/runtime.sh start failed (exit ${started.status ?? started.signal})`
-      if (process.env["PREHEAT_REQUIRE_E2E"] === "1") throw new Error(`PREHEAT_REQUIRE_E2E=1 and ${skipReason}`)
-      process.stderr.write(`\n[system] SKIPPING the image test: ${skipReason}\n\n`)
-      return
-    }
-    startedHere = true
+  const lease = leaseRealRuntime("the image test")
+  releaseRuntime = lease.release
+  if ("skipReason" in lease) {
+    skipReason = lease.skipReason
+    return
   }
-  runtime = readEnvFile()
+  runtime = lease.runtime
   work = mkdtempSync(join(tmpdir(), "preheat-image-"))
 
   // The image from the executable the test command built (dist/preheat), as a user builds it.
@@ -141,7 +134,7 @@ afterAll(async () => {
   for (const id of containers.filter((c) => c.endsWith("-base"))) removeContainer(id)
   await cluster?.stop()
   if (work !== "") rmSync(work, { recursive: true, force: true })
-  if (startedHere && process.env["PREHEAT_E2E_KEEP"] !== "1") runScript("stop")
+  releaseRuntime()
 })
 
 beforeEach(({ onTestFailed }) => {

@@ -4,36 +4,27 @@
  * Where the runtime cannot be started the test is skipped with the reason, except under
  * PREHEAT_REQUIRE_E2E=1 (CI), where that is a failure.
  */
-import { spawnSync } from "node:child_process"
-import { existsSync } from "node:fs"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { envFilePath, readEnvFile, runtimeScript } from "../e2e/e2eEnv.ts"
 import type { E2eRuntime } from "../e2e/e2eEnv.ts"
 import { publishImage } from "../support/imageBuilder.ts"
 import type { PushedImage } from "../support/imageBuilder.ts"
 import { Cluster, freePort } from "./cluster.ts"
-
-const runScript = (command: "start" | "stop" | "status") =>
-  spawnSync("bash", [runtimeScript, command], { stdio: ["ignore", "inherit", "inherit"], timeout: 10 * 60_000 })
+import { leaseRealRuntime } from "./realRuntimeLease.ts"
 
 let cluster: Cluster | undefined
 let runtime: E2eRuntime | undefined
 let image: PushedImage | undefined
 let skipReason: string | undefined
-let startedHere = false
+let releaseRuntime = () => {}
 
 beforeAll(async () => {
-  if (!existsSync(envFilePath()) || runScript("status").status !== 0) {
-    const started = runScript("start")
-    if (started.status !== 0) {
-      skipReason = `test/e2e/runtime.sh start failed (exit ${started.status ?? started.signal})`
-      if (process.env["PREHEAT_REQUIRE_E2E"] === "1") throw new Error(`PREHEAT_REQUIRE_E2E=1 and ${skipReason}`)
-      process.stderr.write(`\n[system] SKIPPING the real-runtime test: ${skipReason}\n\n`)
-      return
-    }
-    startedHere = true
+  const lease = leaseRealRuntime("the real-runtime test")
+  releaseRuntime = lease.release
+  if ("skipReason" in lease) {
+    skipReason = lease.skipReason
+    return
   }
-  runtime = readEnvFile()
+  runtime = lease.runtime
   const layer = { size: 2_000_000, seed: "system" }
   image = await publishImage({ host: runtime.registry }, `system/real-${Date.now()}`, [layer], ["v1"])
   const socket = runtime.socket
@@ -46,7 +37,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await cluster?.stop()
-  if (startedHere && process.env["PREHEAT_E2E_KEEP"] !== "1") runScript("stop")
+  releaseRuntime()
 })
 
 beforeEach(({ onTestFailed }) => {
