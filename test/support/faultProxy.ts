@@ -11,6 +11,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
+import { ApiFailure, statusBody } from "../../src/apiserver/apiStatus.ts"
 
 export type Fault =
   /** 429 TooManyRequests with `Retry-After: seconds`, as API Priority and Fairness rejects. */
@@ -58,17 +59,14 @@ export interface ProxyCounts {
 
 const emptyCounts = (): ProxyCounts => ({ requests: 0, lists: 0, watches: 0, retries: 0, faulted: {}, earlyRetries: [] })
 
-const statusBody = (code: number, reason: string, message: string, retryAfterSeconds?: number) =>
-  JSON.stringify({
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
+/** A metav1.Status body as the embedded API server words its own failures. */
+const failureBody = (code: number, reason: string, message: string, retryAfterSeconds?: number): string =>
+  JSON.stringify(statusBody(new ApiFailure({
+    code,
     reason,
-    ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } }),
-    code
-  })
+    message,
+    ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } })
+  })))
 
 /** A collection path: /api/v1/nodes, /apis/g/v/namespaces/ns/things; not an object or a subresource. */
 const isCollection = (path: string): boolean => {
@@ -227,7 +225,7 @@ export class FaultProxy {
       this.noteFault("throttle", key, fault.retryAfterSeconds * 1000)
       request.resume()
       response.writeHead(429, { "content-type": "application/json", "retry-after": String(fault.retryAfterSeconds) })
-      response.end(statusBody(429, "TooManyRequests", "Too many requests, please try again later.", fault.retryAfterSeconds))
+      response.end(failureBody(429, "TooManyRequests", "Too many requests, please try again later.", fault.retryAfterSeconds))
       return
     }
     if (fault?.kind === "error") {
@@ -237,7 +235,7 @@ export class FaultProxy {
         ? ["InternalError", "Internal error occurred: injected by the fault proxy"]
         : ["ServiceUnavailable", "the server is currently unable to handle the request"]
       response.writeHead(fault.code, { "content-type": "application/json" })
-      response.end(statusBody(fault.code, reason, message))
+      response.end(failureBody(fault.code, reason, message))
       return
     }
     const delay = fault?.kind === "latency" ? fault.minMs + Math.random() * (fault.maxMs - fault.minMs) : 0
