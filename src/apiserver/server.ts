@@ -5,7 +5,7 @@
  * and on Deno's node:http.
  */
 import * as http from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import { timingSafeEqual } from "node:crypto"
 import { Cause, Data, Effect, FiberSet, Stream } from "effect"
 import type { Scope } from "effect"
@@ -49,6 +49,24 @@ const maxBodyBytes = 3 * 1024 * 1024
 const tooLarge = new ApiFailure({ code: 413, reason: "RequestEntityTooLarge", message: "Request entity too large: limit is 3145728" })
 
 /**
+ * How long a refused connection stays half-closed before it closes: Go's net/http waits the same
+ * (rstAvoidanceDelay). Closing a socket with unread input makes the kernel answer the client's next
+ * write with a reset, which can discard the 413 before the client has read it; half-closing first
+ * and not reading meanwhile lets the answer arrive while the client's writes stall on full buffers.
+ */
+const lingerMillis = 500
+
+const lingerBeforeClose = (socket: Socket) => {
+  // The HTTP server closes a connection it will not keep alive with destroySoon(); only this
+  // socket's closing is replaced.
+  socket.destroySoon = () => {
+    socket.pause()
+    socket.end()
+    setTimeout(() => socket.destroy(), lingerMillis).unref()
+  }
+}
+
+/**
  * The body, at most maxBodyBytes of it. A larger one is refused with 413 as soon as it is known to
  * be larger (its Content-Length, else the first byte past the limit), without reading the rest:
  * the connection closes after the answer instead of draining megabytes nobody will use.
@@ -59,6 +77,7 @@ const readBody = (request: http.IncomingMessage, response: http.ServerResponse) 
       request.removeAllListeners("data")
       request.pause()
       response.shouldKeepAlive = false
+      lingerBeforeClose(request.socket)
       resume(Effect.fail(tooLarge))
     }
     if (Number(request.headers["content-length"] ?? 0) > maxBodyBytes) return refuse()
