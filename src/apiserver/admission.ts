@@ -14,6 +14,7 @@ import { quote } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
 import { applyDefaults, prune, schemaViolations } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
+import { workloadCauses } from "./workloadRules.ts"
 
 /** The `fieldValidation` query parameter: what to do with fields the schema does not declare. */
 export type FieldValidation = "Strict" | "Warn" | "Ignore"
@@ -151,5 +152,10 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
       }
     }
   }
-  return Result.succeed({ object: builtinDefaults(kind, object, options.operation), warnings })
+  const defaulted = builtinDefaults(kind, object, options.operation)
+  if (kind.group === "apps" && options.subresource === "main") {
+    const causes = workloadCauses(kind.resource.kind, defaulted)
+    if (causes.length > 0) return Result.fail(invalidFailure(kind, nameOf(defaulted), causes))
+  }
+  return Result.succeed({ object: defaulted, warnings })
 }

@@ -2,6 +2,7 @@
 // fields this server's users touch.
 import type { ServedKind } from "./catalog.ts"
 import { isPlainObject } from "../kube/frozenJson.ts"
+import { workloadDefaults } from "./workloadRules.ts"
 
 type Body = Record<string, unknown>
 
@@ -27,6 +28,7 @@ const namespace = (object: Body, operation: string): Body => {
 }
 
 export const builtinDefaults = (kind: ServedKind, object: Body, operation: "create" | "update" | "patch"): Body => {
+  if (kind.group === "apps") return workloadDefaults(kind.resource.kind, object)
   if (kind.group !== "") return object
   switch (kind.resource.kind) {
     case "Secret":

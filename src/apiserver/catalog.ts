@@ -4,6 +4,7 @@
 import { crds } from "../api/crd/manifests.ts"
 import { resources } from "../kube/resources.ts"
 import type { Resource } from "../kube/resources.ts"
+import { controllerRevisionTable, daemonSetTable, deploymentTable, replicaSetTable, statefulSetTable } from "./appsTables.ts"
 import { eventTable, leaseTable, namespaceTable, nodeTable, podTable, secretTable } from "./coreTables.ts"
 import { groupOf, hasStatusSubresource, versionOf } from "./kindRules.ts"
 import { printerColumnTable } from "./printerColumns.ts"
@@ -85,6 +86,31 @@ const core = (
   mergeKeys: { ...metadataMergeKeys, ...options.mergeKeys }
 })
 
+// A pod spec's list fields merged by key, under `prefix` (`spec` of a Pod, `spec.template.spec` of a workload).
+const podSpecKeys = (prefix: string): MergeKeys => ({
+  ...containerKeys(`${prefix}.containers`),
+  ...containerKeys(`${prefix}.initContainers`),
+  ...containerKeys(`${prefix}.ephemeralContainers`),
+  [`${prefix}.volumes`]: "name",
+  [`${prefix}.imagePullSecrets`]: "name",
+  [`${prefix}.hostAliases`]: "ip"
+})
+
+// The apps/v1 workloads (listed before coordination.k8s.io, as kube-apiserver orders its groups): a pod template under spec.template, status through /status.
+const workload = (resource: Resource, singular: string, shortName: string, table: TableConvertor, description: string): ServedKind =>
+  core(resource, {
+    singular,
+    shortNames: [shortName],
+    categories: ["all"],
+    table,
+    description,
+    fields: {
+      spec: preserved(`Specification of the desired behavior of the ${resource.kind}.`),
+      status: preserved(`Most recently observed status of the ${resource.kind}.`)
+    },
+    mergeKeys: { ...podSpecKeys("spec.template.spec"), "status.conditions": "type" }
+  })
+
 const coreKinds: ReadonlyArray<ServedKind> = [
   core(resources.namespace, {
     singular: "namespace",
@@ -119,12 +145,7 @@ const coreKinds: ReadonlyArray<ServedKind> = [
       status: preserved("Most recently observed status of the pod.")
     },
     mergeKeys: {
-      ...containerKeys("spec.containers"),
-      ...containerKeys("spec.initContainers"),
-      ...containerKeys("spec.ephemeralContainers"),
-      "spec.volumes": "name",
-      "spec.imagePullSecrets": "name",
-      "spec.hostAliases": "ip",
+      ...podSpecKeys("spec"),
       "status.conditions": "type",
       "status.podIPs": "ip"
     }
@@ -150,6 +171,20 @@ const coreKinds: ReadonlyArray<ServedKind> = [
       reason: { description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", type: "string" },
       message: { description: "A human-readable description of the status of this operation.", type: "string" },
       type: { description: "Type of this event (Normal, Warning), new types could be added in the future", type: "string" }
+    }
+  }),
+  workload(resources.deployment, "deployment", "deploy", deploymentTable, "Deployment enables declarative updates for Pods and ReplicaSets."),
+  workload(resources.statefulSet, "statefulset", "sts", statefulSetTable,
+    "StatefulSet represents a set of pods with consistent identities."),
+  workload(resources.daemonSet, "daemonset", "ds", daemonSetTable, "DaemonSet represents the configuration of a daemon set."),
+  workload(resources.replicaSet, "replicaset", "rs", replicaSetTable, "ReplicaSet ensures that a specified number of pod replicas are running at any given time."),
+  core(resources.controllerRevision, {
+    singular: "controllerrevision",
+    table: controllerRevisionTable,
+    description: "ControllerRevision implements an immutable snapshot of state data.",
+    fields: {
+      data: preserved("Data is the serialized representation of the state."),
+      revision: { description: "Revision indicates the revision of the state represented by Data.", type: "integer", format: "int64" }
     }
   }),
   core(resources.lease, {

@@ -16,7 +16,11 @@ const statusSubresourceKinds = new Set(
     resources.nodeImage,
     resources.node,
     resources.pod,
-    resources.namespace
+    resources.namespace,
+    resources.deployment,
+    resources.statefulSet,
+    resources.daemonSet,
+    resources.replicaSet
   ].map(kindId)
 )
 

@@ -17,5 +17,10 @@ export const resources = {
   secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
   event: { apiVersion: "v1", kind: "Event", plural: "events", namespaced: true },
   lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases", namespaced: true },
-  namespace: { apiVersion: "v1", kind: "Namespace", plural: "namespaces", namespaced: false }
+  namespace: { apiVersion: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },
+  deployment: { apiVersion: "apps/v1", kind: "Deployment", plural: "deployments", namespaced: true },
+  statefulSet: { apiVersion: "apps/v1", kind: "StatefulSet", plural: "statefulsets", namespaced: true },
+  daemonSet: { apiVersion: "apps/v1", kind: "DaemonSet", plural: "daemonsets", namespaced: true },
+  replicaSet: { apiVersion: "apps/v1", kind: "ReplicaSet", plural: "replicasets", namespaced: true },
+  controllerRevision: { apiVersion: "apps/v1", kind: "ControllerRevision", plural: "controllerrevisions", namespaced: true }
 } as const satisfies Record<string, Resource>

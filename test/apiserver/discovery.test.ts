@@ -28,8 +28,8 @@ describe("discovery", () => {
     })
     const apis = await request(server, "/apis")
     expect(apis.json.kind).toBe("APIGroupList")
-    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["coordination.k8s.io", "apps.kruise.io", "authorization.k8s.io"])
-    expect(apis.json.groups[1]).toEqual({
+    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "coordination.k8s.io", "apps.kruise.io", "authorization.k8s.io"])
+    expect(apis.json.groups[2]).toEqual({
       name: "apps.kruise.io",
       // Both of upstream's versions; the newest preferred, as kube-apiserver sorts CRD versions.
       versions: [
@@ -111,6 +111,7 @@ describe("OpenAPI v3", () => {
       "api/v1",
       "apis/apps.kruise.io/v1alpha1",
       "apis/apps.kruise.io/v1beta1",
+      "apis/apps/v1",
       "apis/coordination.k8s.io/v1"
     ])
     expect(json.paths["apis/apps.kruise.io/v1alpha1"].serverRelativeURL).toMatch(/^\/openapi\/v3\/apis\/apps\.kruise\.io\/v1alpha1\?hash=[0-9A-F]{128}$/)
