@@ -18,6 +18,7 @@ import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
+import { RegistryBudget } from "./registryBudget.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
 export interface Controller {
@@ -56,6 +57,7 @@ export const makeController = Effect.fnUntraced(function*(
     targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
     awaitingNewer: new Map<string, Set<string>>(),
+    registries: new RegistryBudget(settings.maxConcurrentPullsPerRegistry),
     sourceSecrets: makeSourceSecrets(),
     queues
   }
