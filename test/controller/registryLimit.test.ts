@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
 import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
-import { registryOf, roomOnRegistry } from "../../src/controller/imagePullJob/registryRoom.ts"
+import { pullsUnderWay, registryOf, roomOnRegistry } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
 import { RegistryBudget } from "../../src/controller/registryBudget.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
@@ -39,6 +39,25 @@ describe("registryOf", () => {
     expect(registryOf("registry.k8s.io/pause:3.9")).toBe("registry.k8s.io")
     expect(registryOf("localhost:5000/app@sha256:" + "a".repeat(64))).toBe("localhost:5000")
     expect(registryOf("ghcr.io/org/app")).toBe("ghcr.io")
+  })
+})
+
+describe("pullsUnderWay", () => {
+  it("counts per job the tags it owns not yet final for their version, on the tag's registry", () => {
+    const done = makeNodeImage("done", {
+      images: { nginx: { tags: [{ tag: "1.9.1", version: 1, ownerReferences: [owner] }] } },
+      statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 1 }] }
+    })
+    const older = makeNodeImage("older", {
+      images: { nginx: { tags: [{ tag: "1.9.1", version: 2, ownerReferences: [owner] }] } },
+      statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 1 }] }
+    })
+    const unknownOwner = makeNodeImage("other", {
+      images: { "quay.io/x/y": { tags: [{ tag: "1", version: 0, ownerReferences: [{ ...owner, uid: "gone" }] }] } }
+    })
+    const handWritten = makeNodeImage("hand", { images: { nginx: { tags: [{ tag: "2", version: 0 }] } } })
+    const counted = pullsUnderWay([done, older, pulling("a"), unknownOwner, handWritten], (uid) => (uid === jobUid ? "default/job-1" : undefined))
+    expect([...counted]).toEqual([["default/job-1", { registry: "docker.io", inFlight: 2 }]])
   })
 })
 

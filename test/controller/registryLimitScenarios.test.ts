@@ -5,7 +5,9 @@
  * `preheat status`, and room is handed on when pulls finish or a job is deleted.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
+import { defaultSettings } from "../../src/controller/context.ts"
+import { makeController } from "../../src/controller/controller.ts"
 import { registryOf } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
@@ -13,6 +15,7 @@ import { resources } from "../../src/kube/resources.ts"
 import { buildModel } from "../../src/status/buildModel.ts"
 import { render } from "../../src/status/render.ts"
 import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { simulateDaemons } from "../support/simulatedDaemons.ts"
 
 const job = (name: string, image: string, parallelism: number): KubeObject => ({
   apiVersion: "apps.kruise.io/v1alpha1",
@@ -173,5 +176,35 @@ describe("the registry limit across jobs", () => {
       expect(waiting.message).toBe("job is running, progress 0.0%")
       yield* advance(45_000, 5000)
       expect(status(yield* get(resources.imagePullJob, "waiting", "default"))).toMatchObject({ succeeded: 4, message: "job has completed" })
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("a controller that starts leading counts the pulls its predecessor started", () =>
+    Effect.gen(function*() {
+      const api = yield* KubeApi
+      for (const node of nodes(4)) yield* api.create(resources.node, node)
+      const settings = { ...defaultSettings, maxConcurrentPullsPerRegistry: 2 }
+      yield* simulateDaemons({ pullMs: 20_000 })
+      const first = yield* makeController(settings)
+      const leading = yield* Effect.forkChild(first.reconcile())
+      yield* advance(31_000)
+      yield* api.create(resources.imagePullJob, job("slow", "nginx:1", 2))
+      yield* advance(2000)
+      expect(status(yield* get(resources.imagePullJob, "slow", "default"))).toMatchObject({ active: 2 })
+      // The leader goes; a new one starts with empty books and must not see docker.io as idle.
+      yield* Fiber.interrupt(leading)
+      const second = yield* makeController(settings)
+      yield* Effect.forkScoped(second.reconcile())
+      yield* api.create(resources.imagePullJob, job("next", "busybox:1", 2))
+      yield* advance(3000)
+      expect(status(yield* get(resources.imagePullJob, "next", "default"))).toMatchObject({
+        active: 0,
+        message: "job is running, progress 0.0%, 2 nodes waiting for registry docker.io (limit 2)"
+      })
+      const peaks = new Map<string, number>()
+      yield* sampling(peaks, 90_000, 1000)
+      expect(peaks.get("docker.io")).toBe(2)
+      for (const name of ["slow", "next"]) {
+        expect(status(yield* get(resources.imagePullJob, name, "default"))).toMatchObject({ succeeded: 4, message: "job has completed" })
+      }
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 })

@@ -1,5 +1,6 @@
 import { Result } from "effect"
 import { parseImageReference } from "../../api/imageReference.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
 
 /**
  * How many more of a job's nodes may start pulling now under `--max-concurrent-pulls-per-registry`
@@ -40,3 +41,32 @@ export const roomOnRegistry = ({ active, heldAhead, limit, othersInFlight }: Roo
 /** The status message's note on held-back nodes, so `kubectl get ipj` and `preheat status` show why. */
 export const heldBackNote = (held: number, registry: RegistryRoom): string =>
   `${held} ${held === 1 ? "node" : "nodes"} waiting for registry ${registry.registry} (limit ${registry.limit})`
+
+/**
+ * The pulls under way per job, read from NodeImages: every tag a job owns whose status for its
+ * version is not final yet (the job's `active`, as nodeState judges it). A controller that starts
+ * leading opens its books with these, so jobs the previous leader started count from the first
+ * decision rather than from their own next reconcile.
+ */
+export const pullsUnderWay = (
+  nodeImages: Iterable<NodeImage>,
+  jobOf: (uid: string) => string | undefined
+): ReadonlyMap<string, { readonly registry: string; readonly inFlight: number }> => {
+  const byJob = new Map<string, { registry: string; inFlight: number }>()
+  for (const node of nodeImages) {
+    for (const [image, entry] of Object.entries(node.spec.images ?? {})) {
+      for (const tag of entry.tags) {
+        const reported = node.status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag.tag && (t.version ?? 0) === tag.version)
+        if (reported?.phase === "Succeeded" || reported?.phase === "Failed") continue
+        for (const owner of tag.ownerReferences ?? []) {
+          const job = owner.uid === undefined ? undefined : jobOf(owner.uid)
+          if (job === undefined) continue
+          const counted = byJob.get(job)
+          if (counted === undefined) byJob.set(job, { registry: registryOf(image), inFlight: 1 })
+          else counted.inFlight++
+        }
+      }
+    }
+  }
+  return byJob
+}
