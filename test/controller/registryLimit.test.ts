@@ -56,7 +56,8 @@ describe("pullsUnderWay", () => {
       images: { "quay.io/x/y": { tags: [{ tag: "1", version: 0, ownerReferences: [{ ...owner, uid: "gone" }] }] } }
     })
     const handWritten = makeNodeImage("hand", { images: { nginx: { tags: [{ tag: "2", version: 0 }] } } })
-    const counted = pullsUnderWay([done, older, pulling("a"), unknownOwner, handWritten], (uid) => (uid === jobUid ? "default/job-1" : undefined))
+    const jobOf = (uid: string) => (uid === jobUid ? "default/job-1" : undefined)
+    const counted = pullsUnderWay([done, older, pulling("a"), unknownOwner, handWritten], jobOf)
     expect([...counted]).toEqual([["default/job-1", { registry: "docker.io", inFlight: 2 }]])
   })
 })

@@ -129,7 +129,8 @@ describe("the registry limit across jobs", () => {
       }
       const lines = render(buildModel(objects), Date.parse("1970-01-01T00:01:00Z"), 120, "plain")
       const at = lines.findIndex((l) => l.startsWith("ImagePullJob second"))
-      expect(lines.slice(at, at + 3).join("\n")).toContain("  job is running, progress 0.0%, 4 nodes waiting for registry docker.io (limit 2)")
+      expect(lines.slice(at, at + 3).join("\n"))
+        .toContain("  job is running, progress 0.0%, 4 nodes waiting for registry docker.io (limit 2)")
       yield* advance(30_000)
       expect(status(yield* get(resources.imagePullJob, "second", "default"))).toMatchObject({ succeeded: 6, message: "job has completed" })
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
@@ -144,8 +145,8 @@ describe("the registry limit across jobs", () => {
       yield* advance(500, 100)
       yield* api.create(resources.imagePullJob, job("c", "redis:1", 2))
       yield* advance(1000)
-      expect([status(yield* get(resources.imagePullJob, "b", "default")).active, status(yield* get(resources.imagePullJob, "c", "default")).active])
-        .toEqual([0, 0])
+      const active = (name: string) => Effect.map(get(resources.imagePullJob, name, "default"), (o) => status(o).active)
+      expect([yield* active("b"), yield* active("c")]).toEqual([0, 0])
       // a's first two pulls end at about 4 s: both slots go to b, which waited longest; a and c wait.
       yield* advance(3000)
       expect(status(yield* get(resources.imagePullJob, "b", "default"))).toMatchObject({ active: 2 })
