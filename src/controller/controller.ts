@@ -20,8 +20,8 @@ import { nodeImageView } from "./nodeImage/view.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
-import { RegistryBudget } from "./registryBudget.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import { RegistryBudget } from "./registryBudget.ts"
 
 export interface Controller {
   readonly context: ControllerContext
