@@ -1,9 +1,14 @@
 /**
  * npm run bench:controller -- --nodes N --jobs J --parallelism P --pull-ms T
+ *   [--registries R --max-concurrent-pulls-per-registry C]
  *
  * The controller on the in-memory API server against N simulated daemons (a pull takes T ms of
  * simulated time; each daemon writes Pulling at once, then the final phase), J jobs of one image
- * each, all started together. Time is simulated (TestClock): makespan is what the cluster would
+ * each, all started together, their images spread over R registry hosts (job j on host j mod R).
+ * With C, the controller lets at most C nodes pull from one host at once; the ideal makespan is
+ * then the larger of a job's own (ceil(N / P) pulls in a row) and a host's (its pulls, C or its
+ * jobs' parallelism at a time), and the peak of pulls under way per host (sampled from the
+ * simulated daemons at every step) shows the limit held. Time is simulated (TestClock): makespan is what the cluster would
  * see; wall_s and cpu_s are what computing it cost here.
  *
  * The npm script bounds the heap (old space 288 MiB, semi-space 8 MiB) so that peak RSS shows
@@ -23,6 +28,7 @@ import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.t
 import { KubeApi } from "../src/kube/KubeApi.ts"
 import { resources } from "../src/kube/resources.ts"
 import { Metrics } from "../src/ops/metrics.ts"
+import { registryOf } from "../src/controller/imagePullJob/registryRoom.ts"
 import { simulateDaemons } from "../test/support/simulatedDaemons.ts"
 
 const { values } = parseArgs({
@@ -31,13 +37,33 @@ const { values } = parseArgs({
     jobs: { type: "string", default: "10" },
     parallelism: { type: "string", default: "10" },
     "pull-ms": { type: "string", default: "1000" },
-    workers: { type: "string", default: String(defaultSettings.workers) }
+    workers: { type: "string", default: String(defaultSettings.workers) },
+    registries: { type: "string", default: "1" },
+    "max-concurrent-pulls-per-registry": { type: "string" }
   }
 })
 const nodes = Number(values.nodes)
 const jobs = Number(values.jobs)
 const parallelism = Number(values.parallelism)
 const pullMs = Number(values["pull-ms"])
+const registries = Number(values.registries)
+const limitFlag = values["max-concurrent-pulls-per-registry"]
+const limit = limitFlag === undefined ? undefined : Number(limitFlag)
+
+/** Job j's image: on one host as before, or on host j mod R. */
+const imageOf = (j: number) =>
+  registries === 1 ? `registry.example.com/bench/image-${j}:v1` : `registry-${j % registries}.example.com/bench/image-${j}:v1`
+
+/** The least makespan any schedule could reach: each job's pulls in a row, each host's at its concurrency. */
+const idealMakespan = () => {
+  let rounds = Math.ceil(nodes / parallelism)
+  for (let r = 0; r < registries; r++) {
+    const onHost = Array.from({ length: jobs }, (_, j) => j).filter((j) => j % registries === r).length
+    const concurrency = Math.min(limit ?? Infinity, onHost * Math.min(parallelism, nodes))
+    if (onHost > 0) rounds = Math.max(rounds, Math.ceil((onHost * nodes) / concurrency))
+  }
+  return rounds * pullMs
+}
 
 let peakRss = process.memoryUsage.rss()
 const sampleRss = () => {
@@ -51,7 +77,20 @@ const step = (millis: number) =>
     yield* TestClock.adjust(millis)
     for (let i = 0; i < 10; i++) yield* Effect.yieldNow
     sampleRss()
+    samplePulling()
   })
+
+/** Peak of pulls under way per registry host, from the simulated daemons. */
+const peakPulling = new Map<string, number>()
+let pulling: () => Iterable<string> = () => []
+const samplePulling = () => {
+  const now = new Map<string, number>()
+  for (const image of pulling()) {
+    const host = registryOf(image)
+    now.set(host, (now.get(host) ?? 0) + 1)
+  }
+  for (const [host, count] of now) peakPulling.set(host, Math.max(peakPulling.get(host) ?? 0, count))
+}
 
 const program = Effect.gen(function*() {
   const api = yield* KubeApi
@@ -66,14 +105,19 @@ const program = Effect.gen(function*() {
   }
   let reconciles = 0
   const byController = new Map<string, number>()
-  const controller = yield* makeController({ ...defaultSettings, workers: Number(values.workers) })
+  const controller = yield* makeController({
+    ...defaultSettings,
+    workers: Number(values.workers),
+    maxConcurrentPullsPerRegistry: limit
+  })
   yield* Effect.forkScoped(controller.reconcile((name) => ({
     onFinished: () => {
       reconciles++
       byController.set(name, (byController.get(name) ?? 0) + 1)
     }
   })))
-  yield* simulateDaemons({ pullMs, countPulls: false })
+  const daemons = yield* simulateDaemons({ pullMs, countPulls: false })
+  pulling = daemons.pulling
   while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
 
   const wall = performance.now()
@@ -86,7 +130,7 @@ const program = Effect.gen(function*() {
       apiVersion: "apps.kruise.io/v1alpha1",
       kind: "ImagePullJob",
       metadata: { name: `job-${j}`, namespace: "default" },
-      spec: { image: `registry.example.com/bench/image-${j}:v1`, parallelism }
+      spec: { image: imageOf(j), parallelism }
     })
   }
   const resolution = Math.max(1, Math.floor(pullMs / 50))
@@ -106,7 +150,7 @@ const program = Effect.gen(function*() {
     }
   }
   const conflicts = yield* metrics.read("preheat_api_requests_total", { result: "conflict" })
-  const ideal = Math.ceil(nodes / parallelism) * pullMs
+  const ideal = idealMakespan()
   const gc = (globalThis as { gc?: () => void }).gc
   gc?.()
   const liveHeap = process.memoryUsage().heapUsed
@@ -116,6 +160,11 @@ const program = Effect.gen(function*() {
   }
   const line = [
     `bench:controller nodes=${nodes} jobs=${jobs}`,
+    ...(limit === undefined ? [] : [
+      `registries=${registries} limit_per_registry=${limit}`,
+      `peak_pulling_per_registry=${Math.max(0, ...peakPulling.values())}`,
+      `makespan_ms=${makespan} ideal_under_limit_ms=${ideal}`
+    ]),
     `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
     `writes_per_node_job=${(writes / (nodes * jobs)).toFixed(3)}`,
     `reconciles=${reconciles - reconcilesBefore}`,

@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kubeLive.ts"
@@ -9,6 +9,12 @@ import { controllerRateLimit } from "../kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
+
+class InvalidRegistryLimit extends Data.TaggedError("InvalidRegistryLimit")<{ readonly value: number }> {
+  override get message() {
+    return `--max-concurrent-pulls-per-registry must be at least 1, got ${this.value}`
+  }
+}
 
 export const controllerCommand = Command.make(
   "controller",
@@ -33,10 +39,20 @@ export const controllerCommand = Command.make(
     qps: integer("kube-api-qps", "Requests per second to the API server", controllerRateLimit.qps),
     burst: integer("kube-api-burst", "Requests allowed in a burst", controllerRateLimit.burst),
     nodeReadyDelay: integer("node-ready-delay-seconds", "Seconds a Node is Ready before it gets a NodeImage", 30),
+    maxPullsPerRegistry: Flag.Int("max-concurrent-pulls-per-registry").pipe(
+      Flag.withDescription(
+        "At most this many nodes pull from one registry host at once, across all jobs; the rest wait (default: no limit)."
+      ),
+      Flag.optional
+    ),
     logFormat: logFormatFlag
   },
   (flags) =>
     Effect.gen(function*() {
+      const maxPullsPerRegistry = Option.getOrUndefined(flags.maxPullsPerRegistry)
+      if (maxPullsPerRegistry !== undefined && maxPullsPerRegistry < 1) {
+        return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))
+      }
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
       const kube = KubeLive.layer({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
@@ -50,7 +66,8 @@ export const controllerCommand = Command.make(
           ...defaultSettings,
           secretNamespace: flags.secretNamespace,
           workers: flags.workers,
-          nodeReadyDelayMs: flags.nodeReadyDelay * 1000
+          nodeReadyDelayMs: flags.nodeReadyDelay * 1000,
+          maxConcurrentPullsPerRegistry: maxPullsPerRegistry
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

@@ -2,6 +2,7 @@ import type { Informer } from "../kube/informer.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { OwnerIndex } from "./ownerIndex.ts"
+import type { RegistryBudget } from "./registryBudget.ts"
 import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 
 export interface ControllerSettings {
@@ -22,6 +23,8 @@ export interface ControllerSettings {
   readonly nodeReportBatchMs: number
   /** How often the Secrets jobs reference are read again, so that their copies follow edits. */
   readonly secretResyncMs: number
+  /** At most this many nodes pull from one registry host at once, across all jobs; undefined: no limit. */
+  readonly maxConcurrentPullsPerRegistry: number | undefined
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -31,7 +34,8 @@ export const defaultSettings: ControllerSettings = {
   workers: 4,
   statusIntervalMs: 1000,
   nodeReportBatchMs: 10,
-  secretResyncMs: 30_000
+  secretResyncMs: 30_000,
+  maxConcurrentPullsPerRegistry: undefined
 }
 
 /** The stores the reconcilers read and the queues the change handlers feed. */
@@ -57,6 +61,8 @@ export interface ControllerContext {
   readonly targets: Map<string, JobProgress>
   /** NodeImage name -> the jobs whose write to it conflicted: woken when a newer version arrives. */
   readonly awaitingNewer: Map<string, Set<string>>
+  /** Nodes pulling and held back per registry, across jobs (`--max-concurrent-pulls-per-registry`). */
+  readonly registries: RegistryBudget
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
   readonly placement: { nodes: number; pods: number }
   readonly queues: {
@@ -70,9 +76,13 @@ export interface ControllerContext {
 /** The one key of the pull-secret copies reconcile: they are planned together. */
 export const allSecretCopies = "all"
 
-/** Drops what the controller remembers of a job that is gone, so deleted jobs leave nothing behind. */
-export const forgetJob = (context: ControllerContext, key: string): void => {
+/**
+ * Drops what the controller remembers of a job that is gone, so deleted jobs leave nothing behind.
+ * Returns the jobs to wake: those waiting for the registry room the job held.
+ */
+export const forgetJob = (context: ControllerContext, key: string): ReadonlyArray<string> => {
   context.targets.delete(key)
   context.propagated.delete(key)
   context.statusWrittenAt.delete(key)
+  return context.registries.forget(key)
 }

@@ -14,11 +14,14 @@ import { changeHandlers } from "./handlers.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
+import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
+import { nodeImageView } from "./nodeImage/view.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import { RegistryBudget } from "./registryBudget.ts"
 
 export interface Controller {
   readonly context: ControllerContext
@@ -56,6 +59,7 @@ export const makeController = Effect.fnUntraced(function*(
     targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
     awaitingNewer: new Map<string, Set<string>>(),
+    registries: new RegistryBudget(settings.maxConcurrentPullsPerRegistry),
     sourceSecrets: makeSourceSecrets(),
     queues
   }
@@ -80,6 +84,11 @@ export const makeController = Effect.fnUntraced(function*(
     Effect.gen(function*() {
       // Deciding before every store is complete would drop tags whose owners are not yet seen.
       yield* synced
+      // The books open with the pulls a previous leader started, so the registry limit holds across a hand-over.
+      if (ctx.registries.limit !== undefined) {
+        const underWay = pullsUnderWay([...ctx.nodeImages.values()].map(nodeImageView), (uid) => ctx.jobKeyByUid.get(uid))
+        for (const [key, { inFlight, registry }] of underWay) ctx.registries.settle(key, registry, inFlight, 0)
+      }
       const run = (name: string, queue: WorkQueue, reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>) =>
         Effect.flatMap(makeBackoff(), (backoff) =>
           runWorkers(queue, {

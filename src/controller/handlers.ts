@@ -77,7 +77,7 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const effects: Array<Effect.Effect<void>> = []
       if (change.type === "deleted") {
         ctx.jobKeyByUid.delete(uid)
-        forgetJob(ctx, key)
+        for (const waiter of forgetJob(ctx, key)) effects.push(ctx.queues.imagePullJob.add(waiter))
         // Tags of a job that went without its finalizer are cleaned up by their NodeImages.
         for (const node of ctx.owners.nodesOf(uid)) effects.push(ctx.queues.nodeImage.add(node))
       } else {

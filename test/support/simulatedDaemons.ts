@@ -20,6 +20,12 @@ export interface SimulatedDaemonOptions {
   readonly countPulls?: boolean
 }
 
+export interface SimulatedDaemons {
+  readonly pulls: Map<string, number>
+  /** The image of every pull under way, one entry per pull. */
+  readonly pulling: () => Iterable<string>
+}
+
 type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<ImageTagStatus> }>>
 
 /**
@@ -33,12 +39,13 @@ type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<Imag
  */
 export const simulateDaemons = Effect.fnUntraced(function*(
   options: SimulatedDaemonOptions
-): Effect.fn.Return<{ readonly pulls: Map<string, number> }, never, KubeApi | Scope.Scope> {
+): Effect.fn.Return<SimulatedDaemons, never, KubeApi | Scope.Scope> {
   const api = yield* KubeApi
   const scope = yield* Effect.scope
   const written = new Map<string, ImageStatuses>()
   const locks = new Map<string, Semaphore.Semaphore>()
-  const inFlight = new Set<string>()
+  /** Pulls under way: id -> image. */
+  const inFlight = new Map<string, string>()
   const pulls = new Map<string, number>()
 
   /** The node's status with one tag's report replaced, written whole. */
@@ -103,12 +110,12 @@ export const simulateDaemons = Effect.fnUntraced(function*(
       for (const spec of entry.tags) {
         const id = `${node}/${image}:${spec.tag}@${spec.version}`
         if (taken(node, image, spec.tag, spec.version, id)) continue
-        inFlight.add(id)
+        inFlight.set(id, image)
         effects.push(Effect.forkIn(pull(node, image, spec.tag, spec.version, id), scope))
       }
     }
     return Effect.all(effects, { discard: true })
   }
   const informer = yield* makeInformer(resources.nodeImage, {}, onChange)
-  return { pulls }
+  return { pulls, pulling: () => inFlight.values() }
 })

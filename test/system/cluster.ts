@@ -142,14 +142,15 @@ export class Cluster {
   }
 
   /** Controllers run on Deno: the system tests are where the bundle proves itself there. */
-  async startController(name: string, metricsPort: number): Promise<Process> {
+  async startController(name: string, metricsPort: number, args: ReadonlyArray<string> = []): Promise<Process> {
     const controller = this.spawn(name, [
       "controller",
       "--kubeconfig", this.kubeconfig,
       "--metrics-port", String(metricsPort),
       "--metrics-host", "127.0.0.1",
       "--node-ready-delay-seconds", "1",
-      "--leader-election-namespace", "preheat-system"
+      "--leader-election-namespace", "preheat-system",
+      ...args
     ], { POD_NAME: name }, "deno")
     await this.waitHealthy(controller, metricsPort)
     return controller

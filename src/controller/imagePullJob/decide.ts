@@ -5,6 +5,8 @@ import type { ObjectEvent } from "../events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
+import { heldBackNote } from "./registryRoom.ts"
+import type { RegistryRoom } from "./registryRoom.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
 import { rfc3339 } from "../../api/time.ts"
 
@@ -22,6 +24,8 @@ export interface JobDecision {
   readonly deleteJob: boolean
   /** Reconcile again at this time (ms since epoch) even if nothing changes: a deadline or a TTL. */
   readonly wakeAt: number | undefined
+  /** Nodes that would start now under parallelism but wait for room on the registry. */
+  readonly heldBack: number
 }
 
 export interface JobInput {
@@ -36,6 +40,8 @@ export interface JobInput {
    * while the spec is unchanged since the last time every tag was brought up to date.
    */
   readonly propagateEdits: boolean
+  /** The job's room on its registry under `--max-concurrent-pulls-per-registry`; absent: no limit. */
+  readonly registry?: RegistryRoom | undefined
 }
 
 /**
@@ -112,7 +118,7 @@ const percent = (done: number, desired: number): string =>
  * which tasks to write, the status, the events, and when to look again. Pure: the caller reads
  * the stores and applies the writes.
  */
-export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }: TallyInput): JobDecision => {
+export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tally, task }: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
   const nowIso = rfc3339(now)
@@ -130,7 +136,8 @@ export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }
         ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }]
         : [],
       deleteJob: expired,
-      wakeAt: expired ? undefined : deleteAt
+      wakeAt: expired ? undefined : deleteAt,
+      heldBack: 0
     }
   }
 
@@ -168,8 +175,12 @@ export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }
   const deadlineAt = deadline === undefined ? undefined : Date.parse(startTime) + deadline * 1000
   const pastDeadline = deadlineAt !== undefined && deadlineAt <= now
 
+  let heldBack = 0
   if (!pastDeadline) {
-    for (const node of tally.waiting(Math.max(0, parallelism - active))) {
+    const wanted = tally.waiting(Math.max(0, parallelism - active))
+    const allowed = registry === undefined ? wanted.length : Math.min(wanted.length, registry.room)
+    heldBack = wanted.length - allowed
+    for (const node of wanted.slice(0, allowed)) {
       const name = node.metadata.name ?? ""
       const entry = node.spec.images?.[task.image]
       const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
@@ -213,8 +224,8 @@ export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }
   } else {
     const progress = percent(tally.succeeded + failedNodes.length, desired)
     message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
+    if (heldBack > 0 && registry !== undefined) message += `, ${heldBackNote(heldBack, registry)}`
   }
-
 
   const finished = completionTime !== undefined
   let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
@@ -236,5 +247,5 @@ export const decideFromTally = ({ job, now, propagateEdits, stale, tally, task }
   }
   const ttl = spec.completionPolicy.ttlSecondsAfterFinished
   const wakeAt = finished ? (ttl === undefined ? undefined : now + ttl * 1000) : deadlineAt
-  return { writes, status, events, deleteJob: false, wakeAt }
+  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack }
 }

@@ -19,6 +19,7 @@ import type { NodeWrite } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
+import { registryOf } from "./registryRoom.ts"
 import { selectTargets } from "./targets.ts"
 import type { PodPlacement } from "./targets.ts"
 
@@ -72,9 +73,15 @@ const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyAr
 /** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
 const conflictFallback = Duration.seconds(1)
 
+/** Wakes the jobs that waited for registry room a job's decision (or its end) freed. */
+const wake = (ctx: ControllerContext, keys: ReadonlyArray<string>) =>
+  Effect.forEach(keys, (key) => ctx.queues.imagePullJob.add(key), { discard: true })
+
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
 const release = (ctx: ControllerContext, raw: KubeObject) =>
   Effect.gen(function*() {
+    // Its tags are going: the room they held is handed on now.
+    yield* wake(ctx, ctx.registries.forget(objectKey(raw)))
     const uid = raw.metadata.uid ?? ""
     const writes: Array<NodeWrite> = []
     for (const [node, image] of ctx.owners.imagesOf(uid)) {
@@ -195,6 +202,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     if (raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, raw)
     const decoded = decodedJob(raw)
     if (Result.isFailure(decoded)) {
+      yield* wake(ctx, ctx.registries.forget(key))
       const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, "Invalid", message)) {
         yield* record(raw, { type: "Warning", reason: "Invalid", message })
@@ -203,6 +211,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     }
     const secrets = yield* pullSecretsOf(ctx, decoded.success)
     if (Result.isFailure(secrets)) {
+      yield* wake(ctx, ctx.registries.forget(key))
       const { message, reason } = secrets.failure
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, reason, message)) {
         yield* record(raw, { type: "Warning", reason, message })
@@ -219,7 +228,14 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const stale = staleOf(ctx, progress, task)
     const fingerprint = taskFingerprint(job.success, task)
     const propagateEdits = ctx.propagated.get(key) !== fingerprint
-    const decision = decideFromTally({ job: job.success, task, tally: progress.tally(lookup(ctx)), stale, now, propagateEdits })
+    // Room, decision and books in one synchronous step: no other job decides in between (registryBudget.ts).
+    const tally = progress.tally(lookup(ctx))
+    const registry = registryOf(job.success.spec.image)
+    const room = ctx.registries.room(key, registry, tally.active)
+    const decision = decideFromTally({ job: job.success, task, tally, stale, now, propagateEdits, registry: room })
+    const finished = decision.deleteJob || decision.status.completionTime !== undefined
+    const waiters = ctx.registries.settle(key, registry, finished ? 0 : decision.status.active ?? 0, decision.heldBack)
+    yield* wake(ctx, waiters)
     const retry = yield* applyNodeWrites(ctx, key, decision.writes)
     if (retry !== undefined) return { requeueAfter: retry }
     // Settled once a full look found nothing left to release (what it released is checked again).
