@@ -45,6 +45,14 @@ export const daemonCommand = Command.make(
       "Pulls at once on this node; further tags wait",
       defaultDaemonOptions.maxConcurrentPulls
     ),
+    pinImages: Flag.Boolean("pin-images").pipe(
+      Flag.withDescription(
+        "Label images pulled for Never jobs with containerd's pin label (io.cri-containerd.pinned) so the " +
+          "kubelet's image garbage collection keeps them; the label goes when no tag wants the image. Off, pins " +
+          "an earlier run set are removed at start."
+      ),
+      Flag.withDefault(false)
+    ),
     metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(
       Flag.withDefault(defaultDaemonOptions.metricsHost)
     ),
@@ -71,6 +79,7 @@ export const daemonCommand = Command.make(
         hostRunDir: flags.hostRunDir,
         secretNamespace: flags.secretNamespace,
         maxConcurrentPulls: flags.maxConcurrentPulls,
+        pinImages: flags.pinImages,
         metricsHost: flags.metricsHost,
         metricsPort: flags.metricsPort
       })).pipe(
