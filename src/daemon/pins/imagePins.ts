@@ -69,6 +69,13 @@ export const makeImagePins = Effect.fnUntraced(function*(
     return Result.succeed(pinTags(spec.success, (nodeImage["status"] as NodeImageStatus | undefined)?.imageStatuses))
   }
 
+  /** What pins depend on: the spec, and each tag's reported phase (a finished pull brings the image). */
+  const pinInputs = (nodeImage: KubeObject | undefined): string => {
+    const statuses = (nodeImage?.["status"] as NodeImageStatus | undefined)?.imageStatuses ?? {}
+    const phases = Object.entries(statuses).flatMap(([image, status]) => status.tags.map((t) => [image, t.tag, t.version, t.phase]))
+    return JSON.stringify([nodeImage?.["spec"], phases])
+  }
+
   const reconcile = (imageLabels: ImageLabels["Service"]): Effect.Effect<void, PinError, KubeApi | CriRuntime> =>
     Effect.gen(function*() {
       const current = tagsOf(options.current())
@@ -121,8 +128,7 @@ export const makeImagePins = Effect.fnUntraced(function*(
       Effect.suspend(() => {
         if (unsupported) return Effect.void
         // Off, only the first look matters: the pins of an earlier run with --pin-images go.
-        const tags = tagsOf(nodeImage)
-        const seen = options.enabled ? JSON.stringify([nodeImage?.["spec"], Result.isSuccess(tags) ? tags.success : null]) : "off"
+        const seen = options.enabled ? pinInputs(nodeImage) : "off"
         if (seen === fingerprint) return Effect.void
         fingerprint = seen
         return queue.add(pinsKey)
