@@ -246,6 +246,34 @@ describe("daemon --pin-images", () => {
       expect((yield* fake.calls).filter((c) => c.method === "listImageRecords" || c.method === "setImageLabels")).toHaveLength(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer({ imageLabels: "unsupported" }))))
 
+  it.effect("owner jobs are read once per spec change and per resync, not again when a pull finishes", () =>
+    Effect.gen(function*() {
+      const inner = yield* KubeApi
+      const reads: Array<string> = []
+      const counting = KubeApi.of({
+        ...inner,
+        get: (resource, key) => {
+          if (resource.kind === "ImagePullJob") reads.push(key.name)
+          return inner.get(resource, key)
+        }
+      })
+      const warm = yield* job("warm", "Never")
+      yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
+      yield* Effect.gen(function*() {
+        yield* launch({ pinImages: true })
+        yield* advance(2000)
+        expect(yield* pinnedNames).toHaveLength(3)
+        expect(reads).toEqual(["warm"])
+        yield* setImages({ nginx: { tags: [jobTag("1.25", warm), jobTag("1.26", warm)] } })
+        yield* advance(2000)
+        expect((yield* tagStatus("nginx", "1.26"))?.phase).toBe("Succeeded")
+        expect(yield* pinnedNames).toHaveLength(6)
+        expect(reads).toEqual(["warm", "warm"])
+        yield* advance(minutes(10), 10_000)
+        expect(reads).toEqual(["warm", "warm", "warm"])
+      }).pipe(Effect.provideService(KubeApi, counting))
+    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+
   it.effect("the runtime not answering: pins stay as they are, and are brought up to date once it answers", () =>
     Effect.gen(function*() {
       const fake = yield* FakeCriRuntime

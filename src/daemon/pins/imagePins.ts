@@ -8,7 +8,17 @@ import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
 import { Scheduler } from "../../scheduler/Scheduler.ts"
 import { nodeImageSpec } from "../nodeImageSpec.ts"
 import { type OwnerPolicyUnknown, readOwnerPolicies } from "./ownerPolicies.ts"
-import { decidePins, type HeldPin, ownersToRead, pinDemand, pinLabels, type PinTag, pinTags, unpinLabels } from "./pinDecision.ts"
+import {
+  decidePins,
+  type HeldPin,
+  type OwnerPolicy,
+  ownersToRead,
+  pinDemand,
+  pinLabels,
+  type PinTag,
+  pinTags,
+  unpinLabels
+} from "./pinDecision.ts"
 
 /** Keeps containerd's pin label on the images that Never jobs want on this node (`--pin-images`). */
 export interface ImagePins {
@@ -53,6 +63,13 @@ export const makeImagePins = Effect.fnUntraced(function*(
   let previous: ReadonlyArray<PinTag> = []
   let held: ReadonlyArray<HeldPin> = []
   let fingerprint: string | undefined
+  /**
+   * Owner policies as last read, with the spec and time they were read at. A job's policy can
+   * only matter anew when the spec changes (owners come and go, a policy edit rewrites the tag's
+   * pull policy) or at the resync; a pull finishing needs no new reads.
+   */
+  let policies = new Map<string, OwnerPolicy>()
+  let policiesFor: { readonly spec: string; readonly at: number } | undefined
   let unsupported = Option.isNone(labels)
   let failures = 0
 
@@ -80,8 +97,13 @@ export const makeImagePins = Effect.fnUntraced(function*(
     Effect.gen(function*() {
       const current = tagsOf(options.current())
       if (Result.isFailure(current)) return yield* Effect.fail(new SpecUnreadable({ message: current.failure }))
-      const policies = yield* readOwnerPolicies(ownersToRead(previous, current.success, held))
       const now = yield* Clock.currentTimeMillis
+      const spec = JSON.stringify(options.current()?.["spec"] ?? null)
+      const owners = ownersToRead(previous, current.success, held)
+      const fresh = policiesFor !== undefined && policiesFor.spec === spec && now - policiesFor.at < resyncMillis
+      const read = yield* readOwnerPolicies(fresh ? owners.filter((o) => o.uid !== undefined && !policies.has(o.uid)) : owners)
+      policies = fresh ? new Map([...policies, ...read]) : new Map(read)
+      if (!fresh) policiesFor = { spec, at: now }
       const demand = pinDemand({ previous, current: current.success, held, policies, now })
       const images = demand.wanted.length === 0 ? [] : yield* (yield* CriRuntime).listImages
       const changes = decidePins(demand.wanted, images, yield* imageLabels.list)
