@@ -95,10 +95,11 @@ export const makeImagePins = Effect.fnUntraced(function*(
 
   const reconcile = (imageLabels: ImageLabels["Service"]): Effect.Effect<void, PinError, KubeApi | CriRuntime> =>
     Effect.gen(function*() {
-      const current = tagsOf(options.current())
+      const nodeImage = options.current()
+      const current = tagsOf(nodeImage)
       if (Result.isFailure(current)) return yield* Effect.fail(new SpecUnreadable({ message: current.failure }))
       const now = yield* Clock.currentTimeMillis
-      const spec = JSON.stringify(options.current()?.["spec"] ?? null)
+      const spec = JSON.stringify(nodeImage?.["spec"] ?? null)
       const owners = ownersToRead(previous, current.success, held)
       const fresh = policiesFor !== undefined && policiesFor.spec === spec && now - policiesFor.at < resyncMillis
       const read = yield* readOwnerPolicies(fresh ? owners.filter((o) => o.uid !== undefined && !policies.has(o.uid)) : owners)
