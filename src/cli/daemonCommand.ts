@@ -47,9 +47,8 @@ export const daemonCommand = Command.make(
     ),
     pinImages: Flag.Boolean("pin-images").pipe(
       Flag.withDescription(
-        "Label images pulled for Never jobs with containerd's pin label (io.cri-containerd.pinned) so the " +
-          "kubelet's image garbage collection keeps them; the label goes when no tag wants the image. Off, pins " +
-          "an earlier run set are removed at start."
+        "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
+          "label) while a tag wants them. Off, the pins of an earlier run are removed at start."
       ),
       Flag.withDefault(false)
     ),
