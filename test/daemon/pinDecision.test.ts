@@ -66,7 +66,8 @@ describe("pinDemand: which references a node's tags want pinned", () => {
     const next = pinDemand({ previous: [], current: [], held: first.held, policies, now: 20_000 })
     expect(next.wanted).toEqual(["nginx:1.25"])
     // The job writes the tag again: wanted by the tag, the hold ends.
-    const back = pinDemand({ previous: [], current: [{ reference: "nginx:1.25", owners: [never] }], held: next.held, policies, now: 30_000 })
+    const current = [{ reference: "nginx:1.25", owners: [never] }]
+    const back = pinDemand({ previous: [], current, held: next.held, policies, now: 30_000 })
     expect(back).toEqual({ wanted: ["nginx:1.25"], held: [] })
     // A day later without it: no longer held.
     expect(pinDemand({ previous: [], current: [], held: first.held, policies, now: 10_000 + holdLimitMillis }).wanted).toEqual([])
@@ -96,7 +97,13 @@ describe("pinTags: the spec's tags with their expiry", () => {
         images: {
           nginx: {
             tags: [
-              { tag: "1.25", version: 1, imagePullPolicy: "IfNotPresent", ownerReferences: [never], pullPolicy: { ttlSecondsAfterFinished: 60 } },
+              {
+                tag: "1.25",
+                version: 1,
+                imagePullPolicy: "IfNotPresent",
+                ownerReferences: [never],
+                pullPolicy: { ttlSecondsAfterFinished: 60 }
+              },
               { tag: `sha256:${hex("d")}`, version: 0, imagePullPolicy: "IfNotPresent", pullPolicy: { ttlSecondsAfterFinished: 60 } }
             ]
           }

@@ -183,7 +183,8 @@ const suite = (e: E2eRuntime) => describe("--pin-images against a real container
     ctr(e.socket, "images", "label", onceTag, `${pinnedLabel}=pinned`)
     try {
       expect(await pinnedByApi()).toEqual([onceTag, warmTag].sort())
-      await exec(api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} }))
+      const empty = { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} }
+      await exec(api.create(resources.nodeImage, empty))
       await withDaemon(node, async () => {
         await until("the start-up pass", async () => !(await pinnedByApi()).includes(warmTag))
       })
