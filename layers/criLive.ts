@@ -1,11 +1,13 @@
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import type { Scope } from "effect"
 import { containerdApi } from "../src/cri/containerdApi.ts"
+import { containerdImageLabels } from "../src/cri/containerdImages.ts"
 import { defaultProgressOptions, makePullTracker } from "../src/cri/containerdProgress.ts"
 import { pullImageRequest, toImageInfo } from "../src/cri/criMessages.ts"
 import { CriRuntime, type ImageInfo, type PullRequest, type RuntimeVersion } from "../src/cri/CriRuntime.ts"
 import type { CriError, RuntimeUnavailable } from "../src/cri/errors.ts"
+import { ImageLabels } from "../src/cri/ImageLabels.ts"
 import { unary } from "../src/cri/grpcCalls.ts"
 import { type CallContext, criErrorFrom, secretsOf } from "../src/cri/grpcErrors.ts"
 import {
@@ -50,12 +52,20 @@ const probe = (target: string): Effect.Effect<VersionResponse, CriError> =>
     (client) => Effect.sync(() => client.close())
   )
 
+/** The runtime's services on one socket: CRI, and containerd's image labels (see ImageLabels.ts). */
+export interface RuntimeServices {
+  readonly runtime: CriRuntime["Service"]
+  readonly imageLabels: ImageLabels["Service"]
+}
+
 /**
  * The live CRI runtime over the socket given or discovered: one channel for every service, closed
  * when the layer's scope closes. Pulls with `onProgress` get byte progress from containerd's own
- * API on the same socket (see containerdProgress.ts); other runtimes report 0, then 100.
+ * API on the same socket (see containerdProgress.ts); other runtimes report 0, then 100. Image
+ * labels go through containerd's images service on the same channel; on another runtime its calls
+ * fail with ImageLabelsUnsupported.
  */
-export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Service"], RuntimeUnavailable, Scope.Scope> =>
+export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, RuntimeUnavailable, Scope.Scope> =>
   Effect.gen(function*() {
     const target = yield* discoverSocket(options, probe)
     const credentials = grpc.credentials.createInsecure()
@@ -114,8 +124,18 @@ export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Se
         Effect.catchTag("ImageNotFound", () => Effect.void)
       )
 
-    return CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage })
+    return {
+      runtime: CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage }),
+      imageLabels: containerdImageLabels(client(constructors.images))
+    }
   })
 
-export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime, RuntimeUnavailable> =>
-  Layer.effect(CriRuntime, make(options))
+/** The CRI runtime alone, for callers that need nothing else of the socket. */
+export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Service"], RuntimeUnavailable, Scope.Scope> =>
+  Effect.map(connect(options), (services) => services.runtime)
+
+export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> =>
+  Layer.effectContext(
+    Effect.map(connect(options), (services) =>
+      Context.make(CriRuntime, services.runtime).pipe(Context.add(ImageLabels, services.imageLabels)))
+  )

@@ -8,6 +8,10 @@
  * qualified repoTags (`docker.io/library/nginx:1.25`) and repoDigests (`...@sha256:...`).
  * The records keep whether a pull carried credentials, never the credentials.
  *
+ * Image labels (ImageLabels) as containerd keeps them: one record per name of an image (its id,
+ * each repoTag and repoDigest), labels per record name, kept when a tag moves to another image
+ * (as CRI's re-tagging update leaves foreign labels alone) and gone with the image.
+ *
  * Progress, when the request asks for it: 0 of unknown at the start, 0 of the image's size once
  * the "manifest" is in, then `progressSteps` even steps through the latency, and 100 on success
  * only. A failing pull stops reporting where it failed.
@@ -21,6 +25,13 @@ import {
   sameImage
 } from "../src/api/imageReference.ts"
 import { CriRuntime } from "../src/cri/CriRuntime.ts"
+import {
+  ImageLabels,
+  type ImageLabelsError,
+  ImageLabelsFailed,
+  ImageLabelsUnsupported,
+  type ImageRecord
+} from "../src/cri/ImageLabels.ts"
 import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../src/cri/CriRuntime.ts"
 import {
   type CriError,
@@ -87,6 +98,8 @@ export interface FakeCriConfig {
   /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */
   readonly synthesizedSize?: (reference: ImageReference) => number
   readonly version?: RuntimeVersion
+  /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
+  readonly imageLabels?: "containerd" | "unsupported"
 }
 
 export type FailureKind = CriError["_tag"]
@@ -124,7 +137,7 @@ export interface PullRecord {
 }
 
 export interface CallRecord {
-  readonly method: "version" | "pullImage" | "imageStatus" | "listImages" | "removeImage"
+  readonly method: "version" | "pullImage" | "imageStatus" | "listImages" | "removeImage" | "listImageRecords" | "setImageLabels"
   readonly image?: string
   readonly at: number
 }
@@ -132,6 +145,9 @@ export interface CallRecord {
 /** What tests use to script the fake and look inside it. */
 export interface FakeCriHandle {
   readonly runtime: CriRuntime["Service"]
+  readonly imageLabels: ImageLabels["Service"]
+  /** The labels of one image record (empty when it has none or does not exist), without recording a call. */
+  readonly labelsOf: (name: string) => Effect.Effect<Readonly<Record<string, string>>>
   /** Every pull, in start order, with its current outcome. */
   readonly pulls: Effect.Effect<ReadonlyArray<PullRecord>>
   /** Every call to the runtime, pulls included. */
@@ -245,6 +261,8 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
     const authRules: Array<{ readonly repository: string; readonly accept: (auth: RegistryAuth | undefined) => boolean }> = []
     const pulls: Array<PullRecord> = []
     const calls: Array<CallRecord> = []
+    /** By record name, as containerd keys image records. */
+    const labels = new Map<string, Map<string, string>>()
     let available = true
 
     const serve = (image: RegistryImage): void => {
@@ -295,6 +313,13 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       }
       return undefined
     }
+
+    const recordNames = (image: NodeImage): ReadonlyArray<string> => [image.id, ...image.repoTags, ...image.repoDigests]
+
+    const records = (): ReadonlyArray<ImageRecord> =>
+      [...node.values()].flatMap((image) =>
+        recordNames(image).map((name) => ({ name, labels: Object.fromEntries(labels.get(name) ?? []) }))
+      )
 
     const now = Clock.currentTimeMillis
 
@@ -464,13 +489,41 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
           Effect.andThen(ensureAvailable),
           Effect.andThen(Effect.sync(() => {
             const found = find(image)
-            if (found !== undefined) node.delete(found.id)
+            if (found === undefined) return
+            node.delete(found.id)
+            for (const name of recordNames(found)) labels.delete(name)
+          }))
+        )
+    })
+
+    const labelsAvailable = Effect.suspend((): Effect.Effect<void, ImageLabelsError> => {
+      if (config.imageLabels === "unsupported") {
+        return Effect.fail(new ImageLabelsUnsupported({ message: "the fake runtime has no containerd images service" }))
+      }
+      return available ? Effect.void : Effect.fail(new ImageLabelsFailed({ message: "fake runtime is unavailable" }))
+    })
+
+    const imageLabels = ImageLabels.of({
+      list: record("listImageRecords").pipe(Effect.andThen(labelsAvailable), Effect.andThen(Effect.sync(records))),
+      setLabels: (name, changes) =>
+        record("setImageLabels", name).pipe(
+          Effect.andThen(labelsAvailable),
+          Effect.andThen(Effect.sync(() => {
+            if (!records().some((r) => r.name === name)) return
+            const current = labels.get(name) ?? new Map<string, string>()
+            for (const [key, value] of Object.entries(changes)) {
+              if (value === undefined) current.delete(key)
+              else current.set(key, value)
+            }
+            labels.set(name, current)
           }))
         )
     })
 
     return {
       runtime,
+      imageLabels,
+      labelsOf: (name) => Effect.sync(() => Object.fromEntries(labels.get(name) ?? [])),
       pulls: Effect.sync(() => [...pulls]),
       calls: Effect.sync(() => [...calls]),
       images: Effect.sync(() => [...node.values()].map(toInfo)),
@@ -509,11 +562,15 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
     } satisfies FakeCriHandle
   })
 
-/** Provides both the CriRuntime the daemon uses and the FakeCriRuntime handle tests script. */
-export const fakeCriRuntimeLayer = (config: FakeCriConfig = {}): Layer.Layer<CriRuntime | FakeCriRuntime> =>
+/** Provides the CriRuntime and ImageLabels the daemon uses and the FakeCriRuntime handle tests script. */
+export const fakeCriRuntimeLayer = (config: FakeCriConfig = {}): Layer.Layer<CriRuntime | ImageLabels | FakeCriRuntime> =>
   Layer.effectContext(
     Effect.map(
       makeFakeCriRuntime(config),
-      (handle) => Context.make(FakeCriRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime))
+      (handle) =>
+        Context.make(FakeCriRuntime, handle).pipe(
+          Context.add(CriRuntime, handle.runtime),
+          Context.add(ImageLabels, handle.imageLabels)
+        )
     )
   )

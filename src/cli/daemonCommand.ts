@@ -45,6 +45,13 @@ export const daemonCommand = Command.make(
       "Pulls at once on this node; further tags wait",
       defaultDaemonOptions.maxConcurrentPulls
     ),
+    pinImages: Flag.Boolean("pin-images").pipe(
+      Flag.withDescription(
+        "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
+          "label) while a tag wants them. Off, the pins of an earlier run are removed at start."
+      ),
+      Flag.withDefault(false)
+    ),
     metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(
       Flag.withDefault(defaultDaemonOptions.metricsHost)
     ),
@@ -71,6 +78,7 @@ export const daemonCommand = Command.make(
         hostRunDir: flags.hostRunDir,
         secretNamespace: flags.secretNamespace,
         maxConcurrentPulls: flags.maxConcurrentPulls,
+        pinImages: flags.pinImages,
         metricsHost: flags.metricsHost,
         metricsPort: flags.metricsPort
       })).pipe(

@@ -2,6 +2,7 @@ import * as grpc from "@grpc/grpc-js"
 import * as protoLoader from "@grpc/proto-loader"
 import protobuf from "protobufjs"
 import { containerdContentProto, containerdLeasesProto } from "./containerdContentProto.ts"
+import { containerdImagesProto } from "./containerdImagesProto.ts"
 import { runtimeProto } from "./runtimeProto.ts"
 
 /**
@@ -35,6 +36,7 @@ export interface ServiceConstructors {
   readonly imageService: grpc.ServiceClientConstructor
   readonly content: grpc.ServiceClientConstructor
   readonly leases: grpc.ServiceClientConstructor
+  readonly images: grpc.ServiceClientConstructor
 }
 
 let loaded: ServiceConstructors | undefined
@@ -45,11 +47,13 @@ export const serviceConstructors = (): ServiceConstructors => {
     const runtime = load(runtimeProto)
     const content = load(containerdContentProto)
     const leases = load(containerdLeasesProto)
+    const images = load(containerdImagesProto)
     loaded = {
       runtimeService: service(runtime, "runtime.v1.RuntimeService"),
       imageService: service(runtime, "runtime.v1.ImageService"),
       content: service(content, "containerd.services.content.v1.Content"),
-      leases: service(leases, "containerd.services.leases.v1.Leases")
+      leases: service(leases, "containerd.services.leases.v1.Leases"),
+      images: service(images, "containerd.services.images.v1.Images")
     }
   }
   return loaded
@@ -124,4 +128,13 @@ export interface LeaseResource {
 
 export interface ListResourcesResponse {
   readonly resources: ReadonlyArray<LeaseResource>
+}
+
+export interface ContainerdImageMessage {
+  readonly name: string
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface ListContainerdImagesResponse {
+  readonly images: ReadonlyArray<ContainerdImageMessage>
 }

@@ -12,6 +12,7 @@ import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.
 import type { Scheduler } from "../scheduler/Scheduler.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
+import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
@@ -34,7 +35,7 @@ export interface Daemon {
 
 /**
  * The daemon's work for the life of the scope (SPEC §3): a watch of this node's NodeImage only,
- * pull workers under the per-node cap, and the status reporter.
+ * pull workers under the per-node cap, the status reporter, and image pins (`--pin-images`).
  */
 export const startDaemon = Effect.fnUntraced(function*(
   options: DaemonOptions
@@ -56,12 +57,25 @@ export const startDaemon = Effect.fnUntraced(function*(
     reporter,
     current: () => informer?.get(options.nodeName)
   })
+  const pins = yield* makeImagePins({
+    nodeName: options.nodeName,
+    enabled: options.pinImages,
+    current: () => informer?.get(options.nodeName),
+    resyncInterval: options.pinResyncInterval
+  })
   informer = yield* makeInformer(
     resources.nodeImage,
     { fieldSelector: `metadata.name=${options.nodeName}` },
-    () => Effect.suspend(() => puller.sync(informer?.get(options.nodeName)))
+    () =>
+      Effect.suspend(() => {
+        const current = informer?.get(options.nodeName)
+        return Effect.andThen(puller.sync(current), pins.changed(current))
+      })
   )
   const watched = informer
+  // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
+  // whose tags went away meanwhile unpins what it pinned.
+  yield* Effect.forkScoped(Effect.andThen(watched.synced, Effect.suspend(() => pins.changed(watched.get(options.nodeName)))))
   const ready = Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)])
   const health = Effect.map(runtimeCheck, (runtime): HealthReport => [runtime, watchCheck(watched.hasSynced)]).pipe(
     Effect.provideContext(services)
@@ -90,7 +104,8 @@ export const serveDaemon = Effect.fnUntraced(function*(
       node: options.nodeName,
       opsPort: port,
       maxConcurrentPulls: options.maxConcurrentPulls,
-      secretNamespace: options.secretNamespace
+      secretNamespace: options.secretNamespace,
+      pinImages: options.pinImages
     })
   )
   return { daemon, port }

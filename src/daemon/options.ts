@@ -19,6 +19,10 @@ export interface DaemonOptions {
   readonly progressWriteInterval: Duration.Input
   /** The name Events are reported under. */
   readonly component: string
+  /** `--pin-images`: keep containerd's pin label on images Never jobs want here (src/daemon/pins/). */
+  readonly pinImages: boolean
+  /** How often pins are checked again without a NodeImage change (a job deleted or edited meanwhile). */
+  readonly pinResyncInterval: Duration.Input
 }
 
 export const defaultSecretNamespace = "preheat-daemon-config"
@@ -31,7 +35,9 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   metricsPort: defaultMetricsPort,
   metricsHost: "0.0.0.0",
   progressWriteInterval: Duration.seconds(1),
-  component: "preheat-daemon"
+  component: "preheat-daemon",
+  pinImages: false,
+  pinResyncInterval: Duration.minutes(10)
 }
 
 /** Defaults for everything but the node name. */

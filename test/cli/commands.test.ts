@@ -36,6 +36,12 @@ describe("preheat command line", () => {
     expect(stdout).toContain(["preheat", ...path].join(" "))
   })
 
+  it("daemon --help lists --pin-images (a switch, off unless given)", () => {
+    const { code, stdout } = preheat("daemon", "--help")
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/--pin-images\s+Keep the images Never jobs want here out of the kubelet's image GC/)
+  })
+
   it.each([
     [["bogus"], "error: Unknown subcommand \"bogus\" for \"preheat\". See 'preheat --help'.\n"],
     [["crds", "--nope"], "error: Unrecognized flag: --nope in command preheat crds. See 'preheat crds --help'.\n"],

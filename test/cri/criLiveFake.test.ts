@@ -6,6 +6,7 @@ import { Duration, Effect, Exit, ManagedRuntime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as CriLive from "../../layers/criLive.ts"
 import { CriRuntime, type PullProgress } from "../../src/cri/CriRuntime.ts"
+import { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { serviceConstructors } from "../../src/cri/grpcPackages.ts"
 
 /**
@@ -35,11 +36,13 @@ const pullImage: Handler = (call, callback) => {
 describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
   let dir = ""
   let server: grpc.Server
-  let runtime: ManagedRuntime.ManagedRuntime<CriRuntime, unknown>
+  let runtime: ManagedRuntime.ManagedRuntime<CriRuntime | ImageLabels, unknown>
   const cri = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) =>
     runtime.runPromise(Effect.flatMap(Effect.service(CriRuntime), f))
   const failure = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) =>
     cri((s) => Effect.flip(f(s)))
+  const labelsFailure = <A, E>(f: (service: ImageLabels["Service"]) => Effect.Effect<A, E>) =>
+    runtime.runPromise(Effect.flatMap(Effect.service(ImageLabels), (s) => Effect.flip(f(s))))
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "preheat-fake-cri-"))
@@ -112,6 +115,12 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
     expect(Exit.isFailure(exit)).toBe(true)
   })
 
+  it("image labels: no containerd images service (UNIMPLEMENTED) is ImageLabelsUnsupported, for list and update", async () => {
+    expect(await labelsFailure((s) => s.list)).toEqual(expect.objectContaining({ _tag: "ImageLabelsUnsupported" }))
+    expect(await labelsFailure((s) => s.setLabels("example.com/app:v1", { "io.cri-containerd.pinned": "pinned" })))
+      .toEqual(expect.objectContaining({ _tag: "ImageLabelsUnsupported" }))
+  })
+
   // Last: it stops the server.
   it("when the runtime goes away, calls are RuntimeUnavailable", async () => {
     server.forceShutdown()
@@ -121,5 +130,7 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
     expect((await failure((s) => s.version))._tag).toBe("RuntimeUnavailable")
     expect((await failure((s) => s.pullImage({ image: "example.com/app:v1", timeout: Duration.seconds(5) })))._tag)
       .toBe("RuntimeUnavailable")
+    // A runtime gone is a passing failure, not "unsupported" (which would turn pinning off for good).
+    expect((await labelsFailure((s) => s.list))._tag).toBe("ImageLabelsFailed")
   })
 })
