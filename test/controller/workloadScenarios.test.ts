@@ -1,0 +1,136 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { advance, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet, template } from "../support/workloads.ts"
+
+// The controller on the in-memory API server with simulated daemons, on simulated time. No
+// workload controller runs here: each test makes the ReplicaSets, ControllerRevisions, pods and
+// status that kube-controller-manager would, step by step.
+
+const on = { "apps.kruise.io/image-predownload-parallelism": "2" }
+const nodes = ["n1", "n2", "n3", "n4"].map((n) => readyNode(n))
+
+const jobs = Effect.gen(function*() {
+  const api = yield* KubeApi
+  return (yield* api.list(resources.imagePullJob, { namespace: "default" })).items
+})
+const summary = (list: ReadonlyArray<KubeObject>) =>
+  list.map((j) => [j.metadata.name, (j["spec"] as { image: string }).image]).sort()
+const statusOf = (o: KubeObject) => (o["status"] ?? {}) as Record<string, unknown>
+const eventsAbout = (name: string) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    return (yield* api.list(resources.event, { namespace: "default" })).items
+      .filter((e) => (e["involvedObject"] as { name: string }).name === name)
+      .map((e) => [e["type"], e["reason"], e["message"]])
+  })
+const setImages = (resource: typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet, name: string, app: string, images: Record<string, string>) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    return yield* api.patch(resource, { name, namespace: "default" }, { spec: { template: template(app, images) } })
+  })
+
+describe("workload-driven pre-pull, through the controller", () => {
+  it.effect("Deployment: an image change pre-pulls on the nodes of the old pods; an Event; GC with the Deployment", () =>
+    Effect.gen(function*() {
+      const { pulls } = yield* startCluster(nodes, { pullMs: 2000 })
+      const api = yield* KubeApi
+      const d1 = yield* api.create(resources.deployment, deployment({ name: "web", images: { app: "web:1" }, annotations: on }))
+      const old = yield* api.create(resources.replicaSet, replicaSet(d1, "aaa", { replicas: 4, revision: 1 }))
+      for (const [i, node] of ["n1", "n2", "n3", "n4"].entries()) {
+        yield* api.create(resources.pod, pod(old, `web-aaa-${i}`, { node, revisionLabel: "pod-template-hash", revision: "aaa" }))
+      }
+      yield* advance(2000)
+      expect(yield* jobs).toEqual([]) // first creation: nothing to pre-pull
+
+      // The rollout, as the deployment controller makes it: a new ReplicaSet, one old pod replaced on n4.
+      const d2 = yield* setImages(resources.deployment, "web", "web", { app: "web:2" })
+      const next = yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
+      yield* api.patch(resources.replicaSet, { name: "web-aaa", namespace: "default" }, { spec: { replicas: 3 } })
+      yield* api.delete(resources.pod, { name: "web-aaa-3", namespace: "default" })
+      yield* api.create(resources.pod, pod(next, "web-bbb-0", { node: "n4", revisionLabel: "pod-template-hash", revision: "bbb" }))
+      yield* advance(1000)
+      const created = yield* jobs
+      expect(summary(created)).toEqual([["web-bbb-app", "web:2"]])
+      expect(created[0]!.metadata.ownerReferences).toEqual([
+        { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: d1.metadata.uid, controller: true, blockOwnerDeletion: true }
+      ])
+      yield* advance(6000)
+      const done = (yield* jobs)[0]!
+      expect(statusOf(done)).toMatchObject({ desired: 3, succeeded: 3, failed: 0 })
+      expect([...pulls.keys()].sort()).toEqual(["n1/web:2", "n2/web:2", "n3/web:2"])
+      expect(yield* eventsAbout("web")).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob web-bbb-app for image: web:2"])
+
+      yield* api.delete(resources.deployment, { name: "web", namespace: "default" })
+      yield* advance(1000)
+      expect(yield* jobs).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("StatefulSet: min-updated-ready-pods holds the pre-pull until that many pods of the update revision are Ready", () =>
+    Effect.gen(function*() {
+      yield* startCluster(nodes, { pullMs: 2000 })
+      const api = yield* KubeApi
+      const gated = { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "1" }
+      const s1 = yield* api.create(resources.statefulSet, statefulSet({ name: "db", replicas: 4, images: { db: "db:1" }, annotations: gated }))
+      yield* api.create(resources.controllerRevision, controllerRevision(s1, "r1", { revision: 1 }))
+      yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { currentRevision: "db-r1", updateRevision: "db-r1", replicas: 4 } }, "status")
+      for (const i of [0, 1, 2, 3]) {
+        yield* api.create(resources.pod, pod(s1, `db-${i}`, { node: `n${i + 1}`, revisionLabel: "controller-revision-hash", revision: "db-r1" }))
+      }
+      yield* advance(2000)
+      expect(yield* jobs).toEqual([])
+
+      const s2 = yield* setImages(resources.statefulSet, "db", "db", { db: "db:2" })
+      yield* api.create(resources.controllerRevision, controllerRevision(s2, "r2", { revision: 2 }))
+      yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { updateRevision: "db-r2" } }, "status")
+      // The StatefulSet controller replaces the highest ordinal first; it is not Ready yet.
+      yield* api.delete(resources.pod, { name: "db-3", namespace: "default" })
+      yield* api.create(resources.pod, pod(s2, "db-3", { node: "n4", revisionLabel: "controller-revision-hash", revision: "db-r2", ready: false }))
+      yield* advance(3000)
+      expect(yield* jobs).toEqual([])
+      yield* api.patch(resources.pod, { name: "db-3", namespace: "default" }, { status: { conditions: [{ type: "Ready", status: "True" }] } }, "status")
+      yield* advance(1000)
+      expect(summary(yield* jobs)).toEqual([["db-r2-db", "db:2"]])
+      yield* advance(6000)
+      expect(statusOf((yield* jobs)[0]!)).toMatchObject({ desired: 3, succeeded: 3 })
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("DaemonSet: an edit before completion replaces the jobs; a removed annotation stops them", () =>
+    Effect.gen(function*() {
+      yield* startCluster(nodes, { pullMs: 20_000 })
+      const api = yield* KubeApi
+      const ds1 = yield* api.create(resources.daemonSet, daemonSet({ name: "agent", images: { agent: "agent:1" }, annotations: { "apps.kruise.io/image-predownload-parallelism": "1" } }))
+      yield* api.create(resources.controllerRevision, controllerRevision(ds1, "h1", { revision: 1 }))
+      yield* api.patch(resources.daemonSet, { name: "agent", namespace: "default" }, { status: { desiredNumberScheduled: 4, currentNumberScheduled: 4, numberMisscheduled: 0, numberReady: 4 } }, "status")
+      for (const i of [1, 2, 3, 4]) {
+        yield* api.create(resources.pod, pod(ds1, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: "h1" }))
+      }
+      yield* advance(2000)
+      expect(yield* jobs).toEqual([])
+
+      const ds2 = yield* setImages(resources.daemonSet, "agent", "agent", { agent: "agent:2" })
+      yield* api.create(resources.controllerRevision, controllerRevision(ds2, "h2", { revision: 2 }))
+      yield* advance(3000)
+      expect(summary(yield* jobs)).toEqual([["agent-h2-agent", "agent:2"]])
+      expect(statusOf((yield* jobs)[0]!)).toMatchObject({ active: 1, succeeded: 0 })
+
+      // Edited again before any pod moved: agent:2's job goes, agent:3's comes.
+      const ds3 = yield* setImages(resources.daemonSet, "agent", "agent", { agent: "agent:3" })
+      yield* api.create(resources.controllerRevision, controllerRevision(ds3, "h3", { revision: 3 }))
+      yield* advance(3000)
+      expect(summary(yield* jobs)).toEqual([["agent-h3-agent", "agent:3"]])
+      const events = yield* eventsAbout("agent")
+      expect(events).toContainEqual(["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"])
+      expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob agent-h3-agent for image: agent:3"])
+
+      yield* api.patch(resources.daemonSet, { name: "agent", namespace: "default" }, { metadata: { annotations: { "apps.kruise.io/image-predownload-parallelism": null } } })
+      yield* advance(3000)
+      expect(yield* jobs).toEqual([])
+      expect(yield* eventsAbout("agent")).toContainEqual(
+        ["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h3-agent: the pre-download annotation was removed"]
+      )
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+})
