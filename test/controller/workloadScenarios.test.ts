@@ -3,6 +3,8 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
+import { defaultSettings } from "../../src/controller/context.ts"
+import { makeController } from "../../src/controller/controller.ts"
 import { advance, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet, template } from "../support/workloads.ts"
 
@@ -27,6 +29,13 @@ const eventsAbout = (name: string) =>
       .filter((e) => (e["involvedObject"] as { name: string }).name === name)
       .map((e) => [e["type"], e["reason"], e["message"]])
   })
+/** A pod as the kubelet reports it: created, then its status (phase, Ready) through the status subresource. */
+const createPod = (object: KubeObject) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    yield* api.create(resources.pod, object)
+    yield* api.patch(resources.pod, { name: object.metadata.name ?? "", namespace: "default" }, { status: object["status"] }, "status")
+  })
 const setImages = (resource: typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet, name: string, app: string, images: Record<string, string>) =>
   Effect.gen(function*() {
     const api = yield* KubeApi
@@ -41,7 +50,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       const d1 = yield* api.create(resources.deployment, deployment({ name: "web", images: { app: "web:1" }, annotations: on }))
       const old = yield* api.create(resources.replicaSet, replicaSet(d1, "aaa", { replicas: 4, revision: 1 }))
       for (const [i, node] of ["n1", "n2", "n3", "n4"].entries()) {
-        yield* api.create(resources.pod, pod(old, `web-aaa-${i}`, { node, revisionLabel: "pod-template-hash", revision: "aaa" }))
+        yield* createPod(pod(old, `web-aaa-${i}`, { node, revisionLabel: "pod-template-hash", revision: "aaa" }))
       }
       yield* advance(2000)
       expect(yield* jobs).toEqual([]) // first creation: nothing to pre-pull
@@ -51,7 +60,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       const next = yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
       yield* api.patch(resources.replicaSet, { name: "web-aaa", namespace: "default" }, { spec: { replicas: 3 } })
       yield* api.delete(resources.pod, { name: "web-aaa-3", namespace: "default" })
-      yield* api.create(resources.pod, pod(next, "web-bbb-0", { node: "n4", revisionLabel: "pod-template-hash", revision: "bbb" }))
+      yield* createPod(pod(next, "web-bbb-0", { node: "n4", revisionLabel: "pod-template-hash", revision: "bbb" }))
       yield* advance(1000)
       const created = yield* jobs
       expect(summary(created)).toEqual([["web-bbb-app", "web:2"]])
@@ -78,7 +87,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* api.create(resources.controllerRevision, controllerRevision(s1, "r1", { revision: 1 }))
       yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { currentRevision: "db-r1", updateRevision: "db-r1", replicas: 4 } }, "status")
       for (const i of [0, 1, 2, 3]) {
-        yield* api.create(resources.pod, pod(s1, `db-${i}`, { node: `n${i + 1}`, revisionLabel: "controller-revision-hash", revision: "db-r1" }))
+        yield* createPod(pod(s1, `db-${i}`, { node: `n${i + 1}`, revisionLabel: "controller-revision-hash", revision: "db-r1" }))
       }
       yield* advance(2000)
       expect(yield* jobs).toEqual([])
@@ -88,7 +97,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { updateRevision: "db-r2" } }, "status")
       // The StatefulSet controller replaces the highest ordinal first; it is not Ready yet.
       yield* api.delete(resources.pod, { name: "db-3", namespace: "default" })
-      yield* api.create(resources.pod, pod(s2, "db-3", { node: "n4", revisionLabel: "controller-revision-hash", revision: "db-r2", ready: false }))
+      yield* createPod(pod(s2, "db-3", { node: "n4", revisionLabel: "controller-revision-hash", revision: "db-r2", ready: false }))
       yield* advance(3000)
       expect(yield* jobs).toEqual([])
       yield* api.patch(resources.pod, { name: "db-3", namespace: "default" }, { status: { conditions: [{ type: "Ready", status: "True" }] } }, "status")
@@ -106,7 +115,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* api.create(resources.controllerRevision, controllerRevision(ds1, "h1", { revision: 1 }))
       yield* api.patch(resources.daemonSet, { name: "agent", namespace: "default" }, { status: { desiredNumberScheduled: 4, currentNumberScheduled: 4, numberMisscheduled: 0, numberReady: 4 } }, "status")
       for (const i of [1, 2, 3, 4]) {
-        yield* api.create(resources.pod, pod(ds1, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: "h1" }))
+        yield* createPod(pod(ds1, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: "h1" }))
       }
       yield* advance(2000)
       expect(yield* jobs).toEqual([])
@@ -132,5 +141,29 @@ describe("workload-driven pre-pull, through the controller", () => {
       expect(yield* eventsAbout("agent")).toContainEqual(
         ["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h3-agent: the pre-download annotation was removed"]
       )
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("a pod change reconciles only its own workload, among 20 annotated Deployments", () =>
+    Effect.gen(function*() {
+      const api = yield* KubeApi
+      for (const node of nodes) yield* api.create(resources.node, node)
+      for (let i = 0; i < 20; i++) {
+        const d = yield* api.create(resources.deployment, deployment({ name: `web${i}`, images: { app: "web:1" }, annotations: on }))
+        const rs = yield* api.create(resources.replicaSet, replicaSet(d, `h${i}`, { replicas: 4, revision: 1 }))
+        for (const j of [1, 2, 3, 4]) {
+          yield* createPod(pod(rs, `web${i}-${j}`, { node: `n${j}`, revisionLabel: "pod-template-hash", revision: `h${i}` }))
+        }
+      }
+      const started: Array<string> = []
+      const controller = yield* makeController(defaultSettings)
+      yield* Effect.forkScoped(controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => started.push(key) } : {})))
+      yield* advance(2000)
+      expect(new Set(started).size).toBe(20)
+      started.length = 0
+      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { status: { conditions: [{ type: "Ready", status: "False" }] } }, "status")
+      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { status: { podIP: "10.0.0.7" } }, "status")
+      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { metadata: { annotations: { note: "x" } } })
+      yield* advance(2000)
+      expect(started).toEqual(["Deployment:default/web7"])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 })
