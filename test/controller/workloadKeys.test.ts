@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest"
 import type { Change } from "../../src/kube/informer.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { objectKey } from "../../src/kube/objectKey.ts"
-import { parseWorkloadKey, workloadKey, workloadKeysFor } from "../../src/controller/workload/keys.ts"
+import { parseWorkloadKey, workloadChangeKeys, workloadKey, workloadKeysFor } from "../../src/controller/workload/keys.ts"
 import type { WorkloadLookup } from "../../src/controller/workload/keys.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet } from "../support/workloads.ts"
 
@@ -114,6 +114,31 @@ describe("workload keys: which workload a change wakes", () => {
       metadata: { ...job.metadata, ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "l", uid: "u", controller: true }] }
     }
     expect(workloadKeysFor("imagePullJob", { type: "added", current: child }, lookup)).toEqual([])
+  })
+
+  it("a job wakes its workload also once the annotation is gone (to be stopped)", () => {
+    const { deployments, lookup } = cluster()
+    const bare = { ...deployments[4]!, metadata: { ...deployments[4]!.metadata, annotations: {} } }
+    const without: WorkloadLookup = { ...lookup, workload: (kind, key) => (key === "default/web4" ? bare : lookup.workload(kind, key)) }
+    const job: KubeObject = {
+      metadata: {
+        name: "j",
+        namespace: "default",
+        ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web4", uid: "d4", controller: true }]
+      }
+    }
+    expect(workloadKeysFor("imagePullJob", { type: "added", current: job }, without)).toEqual(["Deployment:default/web4"])
+  })
+
+  it("a workload's own change wakes it with the annotation, and when it loses it; never-annotated ones never", () => {
+    const { deployments, plain } = cluster()
+    const d = deployments[0]!
+    const bare = { ...d, metadata: { ...d.metadata, annotations: {} } }
+    expect(workloadChangeKeys("Deployment", { type: "added", current: d })).toEqual(["Deployment:default/web0"])
+    expect(workloadChangeKeys("Deployment", modified(d, bare))).toEqual(["Deployment:default/web0"])
+    expect(workloadChangeKeys("Deployment", modified(bare, bare))).toEqual([])
+    expect(workloadChangeKeys("Deployment", { type: "added", current: plain })).toEqual([])
+    expect(workloadChangeKeys("Deployment", { type: "deleted", old: d })).toEqual(["Deployment:default/web0"])
   })
 
   it("keys round-trip", () => {

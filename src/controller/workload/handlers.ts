@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { Change } from "../../kube/informer.ts"
 import type { ControllerContext } from "../context.ts"
-import { workloadKey, workloadKeysFor } from "./keys.ts"
+import { workloadChangeKeys, workloadKeysFor } from "./keys.ts"
 import type { OwnedResource, WorkloadLookup } from "./keys.ts"
 import type { WorkloadKind } from "./rollout.ts"
 import { workloadStore } from "./reconcile.ts"
@@ -13,10 +13,11 @@ const lookup = (ctx: ControllerContext): WorkloadLookup => ({
 
 /** The pre-download reconciler's share of the change handlers: a workload, or what it owns, changed. */
 export const workloadHandlers = (context: () => ControllerContext) => ({
-  workload: (kind: WorkloadKind) => (change: Change) => {
-    const object = change.type === "deleted" ? change.old : change.current
-    return context().queues.workload.add(workloadKey(kind, object.metadata.namespace, object.metadata.name ?? ""))
-  },
+  workload: (kind: WorkloadKind) => (change: Change) =>
+    Effect.suspend(() => {
+      const ctx = context()
+      return Effect.forEach(workloadChangeKeys(kind, change), (key) => ctx.queues.workload.add(key), { discard: true })
+    }),
 
   owned: (resource: OwnedResource) => (change: Change) =>
     Effect.suspend(() => {

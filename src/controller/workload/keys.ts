@@ -61,12 +61,23 @@ const ownedFacts = (object: KubeObject | undefined): string =>
     ? ""
     : JSON.stringify([object.metadata.labels, object.metadata.deletionTimestamp, object["spec"], object["data"], object["revision"]])
 
+/**
+ * A workload's own change wakes it while it has the annotation, and once more when it loses it
+ * (its unfinished jobs go); workloads that never had it cost nothing.
+ */
+export const workloadChangeKeys = (kind: WorkloadKind, change: Change): ReadonlyArray<string> => {
+  const objects = [before(change), after(change)].filter((o): o is KubeObject => o !== undefined)
+  if (!objects.some((o) => o.metadata.annotations?.[parallelismKey] !== undefined)) return []
+  return [workloadKey(kind, objects[0]!.metadata.namespace, objects[0]!.metadata.name ?? "")]
+}
+
 export type OwnedResource = "pod" | "replicaSet" | "controllerRevision" | "imagePullJob"
 
 /**
  * The workload keys to reconcile for a change of an object a workload owns: a pod's placement,
  * revision or readiness; a ReplicaSet's or ControllerRevision's spec; a job's coming or going
- * (status reports of a job are not news to its workload).
+ * (status reports of a job are not news to its workload). Jobs wake their workload also without
+ * the annotation: a controller that starts after it was removed still finds the jobs to stop.
  */
 export const workloadKeysFor = (resource: OwnedResource, change: Change, lookup: WorkloadLookup): ReadonlyArray<string> => {
   const old = before(change)
@@ -77,7 +88,7 @@ export const workloadKeysFor = (resource: OwnedResource, change: Change, lookup:
   for (const object of [old, current]) {
     if (object === undefined) continue
     const key = owningWorkload(object, lookup)
-    if (key !== undefined && annotated(key, lookup)) keys.add(key)
+    if (key !== undefined && (resource === "imagePullJob" || annotated(key, lookup))) keys.add(key)
   }
   return [...keys]
 }

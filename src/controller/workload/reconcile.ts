@@ -9,6 +9,7 @@ import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../eventRecorder.ts"
+import { parallelismKey } from "./annotations.ts"
 import { createdEvent, decideWorkload } from "./decide.ts"
 import { parseWorkloadKey } from "./keys.ts"
 import type { WorkloadKind } from "./rollout.ts"
@@ -64,15 +65,16 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
       return {}
     }
     const uid = workload.metadata.uid ?? ""
-    const owned = {
+    // Without the annotation only its jobs matter (to stop them): no need to read revisions and pods.
+    const rollout = workload.metadata.annotations?.[parallelismKey] === undefined ? undefined : rolloutOf(kind, workload, {
       replicaSets: kind === "Deployment" ? ownedIn(ctx.replicaSets, workload) : [],
       revisions: kind === "Deployment" ? [] : ownedIn(ctx.controllerRevisions, workload),
       pods: selectedPods(ctx, workload)
-    }
+    })
     const decision = decideWorkload({
       kind,
       workload,
-      rollout: rolloutOf(kind, workload, owned),
+      rollout,
       jobs: ownedIn(ctx.jobs, workload),
       settled: remembered?.uid === uid ? remembered.settled : undefined
     })
