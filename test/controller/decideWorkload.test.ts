@@ -10,6 +10,8 @@ import type { Owned, WorkloadKind } from "../../src/controller/workload/rollout.
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet } from "../support/workloads.ts"
 
 const on = { "apps.kruise.io/image-predownload-parallelism": "2" }
+const minReady = "apps.kruise.io/image-predownload-min-updated-ready-pods"
+const none = { create: [], delete: [], events: [], settled: undefined }
 
 const input = (kind: WorkloadKind, workload: KubeObject, owned: Partial<Owned>, rest: Partial<WorkloadInput> = {}): WorkloadInput => {
   const all = { replicaSets: [], revisions: [], pods: [], ...owned }
@@ -17,7 +19,13 @@ const input = (kind: WorkloadKind, workload: KubeObject, owned: Partial<Owned>, 
 }
 
 /** A Deployment edited from web:1 to web:2: the old ReplicaSet still runs 4 pods, the new one `ready` of 1. */
-const rollingDeployment = (o: { annotations?: Record<string, string>; ready?: number; spec?: Record<string, unknown>; replicas?: number } = {}) => {
+interface Rolling {
+  readonly annotations?: Record<string, string>
+  readonly ready?: number
+  readonly spec?: Record<string, unknown>
+  readonly replicas?: number
+}
+const rollingDeployment = (o: Rolling = {}) => {
   const d = deployment({
     name: "web",
     uid: "d-uid",
@@ -49,7 +57,7 @@ describe("workload pre-download: Deployment", () => {
     const d = deployment({ name: "web", uid: "d-uid", images: { app: "web:1" }, annotations: on })
     const rs = replicaSet(d, "aaa", { replicas: 4, revision: 1 })
     const decision = decideWorkload(input("Deployment", d, { replicaSets: [rs] }))
-    expect(decision).toEqual({ create: [], delete: [], events: [], settled: undefined })
+    expect(decision).toEqual(none)
   })
 
   it("an image change: one job per new image, on the nodes of the pods not yet updated, owned by the Deployment", () => {
@@ -64,7 +72,9 @@ describe("workload pre-download: Deployment", () => {
       name: "web-bbb-app",
       namespace: "default",
       labels: { app: "web", "controller.kubernetes.io/hash": "bbb" },
-      ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d-uid", controller: true, blockOwnerDeletion: true }]
+      ownerReferences: [
+        { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: "d-uid", controller: true, blockOwnerDeletion: true }
+      ]
     })
     expect(job["spec"]).toEqual({
       image: "web:2",
@@ -77,7 +87,8 @@ describe("workload pre-download: Deployment", () => {
     })
     // A valid ImagePullJob by the project's own decoder (the API server checks the same through the CRD).
     expect(Result.isSuccess(decodeImagePullJob(job))).toBe(true)
-    expect(createdEvent(job)).toEqual({ type: "Normal", reason: "CreatedImagePullJob", message: "created ImagePullJob web-bbb-app for image: web:2" })
+    expect(createdEvent(job))
+      .toEqual({ type: "Normal", reason: "CreatedImagePullJob", message: "created ImagePullJob web-bbb-app for image: web:2" })
   })
 
   it("the timeout annotation sets the pull timeout", () => {
@@ -125,7 +136,7 @@ describe("workload pre-download: Deployment", () => {
   it("min-updated-ready-pods: waits for that many Ready pods of the update revision, a count or a percentage rounded up", () => {
     const gate = (value: string, ready: number, notReady = 0) => {
       const { d, next, old, pods } = rollingDeployment({
-        annotations: { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": value },
+        annotations: { ...on, [minReady]: value },
         ready
       })
       const unready = Array.from({ length: notReady }, (_, i) =>
@@ -145,7 +156,7 @@ describe("workload pre-download: Deployment", () => {
   })
 
   it("the gate holds no more once the revision's jobs exist (a pod that turns unready stops nothing)", () => {
-    const { d, next, old, pods } = rollingDeployment({ annotations: { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "1" } })
+    const { d, next, old, pods } = rollingDeployment({ annotations: { ...on, [minReady]: "1" } })
     const job = stored({ ...rollingJob(d, "bbb", "app") })
     const decision = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }, { jobs: [job] }))
     expect(decision.delete).toEqual([])
@@ -154,15 +165,21 @@ describe("workload pre-download: Deployment", () => {
 
   it("an edit before completion replaces the jobs: the older revision's go, the new revision's come", () => {
     const { d, old } = rollingDeployment()
-    const edited = deployment({ name: "web", uid: "d-uid", images: { app: "web:3", sidecar: "proxy:1" }, annotations: on, pullSecrets: ["regcred"] })
+    const images = { app: "web:3", sidecar: "proxy:1" }
+    const edited = deployment({ name: "web", uid: "d-uid", images, annotations: on, pullSecrets: ["regcred"] })
     const middle = replicaSet(d, "bbb", { replicas: 1, revision: 2, uid: "rs-mid" })
     const newest = replicaSet(edited, "ccc", { replicas: 0, revision: 3, uid: "rs-newest" })
     const earlier = stored(rollingJob(d, "bbb", "app"), { active: 1 })
-    const decision = decideWorkload(input("Deployment", edited, { replicaSets: [old, middle, newest] }, { jobs: [earlier], settled: "created:bbb" }))
+    const owned = { replicaSets: [old, middle, newest] }
+    const decision = decideWorkload(input("Deployment", edited, owned, { jobs: [earlier], settled: "created:bbb" }))
     expect(decision.delete).toEqual(["web-bbb-app"])
     expect(decision.create.map((j) => [j.metadata.name, (j["spec"] as { image: string }).image])).toEqual([["web-ccc-app", "web:3"]])
     expect(decision.events).toEqual([
-      { type: "Normal", reason: "DeletedImagePullJob", message: "deleted ImagePullJob web-bbb-app: the template changed again, to revision web-ccc" }
+      {
+        type: "Normal",
+        reason: "DeletedImagePullJob",
+        message: "deleted ImagePullJob web-bbb-app: the template changed again, to revision web-ccc"
+      }
     ])
     expect(decision.settled).toBe("created:ccc")
   })
@@ -171,7 +188,8 @@ describe("workload pre-download: Deployment", () => {
     const { d, next, old, pods } = rollingDeployment({ annotations: {} })
     const active = stored(rollingJob(d, "bbb", "app"), { active: 2 })
     const done = stored(rollingJob(d, "bbb", "sidecar"), { completionTime: "2026-12-03T00:00:00Z" })
-    const decision = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }, { jobs: [active, done], settled: "created:bbb" }))
+    const owned = { replicaSets: [old, next], pods }
+    const decision = decideWorkload(input("Deployment", d, owned, { jobs: [active, done], settled: "created:bbb" }))
     expect(decision.create).toEqual([])
     expect(decision.delete).toEqual(["web-bbb-app"])
     expect(decision.events.map((e) => e.message)).toEqual(["deleted ImagePullJob web-bbb-app: the pre-download annotation was removed"])
@@ -190,7 +208,7 @@ describe("workload pre-download: Deployment", () => {
 
   it("no ReplicaSet for the template yet: waits", () => {
     const { d, old } = rollingDeployment()
-    expect(decideWorkload(input("Deployment", d, { replicaSets: [old] }))).toEqual({ create: [], delete: [], events: [], settled: undefined })
+    expect(decideWorkload(input("Deployment", d, { replicaSets: [old] }))).toEqual(none)
   })
 
   it("a workload being deleted is left to garbage collection", () => {
@@ -221,7 +239,8 @@ describe("workload pre-download: Deployment", () => {
     const { d, next, old, pods } = rollingDeployment({ spec, replicas })
     const first = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }))
     expect(first.create).toEqual([])
-    expect(first.events).toEqual([{ type: "Normal", reason: "SkippedImagePullJob", message: `no image pre-download for revision web-bbb: ${why}` }])
+    const message = `no image pre-download for revision web-bbb: ${why}`
+    expect(first.events).toEqual([{ type: "Normal", reason: "SkippedImagePullJob", message }])
     expect(decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }, { settled: first.settled })).events).toEqual([])
   })
 })
@@ -264,7 +283,7 @@ describe("workload pre-download: StatefulSet", () => {
 
   it("min-updated-ready-pods counts the pods labelled with the update revision", () => {
     const { pods, revisions, set } = rolling({ currentRevision: "db-r1", updateRevision: "db-r2" })
-    const gated = { ...set, metadata: { ...set.metadata, annotations: { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "2" } } }
+    const gated = { ...set, metadata: { ...set.metadata, annotations: { ...on, [minReady]: "2" } } }
     expect(decideWorkload(input("StatefulSet", gated, { revisions, pods })).create).toEqual([])
     const more = [...pods, pod(set, "db-4", { node: "n4", revisionLabel: "controller-revision-hash", revision: "db-r2" })]
     expect(decideWorkload(input("StatefulSet", gated, { revisions, pods: more })).create).toHaveLength(1)
@@ -279,7 +298,8 @@ describe("workload pre-download: StatefulSet", () => {
   })
 
   it("OnDelete is skipped, as upstream", () => {
-    const { pods, revisions, set } = rolling({ currentRevision: "db-r1", updateRevision: "db-r2" }, { updateStrategy: { type: "OnDelete" } })
+    const status = { currentRevision: "db-r1", updateRevision: "db-r2" }
+    const { pods, revisions, set } = rolling(status, { updateStrategy: { type: "OnDelete" } })
     const decision = decideWorkload(input("StatefulSet", set, { revisions, pods }))
     expect(decision.create).toEqual([])
     expect(decision.events[0]?.reason).toBe("SkippedImagePullJob")
@@ -315,11 +335,11 @@ describe("workload pre-download: DaemonSet", () => {
 
   it("every pod on the newest revision: nothing (an old revision no pod runs is not current)", () => {
     const { pods, revisions, set } = rolling(4)
-    expect(decideWorkload(input("DaemonSet", set, { revisions, pods }))).toEqual({ create: [], delete: [], events: [], settled: undefined })
+    expect(decideWorkload(input("DaemonSet", set, { revisions, pods }))).toEqual(none)
   })
 
   it("min-updated-ready-pods as a percentage of desiredNumberScheduled", () => {
-    const gated = { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "50%" }
+    const gated = { ...on, [minReady]: "50%" }
     const one = rolling(1, { desiredNumberScheduled: 4 }, gated)
     expect(decideWorkload(input("DaemonSet", one.set, { revisions: one.revisions, pods: one.pods })).create).toEqual([])
     const two = rolling(2, { desiredNumberScheduled: 4 }, gated)
@@ -330,12 +350,12 @@ describe("workload pre-download: DaemonSet", () => {
 describe("pre-download annotations", () => {
   it("parse as upstream's keys, refusing what upstream would silently replace", () => {
     expect(parseSettings({})).toEqual({ _tag: "Off" })
-    expect(parseSettings({ ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "10%" })).toEqual({
+    expect(parseSettings({ ...on, [minReady]: "10%" })).toEqual({
       _tag: "On",
       settings: { parallelism: 2, minUpdatedReadyPods: "10%", timeoutSeconds: 300 }
     })
     expect(parseSettings({ "apps.kruise.io/image-predownload-parallelism": "0" })._tag).toBe("Invalid")
-    expect(parseSettings({ ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "x" })._tag).toBe("Invalid")
+    expect(parseSettings({ ...on, [minReady]: "x" })._tag).toBe("Invalid")
     expect(parseSettings({ ...on, "apps.kruise.io/image-predownload-timeout-seconds": "-1" })._tag).toBe("Invalid")
   })
 

@@ -10,7 +10,8 @@ const on = { "apps.kruise.io/image-predownload-parallelism": "1" }
 
 /** 50 annotated Deployments with a ReplicaSet and 4 pods each, one StatefulSet, one DaemonSet, one plain Deployment. */
 const cluster = () => {
-  const deployments = Array.from({ length: 50 }, (_, i) => deployment({ name: `web${i}`, uid: `d${i}`, images: { app: "web:1" }, annotations: on }))
+  const deployments = Array.from({ length: 50 }, (_, i) =>
+    deployment({ name: `web${i}`, uid: `d${i}`, images: { app: "web:1" }, annotations: on }))
   const replicaSets = deployments.map((d, i) => replicaSet(d, `h${i}`, { replicas: 4, revision: 1, uid: `rs${i}` }))
   const pods = replicaSets.flatMap((rs, i) =>
     [0, 1, 2, 3].map((j) => pod(rs, `web${i}-${j}`, { node: `n${j}`, revisionLabel: "pod-template-hash", revision: `h${i}` })))
@@ -29,7 +30,10 @@ const cluster = () => {
 }
 
 const modified = (old: KubeObject, current: KubeObject): Change => ({ type: "modified", old, current })
-const withStatus = (o: KubeObject, status: Record<string, unknown>): KubeObject => ({ ...o, status: { ...(o["status"] as object), ...status } })
+const withStatus = (o: KubeObject, status: Record<string, unknown>): KubeObject => ({
+  ...o,
+  status: { ...(o["status"] as object), ...status }
+})
 
 describe("workload keys: which workload a change wakes", () => {
   it("a pod that turns Ready wakes only its own Deployment, through its ReplicaSet (no storm across 50 workloads)", () => {
@@ -111,7 +115,10 @@ describe("workload keys: which workload a change wakes", () => {
     expect(workloadKeysFor("imagePullJob", modified(job, withStatus(job, { active: 1 })), lookup)).toEqual([])
     const child = {
       ...job,
-      metadata: { ...job.metadata, ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "l", uid: "u", controller: true }] }
+      metadata: {
+        ...job.metadata,
+        ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "l", uid: "u", controller: true }]
+      }
     }
     expect(workloadKeysFor("imagePullJob", { type: "added", current: child }, lookup)).toEqual([])
   })

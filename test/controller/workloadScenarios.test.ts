@@ -1,10 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Layer } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
+import { InMemoryKubeApi, InMemoryKubeStore } from "../../layers/inMemoryKubeApi.ts"
+import { schedulerLayer } from "../../layers/scheduler.ts"
+import { Forbidden } from "../../src/kube/errors.ts"
 import { advance, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet, template } from "../support/workloads.ts"
 
@@ -36,7 +39,14 @@ const createPod = (object: KubeObject) =>
     yield* api.create(resources.pod, object)
     yield* api.patch(resources.pod, { name: object.metadata.name ?? "", namespace: "default" }, { status: object["status"] }, "status")
   })
-const setImages = (resource: typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet, name: string, app: string, images: Record<string, string>) =>
+type WorkloadResource = typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet
+const at = (name: string) => ({ name, namespace: "default" })
+const patchStatus = (resource: typeof resources.pod | WorkloadResource, name: string, status: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const api = yield* KubeApi
+    yield* api.patch(resource, at(name), { status }, "status")
+  })
+const setImages = (resource: WorkloadResource, name: string, app: string, images: Record<string, string>) =>
   Effect.gen(function*() {
     const api = yield* KubeApi
     return yield* api.patch(resource, { name, namespace: "default" }, { spec: { template: template(app, images) } })
@@ -71,7 +81,8 @@ describe("workload-driven pre-pull, through the controller", () => {
       const done = (yield* jobs)[0]!
       expect(statusOf(done)).toMatchObject({ desired: 3, succeeded: 3, failed: 0 })
       expect([...pulls.keys()].sort()).toEqual(["n1/web:2", "n2/web:2", "n3/web:2"])
-      expect(yield* eventsAbout("web")).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob web-bbb-app for image: web:2"])
+      expect(yield* eventsAbout("web"))
+        .toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob web-bbb-app for image: web:2"])
 
       yield* api.delete(resources.deployment, { name: "web", namespace: "default" })
       yield* advance(1000)
@@ -83,9 +94,12 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* startCluster(nodes, { pullMs: 2000 })
       const api = yield* KubeApi
       const gated = { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "1" }
-      const s1 = yield* api.create(resources.statefulSet, statefulSet({ name: "db", replicas: 4, images: { db: "db:1" }, annotations: gated }))
+      const s1 = yield* api.create(
+        resources.statefulSet,
+        statefulSet({ name: "db", replicas: 4, images: { db: "db:1" }, annotations: gated })
+      )
       yield* api.create(resources.controllerRevision, controllerRevision(s1, "r1", { revision: 1 }))
-      yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { currentRevision: "db-r1", updateRevision: "db-r1", replicas: 4 } }, "status")
+      yield* patchStatus(resources.statefulSet, "db", { currentRevision: "db-r1", updateRevision: "db-r1", replicas: 4 })
       for (const i of [0, 1, 2, 3]) {
         yield* createPod(pod(s1, `db-${i}`, { node: `n${i + 1}`, revisionLabel: "controller-revision-hash", revision: "db-r1" }))
       }
@@ -94,13 +108,13 @@ describe("workload-driven pre-pull, through the controller", () => {
 
       const s2 = yield* setImages(resources.statefulSet, "db", "db", { db: "db:2" })
       yield* api.create(resources.controllerRevision, controllerRevision(s2, "r2", { revision: 2 }))
-      yield* api.patch(resources.statefulSet, { name: "db", namespace: "default" }, { status: { updateRevision: "db-r2" } }, "status")
+      yield* patchStatus(resources.statefulSet, "db", { updateRevision: "db-r2" })
       // The StatefulSet controller replaces the highest ordinal first; it is not Ready yet.
       yield* api.delete(resources.pod, { name: "db-3", namespace: "default" })
       yield* createPod(pod(s2, "db-3", { node: "n4", revisionLabel: "controller-revision-hash", revision: "db-r2", ready: false }))
       yield* advance(3000)
       expect(yield* jobs).toEqual([])
-      yield* api.patch(resources.pod, { name: "db-3", namespace: "default" }, { status: { conditions: [{ type: "Ready", status: "True" }] } }, "status")
+      yield* patchStatus(resources.pod, "db-3", { conditions: [{ type: "Ready", status: "True" }] })
       yield* advance(1000)
       expect(summary(yield* jobs)).toEqual([["db-r2-db", "db:2"]])
       yield* advance(6000)
@@ -111,9 +125,11 @@ describe("workload-driven pre-pull, through the controller", () => {
     Effect.gen(function*() {
       yield* startCluster(nodes, { pullMs: 20_000 })
       const api = yield* KubeApi
-      const ds1 = yield* api.create(resources.daemonSet, daemonSet({ name: "agent", images: { agent: "agent:1" }, annotations: { "apps.kruise.io/image-predownload-parallelism": "1" } }))
+      const annotations = { "apps.kruise.io/image-predownload-parallelism": "1" }
+      const ds1 = yield* api.create(resources.daemonSet, daemonSet({ name: "agent", images: { agent: "agent:1" }, annotations }))
       yield* api.create(resources.controllerRevision, controllerRevision(ds1, "h1", { revision: 1 }))
-      yield* api.patch(resources.daemonSet, { name: "agent", namespace: "default" }, { status: { desiredNumberScheduled: 4, currentNumberScheduled: 4, numberMisscheduled: 0, numberReady: 4 } }, "status")
+      const scheduled = { desiredNumberScheduled: 4, currentNumberScheduled: 4, numberMisscheduled: 0, numberReady: 4 }
+      yield* patchStatus(resources.daemonSet, "agent", scheduled)
       for (const i of [1, 2, 3, 4]) {
         yield* createPod(pod(ds1, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: "h1" }))
       }
@@ -132,10 +148,13 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* advance(3000)
       expect(summary(yield* jobs)).toEqual([["agent-h3-agent", "agent:3"]])
       const events = yield* eventsAbout("agent")
-      expect(events).toContainEqual(["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"])
+      expect(events).toContainEqual(
+        ["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"]
+      )
       expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob agent-h3-agent for image: agent:3"])
 
-      yield* api.patch(resources.daemonSet, { name: "agent", namespace: "default" }, { metadata: { annotations: { "apps.kruise.io/image-predownload-parallelism": null } } })
+      const removed = { metadata: { annotations: { "apps.kruise.io/image-predownload-parallelism": null } } }
+      yield* api.patch(resources.daemonSet, at("agent"), removed)
       yield* advance(3000)
       expect(yield* jobs).toEqual([])
       expect(yield* eventsAbout("agent")).toContainEqual(
@@ -160,10 +179,36 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* advance(2000)
       expect(new Set(started).size).toBe(20)
       started.length = 0
-      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { status: { conditions: [{ type: "Ready", status: "False" }] } }, "status")
-      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { status: { podIP: "10.0.0.7" } }, "status")
-      yield* api.patch(resources.pod, { name: "web7-2", namespace: "default" }, { metadata: { annotations: { note: "x" } } })
+      yield* patchStatus(resources.pod, "web7-2", { conditions: [{ type: "Ready", status: "False" }] })
+      yield* patchStatus(resources.pod, "web7-2", { podIP: "10.0.0.7" })
+      yield* api.patch(resources.pod, at("web7-2"), { metadata: { annotations: { note: "x" } } })
       yield* advance(2000)
       expect(started).toEqual(["Deployment:default/web7"])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("a refused create is a Warning event on the workload, and is retried until it succeeds", () =>
+    Effect.gen(function*() {
+      yield* startCluster(nodes, { pullMs: 2000 })
+      const api = yield* KubeApi
+      const store = yield* InMemoryKubeStore
+      const d1 = yield* api.create(resources.deployment, deployment({ name: "web", images: { app: "web:1" }, annotations: on }))
+      const old = yield* api.create(resources.replicaSet, replicaSet(d1, "aaa", { replicas: 4, revision: 1 }))
+      for (const i of [1, 2, 3, 4]) {
+        yield* createPod(pod(old, `web-aaa-${i}`, { node: `n${i}`, revisionLabel: "pod-template-hash", revision: "aaa" }))
+      }
+      yield* store.setFault(({ resource, verb }) =>
+        verb === "create" && resource.kind === "ImagePullJob"
+          ? new Forbidden({ kind: "ImagePullJob", objectName: "web-bbb-app", verb, message: "quota exceeded" })
+          : undefined
+      )
+      const d2 = yield* setImages(resources.deployment, "web", "web", { app: "web:2" })
+      yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
+      yield* advance(3000)
+      expect(yield* jobs).toEqual([])
+      expect(yield* eventsAbout("web"))
+        .toContainEqual(["Warning", "FailedCreateImagePullJob", "failed to create ImagePullJob web-bbb-app: quota exceeded"])
+      yield* store.setFault(undefined)
+      yield* advance(30_000)
+      expect(summary(yield* jobs)).toEqual([["web-bbb-app", "web:2"]])
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), schedulerLayer()))))
 })

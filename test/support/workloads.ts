@@ -114,7 +114,13 @@ export const controllerRevision = (
 export const pod = (
   ownerObject: KubeObject,
   name: string,
-  o: { readonly node: string; readonly revisionLabel: string; readonly revision: string; readonly ready?: boolean; readonly images?: Images }
+  o: {
+    readonly node: string
+    readonly revisionLabel: string
+    readonly revision: string
+    readonly ready?: boolean
+    readonly images?: Images
+  }
 ): KubeObject => {
   const app = (ownerObject.metadata.labels?.["app"] ?? ownerObject.metadata.name) as string
   const images = o.images ?? { app: "unused:1" }

@@ -68,7 +68,7 @@ spec:
 }
 
 describe("workload-driven pre-pull, with kubectl", () => {
-  it("a new image in an annotated Deployment becomes an ImagePullJob on the old pods' nodes, with an Event; GC with the Deployment", async () => {
+  it("a new image of an annotated Deployment: an ImagePullJob on the old pods' nodes, an Event, GC with it", async () => {
     const example = join(import.meta.dirname, "../../deploy/examples/deployment-with-predownload.yaml")
     await cluster.ok(["apply", "-f", example])
     const uid = (await cluster.ok(["get", "deployment", "shop", "-o", "jsonpath={.metadata.uid}"])).trim()

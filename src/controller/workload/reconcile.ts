@@ -4,6 +4,7 @@ import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import type { Informer } from "../../kube/informer.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
@@ -17,6 +18,8 @@ import { rolloutOf } from "./rollout.ts"
 import { ownedBy, specOf } from "./template.ts"
 
 const record = recordEvent("preheat-controller")
+
+type DeleteError = Conflict | Forbidden | Unavailable
 
 /** A create that failed for another reason than an earlier self: the reconcile is retried with backoff. */
 export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
@@ -54,7 +57,7 @@ const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeO
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
 export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, PreDownloadCreateFailed, KubeApi> {
+  Effect.gen(function*(): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
@@ -79,10 +82,8 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
       settled: remembered?.uid === uid ? remembered.settled : undefined
     })
     for (const job of decision.delete) {
-      yield* api.delete(resources.imagePullJob, { name: job, namespace }).pipe(
-        Effect.catchTag("NotFound", () => Effect.void),
-        Effect.catch((error) => Effect.logWarning("could not delete a pre-download job").pipe(Effect.annotateLogs({ job, error: error._tag })))
-      )
+      // Another failure fails the reconcile, which is retried with backoff before anything is recorded.
+      yield* api.delete(resources.imagePullJob, { name: job, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
     }
     const failures: Array<string> = []
     for (const job of decision.create) {
@@ -93,7 +94,7 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
             record(workload, {
               type: "Warning",
               reason: "FailedCreateImagePullJob",
-              message: `failed to create ImagePullJob ${job.metadata.name}: ${error._tag}${"message" in error ? `: ${String(error.message)}` : ""}`
+              message: `failed to create ImagePullJob ${job.metadata.name}: ${error.message || error._tag}`
             }),
             null
           )
