@@ -46,6 +46,14 @@ export interface ControllerContext {
   readonly jobs: Informer
   readonly listJobs: Informer
   readonly pods: Informer
+  /** The workloads pre-download is for, and the ReplicaSets and ControllerRevisions that tell their revisions. */
+  readonly deployments: Informer
+  readonly statefulSets: Informer
+  readonly daemonSets: Informer
+  readonly replicaSets: Informer
+  readonly controllerRevisions: Informer
+  /** Workload key -> what pre-download last settled for it (workload/decide.ts), for that uid. */
+  readonly preDownloads: Map<string, { readonly uid: string; readonly settled: string }>
   /** The pull-secret copies: Secrets labelled as copies, in the daemons' namespace only. */
   readonly secretCopies: Informer
   /** The Secrets jobs reference as pull secrets, read on demand (no list, no watch). */
@@ -70,6 +78,7 @@ export interface ControllerContext {
     readonly imagePullJob: WorkQueue
     readonly imageListPullJob: WorkQueue
     readonly pullSecrets: WorkQueue
+    readonly workload: WorkQueue
   }
 }
 

@@ -1,7 +1,7 @@
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import { makeInformer } from "../kube/informer.ts"
-import type { Informer } from "../kube/informer.ts"
+import type { Change, Informer } from "../kube/informer.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { makeBackoff } from "../scheduler/backoff.ts"
@@ -22,6 +22,8 @@ import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 import { RegistryBudget } from "./registryBudget.ts"
+import { workloadHandlers } from "./workload/handlers.ts"
+import { reconcileWorkload } from "./workload/reconcile.ts"
 
 export interface Controller {
   readonly context: ControllerContext
@@ -33,7 +35,7 @@ export interface Controller {
 }
 
 /**
- * The stores (watching from the start, so a new leader begins warm) and the four reconcilers
+ * The stores (watching from the start, so a new leader begins warm) and the five reconcilers
  * that feed on them (SPEC §2).
  */
 export const makeController = Effect.fnUntraced(function*(
@@ -44,10 +46,13 @@ export const makeController = Effect.fnUntraced(function*(
     nodeImage: yield* scheduler.queue("nodeimage"),
     imagePullJob: yield* scheduler.queue("imagepulljob"),
     imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
-    pullSecrets: yield* scheduler.queue("pullsecrets")
+    pullSecrets: yield* scheduler.queue("pullsecrets"),
+    workload: yield* scheduler.queue("workload")
   }
   let context: ControllerContext | undefined
   const handlers = changeHandlers(() => context!)
+  const workloads = workloadHandlers(() => context!)
+  const both = (a: (c: Change) => Effect.Effect<void>, b: (c: Change) => Effect.Effect<void>) => (c: Change) => Effect.andThen(a(c), b(c))
   // Handlers run from the first list on; the context they read is complete before any informer starts.
   const lazy = <A>(handler: (a: A) => Effect.Effect<void>) => (a: A) => Effect.suspend(() => handler(a))
   const partial = {
@@ -61,17 +66,36 @@ export const makeController = Effect.fnUntraced(function*(
     awaitingNewer: new Map<string, Set<string>>(),
     registries: new RegistryBudget(settings.maxConcurrentPullsPerRegistry),
     sourceSecrets: makeSourceSecrets(),
+    preDownloads: new Map<string, { readonly uid: string; readonly settled: string }>(),
     queues
   }
-  const informers: Record<"nodes" | "nodeImages" | "jobs" | "listJobs" | "pods" | "secretCopies", Informer> = {
-    jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(handlers.imagePullJob)),
+  const informers: Record<
+    | "nodes"
+    | "nodeImages"
+    | "jobs"
+    | "listJobs"
+    | "pods"
+    | "secretCopies"
+    | "deployments"
+    | "statefulSets"
+    | "daemonSets"
+    | "replicaSets"
+    | "controllerRevisions",
+    Informer
+  > = {
+    jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(both(handlers.imagePullJob, workloads.owned("imagePullJob")))),
     listJobs: yield* makeInformer(resources.imageListPullJob, {}, lazy(handlers.imageListPullJob)),
     secretCopies: yield* makeInformer(
       resources.secret,
       { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` },
       lazy(handlers.secretCopy)
     ),
-    pods: yield* makeInformer(resources.pod, {}, lazy(handlers.pod)),
+    pods: yield* makeInformer(resources.pod, {}, lazy(both(handlers.pod, workloads.owned("pod")))),
+    deployments: yield* makeInformer(resources.deployment, {}, lazy(workloads.workload("Deployment"))),
+    statefulSets: yield* makeInformer(resources.statefulSet, {}, lazy(workloads.workload("StatefulSet"))),
+    daemonSets: yield* makeInformer(resources.daemonSet, {}, lazy(workloads.workload("DaemonSet"))),
+    replicaSets: yield* makeInformer(resources.replicaSet, {}, lazy(workloads.owned("replicaSet"))),
+    controllerRevisions: yield* makeInformer(resources.controllerRevision, {}, lazy(workloads.owned("controllerRevision"))),
     nodes: yield* makeInformer(resources.node, {}, lazy(handlers.node)),
     nodeImages: yield* makeInformer(resources.nodeImage, {}, lazy(handlers.nodeImage))
   }
@@ -106,7 +130,8 @@ export const makeController = Effect.fnUntraced(function*(
         run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
         run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
         run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
-        run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx))
+        run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx)),
+        run("workload", queues.workload, reconcileWorkload(ctx))
       ], { concurrency: "unbounded" }).pipe(Effect.andThen(Effect.never))
     })
 

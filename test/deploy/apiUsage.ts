@@ -36,7 +36,19 @@ const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
 
 export const apiUsage: ReadonlyArray<ApiUse> = [
   // controller: informers (src/controller/controller.ts), all namespaces
-  ...(["imagePullJob", "imageListPullJob", "nodeImage", "node", "pod"] as const).flatMap((kind) =>
+  ...([
+    "imagePullJob",
+    "imageListPullJob",
+    "nodeImage",
+    "node",
+    "pod",
+    // workload-driven pre-pull (src/controller/workload/): the workloads and what tells their revisions
+    "deployment",
+    "statefulSet",
+    "daemonSet",
+    "replicaSet",
+    "controllerRevision"
+  ] as const).flatMap((kind) =>
     (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))
   ),
   // controller: the Secrets jobs name as pull secrets, read one by one (src/controller/pullSecrets/sourceSecrets.ts)
@@ -59,6 +71,15 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
     // on the owner's finalizers subresource.
     implicitBecause: "blockOwnerDeletion: true"
   },
+  // controller: pre-download jobs are owned by their workload with blockOwnerDeletion, as upstream's
+  ...(["deployment", "statefulSet", "daemonSet"] as const).map((kind): ApiUse => ({
+    role: "controller",
+    verb: "update",
+    kind,
+    subresource: "finalizers",
+    scope: cluster,
+    implicitBecause: "blockOwnerDeletion: true"
+  })),
   // controller: NodeImage
   { role: "controller", verb: "get", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "create", kind: "nodeImage", scope: cluster },

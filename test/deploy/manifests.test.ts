@@ -11,6 +11,8 @@ import { Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
+import { matchesLabelSelector } from "../../src/api/labelSelector.ts"
+import { parseSettings } from "../../src/controller/workload/annotations.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { defaultMetricsPort, defaultSecretNamespace } from "../../src/daemon/options.ts"
 import { apiUsage, roleEntries } from "./apiUsage.ts"
@@ -516,6 +518,13 @@ describe("examples", () => {
     const inFile = docs.filter((d) => d.file === file)
     expect(inFile.length).toBeGreaterThan(0)
     for (const { doc } of inFile) {
+      if (doc.kind === "Deployment") {
+        // Workload-driven pre-pull: the annotations parse, and the selector matches the template.
+        expect(doc.apiVersion, file).toBe("apps/v1")
+        expect(parseSettings(doc.metadata.annotations)._tag, file).toBe("On")
+        expect(matchesLabelSelector(doc.spec.selector, doc.spec.template.metadata.labels), file).toBe(true)
+        continue
+      }
       expect(doc.apiVersion, file).toBe(doc.kind === "Secret" ? "v1" : "apps.kruise.io/v1alpha1")
       if (doc.kind === "ImagePullJob" || doc.kind === "ImageListPullJob") {
         const failure = doc.kind === "ImagePullJob"
@@ -542,6 +551,7 @@ describe("examples", () => {
     expect(jobs.some((j) => j.spec.podSelector !== undefined)).toBe(true)
     expect(jobs.some((j) => (j.spec.pullSecrets ?? []).length > 0)).toBe(true)
     expect(docs.some((d) => d.doc.kind === "ImageListPullJob")).toBe(true)
+    expect(docs.some((d) => d.doc.kind === "Deployment")).toBe(true)
     expect(new Set(docs.map((d) => `${d.doc.kind}/${d.doc.metadata.name}`)).size).toBe(docs.length)
   })
 

@@ -1,0 +1,115 @@
+import { Data, Effect } from "effect"
+import type { LabelSelector } from "../../api/labelSelector.ts"
+import { matchesLabelSelector } from "../../api/labelSelector.ts"
+import type { Informer } from "../../kube/informer.ts"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
+import { keyOf } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { recordEvent } from "../eventRecorder.ts"
+import { parallelismKey } from "./annotations.ts"
+import { createdEvent, decideWorkload } from "./decide.ts"
+import { parseWorkloadKey } from "./keys.ts"
+import type { WorkloadKind } from "./rollout.ts"
+import { rolloutOf } from "./rollout.ts"
+import { ownedBy, specOf } from "./template.ts"
+
+const record = recordEvent("preheat-controller")
+
+type DeleteError = Conflict | Forbidden | Unavailable
+
+/** A create that failed for another reason than an earlier self: the reconcile is retried with backoff. */
+export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
+  override get message(): string {
+    return `could not create ImagePullJob ${this.jobs.join(", ")}`
+  }
+}
+
+export const workloadStore = (ctx: ControllerContext, kind: WorkloadKind): Informer =>
+  kind === "Deployment" ? ctx.deployments : kind === "StatefulSet" ? ctx.statefulSets : ctx.daemonSets
+
+const ownedIn = (store: Informer, owner: KubeObject): Array<KubeObject> => {
+  const namespace = owner.metadata.namespace
+  const owned: Array<KubeObject> = []
+  for (const object of store.values()) {
+    if (object.metadata.namespace === namespace && ownedBy(object, owner)) owned.push(object)
+  }
+  return owned
+}
+
+const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeObject> => {
+  const selector = specOf(workload)["selector"] as LabelSelector | undefined
+  // apps/v1 requires a non-empty selector; without one no pod is the workload's.
+  if (selector === undefined) return []
+  const namespace = workload.metadata.namespace
+  const pods: Array<KubeObject> = []
+  for (const pod of ctx.pods.values()) {
+    if (pod.metadata.namespace === namespace && matchesLabelSelector(selector, pod.metadata.labels ?? {})) pods.push(pod)
+  }
+  return pods
+}
+
+/**
+ * Pre-download for one Deployment, StatefulSet or DaemonSet: reads its revisions, pods and jobs
+ * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
+ */
+export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+    const api = yield* KubeApi
+    const { kind, name, namespace } = parseWorkloadKey(key)
+    const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
+    const remembered = ctx.preDownloads.get(key)
+    if (workload === undefined) {
+      // Its jobs go with it through garbage collection (they carry its controller reference).
+      ctx.preDownloads.delete(key)
+      return {}
+    }
+    const uid = workload.metadata.uid ?? ""
+    // Without the annotation only its jobs matter (to stop them): no need to read revisions and pods.
+    const rollout = workload.metadata.annotations?.[parallelismKey] === undefined ? undefined : rolloutOf(kind, workload, {
+      replicaSets: kind === "Deployment" ? ownedIn(ctx.replicaSets, workload) : [],
+      revisions: kind === "Deployment" ? [] : ownedIn(ctx.controllerRevisions, workload),
+      pods: selectedPods(ctx, workload)
+    })
+    const decision = decideWorkload({
+      kind,
+      workload,
+      rollout,
+      jobs: ownedIn(ctx.jobs, workload),
+      settled: remembered?.uid === uid ? remembered.settled : undefined
+    })
+    for (const job of decision.delete) {
+      // Another failure fails the reconcile, which is retried with backoff before anything is recorded.
+      yield* api.delete(resources.imagePullJob, { name: job, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+    }
+    const failures: Array<string> = []
+    for (const job of decision.create) {
+      const created = yield* api.create(resources.imagePullJob, job).pipe(
+        Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)),
+        Effect.catch((error) =>
+          Effect.as(
+            record(workload, {
+              type: "Warning",
+              reason: "FailedCreateImagePullJob",
+              message: `failed to create ImagePullJob ${job.metadata.name}: ${error.message || error._tag}`
+            }),
+            null
+          )
+        )
+      )
+      if (created === null) {
+        failures.push(job.metadata.name ?? "")
+        continue
+      }
+      if (created !== undefined) yield* ctx.jobs.written(created)
+      yield* record(workload, createdEvent(job))
+    }
+    for (const event of decision.events) yield* record(workload, event)
+    if (failures.length > 0) return yield* Effect.fail(new PreDownloadCreateFailed({ jobs: failures }))
+    if (decision.settled === undefined) ctx.preDownloads.delete(key)
+    else ctx.preDownloads.set(key, { uid, settled: decision.settled })
+    return {}
+  })
