@@ -5,7 +5,7 @@
 // containerStatuses[].imageID). No containers run: a started pod is Running and Ready at once.
 import { randomBytes } from "node:crypto"
 import { Clock, Duration, Effect, Option, Result } from "effect"
-import { parseImageReference, pullReference, toNodeImageTask } from "../../api/imageReference.ts"
+import { formatImageReference, parseImageReference, pullReference, toNodeImageTask } from "../../api/imageReference.ts"
 import { rfc3339 } from "../../api/time.ts"
 import type { CriRuntime } from "../../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
@@ -48,10 +48,13 @@ const ensureImage = (runtime: CriRuntime["Service"], pod: KubeObject, image: str
       return { _tag: "Failed", reason: "InvalidImageName", message } satisfies ImageResult
     }
     const reference = pullReference(toNodeImageTask(parsed.success))
+    // containerd names images in full (docker.io/library/nginx:latest), and so do container statuses.
+    const ref = parsed.success
+    const fullName = formatImageReference(ref.tag === undefined && ref.digest === undefined ? { ...ref, tag: "latest" } : ref)
     const present = yield* runtime.imageStatus(reference).pipe(Effect.orElseSucceed(() => Option.none()))
     if (Option.isSome(present)) {
       yield* report(pod, "Normal", "Pulled", `Container image "${image}" already present on machine`)
-      return { _tag: "Ready", image: reference, imageID: present.value.repoDigests[0] ?? present.value.id } satisfies ImageResult
+      return { _tag: "Ready", image: fullName, imageID: present.value.repoDigests[0] ?? present.value.id } satisfies ImageResult
     }
     yield* report(pod, "Normal", "Pulling", `Pulling image "${image}"`)
     const started = yield* Clock.currentTimeMillis
@@ -67,7 +70,7 @@ const ensureImage = (runtime: CriRuntime["Service"], pod: KubeObject, image: str
     const size = Option.match(info, { onNone: () => 0, onSome: (i) => i.size })
     yield* report(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`)
     const imageID = Option.match(info, { onNone: () => pulled.success, onSome: (i) => i.repoDigests[0] ?? i.id })
-    return { _tag: "Ready", image: reference, imageID } satisfies ImageResult
+    return { _tag: "Ready", image: fullName, imageID } satisfies ImageResult
   })
 
 /** Addresses: node-N is 10.0.0.N, its pods 10.244.N.2 onwards. */
