@@ -32,6 +32,12 @@ describe("template hash", () => {
     expect(templateHash(a)).toBe(templateHash(b))
     expect(templateHash({ ...a, spec: { containers: [{ name: "c", image: "nginx:2" }] } })).not.toBe(templateHash(a))
   })
+
+  it("ignores what only says 'not set': the template kubectl rollout undo writes back hashes as before", () => {
+    const a = { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "nginx:1" }] } }
+    const undone = { metadata: { creationTimestamp: null, labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "nginx:1", resources: {}, ports: [] }] } }
+    expect(templateHash(undone)).toBe(templateHash(a))
+  })
 })
 
 describe("int-or-percent", () => {

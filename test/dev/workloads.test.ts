@@ -6,7 +6,7 @@
  * covers the matching nodes and rolls to a new controller-revision-hash.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer } from "effect"
+import { Duration, Effect, Layer, Stream } from "effect"
 import { makeFakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
 import type { FakeCriHandle } from "../../layers/fakeCriRuntime.ts"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
@@ -127,18 +127,23 @@ describe("dev cluster workloads", () => {
       const started = new Map((yield* list(resources.pod, "app=db")).map((p) => [p.metadata.name, p.metadata.creationTimestamp]))
       expect([...started.keys()].sort()).toEqual(["db-0", "db-1", "db-2"])
 
+      // Watch the order: each replacement pod is created only after the one above it is back and Ready.
+      const order: Array<string> = []
+      const from = (yield* api.list(resources.pod, { namespace: "default" })).resourceVersion
+      yield* api.watch(resources.pod, { namespace: "default", labelSelector: "app=db", resourceVersion: from }).pipe(
+        Stream.runForEach((e) => Effect.sync(() => {
+          if (e.type === "ADDED") order.push(e.object.metadata.name ?? "")
+        })),
+        Effect.forkScoped
+      )
       yield* api.patch(resources.statefulSet, { namespace: "default", name: "db" }, {
         spec: { template: { spec: { containers: [{ name: "c", image: "redis:7.4" }] } } }
       })
-      // Watch the order: each replacement pod appears only after the one above it is back and Ready.
-      const order: Array<string> = []
-      const done = yield* until("db rolled", Effect.gen(function*() {
-        const s = yield* revisionOf("db")
-        for (const pod of yield* list(resources.pod, "app=db")) {
-          if (labels(pod)["controller-revision-hash"] === s["updateRevision"] && !order.includes(pod.metadata.name!)) order.push(pod.metadata.name!)
-        }
-        return s["currentRevision"] === s["updateRevision"] && s["updatedReplicas"] === 3 && s["readyReplicas"] === 3 ? s : undefined
-      }))
+      const done = yield* until("db rolled", Effect.map(revisionOf("db"), (s) =>
+        s["updateRevision"] !== first["updateRevision"] && s["currentRevision"] === s["updateRevision"] &&
+          s["updatedReplicas"] === 3 && s["readyReplicas"] === 3
+          ? s
+          : undefined))
       expect(order).toEqual(["db-2", "db-1", "db-0"])
       expect(done["updateRevision"]).not.toBe(first["updateRevision"])
       const revisions = yield* list(resources.controllerRevision, "app=db")

@@ -32,5 +32,22 @@ export const canonicalJson = (value: unknown): string => {
   return JSON.stringify(value) ?? "null"
 }
 
+/**
+ * The value without nulls, empty objects and empty lists, which mean "not set" as much as an
+ * absent field does: kube hashes Go structs, where they are all the zero value, and kubectl
+ * (rollout undo) writes a template back with `creationTimestamp: null` that must hash as before.
+ */
+export const withoutUnset = (value: unknown): unknown => {
+  if (Array.isArray(value)) {
+    const items = value.map(withoutUnset).filter((v) => v !== undefined)
+    return items.length === 0 ? undefined : items
+  }
+  if (isPlainObject(value)) {
+    const entries = Object.entries(value).map(([k, v]) => [k, withoutUnset(v)] as const).filter(([, v]) => v !== undefined)
+    return entries.length === 0 ? undefined : Object.fromEntries(entries)
+  }
+  return value === null ? undefined : value
+}
+
 /** The `pod-template-hash` / `controller-revision-hash` of a pod template. */
-export const templateHash = (template: unknown): string => safeEncode(String(fnv32a(canonicalJson(template))))
+export const templateHash = (template: unknown): string => safeEncode(String(fnv32a(canonicalJson(withoutUnset(template) ?? {}))))
