@@ -86,7 +86,8 @@ preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (no
   kubectl get ipj -w
   kubectl get nodeimage node-1 -o yaml
   kubectl apply -f deploy/examples/     # every example
-  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 && kubectl rollout status deploy/web
+  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
+  kubectl rollout status deploy/web && kubectl get pods -o wide
   kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
 
 Ctrl-C stops everything.
