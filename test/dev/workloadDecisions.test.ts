@@ -35,7 +35,10 @@ describe("template hash", () => {
 
   it("ignores what only says 'not set': the template kubectl rollout undo writes back hashes as before", () => {
     const a = { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "nginx:1" }] } }
-    const undone = { metadata: { creationTimestamp: null, labels: { app: "web" } }, spec: { containers: [{ name: "c", image: "nginx:1", resources: {}, ports: [] }] } }
+    const undone = {
+      metadata: { creationTimestamp: null, labels: { app: "web" } },
+      spec: { containers: [{ name: "c", image: "nginx:1", resources: {}, ports: [] }] }
+    }
     expect(templateHash(undone)).toBe(templateHash(a))
   })
 })
@@ -181,7 +184,8 @@ describe("DaemonSet plan", () => {
     ({ name, nodeName, updated, ready, terminating: false, created: "2026-01-01T00:00:00Z" })
 
   it("puts one pod on every matching Ready node and removes pods from nodes that no longer match", () => {
-    expect(planDaemonSet({ nodes, pods: [], maxUnavailable: 1 })).toEqual({ create: ["node-1", "node-2"], delete: [], desired: ["node-1", "node-2"] })
+    expect(planDaemonSet({ nodes, pods: [], maxUnavailable: 1 }))
+      .toEqual({ create: ["node-1", "node-2"], delete: [], desired: ["node-1", "node-2"] })
     const plan = planDaemonSet({ nodes, pods: [pod("a", "node-3", true), pod("b", "node-1", true)], maxUnavailable: 1 })
     expect(plan).toEqual({ create: ["node-2"], delete: ["a"], desired: ["node-1", "node-2"] })
   })
@@ -194,8 +198,10 @@ describe("DaemonSet plan", () => {
     const pods = [pod("a", "node-1", false), pod("b", "node-2", false)]
     expect(planDaemonSet({ nodes, pods, maxUnavailable: 1 }).delete).toEqual(["a"])
     expect(planDaemonSet({ nodes, pods, maxUnavailable: 2 }).delete).toEqual(["a", "b"])
-    expect(planDaemonSet({ nodes, pods: [pod("a", "node-1", true, false), pod("b", "node-2", false)], maxUnavailable: 1 }).delete).toEqual([])
-    expect(planDaemonSet({ nodes, pods: [pod("a", "node-1", false, false), pod("b", "node-2", false)], maxUnavailable: 1 }).delete).toEqual(["a"])
+    const newUnready = [pod("a", "node-1", true, false), pod("b", "node-2", false)]
+    expect(planDaemonSet({ nodes, pods: newUnready, maxUnavailable: 1 }).delete).toEqual([])
+    const oldUnready = [pod("a", "node-1", false, false), pod("b", "node-2", false)]
+    expect(planDaemonSet({ nodes, pods: oldUnready, maxUnavailable: 1 }).delete).toEqual(["a"])
     expect(planDaemonSet({ nodes, pods, maxUnavailable: undefined }).delete).toEqual([])
   })
 })
@@ -206,7 +212,12 @@ describe("scheduler's choice", () => {
     spec: unschedulable ? { unschedulable: true } : {},
     status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] }
   })
-  const nodes = [node("node-10", { zone: "a" }), node("node-2", { zone: "a" }), node("node-3", { zone: "b" }, false), node("node-1", { zone: "b" }, true, true)]
+  const nodes = [
+    node("node-10", { zone: "a" }),
+    node("node-2", { zone: "a" }),
+    node("node-3", { zone: "b" }, false),
+    node("node-1", { zone: "b" }, true, true)
+  ]
 
   it("takes the Ready, schedulable, matching node with the fewest pods, ties by name", () => {
     expect(chooseNode({}, nodes, () => 0)).toEqual({ _tag: "Node", name: "node-2" })

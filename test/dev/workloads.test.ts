@@ -93,9 +93,11 @@ describe("dev cluster workloads", () => {
         return events.find((e) => (e["involvedObject"] as { name: string }).name === pod.metadata.name)?.["message"]
       }
       expect(messageFor("node-1")).toBe(`Container image "nginx:1.27.0" already present on machine`)
-      expect(messageFor("node-2")).toMatch(/^Successfully pulled image "nginx:1\.27\.0" in \d+ms \(\d+ms including waiting\)\. Image size: \d+ bytes\.$/)
+      expect(messageFor("node-2"))
+        .toMatch(/^Successfully pulled image "nginx:1\.27\.0" in \d+ms \(\d+ms including waiting\)\. Image size: \d+ bytes\.$/)
       for (const pod of pods) {
-        expect(status(pod)).toMatchObject({ phase: "Running", containerStatuses: [{ image: "docker.io/library/nginx:1.27.0", ready: true }] })
+        const running = { phase: "Running", containerStatuses: [{ image: "docker.io/library/nginx:1.27.0", ready: true }] }
+        expect(status(pod)).toMatchObject(running)
       }
 
       const [first] = yield* list(resources.replicaSet, "app=web")
@@ -120,7 +122,10 @@ describe("dev cluster workloads", () => {
       yield* cluster
       yield* api.create(resources.statefulSet, workload("StatefulSet", "db", "redis:7.2", { replicas: 3 }))
       yield* api.create(resources.daemonSet, workload("DaemonSet", "agent", "busybox:1.36", {
-        template: { metadata: { labels: { app: "agent" } }, spec: { nodeSelector: { "kubernetes.io/arch": "amd64" }, containers: [{ name: "c", image: "busybox:1.36" }] } }
+        template: {
+          metadata: { labels: { app: "agent" } },
+          spec: { nodeSelector: { "kubernetes.io/arch": "amd64" }, containers: [{ name: "c", image: "busybox:1.36" }] }
+        }
       }))
       const revisionOf = (name: string) => Effect.map(api.get(resources.statefulSet, { namespace: "default", name }), (s) => status(s))
       const first = yield* until("db ready", Effect.map(revisionOf("db"), (s) => (s["readyReplicas"] === 3 ? s : undefined)))

@@ -81,7 +81,9 @@ describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
     const items = async (kind: string, selector: string): Promise<Array<Obj>> =>
       JSON.parse(await kubectl(["get", kind, "-l", selector, "-o", "json"])).items
     const get = async (kind: string, name: string): Promise<Obj> => JSON.parse(await kubectl(["get", kind, name, "-o", "json"]))
-    const dev = spawn(launcher.file, [...launcher.args, "dev", "--nodes", "4", "--kubeconfig", kubeconfig], { stdio: ["ignore", "pipe", "pipe"] })
+    const dev = spawn(launcher.file, [...launcher.args, "dev", "--nodes", "4", "--kubeconfig", kubeconfig], {
+      stdio: ["ignore", "pipe", "pipe"]
+    })
     let output = ""
     dev.stdout.on("data", (chunk) => (output += String(chunk)))
     dev.stderr.on("data", (chunk) => (output += String(chunk)))
@@ -108,7 +110,10 @@ describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
         expect(pod.metadata.labels!["pod-template-hash"]).toBe(hash1)
         expect(pod.metadata.ownerReferences).toMatchObject([{ kind: "ReplicaSet", name: rs1!.metadata.name, controller: true }])
         expect(pod.spec.nodeName).toMatch(/^node-[1-4]$/)
-        expect(pod.status).toMatchObject({ phase: "Running", containerStatuses: [{ ready: true, started: true, image: "docker.io/library/nginx:1.25.3" }] })
+        expect(pod.status).toMatchObject({
+          phase: "Running",
+          containerStatuses: [{ ready: true, started: true, image: "docker.io/library/nginx:1.25.3" }]
+        })
         expect(pod.status!.containerStatuses[0].imageID).not.toBe("")
         expect(pod.status!.conditions.find((c: any) => c.type === "Ready").status).toBe("True")
       }
@@ -118,7 +123,8 @@ describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
       expect(wide).toMatch(/Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s+node-\d/)
       // Nothing was on the nodes: the kubelet pulled, and said how long it took.
       const pulledEvents = await kubectl(["get", "events", "--field-selector", "reason=Pulled", "-o", "custom-columns=MSG:.message"])
-      expect(pulledEvents).toMatch(/Successfully pulled image "nginx:1\.25\.3" in [\d.]+m?s \([\d.]+m?s including waiting\)\. Image size: \d+ bytes\./)
+      expect(pulledEvents)
+        .toMatch(/Successfully pulled image "nginx:1\.25\.3" in [\d.]+m?s \([\d.]+m?s including waiting\)\. Image size: \d+ bytes\./)
 
       // Pre-pull the next web image everywhere with preheat, then roll to it: no pod waits for a pull.
       writeFileSync(join(dir, "prepull.yaml"), `
@@ -174,7 +180,8 @@ spec:
 
       // DaemonSet: one pod on each amd64 node (node-4 is arm64), labelled with the new revision's hash.
       const agent = await get("daemonset", "agent")
-      expect(agent.status).toMatchObject({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3, observedGeneration: 2 })
+      expect(agent.status)
+        .toMatchObject({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3, observedGeneration: 2 })
       const agentRevisions = await items("controllerrevisions", "app=agent")
       const agentLatest = agentRevisions.find((r) => r.revision === 2)!
       const agentHash = agentLatest.metadata.labels!["controller-revision-hash"]!

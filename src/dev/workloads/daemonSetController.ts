@@ -83,7 +83,8 @@ export const reconcileDaemonSet = (ctx: WorkloadContext) => (key: string): Effec
 
     const after = views()
     const onDesired = (pod: DaemonPod) => !pod.terminating && plan.desired.includes(pod.nodeName)
-    const nodesWith = (test: (pod: DaemonPod) => boolean) => new Set(after.filter((p) => onDesired(p) && test(p)).map((p) => p.nodeName)).size
+    const nodesWith = (test: (pod: DaemonPod) => boolean) =>
+      new Set(after.filter((p) => onDesired(p) && test(p)).map((p) => p.nodeName)).size
     const available = nodesWith((p) => p.ready)
     const next = {
       observedGeneration: set.metadata.generation ?? 0,

@@ -30,6 +30,11 @@ import { createIn, deleteIn, event, patchIn, statusChanges } from "./writes.ts"
 
 const report = event("deployment-controller")
 
+const scaling = (deployment: KubeObject, rs: KubeObject, from: number, to: number) => {
+  const message = `Scaled ${to > from ? "up" : "down"} replica set ${rs.metadata.name} from ${from} to ${to}`
+  return report(deployment, "Normal", "ScalingReplicaSet", message)
+}
+
 const revisionOf = (rs: KubeObject): number => Number(rs.metadata.annotations?.[revisionAnnotation] ?? "0") || 0
 
 const view = (rs: KubeObject): ReplicaSetView => ({
@@ -102,9 +107,19 @@ export const deploymentStatus = (
     conditions: withTimes(status(deployment)["conditions"], [
       available >= minAvailable
         ? { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability." }
-        : { type: "Available", status: "False", reason: "MinimumReplicasUnavailable", message: "Deployment does not have minimum availability." },
+        : {
+          type: "Available",
+          status: "False",
+          reason: "MinimumReplicasUnavailable",
+          message: "Deployment does not have minimum availability."
+        },
       complete
-        ? { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: `ReplicaSet "${rsName}" has successfully progressed.` }
+        ? {
+          type: "Progressing",
+          status: "True",
+          reason: "NewReplicaSetAvailable",
+          message: `ReplicaSet "${rsName}" has successfully progressed.`
+        }
         : { type: "Progressing", status: "True", reason: "ReplicaSetUpdated", message: `ReplicaSet "${rsName}" is progressing.` }
     ], now)
   }
@@ -128,13 +143,15 @@ export const reconcileDeployment = (ctx: WorkloadContext) => (key: string): Effe
       const plan = planRollout({
         desired,
         strategy,
-        newReplicaSet: current === undefined ? { name: `${deployment.metadata.name}-${hash}`, replicas: 0, available: 0, pods: 0 } : view(current),
+        newReplicaSet: current === undefined
+          ? { name: `${deployment.metadata.name}-${hash}`, replicas: 0, available: 0, pods: 0 }
+          : view(current),
         oldReplicaSets: olds.map(view)
       })
       if (current === undefined) {
         const replicas = plan.get(`${deployment.metadata.name}-${hash}`) ?? 0
         current = yield* createIn(store, replicaSetFor(deployment, hash, replicas, newest + 1))
-        if (replicas > 0) yield* report(deployment, "Normal", "ScalingReplicaSet", `Scaled up replica set ${current.metadata.name} from 0 to ${replicas}`)
+        if (replicas > 0) yield* scaling(deployment, current, 0, replicas)
       } else if (revisionOf(current) <= newest) {
         // The template came back: its old ReplicaSet is the newest revision again.
         current = yield* patchIn(store, current, { metadata: { annotations: { [revisionAnnotation]: String(newest + 1) } } })
@@ -144,8 +161,7 @@ export const reconcileDeployment = (ctx: WorkloadContext) => (key: string): Effe
         const before = numberAt(spec(rs), "replicas")
         if (replicas === undefined || replicas === before) continue
         yield* patchIn(store, rs, { spec: { replicas } })
-        const direction = replicas > before ? "up" : "down"
-        yield* report(deployment, "Normal", "ScalingReplicaSet", `Scaled ${direction} replica set ${rs.metadata.name} from ${before} to ${replicas}`)
+        yield* scaling(deployment, rs, before, replicas)
       }
       // Old ReplicaSets beyond revisionHistoryLimit go once they have no pods left.
       const limit = numberAt(spec(deployment), "revisionHistoryLimit", 10)

@@ -68,7 +68,8 @@ const ensureImage = (runtime: CriRuntime["Service"], pod: KubeObject, image: str
     const took = goDuration((yield* Clock.currentTimeMillis) - started)
     const info = yield* runtime.imageStatus(reference).pipe(Effect.orElseSucceed(() => Option.none()))
     const size = Option.match(info, { onNone: () => 0, onSome: (i) => i.size })
-    yield* report(pod, "Normal", "Pulled", `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`)
+    const message = `Successfully pulled image "${image}" in ${took} (${took} including waiting). Image size: ${size} bytes.`
+    yield* report(pod, "Normal", "Pulled", message)
     const imageID = Option.match(info, { onNone: () => pulled.success, onSome: (i) => i.repoDigests[0] ?? i.id })
     return { _tag: "Ready", image: fullName, imageID } satisfies ImageResult
   })
@@ -117,12 +118,14 @@ export const reconcileKubelet = (ctx: WorkloadContext) => {
         const result = yield* ensureImage(runtime, pod, container.image)
         if (result._tag === "Failed") {
           const waiting = { reason: result.reason, message: result.message }
-          current = yield* patchIn(ctx.stores.pods, current, { status: waitingStatus(containers, yield* times(), hostIP, waiting) }, "status")
+          const failed = waitingStatus(containers, yield* times(), hostIP, waiting)
+          current = yield* patchIn(ctx.stores.pods, current, { status: failed }, "status")
           backOffUntil.set(key, (yield* Clock.currentTimeMillis) + Duration.toMillis(pullBackOff))
           return { requeueAfter: pullBackOff }
         }
         if (containers.includes(container)) {
-          starts.push({ name: container.name, image: result.image, imageID: result.imageID, containerID: `containerd://${randomBytes(32).toString("hex")}` })
+          const containerID = `containerd://${randomBytes(32).toString("hex")}`
+          starts.push({ name: container.name, image: result.image, imageID: result.imageID, containerID })
         }
       }
       const running = runningStatus(starts, yield* times(), hostIP, addresses.podIP(node))

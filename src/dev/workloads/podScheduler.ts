@@ -22,7 +22,8 @@ const podsPerNode = (pods: Iterable<KubeObject>): Map<string, number> => {
   for (const pod of pods) {
     const node = stringAt(spec(pod), "nodeName")
     const phase = stringAt(status(pod), "phase")
-    if (node !== undefined && !isTerminating(pod) && phase !== "Succeeded" && phase !== "Failed") counts.set(node, (counts.get(node) ?? 0) + 1)
+    const occupies = node !== undefined && !isTerminating(pod) && phase !== "Succeeded" && phase !== "Failed"
+    if (occupies) counts.set(node, (counts.get(node) ?? 0) + 1)
   }
   return counts
 }

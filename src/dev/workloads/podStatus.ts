@@ -22,7 +22,10 @@ const condition = (type: string, ready: boolean, now: string, reason?: string, m
 
 const notReady = (names: ReadonlyArray<string>, now: string) => {
   const message = `containers with unready status: [${names.join(" ")}]`
-  return [condition("ContainersReady", false, now, "ContainersNotReady", message), condition("Ready", false, now, "ContainersNotReady", message)]
+  return [
+    condition("ContainersReady", false, now, "ContainersNotReady", message),
+    condition("Ready", false, now, "ContainersNotReady", message)
+  ]
 }
 
 /** Pending, containers waiting with `reason` (ContainerCreating, ErrImagePull, InvalidImageName). */

@@ -13,7 +13,9 @@ export interface ReplicaSetView {
 
 export interface RolloutInput {
   readonly desired: number
-  readonly strategy: { readonly type: "RollingUpdate"; readonly maxSurge: number; readonly maxUnavailable: number } | { readonly type: "Recreate" }
+  readonly strategy:
+    | { readonly type: "RollingUpdate"; readonly maxSurge: number; readonly maxUnavailable: number }
+    | { readonly type: "Recreate" }
   readonly newReplicaSet: ReplicaSetView
   /** Oldest first: the order they are scaled down in. */
   readonly oldReplicaSets: ReadonlyArray<ReplicaSetView>
@@ -28,7 +30,9 @@ const clampAvailable = (set: ReplicaSetView): ReplicaSetView => ({ ...set, avail
 
 /** maxSurge rounds up, maxUnavailable down; both zero would never move, so unavailable becomes 1 (as kube does). */
 export const resolveRollingLimits = (desired: number, maxSurge: number, maxUnavailable: number) =>
-  maxSurge === 0 && maxUnavailable === 0 ? { maxSurge: 0, maxUnavailable: 1 } : { maxSurge, maxUnavailable: Math.min(maxUnavailable, desired) }
+  maxSurge === 0 && maxUnavailable === 0
+    ? { maxSurge: 0, maxUnavailable: 1 }
+    : { maxSurge, maxUnavailable: Math.min(maxUnavailable, desired) }
 
 export const planRollout = (input: RolloutInput): ScaleDecisions => {
   const decisions = new Map<string, number>()
