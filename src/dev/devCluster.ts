@@ -1,4 +1,4 @@
-import { Clock, Console, Effect, FileSystem, Layer } from "effect"
+import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
 import type { Scope } from "effect"
 import { schedulerLayer } from "../../layers/scheduler.ts"
 import * as CriLive from "../../layers/criLive.ts"
@@ -7,6 +7,7 @@ import { kubeconfigFor } from "../apiserver/kubeconfig.ts"
 import { rfc3339 } from "../api/time.ts"
 import { defaultSettings } from "../controller/context.ts"
 import { makeController } from "../controller/controller.ts"
+import { CriRuntime } from "../cri/CriRuntime.ts"
 import { startDaemon } from "../daemon/daemon.ts"
 import { daemonOptions } from "../daemon/options.ts"
 import { simulatedRuntimeLayer } from "../daemon/simulatedRuntime.ts"
@@ -14,6 +15,7 @@ import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
+import { startWorkloads } from "./workloads/workloads.ts"
 
 export interface DevOptions {
   readonly nodes: number
@@ -31,7 +33,9 @@ export interface DevCluster {
 
 /**
  * `preheat dev`: the embedded API server, the controller and N node daemons in one process, on
- * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP.
+ * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP. Stand-ins
+ * for the workload controllers, the scheduler and the kubelets (./workloads/) make Deployments,
+ * StatefulSets and DaemonSets run pods on the simulated nodes.
  */
 export const startDevCluster = (
   options: DevOptions
@@ -55,6 +59,7 @@ export const startDevCluster = (
       }
       const controller = yield* makeController(defaultSettings)
       yield* Effect.forkScoped(controller.reconcile())
+      const runtimes = new Map<string, CriRuntime["Service"]>()
       for (let i = 0; i < options.nodes; i++) {
         const runtime = i === 0 && options.runtimeSocket !== undefined
           ? CriLive.layer({ socket: options.runtimeSocket })
@@ -62,7 +67,10 @@ export const startDevCluster = (
         // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
         const services = yield* Layer.build(runtime)
         yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
+        runtimes.set(`node-${i + 1}`, Context.get(services, CriRuntime))
       }
+      // Workloads run too: their pods' kubelets pull through the same runtimes as the daemons.
+      yield* startWorkloads(runtimes)
       yield* controller.synced
     }).pipe(Effect.provide(inProcess))
     return { url: server.url, kubeconfig: options.kubeconfigOut }
@@ -78,6 +86,8 @@ preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (no
   kubectl get ipj -w
   kubectl get nodeimage node-1 -o yaml
   kubectl apply -f deploy/examples/     # every example
+  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
+  kubectl rollout status deploy/web && kubectl get pods -o wide
   kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
 
 Ctrl-C stops everything.

@@ -1,0 +1,117 @@
+// The dev cluster's stand-in for kube-controller-manager, kube-scheduler and the kubelets: the
+// Deployment, ReplicaSet, StatefulSet and DaemonSet controllers, a scheduler and a kubelet per
+// simulated node, each an idempotent reconcile of one key fed by watches. They watch only the
+// apps/v1 kinds, Pods and Nodes, so a cluster without workloads costs them nothing but idle watches.
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import type { CriRuntime } from "../../cri/CriRuntime.ts"
+import type { Change, Informer } from "../../kube/informer.ts"
+import { makeInformer } from "../../kube/informer.ts"
+import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf, objectKey } from "../../kube/objectKey.ts"
+import { resources } from "../../kube/resources.ts"
+import { makeBackoff } from "../../scheduler/backoff.ts"
+import { runWorkers } from "../../scheduler/runWorkers.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import { Scheduler } from "../../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../../scheduler/Scheduler.ts"
+import type { WorkloadContext, WorkloadQueues, WorkloadStores } from "./context.ts"
+import { reconcileDaemonSet } from "./daemonSetController.ts"
+import { reconcileDeployment } from "./deploymentController.ts"
+import { reconcileKubelet } from "./kubelet.ts"
+import { controllerOf, isTerminating, spec, status, stringAt } from "./objects.ts"
+import { awaitsScheduling, reconcileScheduling } from "./podScheduler.ts"
+import { reconcileReplicaSet } from "./replicaSetController.ts"
+import { reconcileStatefulSet } from "./statefulSetController.ts"
+
+const objectOf = (change: Change): KubeObject => (change.type === "deleted" ? change.old : change.current)
+
+/** Enqueues the object's controller, if it is of `kind`, on `queue`. */
+const toOwner = (object: KubeObject, kind: string, queue: WorkQueue) => {
+  const owner = controllerOf(object)
+  return owner?.kind === kind ? queue.add(keyOf(object.metadata.namespace, owner.name)) : Effect.void
+}
+
+const waitsForKubelet = (pod: KubeObject) =>
+  stringAt(spec(pod), "nodeName") !== undefined && !isTerminating(pod) && stringAt(status(pod), "phase") !== "Running"
+
+const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefined) => ({
+  deployment: (change: Change) => queues.deployment.add(objectKey(objectOf(change))),
+  replicaSet: (change: Change) => {
+    const object = objectOf(change)
+    return Effect.andThen(queues.replicaSet.add(objectKey(object)), toOwner(object, "Deployment", queues.deployment))
+  },
+  statefulSet: (change: Change) => queues.statefulSet.add(objectKey(objectOf(change))),
+  daemonSet: (change: Change) => queues.daemonSet.add(objectKey(objectOf(change))),
+  revision: (change: Change) => {
+    const object = objectOf(change)
+    return Effect.andThen(toOwner(object, "StatefulSet", queues.statefulSet), toOwner(object, "DaemonSet", queues.daemonSet))
+  },
+  pod: (change: Change) =>
+    Effect.gen(function*() {
+      const pod = objectOf(change)
+      yield* toOwner(pod, "ReplicaSet", queues.replicaSet)
+      yield* toOwner(pod, "StatefulSet", queues.statefulSet)
+      yield* toOwner(pod, "DaemonSet", queues.daemonSet)
+      if (change.type === "deleted") return
+      if (awaitsScheduling(pod)) yield* queues.scheduling.add(objectKey(pod))
+      else if (waitsForKubelet(pod)) yield* queues.kubelet.add(objectKey(pod))
+    }),
+  // A node that comes, goes or changes may take daemon pods and pods that found no node.
+  node: (_change: Change) =>
+    Effect.gen(function*() {
+      // Before every store exists (the first lists), their own changes enqueue what is there.
+      const all = stores()
+      if (all === undefined) return
+      for (const set of all.daemonSets.values()) yield* queues.daemonSet.add(objectKey(set))
+      for (const pod of all.pods.values()) if (awaitsScheduling(pod)) yield* queues.scheduling.add(objectKey(pod))
+    })
+})
+
+/**
+ * Starts the controllers for the life of the scope; resolves once their stores are filled.
+ * `runtimes`: each simulated node's container runtime, by node name.
+ */
+export const startWorkloads = Effect.fnUntraced(function*(
+  runtimes: ReadonlyMap<string, CriRuntime["Service"]>
+): Effect.fn.Return<void, never, KubeApi | Scheduler | Scope.Scope> {
+  const scheduler = yield* Scheduler
+  const queues: WorkloadQueues = {
+    deployment: yield* scheduler.queue("dev-deployment"),
+    replicaSet: yield* scheduler.queue("dev-replicaset"),
+    statefulSet: yield* scheduler.queue("dev-statefulset"),
+    daemonSet: yield* scheduler.queue("dev-daemonset"),
+    scheduling: yield* scheduler.queue("dev-scheduler"),
+    kubelet: yield* scheduler.queue("dev-kubelet")
+  }
+  let filled: WorkloadStores | undefined
+  const on = handlers(queues, () => filled)
+  const stores: WorkloadStores = {
+    deployments: yield* makeInformer(resources.deployment, {}, on.deployment),
+    replicaSets: yield* makeInformer(resources.replicaSet, {}, on.replicaSet),
+    statefulSets: yield* makeInformer(resources.statefulSet, {}, on.statefulSet),
+    daemonSets: yield* makeInformer(resources.daemonSet, {}, on.daemonSet),
+    revisions: yield* makeInformer(resources.controllerRevision, {}, on.revision),
+    pods: yield* makeInformer(resources.pod, {}, on.pod),
+    nodes: yield* makeInformer(resources.node, {}, on.node)
+  }
+  filled = stores
+  const ctx: WorkloadContext = { stores, queues, runtimes }
+  yield* Effect.all(Object.values(stores).map((s: Informer) => s.synced), { discard: true })
+  const run = (
+    queue: WorkQueue,
+    concurrency: number,
+    reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>
+  ): Effect.Effect<never, never, KubeApi> =>
+    Effect.flatMap(makeBackoff(), (backoff) => runWorkers(queue, { concurrency, reconcile, backoff }))
+  yield* Effect.forkScoped(Effect.all([
+    run(queues.deployment, 2, reconcileDeployment(ctx)),
+    run(queues.replicaSet, 2, reconcileReplicaSet(ctx)),
+    run(queues.statefulSet, 2, reconcileStatefulSet(ctx)),
+    run(queues.daemonSet, 2, reconcileDaemonSet(ctx)),
+    // One scheduler worker: each choice counts the pods the previous one placed.
+    run(queues.scheduling, 1, reconcileScheduling(ctx)),
+    // Pods start in parallel, each waiting on its own images.
+    run(queues.kubelet, 32, reconcileKubelet(ctx))
+  ], { concurrency: "unbounded", discard: true }))
+})
