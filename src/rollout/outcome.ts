@@ -24,8 +24,17 @@ export interface RolloutJob {
   readonly image: string
 }
 
+/**
+ * A completed job's failed nodes: those whose pull failed, and those still pulling, which the
+ * controller counted as failed when the job's deadline passed (the daemon's pull may go on).
+ */
 const failedNodes = (view: JobView): ReadonlyArray<NodeFailure> =>
-  view.nodes.filter((n) => n.phase === "Failed").map((n) => ({ node: n.node, message: n.message ?? "failed" }))
+  view.nodes.map((n) => ({
+    node: n.node,
+    message: n.phase === "Failed"
+      ? n.message ?? "failed"
+      : `still pulling when the job ended${view.message === "" ? "" : ` (${view.message})`}`
+  }))
 
 const failureOf = (job: RolloutJob, view: JobView | undefined): JobFailure | undefined => {
   if (view === undefined) return { job: job.name, image: job.image, reason: "was deleted before it completed", nodes: [] }

@@ -27,6 +27,13 @@ export interface RolloutOptions {
   readonly screen: Screen
 }
 
+/**
+ * The jobs' own deadline (activeDeadlineSeconds) is --timeout; the controller then fails the
+ * nodes still pulling, with a message each. Past this much longer the command stops waiting for
+ * a controller that does not report, and lists what it sees.
+ */
+export const reportGrace = Duration.seconds(10)
+
 const randomId = Effect.map(Random.nextIntBetween(0, 2_147_483_647), (n) => n.toString(36).padStart(6, "0"))
 
 const names = (jobs: ReadonlyArray<RolloutJob>) => jobs.map((j) => j.name).join(", ")
@@ -105,7 +112,7 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
     }).pipe(Effect.scoped)
     const finished = options.timeout === undefined
       ? Option.some(yield* view)
-      : yield* Effect.timeoutOption(view, options.timeout)
+      : yield* Effect.timeoutOption(view, Duration.sum(options.timeout, reportGrace))
     if (Option.isSome(finished)) {
       const outcome = judge(finished.value, created)
       if (outcome._tag === "Failed") return yield* failed(`pre-pull for ${display} failed; ${display} is unchanged`, outcome.failures)

@@ -45,6 +45,17 @@ describe("judging the rollout's jobs", () => {
       "  ImagePullJob web-sidecar-y (envoy:1.30) was deleted before it completed",
       "  ImagePullJob bad (x:1) was deleted before it completed"
     ])
+    const deadline = judge(model(view("web-web-x", {
+      phase: "completed",
+      succeeded: 2,
+      failed: 1,
+      message: "job exceeds activeDeadlineSeconds",
+      nodes: [{ node: "node-3", phase: "Pulling", progress: 40 }]
+    })), jobs.slice(0, 1))
+    expect(deadline._tag === "Failed" && failureLines(deadline.failures)).toEqual([
+      "  ImagePullJob web-web-x (nginx:1.26) failed on 1 of 3 nodes",
+      "    node-3: still pulling when the job ended (job exceeds activeDeadlineSeconds)"
+    ])
     const invalid = judge(model(view("web-web-x", { phase: "invalid", message: "bad spec" })), jobs.slice(0, 1))
     expect(invalid._tag === "Failed" && invalid.failures[0]?.reason).toBe("is invalid: bad spec")
   })
