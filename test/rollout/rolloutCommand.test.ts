@@ -97,6 +97,16 @@ describe("preheat rollout", () => {
     for (const runtime of cluster.runtimes) expect(await cluster.run(runtime.hasImage("nginx:1.26"))).toBe(true)
   })
 
+  it("completes at once where the nodes have the image already, without pulling it again", async () => {
+    await deployWithPods(cluster, namespace, "again", containers, 3)
+    const pullsBefore = await Promise.all(cluster.runtimes.map((r) => cluster.run(r.pulls)))
+    const run = await rollout(["deploy/again", "--image", "web=nginx:1.26"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stdout.endsWith("\ndeployment.apps/again image updated\n")).toBe(true)
+    const pullsAfter = await Promise.all(cluster.runtimes.map((r) => cluster.run(r.pulls)))
+    expect(pullsAfter.map((p) => p.length)).toEqual(pullsBefore.map((p) => p.length))
+  })
+
   it.skipIf(!hasKubectl)("sends kubectl set image's patch: the same bytes kubectl sends for the same change", async () => {
     await deployWithPods(cluster, namespace, "twin", containers, 0)
     // Asynchronous: the API server runs in this process.
