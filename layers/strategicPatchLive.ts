@@ -33,9 +33,13 @@ export const StrategicPatchLive = {
               contentType: "application/strategic-merge-patch+json"
             }
             return Effect.flatMap(transport.send(request, target), (answer) => {
-              if (answer.status < 200 || answer.status >= 300) return Effect.fail(asWriteError(kubeErrorOf(answer.status, answer.body, target), target))
+              if (answer.status < 200 || answer.status >= 300) {
+                return Effect.fail(asWriteError(kubeErrorOf(answer.status, answer.body, target), target))
+              }
               const object = asKubeObject(answer.body)
-              return object === undefined ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`)) : Effect.succeed(object)
+              return object === undefined
+                ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`))
+                : Effect.succeed(object)
             })
           }
         })

@@ -22,7 +22,9 @@ const term = /^([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/
  * Undefined for 0, which means no limit (as `kubectl rollout status --timeout 0`).
  */
 export const parseTimeout = (text: string): Result.Result<Duration.Duration | undefined, RolloutFlagError> => {
-  const invalid = Result.fail(new RolloutFlagError({ message: `invalid argument "${text}" for "--timeout" flag: time: invalid duration "${text}"` }))
+  const invalid = Result.fail(
+    new RolloutFlagError({ message: `invalid argument "${text}" for "--timeout" flag: time: invalid duration "${text}"` })
+  )
   if (text === "0") return Result.succeed(undefined)
   let rest = text.startsWith("+") ? text.slice(1) : text
   if (rest === "") return invalid
@@ -42,7 +44,9 @@ export const parseTimeout = (text: string): Result.Result<Duration.Duration | un
 export const parseParallelism = (text: string): Result.Result<Parallelism, RolloutFlagError> => {
   const value: Parallelism = /^[0-9]+$/.test(text) ? Number(text) : text
   if (!isValidParallelism(value) || resolveParallelism(value, 1) === 0) {
-    return Result.fail(new RolloutFlagError({ message: `--parallelism must be a positive integer or a percentage from 1% to 100%, got "${text}"` }))
+    return Result.fail(
+      new RolloutFlagError({ message: `--parallelism must be a positive integer or a percentage from 1% to 100%, got "${text}"` })
+    )
   }
   return Result.succeed(value)
 }

@@ -93,6 +93,9 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
   const kept = `the ImagePullJobs stay for inspection until ${Duration.format(Duration.seconds(jobTtlSeconds))} after they ` +
     `finished: kubectl get imagepulljobs -n ${namespace} -l ${rolloutLabel}=${rolloutId}`
 
+  const failed = (headline: string, failures: ReadonlyArray<JobFailure>) =>
+    Effect.fail(new PrePullFailed({ message: [headline, ...failureLines(failures), kept].join("\n") }))
+
   const prePull = Effect.gen(function*() {
     for (const [i, spec] of specs.entries()) {
       // Uninterruptible, so that a job the server created is always in `created` for the clean-up.
@@ -126,9 +129,6 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
   }).pipe(
     Effect.onInterrupt(() => cleanUp(namespace, created, display))
   )
-
-  const failed = (headline: string, failures: ReadonlyArray<JobFailure>) =>
-    Effect.fail(new PrePullFailed({ message: [headline, ...failureLines(failures), kept].join("\n") }))
 
   yield* prePull
   yield* setImages

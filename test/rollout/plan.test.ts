@@ -53,7 +53,8 @@ describe("the pod template", () => {
 
   it("without containers is an error naming the workload", () => {
     const read = readTemplate({ metadata: { name: "x" }, spec: { selector: {}, template: { spec: {} } } }, "statefulset.apps/x")
-    expect(Result.isFailure(read) && read.failure.message).toBe("statefulset.apps/x has no spec.selector or no containers in its pod template")
+    expect(Result.isFailure(read) && read.failure.message)
+      .toBe("statefulset.apps/x has no spec.selector or no containers in its pod template")
   })
 })
 
@@ -95,7 +96,10 @@ describe("the patch", () => {
   })
 
   it("is kubectl's for containers and init containers", () => {
-    const body = setImagePatch(template(), changes([{ container: "sidecar", image: "busybox:1.37" }, { container: "init", image: "busybox:1.37" }]))
+    const body = setImagePatch(
+      template(),
+      changes([{ container: "sidecar", image: "busybox:1.37" }, { container: "init", image: "busybox:1.37" }])
+    )
     expect(JSON.stringify(body)).toBe(
       '{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"web"},{"name":"sidecar"}],' +
         '"$setElementOrder/initContainers":[{"name":"init"}],"containers":[{"image":"busybox:1.37","name":"sidecar"}],' +

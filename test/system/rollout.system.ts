@@ -38,7 +38,8 @@ beforeAll(async () => {
     symlinkSync(executable, join(pluginDir, "kubectl-preheat"))
   } else {
     console.warn(`${executable} is not built: the plugin runs dist/preheat.mjs on this Node instead`)
-    writeFileSync(join(pluginDir, "kubectl-preheat"), `#!/bin/sh\nexec "${process.execPath}" "${join(root, "dist/preheat.mjs")}" "$@"\n`, { mode: 0o755 })
+    const script = `#!/bin/sh\nexec "${process.execPath}" "${join(root, "dist/preheat.mjs")}" "$@"\n`
+    writeFileSync(join(pluginDir, "kubectl-preheat"), script, { mode: 0o755 })
   }
 }, 120_000)
 
@@ -90,7 +91,8 @@ describe("kubectl preheat rollout", () => {
   it("pre-pulls on the pods' nodes, then sets the image as kubectl set image does", async () => {
     await deployWithPods("web")
     const run = await kubectlPreheat(["rollout", "deploy/web", "--image", "web=nginx:1.26"])
-    expect(run.stderr).toMatch(/^pre-pulling on 2 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/)
+    expect(run.stderr)
+      .toMatch(/^pre-pulling on 2 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/)
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/ImagePullJob web-web-\w{5} {2}nginx:1\.26 {2}completed/)
     expect(run.stdout.endsWith("\ndeployment.apps/web image updated\n")).toBe(true)
