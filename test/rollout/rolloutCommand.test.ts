@@ -164,7 +164,7 @@ describe("preheat rollout", () => {
     expect(run.code).toBe(1)
     expect(run.stderr).toContain("error: pre-pull for deployment.apps/slow failed; deployment.apps/slow is unchanged")
     // The controller's deadline or the daemon's pull timeout (the same 3 s), whichever reports first.
-    const deadline = /\n {4}node-3: (still pulling when the job ended \(job exceeds activeDeadlineSeconds\)|.*exceeds the activeDeadlineSeconds)/
+    const deadline = /\n {4}node-3: (still pulling when the job ended \(job exceeds |.*exceeds the )activeDeadlineSeconds/
     expect(run.stderr).toMatch(deadline)
     expect((await get(resources.deployment, "slow")).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
     const [job] = await jobsFor("nginx:1.30")
