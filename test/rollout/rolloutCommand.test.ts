@@ -31,7 +31,13 @@ interface Run {
 }
 
 /** The command in a child process, on $KUBECONFIG (no --kubeconfig, no -n: both from the environment, as kubectl). */
-const rollout = (args: ReadonlyArray<string>, options: { readonly interruptWhen?: (stderr: string) => boolean } = {}) =>
+interface RunOptions {
+  /** Sends `signal` (default SIGINT) once stderr satisfies this. */
+  readonly interruptWhen?: (stderr: string) => boolean
+  readonly signal?: NodeJS.Signals
+}
+
+const rollout = (args: ReadonlyArray<string>, options: RunOptions = {}) =>
   new Promise<Run>((resolve, reject) => {
     const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", main, "rollout", ...args], {
       env: { ...process.env, KUBECONFIG: cluster.kubeconfig, NO_COLOR: "1" }
@@ -44,7 +50,7 @@ const rollout = (args: ReadonlyArray<string>, options: { readonly interruptWhen?
       stderr += chunk.toString()
       if (!interrupted && options.interruptWhen?.(stderr) === true) {
         interrupted = true
-        child.kill("SIGINT")
+        child.kill(options.signal ?? "SIGINT")
       }
     })
     const timer = setTimeout(() => {
@@ -171,17 +177,22 @@ describe("preheat rollout", () => {
     expect(job?.["spec"]).toMatchObject({ completionPolicy: { activeDeadlineSeconds: 3 }, pullPolicy: { timeoutSeconds: 3 } })
   })
 
-  it("on SIGINT deletes the job, leaves the workload untouched and exits 130", async () => {
-    const before = await deployWithPods(cluster, namespace, "cart", containers, 3)
-    await cluster.run(cluster.runtimes[0]!.hang("nginx:1.31"))
-    const run = await rollout(["deploy/cart", "--image", "web=nginx:1.31"], {
-      interruptWhen: (stderr) => stderr.includes("pre-pulling")
-    })
-    expect(run.code).toBe(130)
-    expect(run.stderr).toMatch(/\ninterrupted: deleted ImagePullJob cart-web-\w{5}; deployment\.apps\/cart is unchanged\n$/)
-    expect(await jobsFor("nginx:1.31")).toEqual([])
-    expect((await get(resources.deployment, "cart")).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
-  })
+  it.each([["SIGINT", "cart", "nginx:1.31"], ["SIGTERM", "cart2", "nginx:1.33"]] as const)(
+    "on %s deletes the job, leaves the workload untouched and exits 130",
+    async (signal, name, image) => {
+      const before = await deployWithPods(cluster, namespace, name, containers, 3)
+      await cluster.run(cluster.runtimes[0]!.hang(image))
+      const run = await rollout([`deploy/${name}`, "--image", `web=${image}`], {
+        interruptWhen: (stderr) => stderr.includes("pre-pulling"),
+        signal
+      })
+      expect(run.code).toBe(130)
+      const note = `\\ninterrupted: deleted ImagePullJob ${name}-web-\\w{5}; deployment\\.apps/${name} is unchanged\\n$`
+      expect(run.stderr).toMatch(new RegExp(note))
+      expect(await jobsFor(image)).toEqual([])
+      expect((await get(resources.deployment, name)).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
+    }
+  )
 
   it("patches at once, with a note, when no pod runs on a node: there is nothing to pre-pull", async () => {
     await deployWithPods(cluster, namespace, "idle", containers, 0)
