@@ -74,23 +74,24 @@ export const startRolloutCluster = async (options: { readonly nodes: number; rea
   }
 }
 
-/** A Deployment of `replicas` pods, its pods placed on node-1..replicas and Ready. */
+/** A workload (a Deployment unless `kind` says otherwise) of `replicas` pods, placed on node-1..replicas and Ready. */
 export const deployWithPods = async (
   cluster: RolloutCluster,
   namespace: string,
   name: string,
   containers: ReadonlyArray<{ readonly name: string; readonly image: string }>,
-  replicas: number
+  replicas: number,
+  kind: typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet = resources.deployment
 ): Promise<KubeObject> =>
   cluster.run(Effect.gen(function*() {
     const api = cluster.api
     const labels = { app: name }
-    const deployment = yield* api.create(resources.deployment, {
+    const deployment = yield* api.create(kind, {
       apiVersion: "apps/v1",
-      kind: "Deployment",
+      kind: kind.kind,
       metadata: { name, namespace },
       spec: {
-        replicas,
+        ...(kind === resources.daemonSet ? {} : { replicas }),
         selector: { matchLabels: labels },
         template: { metadata: { labels }, spec: { containers: containers.map((c) => ({ ...c })) } }
       }

@@ -194,6 +194,22 @@ describe("preheat rollout", () => {
     }
   )
 
+  it.each([
+    ["sts/store", resources.statefulSet, "statefulset.apps/store"],
+    ["daemonset", resources.daemonSet, "daemonset.apps/agent"]
+  ] as const)("rolls out %s as well", async (argument, kind, display) => {
+    const name = display.split("/")[1]!
+    await deployWithPods(cluster, namespace, name, [{ name: "main", image: "busybox:1.36" }], 2, kind)
+    const args = argument.includes("/") ? [argument] : [argument, name]
+    const run = await rollout([...args, "--image", "main=busybox:1.38"])
+    expect(run.code, run.stderr).toBe(0)
+    expect(run.stderr).toContain(`pre-pulling on 2 nodes before updating ${display}: ImagePullJob ${name}-main-`)
+    expect(run.stdout.endsWith(`\n${display} image updated\n`)).toBe(true)
+    const [job] = (await jobsFor("busybox:1.38")).filter((j) => j.metadata.ownerReferences?.[0]?.name === name)
+    expect(job?.metadata.ownerReferences?.[0]?.kind).toBe(kind.kind)
+    expect((await get(kind, name))["spec"]).toMatchObject({ template: { spec: { containers: [{ name: "main", image: "busybox:1.38" }] } } })
+  })
+
   it("patches at once, with a note, when no pod runs on a node: there is nothing to pre-pull", async () => {
     await deployWithPods(cluster, namespace, "idle", containers, 0)
     const run = await rollout(["deploy/idle", "--image", "web=nginx:1.32"])
