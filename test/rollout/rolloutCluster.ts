@@ -5,7 +5,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Effect, Exit, Layer, References, Scope } from "effect"
 import { fakeCriRuntimeLayer, FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
 import type { FakeCriHandle } from "../../layers/fakeCriRuntime.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
@@ -59,7 +59,11 @@ export const startRolloutCluster = async (options: { readonly nodes: number; rea
       return handles
     }).pipe(Effect.provide(inProcess))
     return { server, runtimes }
-  }).pipe(Scope.provide(scope)))
+  }).pipe(
+    // The roles' logs of scripted failures are expected here; the command's own output is what the tests read.
+    Effect.provideService(References.MinimumLogLevel, "Error"),
+    Scope.provide(scope)
+  ))
   const directory = mkdtempSync(join(tmpdir(), "preheat-rollout-"))
   const kubeconfig = join(directory, "kubeconfig")
   // The context's namespace is the workload's: the command must find it without -n, as kubectl does.
