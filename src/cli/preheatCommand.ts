@@ -6,6 +6,7 @@ import { daemonCommand } from "./daemonCommand.ts"
 import { devCommand } from "./devCommand.ts"
 import { fleetCommand } from "./fleetCommand.ts"
 import { description } from "./preheatDescription.ts"
+import { rolloutCommand } from "./rolloutCommand.ts"
 import { statusCommand } from "./statusCommand.ts"
 import { versionCommand } from "./versionCommand.ts"
 
@@ -19,6 +20,7 @@ export const preheatCommand = Command.make("preheat").pipe(
     daemonCommand,
     devCommand,
     fleetCommand,
+    rolloutCommand,
     statusCommand,
     versionCommand
   ])

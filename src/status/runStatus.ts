@@ -5,6 +5,7 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { buildModel } from "./buildModel.ts"
 import { render } from "./render.ts"
+import type { StatusModel } from "./model.ts"
 import type { Screen } from "./screen.ts"
 
 export interface StatusOptions {
@@ -12,6 +13,10 @@ export interface StatusOptions {
   readonly job?: string | undefined
   readonly watch: boolean
   readonly screen: Screen
+  /** Only jobs with these labels (a list's children need them too); default all. */
+  readonly labelSelector?: string | undefined
+  /** With --watch: stop after the frame of a model this accepts, instead of running until interrupted. */
+  readonly until?: ((model: StatusModel) => boolean) | undefined
   /** How long the first lists may take before giving up (not in --watch, which waits). */
   readonly syncTimeout?: Duration.Input
 }
@@ -29,10 +34,13 @@ export class StatusError extends Error {}
  */
 export const runStatus = Effect.fnUntraced(function*(
   options: StatusOptions
-): Effect.fn.Return<void, StatusError, KubeApi | Scope.Scope> {
+): Effect.fn.Return<StatusModel, StatusError, KubeApi | Scope.Scope> {
   const changes = yield* Queue.sliding<void>(1)
   const changed = () => Queue.offer(changes, undefined).pipe(Effect.asVoid)
-  const namespaced = { namespace: options.namespace }
+  const namespaced = {
+    namespace: options.namespace,
+    ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector })
+  }
   const pullJobs = yield* makeInformer(resources.imagePullJob, namespaced, changed)
   const listJobs = yield* makeInformer(resources.imageListPullJob, namespaced, changed)
   const nodeImages = yield* makeInformer(resources.nodeImage, {}, changed)
@@ -64,7 +72,7 @@ export const runStatus = Effect.fnUntraced(function*(
       )
     }
     options.screen.draw(lines)
-    return
+    return model
   }
 
   // Plain output is a log: a new frame only when something changed, never for the clock alone.
@@ -72,8 +80,9 @@ export const runStatus = Effect.fnUntraced(function*(
     ? Queue.take(changes).pipe(Effect.timeoutOption(tick), Effect.asVoid)
     : Queue.take(changes)
   while (true) {
-    const { lines } = yield* frame
+    const { model, lines } = yield* frame
     options.screen.draw(lines)
+    if (options.until?.(model) === true) return model
     yield* Effect.sleep(minFrameGap)
     yield* next
   }
