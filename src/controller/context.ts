@@ -41,6 +41,7 @@ export interface ControllerContext {
   readonly nodeImages: Informer
   readonly jobs: Informer
   readonly listJobs: Informer
+  readonly cronJobs: Informer
   readonly pods: Informer
   /** The pull-secret copies: Secrets labelled as copies, in the daemons' namespace only. */
   readonly secretCopies: Informer
@@ -63,6 +64,7 @@ export interface ControllerContext {
     readonly nodeImage: WorkQueue
     readonly imagePullJob: WorkQueue
     readonly imageListPullJob: WorkQueue
+    readonly advancedCronJob: WorkQueue
     readonly pullSecrets: WorkQueue
   }
 }
