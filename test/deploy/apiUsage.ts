@@ -36,7 +36,7 @@ const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
 
 export const apiUsage: ReadonlyArray<ApiUse> = [
   // controller: informers (src/controller/controller.ts), all namespaces
-  ...(["imagePullJob", "imageListPullJob", "nodeImage", "node", "pod"] as const).flatMap((kind) =>
+  ...(["imagePullJob", "imageListPullJob", "advancedCronJob", "nodeImage", "node", "pod"] as const).flatMap((kind) =>
     (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))
   ),
   // controller: the Secrets jobs name as pull secrets, read one by one (src/controller/pullSecrets/sourceSecrets.ts)
@@ -46,7 +46,8 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "patch", kind: "imagePullJob", scope: cluster },
   { role: "controller", verb: "delete", kind: "imagePullJob", scope: cluster },
   { role: "controller", verb: "patch", kind: "imagePullJob", subresource: "status", scope: cluster },
-  // controller: ImageListPullJob
+  // controller: ImageListPullJob (TTL delete; AdvancedCronJob runs: create, history and Replace delete)
+  { role: "controller", verb: "create", kind: "imageListPullJob", scope: cluster },
   { role: "controller", verb: "delete", kind: "imageListPullJob", scope: cluster },
   { role: "controller", verb: "patch", kind: "imageListPullJob", subresource: "status", scope: cluster },
   {
@@ -57,6 +58,17 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
     scope: cluster,
     // OwnerReferencesPermissionEnforcement: setting blockOwnerDeletion on a child needs update
     // on the owner's finalizers subresource.
+    implicitBecause: "blockOwnerDeletion: true"
+  },
+  // controller: AdvancedCronJob (src/controller/advancedCronJob/)
+  { role: "controller", verb: "patch", kind: "advancedCronJob", subresource: "status", scope: cluster },
+  {
+    role: "controller",
+    verb: "update",
+    kind: "advancedCronJob",
+    subresource: "finalizers",
+    scope: cluster,
+    // The scheduled ImageListPullJobs carry blockOwnerDeletion: true towards their cron job.
     implicitBecause: "blockOwnerDeletion: true"
   },
   // controller: NodeImage

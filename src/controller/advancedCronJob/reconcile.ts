@@ -28,7 +28,7 @@ const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<Ima
 }
 
 /** Valid=False with every reason; the Warning event only when the reasons change. */
-const reportInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
+const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
   Effect.gen(function*() {
     const status = (raw["status"] ?? {}) as { conditions?: Parameters<typeof setCondition>[0] }
     const before = status.conditions?.find((c) => c.type === "Valid")
@@ -51,7 +51,7 @@ export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string
     if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {}
     const decoded = decodedCronJob(raw)
     if (Result.isFailure(decoded)) {
-      yield* reportInvalid(ctx, raw, formatFieldErrors(decoded.failure.errors))
+      yield* markInvalid(ctx, raw, formatFieldErrors(decoded.failure.errors))
       return {}
     }
     const namespace = raw.metadata.namespace ?? ""
