@@ -66,6 +66,7 @@ describe("AdvancedCronJob schedules: the CRD rule and the decoder", () => {
 
 describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
   const other = { jobTemplate: { spec: {} } }
+  const withList = (spec: Record<string, unknown>) => cron({ template: { imageListPullJobTemplate: { spec: { images: ["a"], ...spec } } } })
   it.each([
     ["no template", cron({ template: {} }), "spec.template",
       "spec must have one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"],
@@ -74,19 +75,21 @@ describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
     ["timeZone and TZ=", cron({ schedule: "TZ=UTC 0 2 * * *", timeZone: "UTC" }), "spec.schedule",
       "cannot use both timeZone field and TZ or CRON_TZ in schedule"],
     ["empty timeZone", cron({ timeZone: "" }), "spec.timeZone", "timeZone must be nil or non-empty string"],
-    ["Local", cron({ timeZone: "local" }), "spec.timeZone", "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"],
-    ["Never template", cron({ template: { imageListPullJobTemplate: { spec: { images: ["a"], completionPolicy: { type: "Never" } } } } }),
+    ["Local", cron({ timeZone: "local" }), "spec.timeZone",
+      "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"],
+    ["Never template", withList({ completionPolicy: { type: "Never" } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.type", "completionPolicy only support Always, current: Never"],
-    ["deadline", cron({ template: { imageListPullJobTemplate: { spec: { images: ["a"], completionPolicy: { activeDeadlineSeconds: 14401 } } } } }),
+    ["deadline", withList({ completionPolicy: { activeDeadlineSeconds: 14401 } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.activeDeadlineSeconds",
       "activeDeadlineSeconds must be no more than 14400, current: 14401"],
-    ["ttl", cron({ template: { imageListPullJobTemplate: { spec: { images: ["a"], completionPolicy: { ttlSecondsAfterFinished: 86401 } } } } }),
+    ["ttl", withList({ completionPolicy: { ttlSecondsAfterFinished: 86401 } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.ttlSecondsAfterFinished",
       "ttlSecondsAfterFinished must be no more than 86400, current: 86401"],
     ["bad image in the template", cron({ template: { imageListPullJobTemplate: { spec: { images: ["Nginx:1"] } } } }),
       "spec.template.imageListPullJobTemplate.spec.images[0]", "invalid image Nginx:1: repository name must be lowercase"],
     ["name with a dot", cron({}, "warm.up"), "metadata.name",
-      "AdvancedCronJob name must consist of alphanumeric characters or '-' (e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')"],
+      "AdvancedCronJob name must consist of alphanumeric characters or '-' " +
+      "(e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')"],
     ["long name", cron({}, "a".repeat(64)), "metadata.name", "must be no more than 63 characters"]
   ])("%s", (_, input, path, message) => {
     expect(cel(input)).toContainEqual({ path, message })

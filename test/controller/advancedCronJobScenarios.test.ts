@@ -53,7 +53,10 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
         ownerReferences: [{ kind: "AdvancedCronJob", name: "warm", controller: true, uid: before.metadata.uid }]
       })
       const running = status(yield* get(resources.advancedCronJob, "warm", "default"))
-      expect(running).toMatchObject({ lastScheduleTime: "1970-01-01T00:01:00Z", active: [{ kind: "ImageListPullJob", name: "warm-60", uid: run.metadata.uid }] })
+      expect(running).toMatchObject({
+        lastScheduleTime: "1970-01-01T00:01:00Z",
+        active: [{ kind: "ImageListPullJob", name: "warm-60", uid: run.metadata.uid }]
+      })
 
       // Both images pulled on both nodes: the list job completes, the cron job no longer lists it as active.
       yield* advance(15_000)

@@ -20,7 +20,13 @@ const template = {
 
 const cronJob = (spec: Record<string, unknown>, options: { created?: string; status?: unknown } = {}): AdvancedCronJob => {
   const r = decodeAdvancedCronJob({
-    metadata: { name: "warm", namespace: "ns", uid: "cron-uid", generation: 1, creationTimestamp: options.created ?? "2026-12-01T00:00:00Z" },
+    metadata: {
+      name: "warm",
+      namespace: "ns",
+      uid: "cron-uid",
+      generation: 1,
+      creationTimestamp: options.created ?? "2026-12-01T00:00:00Z"
+    },
     spec: { template, ...spec },
     ...(options.status === undefined ? {} : { status: options.status })
   })
@@ -96,7 +102,10 @@ describe("decideAdvancedCronJob: a run falls due", () => {
     const cron = cronJob({ schedule: "*/5 * * * *" }, { created: "2026-12-01T11:58:00Z" })
     const d = decideAdvancedCronJob(cron, [child("2026-12-01T12:00:00Z", "active")], at("2026-12-01T12:03:00Z"))
     expect(d.create).toBeUndefined()
-    expect(d.status).toMatchObject({ lastScheduleTime: "2026-12-01T12:00:00Z", active: [{ name: `warm-${unix("2026-12-01T12:00:00Z")}`, uid: `uid-${unix("2026-12-01T12:00:00Z")}` }] })
+    expect(d.status).toMatchObject({
+      lastScheduleTime: "2026-12-01T12:00:00Z",
+      active: [{ name: `warm-${unix("2026-12-01T12:00:00Z")}`, uid: `uid-${unix("2026-12-01T12:00:00Z")}` }]
+    })
     expect(d.wakeAt).toBe(at("2026-12-01T12:05:00Z"))
   })
 
@@ -193,9 +202,10 @@ describe("decideAdvancedCronJob: history limits", () => {
 
   it("ordered by startTime, not by name; limit 0 keeps none, and the run they were for is not started again", () => {
     const children = [child(hours[0]!, "succeeded", hours[2]!), child(hours[1]!, "succeeded", hours[1]!)]
-    const one = decideAdvancedCronJob(cronJob({ schedule: "0 * * * *", successfulJobsHistoryLimit: 1 }), children, at("2026-12-01T02:30:00Z"))
+    const limited = (limit: number) => cronJob({ schedule: "0 * * * *", successfulJobsHistoryLimit: limit })
+    const one = decideAdvancedCronJob(limited(1), children, at("2026-12-01T02:30:00Z"))
     expect(one.delete).toEqual([`warm-${unix(hours[1]!)}`])
-    const none = decideAdvancedCronJob(cronJob({ schedule: "0 * * * *", successfulJobsHistoryLimit: 0 }), children, at("2026-12-01T02:30:00Z"))
+    const none = decideAdvancedCronJob(limited(0), children, at("2026-12-01T02:30:00Z"))
     expect(none.delete).toHaveLength(2)
     // The jobs are gone; the status still remembers the last run, so it is not started twice.
     const after = decideAdvancedCronJob(

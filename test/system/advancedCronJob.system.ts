@@ -69,17 +69,21 @@ describe("AdvancedCronJob driven with kubectl", () => {
     expect(job.status).toMatchObject({ desired: 2, succeeded: 2, completed: 2 })
     const scheduledAt = Number(name.slice(name.lastIndexOf("-") + 1)) * 1000
     expect(job.metadata.annotations["apps.kruise.io/scheduled-at"]).toBe(new Date(scheduledAt).toISOString().replace(".000Z", "Z"))
-    expect(job.metadata.ownerReferences).toEqual([expect.objectContaining({ kind: "AdvancedCronJob", name: "every-minute", controller: true })])
+    expect(job.metadata.ownerReferences)
+      .toEqual([expect.objectContaining({ kind: "AdvancedCronJob", name: "every-minute", controller: true })])
 
     // Upstream's printer columns; the schedule itself holds spaces, so the row is read by its header's offsets.
     const cron = await cluster.getYaml(["acj", "every-minute"])
-    expect(cron.status).toMatchObject({ type: "ImageListPullJob", lastScheduleTime: job.metadata.annotations["apps.kruise.io/scheduled-at"] })
+    const scheduled = job.metadata.annotations["apps.kruise.io/scheduled-at"]
+    expect(cron.status).toMatchObject({ type: "ImageListPullJob", lastScheduleTime: scheduled })
     const [header, row] = (await cluster.ok(["get", "acj"])).trimEnd().split("\n")
     expect(header!.split(/\s+/)).toEqual(["NAME", "SCHEDULE", "TYPE", "LASTSCHEDULETIME", "AGE"])
     const column = (title: string) => row!.slice(header!.indexOf(title)).split(/\s{2,}/)[0]
     expect([column("NAME"), column("SCHEDULE"), column("TYPE")]).toEqual(["every-minute", "*/1 * * * *", "ImageListPullJob"])
     expect(column("LASTSCHEDULETIME")).toMatch(/^\d+s$/)
-    const events = await cluster.ok(["get", "events", "--field-selector", "involvedObject.name=every-minute", "-o", "jsonpath={.items[*].reason}"])
+    const events = await cluster.ok([
+      "get", "events", "--field-selector", "involvedObject.name=every-minute", "-o", "jsonpath={.items[*].reason}"
+    ])
     expect(events.split(" ")).toContain("SuccessfulCreate")
     await cluster.ok(["delete", "acj", "every-minute"])
   }, 150_000)

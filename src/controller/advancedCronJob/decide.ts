@@ -84,7 +84,12 @@ export const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObjec
 
 const supported = (kind: TemplateKind | undefined) =>
   kind === "ImageListPullJob"
-    ? { type: "Supported", status: "True" as const, reason: "TemplateSupported", message: "preheat creates an ImageListPullJob at each scheduled time" }
+    ? {
+      type: "Supported",
+      status: "True" as const,
+      reason: "TemplateSupported",
+      message: "preheat creates an ImageListPullJob at each scheduled time"
+    }
     : {
       type: "Supported",
       status: "False" as const,
@@ -122,7 +127,8 @@ export const decideAdvancedCronJob = (
 
   const active = children.filter((c) => outcomeOf(c) === "active")
   // Kept when the jobs that carried it are gone (history limit 0): else the run they were for would start again.
-  const lastScheduled = latest([...children.map(scheduledTimeOf), previous?.lastScheduleTime === undefined ? undefined : Date.parse(previous.lastScheduleTime)])
+  const recorded = previous?.lastScheduleTime === undefined ? undefined : Date.parse(previous.lastScheduleTime)
+  const lastScheduled = latest([...children.map(scheduledTimeOf), recorded])
   const remove = [
     ...beyondLimit(children.filter((c) => outcomeOf(c) === "failed"), cron.spec.failedJobsHistoryLimit),
     ...beyondLimit(children.filter((c) => outcomeOf(c) === "succeeded"), cron.spec.successfulJobsHistoryLimit)
