@@ -111,4 +111,21 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
       expect(yield* eventReasons("batch")).toEqual(["TemplateNotSupported"])
       expect(yield* listJobNames).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+
+  it.effect("what only the decoder refuses (an unknown time zone) is reported Valid=False with a warning, never run", () =>
+    Effect.gen(function*() {
+      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.advancedCronJob, cronJob("mars", { schedule: "*/1 * * * *", timeZone: "Mars/Olympus" }))
+      yield* advance(90_000)
+      const cron = yield* get(resources.advancedCronJob, "mars", "default")
+      expect((status(cron)["conditions"] as Array<unknown>)).toEqual([expect.objectContaining({
+        type: "Valid",
+        status: "False",
+        reason: "Invalid",
+        message: "spec.timeZone: unknown time zone Mars/Olympus"
+      })])
+      expect(yield* eventReasons("mars")).toEqual(["Invalid"])
+      expect(yield* listJobNames).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
 })
