@@ -90,6 +90,22 @@ export const isKnownTimeZone = (zone: string): boolean => {
 
 const grammar = new RegExp(scheduleGrammar)
 
+/** Each field's [min, max], in the order of the five fields. */
+const fieldBounds: ReadonlyArray<readonly [number, number]> = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 6]]
+
+/**
+ * A field as croner reads what robfig means: `?` is a wildcard (croner would read it as "now"),
+ * and a step beyond the field's largest value (robfig: only the range's start; croner refuses
+ * it) becomes just that start.
+ */
+const forCroner = (field: string, [min, max]: readonly [number, number]): string =>
+  field.replaceAll("?", "*").split(",").map((item) => {
+    const [range = "", step] = item.split("/")
+    if (step === undefined || Number(step) <= max) return item
+    const start = range.split("-")[0]!
+    return start === "*" ? String(min) : start
+  }).join(",")
+
 /**
  * A schedule and its time zone as upstream's controller reads them (formatSchedule): a zone in
  * the schedule wins, else spec.timeZone, else UTC (the controller's local time in a container).
@@ -108,8 +124,7 @@ export const parseSchedule = (schedule: string, timeZone?: string): Result.Resul
   zone = zone === undefined || zone === "" || zone === "Local" ? "UTC" : zone
   if (!isKnownTimeZone(zone)) return Result.fail(`invalid schedule ${schedule}: unknown time zone ${zone}`)
   if (spec.startsWith("@every ")) return Result.succeed(every(parseGoDuration(spec.slice("@every ".length))))
-  // `?` is a wildcard to robfig; croner would read it as "now", so it becomes `*` first.
-  const pattern = descriptorPatterns[spec] ?? spec.split(/\s+/).map((f) => f.replaceAll("?", "*")).join(" ")
+  const pattern = descriptorPatterns[spec] ?? spec.split(/\s+/).map((f, i) => forCroner(f, fieldBounds[i]!)).join(" ")
   try {
     const cron = new Cron(pattern, { timezone: zone, mode: "5-part", sloppyRanges: true, paused: true })
     return Result.succeed({ next: (after) => cron.nextRun(new Date(after))?.getTime() })

@@ -1,10 +1,11 @@
 // AdvancedCronJob's admission rules (upstream's webhook, the proposal's template rules) as the
 // CRD's CEL rules and as the decoder: both refuse the same objects at the same paths in the same
 // words; the decoder alone also knows time zones and range order (which no regular rule can).
+import fc from "fast-check"
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
-import { parseSchedule } from "../../src/api/cronSchedule.ts"
+import { parseSchedule, scheduleGrammar } from "../../src/api/cronSchedule.ts"
 import { decodeAdvancedCronJob } from "../../src/api/decode.ts"
 import { celViolations } from "../../src/apiserver/celRules.ts"
 import { applyDefaults } from "../../src/apiserver/structuralSchema.ts"
@@ -61,6 +62,42 @@ describe("AdvancedCronJob schedules: the CRD rule and the decoder", () => {
     ])
     expect(decoder(cron({ timeZone: "Mars/Olympus" }))).toEqual([{ path: "spec.timeZone", message: "unknown time zone Mars/Olympus" }])
     expect(Result.isSuccess(parseSchedule("0 2 * * *", "Asia/Kolkata"))).toBe(true)
+  })
+})
+
+describe("generated schedules over the five fields' alphabet", () => {
+  const value = (min: number, max: number, names: ReadonlyArray<string>) =>
+    names.length === 0
+      ? fc.integer({ min: min - 1, max: max + 1 }).map(String)
+      : fc.oneof(fc.integer({ min: min - 1, max: max + 1 }).map(String), fc.constantFrom(...names, ...names.map((n) => n.toUpperCase())))
+  const item = (v: fc.Arbitrary<string>) =>
+    fc.tuple(fc.oneof(fc.constantFrom("*", "?"), v, fc.tuple(v, v).map(([a, b]) => `${a}-${b}`)), fc.option(fc.integer({ min: 0, max: 70 })))
+      .map(([range, step]) => (step === null ? range : `${range}/${step}`))
+  const field = (v: fc.Arbitrary<string>) => fc.array(item(v), { minLength: 1, maxLength: 3 }).map((items) => items.join(","))
+  const schedule = fc.tuple(
+    field(value(0, 59, [])),
+    field(value(0, 23, [])),
+    field(value(1, 31, [])),
+    field(value(1, 12, ["jan", "jul", "dec"])),
+    field(value(0, 6, ["sun", "wed", "sat"]))
+  ).map((fields) => fields.join(" "))
+
+  it("the CRD rule and the decoder refuse the same ones; the decoder alone only backward ranges", () => {
+    fc.assert(fc.property(schedule, (text) => {
+      const celRefusal = cel(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
+      const decoderRefusal = decoder(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
+      if (celRefusal !== undefined) expect(decoderRefusal).toEqual(celRefusal)
+      else if (decoderRefusal !== undefined) expect(decoderRefusal.message).toMatch(/From value is larger than to value/)
+    }), { numRuns: 2000 })
+  })
+
+  it("a step beyond the field's range is robfig's: only the start (croner alone would refuse it)", () => {
+    expect(new RegExp(scheduleGrammar).test("*/70 * * * *")).toBe(true)
+    const hourly = parseSchedule("*/70 * * * *")
+    const at = Date.parse("2026-12-01T12:00:30Z")
+    expect(Result.isSuccess(hourly) && hourly.success.next(at)).toBe(Date.parse("2026-12-01T13:00:00Z"))
+    const fifth = parseSchedule("5/70 * * * *")
+    expect(Result.isSuccess(fifth) && fifth.success.next(at)).toBe(Date.parse("2026-12-01T12:05:00Z"))
   })
 })
 
