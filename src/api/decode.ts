@@ -1,4 +1,6 @@
 import { Result, Schema, SchemaIssue } from "effect"
+import { AdvancedCronJob } from "./advancedCronJob.ts"
+import { validateAdvancedCronJob } from "./cronJobValidation.ts"
 import { ImageListPullJob } from "./imageListPullJob.ts"
 import { ImagePullJob } from "./imagePullJob.ts"
 import { fieldPath, InvalidObject } from "./invalidObject.ts"
@@ -51,3 +53,5 @@ export const decodeImageListPullJob = objectDecoder(
 )
 
 export const decodeNodeImage = objectDecoder("NodeImage", NodeImage, (node) => validateNodeImageSpec(node.spec))
+
+export const decodeAdvancedCronJob = objectDecoder("AdvancedCronJob", AdvancedCronJob, validateAdvancedCronJob)

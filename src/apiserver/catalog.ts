@@ -1,6 +1,6 @@
 // The kinds this API server serves, with everything discovery, OpenAPI, tables, admission and
 // patches need to know about each: the built-in kinds the controller and the daemon use, and the
-// three custom resources from the CRDs generated out of the project's Schemas.
+// custom resources from the CRDs generated out of the project's Schemas.
 import { crds } from "../api/crd/manifests.ts"
 import { resources } from "../kube/resources.ts"
 import type { Resource } from "../kube/resources.ts"

@@ -3,14 +3,15 @@
 // default, because a real cluster running preheat has only the CRDs' rules (and the controller's
 // conditions for the rest); on for users and tests that want every SPEC message from the server.
 import { Result } from "effect"
-import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
+import { decodeAdvancedCronJob, decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
 import type { ServedKind } from "./catalog.ts"
 import type { Cause } from "./storeErrors.ts"
 
 const decoders: Readonly<Record<string, (input: unknown) => Result.Result<unknown, { readonly errors: ReadonlyArray<{ readonly path: string; readonly message: string }> }>>> = {
   ImagePullJob: decodeImagePullJob,
   ImageListPullJob: decodeImageListPullJob,
-  NodeImage: decodeNodeImage
+  NodeImage: decodeNodeImage,
+  AdvancedCronJob: decodeAdvancedCronJob
 }
 
 export const decoderCauses = (kind: ServedKind, object: unknown): ReadonlyArray<Cause> => {

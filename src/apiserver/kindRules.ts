@@ -1,5 +1,5 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
-import { apiVersions } from "../api/schemaExtras.ts"
+import { kinds, storageVersionOf } from "../api/crd/manifests.ts"
 import type { Resource } from "../kube/resources.ts"
 import { resources } from "../kube/resources.ts"
 
@@ -13,6 +13,7 @@ const statusSubresourceKinds = new Set(
   [
     resources.imagePullJob,
     resources.imageListPullJob,
+    resources.advancedCronJob,
     resources.nodeImage,
     resources.node,
     resources.pod,
@@ -29,12 +30,14 @@ export const hasStatusSubresource = (resource: Resource): boolean => statusSubre
 
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
 
-// The custom kinds are stored in the newest version, as upstream's CRDs say (storage: true).
-const storageVersion = apiVersions[apiVersions.length - 1]!
+// The custom kinds are stored in their newest version, as upstream's CRDs say (storage: true).
+const storageVersions = new Map(kinds.map((k) => [k.kind, storageVersionOf(k)]))
 
 /** The apiVersion an object of this kind is stored with, whichever version it was written in. */
-export const storedApiVersion = (resource: Resource): string =>
-  isCustomResource(resource) ? `${groupOf(resource)}/${storageVersion}` : resource.apiVersion
+export const storedApiVersion = (resource: Resource): string => {
+  const version = isCustomResource(resource) ? storageVersions.get(resource.kind) : undefined
+  return version === undefined ? resource.apiVersion : `${groupOf(resource)}/${version}`
+}
 
 /** Custom resources (a dotted group outside *.k8s.io) refuse unconditional updates; built-ins allow them. */
 export const isCustomResource = (resource: Resource): boolean => {

@@ -44,6 +44,6 @@ export const apiserverCommand = Command.make(
 ).pipe(
   Command.withDescription(
     "Run a throwaway in-memory Kubernetes API server for Namespace, Node, Pod, Secret, Event, Lease and the " +
-      "ImagePullJob, ImageListPullJob and NodeImage CRDs, over plain http (kubectl and client-node work against it)."
+      "ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob CRDs, over plain http (kubectl and client-node work against it)."
   )
 )

@@ -24,6 +24,6 @@ export const crdsCommand = Command.make(
   ({ out }) => Option.match(out, { onNone: () => Console.log(renderCrds()), onSome: writeFiles })
 ).pipe(
   Command.withDescription(
-    "Print the CustomResourceDefinitions of ImagePullJob, ImageListPullJob and NodeImage (kubectl apply -f -)."
+    "Print the CustomResourceDefinitions of ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob (kubectl apply -f -)."
   )
 )

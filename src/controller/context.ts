@@ -45,6 +45,7 @@ export interface ControllerContext {
   readonly nodeImages: Informer
   readonly jobs: Informer
   readonly listJobs: Informer
+  readonly cronJobs: Informer
   readonly pods: Informer
   /** The workloads pre-download is for, and the ReplicaSets and ControllerRevisions that tell their revisions. */
   readonly deployments: Informer
@@ -77,6 +78,7 @@ export interface ControllerContext {
     readonly nodeImage: WorkQueue
     readonly imagePullJob: WorkQueue
     readonly imageListPullJob: WorkQueue
+    readonly advancedCronJob: WorkQueue
     readonly pullSecrets: WorkQueue
     readonly workload: WorkQueue
   }

@@ -9,6 +9,7 @@ import { runWorkers } from "../scheduler/runWorkers.ts"
 import type { Outcome, WorkerObserver } from "../scheduler/runWorkers.ts"
 import { Scheduler } from "../scheduler/Scheduler.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { changeHandlers } from "./handlers.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
@@ -35,7 +36,7 @@ export interface Controller {
 }
 
 /**
- * The stores (watching from the start, so a new leader begins warm) and the five reconcilers
+ * The stores (watching from the start, so a new leader begins warm) and the reconcilers
  * that feed on them (SPEC §2).
  */
 export const makeController = Effect.fnUntraced(function*(
@@ -46,6 +47,7 @@ export const makeController = Effect.fnUntraced(function*(
     nodeImage: yield* scheduler.queue("nodeimage"),
     imagePullJob: yield* scheduler.queue("imagepulljob"),
     imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
+    advancedCronJob: yield* scheduler.queue("advancedcronjob"),
     pullSecrets: yield* scheduler.queue("pullsecrets"),
     workload: yield* scheduler.queue("workload")
   }
@@ -74,6 +76,7 @@ export const makeController = Effect.fnUntraced(function*(
     | "nodeImages"
     | "jobs"
     | "listJobs"
+    | "cronJobs"
     | "pods"
     | "secretCopies"
     | "deployments"
@@ -85,6 +88,7 @@ export const makeController = Effect.fnUntraced(function*(
   > = {
     jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(both(handlers.imagePullJob, workloads.owned("imagePullJob")))),
     listJobs: yield* makeInformer(resources.imageListPullJob, {}, lazy(handlers.imageListPullJob)),
+    cronJobs: yield* makeInformer(resources.advancedCronJob, {}, lazy(handlers.advancedCronJob)),
     secretCopies: yield* makeInformer(
       resources.secret,
       { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` },
@@ -130,6 +134,7 @@ export const makeController = Effect.fnUntraced(function*(
         run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
         run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
         run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
+        run("advancedcronjob", queues.advancedCronJob, reconcileAdvancedCronJob(ctx)),
         run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx)),
         run("workload", queues.workload, reconcileWorkload(ctx))
       ], { concurrency: "unbounded" }).pipe(Effect.andThen(Effect.never))

@@ -1,5 +1,6 @@
 import type { Result } from "effect"
-import { decodeImageListPullJob, decodeImagePullJob } from "../api/decode.ts"
+import type { AdvancedCronJob } from "../api/advancedCronJob.ts"
+import { decodeAdvancedCronJob, decodeImageListPullJob, decodeImagePullJob } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
 import type { ImagePullJob } from "../api/imagePullJob.ts"
 import type { InvalidObject } from "../api/invalidObject.ts"
@@ -19,3 +20,4 @@ export const decodedJob: (object: KubeObject) => Result.Result<ImagePullJob, Inv
 export const decodedListJob: (object: KubeObject) => Result.Result<ImageListPullJob, InvalidObject> = memo(
   decodeImageListPullJob
 )
+export const decodedCronJob: (object: KubeObject) => Result.Result<AdvancedCronJob, InvalidObject> = memo(decodeAdvancedCronJob)

@@ -99,7 +99,18 @@ export const changeHandlers = (context: () => ControllerContext) => ({
     }),
 
   imageListPullJob: (change: Change) =>
-    context().queues.imageListPullJob.add(objectKey((after(change) ?? before(change))!)),
+    Effect.suspend(() => {
+      const ctx = context()
+      const object = (after(change) ?? before(change))!
+      // A scheduled job that starts, finishes or goes wakes the cron job that created it.
+      const owners = (object.metadata.ownerReferences ?? []).filter((o) => o.kind === "AdvancedCronJob" && o.controller === true)
+      return Effect.andThen(
+        ctx.queues.imageListPullJob.add(objectKey(object)),
+        Effect.forEach(owners, (o) => ctx.queues.advancedCronJob.add(keyOf(object.metadata.namespace, o.name)), { discard: true })
+      )
+    }),
+
+  advancedCronJob: (change: Change) => context().queues.advancedCronJob.add(objectKey((after(change) ?? before(change))!)),
 
   pod: (change: Change) =>
     Effect.suspend(() => {

@@ -12,6 +12,7 @@ export const resources = {
   imagePullJob: { apiVersion: kruise, kind: "ImagePullJob", plural: "imagepulljobs", namespaced: true },
   imageListPullJob: { apiVersion: kruise, kind: "ImageListPullJob", plural: "imagelistpulljobs", namespaced: true },
   nodeImage: { apiVersion: kruise, kind: "NodeImage", plural: "nodeimages", namespaced: false },
+  advancedCronJob: { apiVersion: kruise, kind: "AdvancedCronJob", plural: "advancedcronjobs", namespaced: true },
   node: { apiVersion: "v1", kind: "Node", plural: "nodes", namespaced: false },
   pod: { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
   secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },

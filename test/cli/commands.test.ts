@@ -18,14 +18,15 @@ describe("preheat command line", () => {
     expect(preheat("version")).toEqual({ code: 0, stdout: `preheat ${version}\n`, stderr: "" })
   })
 
-  it("crds prints the three CRDs as YAML documents", () => {
+  it("crds prints the four CRDs as YAML documents", () => {
     const { code, stdout } = preheat("crds")
     expect(code).toBe(0)
     const documents = parseAllDocuments(stdout).map((d) => d.toJS() as { kind: string; metadata: { name: string } })
     expect(documents.map((d) => [d.kind, d.metadata.name])).toEqual([
       ["CustomResourceDefinition", "imagepulljobs.apps.kruise.io"],
       ["CustomResourceDefinition", "imagelistpulljobs.apps.kruise.io"],
-      ["CustomResourceDefinition", "nodeimages.apps.kruise.io"]
+      ["CustomResourceDefinition", "nodeimages.apps.kruise.io"],
+      ["CustomResourceDefinition", "advancedcronjobs.apps.kruise.io"]
     ])
   })
 

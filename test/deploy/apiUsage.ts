@@ -39,6 +39,7 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   ...([
     "imagePullJob",
     "imageListPullJob",
+    "advancedCronJob",
     "nodeImage",
     "node",
     "pod",
@@ -58,7 +59,8 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "patch", kind: "imagePullJob", scope: cluster },
   { role: "controller", verb: "delete", kind: "imagePullJob", scope: cluster },
   { role: "controller", verb: "patch", kind: "imagePullJob", subresource: "status", scope: cluster },
-  // controller: ImageListPullJob
+  // controller: ImageListPullJob (TTL delete; AdvancedCronJob runs: create, history and Replace delete)
+  { role: "controller", verb: "create", kind: "imageListPullJob", scope: cluster },
   { role: "controller", verb: "delete", kind: "imageListPullJob", scope: cluster },
   { role: "controller", verb: "patch", kind: "imageListPullJob", subresource: "status", scope: cluster },
   {
@@ -80,6 +82,17 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
     scope: cluster,
     implicitBecause: "blockOwnerDeletion: true"
   })),
+  // controller: AdvancedCronJob (src/controller/advancedCronJob/)
+  { role: "controller", verb: "patch", kind: "advancedCronJob", subresource: "status", scope: cluster },
+  {
+    role: "controller",
+    verb: "update",
+    kind: "advancedCronJob",
+    subresource: "finalizers",
+    scope: cluster,
+    // The scheduled ImageListPullJobs carry blockOwnerDeletion: true towards their cron job.
+    implicitBecause: "blockOwnerDeletion: true"
+  },
   // controller: NodeImage
   { role: "controller", verb: "get", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "create", kind: "nodeImage", scope: cluster },

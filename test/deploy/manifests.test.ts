@@ -10,7 +10,8 @@ import { fileURLToPath } from "node:url"
 import { Result } from "effect"
 import { beforeAll, describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
-import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
+import { decodeAdvancedCronJob, decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
+import type { InvalidObject } from "../../src/api/invalidObject.ts"
 import { matchesLabelSelector } from "../../src/api/labelSelector.ts"
 import { parseSettings } from "../../src/controller/workload/annotations.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -526,10 +527,13 @@ describe("examples", () => {
         continue
       }
       expect(doc.apiVersion, file).toBe(doc.kind === "Secret" ? "v1" : "apps.kruise.io/v1alpha1")
-      if (doc.kind === "ImagePullJob" || doc.kind === "ImageListPullJob") {
-        const failure = doc.kind === "ImagePullJob"
-          ? Result.match(decodeImagePullJob(doc), { onSuccess: () => undefined, onFailure: (e) => e })
-          : Result.match(decodeImageListPullJob(doc), { onSuccess: () => undefined, onFailure: (e) => e })
+      if (doc.kind === "ImagePullJob" || doc.kind === "ImageListPullJob" || doc.kind === "AdvancedCronJob") {
+        const decode: (input: unknown) => Result.Result<unknown, InvalidObject> = doc.kind === "ImagePullJob"
+          ? decodeImagePullJob
+          : doc.kind === "ImageListPullJob"
+          ? decodeImageListPullJob
+          : decodeAdvancedCronJob
+        const failure = Result.match(decode(doc), { onSuccess: () => undefined, onFailure: (e) => e })
         if (failure !== undefined) throw new Error(`${file}: ${JSON.stringify(failure)}`)
         continue
       }
@@ -543,7 +547,7 @@ describe("examples", () => {
     }
   })
 
-  it("cover an Always job, a Never job, an ImageListPullJob, a podSelector job and a secret-backed job", () => {
+  it("cover an Always job, a Never job, an ImageListPullJob, a podSelector job, a secret-backed job and a cron job", () => {
     const jobs = docs.map((d) => d.doc).filter((d) => d.kind === "ImagePullJob")
     expect(jobs.some((j) => j.metadata.name === "job-with-always" && j.spec.completionPolicy?.type === "Always")).toBe(true)
     expect(jobs.find((j) => j.metadata.name === "job-with-always")!.spec.selector?.names).toBeUndefined()
@@ -552,6 +556,7 @@ describe("examples", () => {
     expect(jobs.some((j) => (j.spec.pullSecrets ?? []).length > 0)).toBe(true)
     expect(docs.some((d) => d.doc.kind === "ImageListPullJob")).toBe(true)
     expect(docs.some((d) => d.doc.kind === "Deployment")).toBe(true)
+    expect(docs.some((d) => d.doc.kind === "AdvancedCronJob" && d.doc.spec.template.imageListPullJobTemplate !== undefined)).toBe(true)
     expect(new Set(docs.map((d) => `${d.doc.kind}/${d.doc.metadata.name}`)).size).toBe(docs.length)
   })
 

@@ -1,11 +1,12 @@
 import { type Schema, SchemaAST } from "effect"
 import { stringify } from "yaml"
+import { AdvancedCronJob } from "../advancedCronJob.ts"
 import { ImageListPullJob } from "../imageListPullJob.ts"
 import { ImagePullJob } from "../imagePullJob.ts"
 import { group } from "../meta.ts"
 import { NodeImage } from "../nodeImage.ts"
-import { apiVersions } from "../schemaExtras.ts"
-import type { ApiVersionName } from "../schemaExtras.ts"
+import { apiVersions, openApiKey } from "../schemaExtras.ts"
+import type { ApiVersionName, OpenApiExtras } from "../schemaExtras.ts"
 import { hasDefault, toOpenApi } from "./openApi.ts"
 
 interface PrinterColumn {
@@ -23,6 +24,8 @@ interface KindDefinition {
   readonly scope: "Namespaced" | "Cluster"
   readonly schema: Schema.Top
   readonly columns: ReadonlyArray<PrinterColumn>
+  /** The versions served, oldest first (the last is stored); all of apiVersions unless upstream serves fewer. */
+  readonly versions?: ReadonlyArray<ApiVersionName>
 }
 
 const count = (name: string, field: string, description: string, priority?: number): PrinterColumn => ({
@@ -83,6 +86,26 @@ export const kinds: ReadonlyArray<KindDefinition> = [
       count("FAILED", "failed", "Number of tags that failed."),
       age
     ]
+  },
+  {
+    kind: "AdvancedCronJob",
+    plural: "advancedcronjobs",
+    shortNames: ["acj"],
+    scope: "Namespaced",
+    schema: AdvancedCronJob,
+    // As upstream's CRD: served and stored as v1alpha1 only.
+    versions: ["v1alpha1"],
+    columns: [
+      { name: "Schedule", type: "string", jsonPath: ".spec.schedule", description: "The schedule of advanced cron job." },
+      { name: "Type", type: "string", jsonPath: ".status.type", description: "Type of cron job." },
+      {
+        name: "LastScheduleTime",
+        type: "date",
+        jsonPath: ".status.lastScheduleTime",
+        description: "The last time at which job was scheduled."
+      },
+      age
+    ]
   }
 ]
 
@@ -100,15 +123,21 @@ const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
   const ast = SchemaAST.toEncoded(schema.ast) as SchemaAST.Objects
   const own = ast.propertySignatures.filter((p) => !(String(p.name) in envelope))
   const required = own.filter((p) => !SchemaAST.isOptional(p.type) && !hasDefault(p.type)).map((p) => String(p.name))
+  // Rules on the whole object (metadata.name, say), as kube-apiserver evaluates them at the root.
+  const rules = (ast.annotations?.[openApiKey] as OpenApiExtras | undefined)?.["x-kubernetes-validations"]
   return {
     description: ast.annotations?.["description"],
     type: "object",
     properties: { ...envelope, ...Object.fromEntries(own.map((p) => [String(p.name), toOpenApi(p.type, String(p.name), version)])) },
-    ...(required.length > 0 ? { required } : {})
+    ...(required.length > 0 ? { required } : {}),
+    ...(rules === undefined ? {} : { "x-kubernetes-validations": rules })
   }
 }
 
-export const storageVersion: ApiVersionName = apiVersions[apiVersions.length - 1]!
+export const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionName> => definition.versions ?? apiVersions
+
+/** The version a kind is stored in: its newest served one. */
+export const storageVersionOf = (definition: KindDefinition): ApiVersionName => servedVersions(definition).at(-1)!
 
 const singular = (kind: string): string => kind.toLowerCase()
 
@@ -132,10 +161,10 @@ export const crdOf = (definition: KindDefinition) => ({
     scope: definition.scope,
     // As upstream: every version served, the newest stored, and no conversion (the schemas
     // differ only by fields a version adds), so the API server just rewrites apiVersion.
-    versions: apiVersions.map((name) => ({
+    versions: servedVersions(definition).map((name) => ({
       name,
       served: true,
-      storage: name === storageVersion,
+      storage: name === storageVersionOf(definition),
       subresources: { status: {} },
       additionalPrinterColumns: definition.columns,
       schema: { openAPIV3Schema: rootSchema(definition.schema, name) }
@@ -150,5 +179,5 @@ export const crdFileName = (definition: KindDefinition): string => `${group}_${d
 
 export const renderCrd = (crd: ReturnType<typeof crdOf>): string => stringify(crd, { lineWidth: 0 })
 
-/** All three as one multi-document stream, ready for `kubectl apply -f -`. */
+/** All of them as one multi-document stream, ready for `kubectl apply -f -`. */
 export const renderCrds = (): string => crds().map(renderCrd).join("---\n")

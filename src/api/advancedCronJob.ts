@@ -1,0 +1,216 @@
+// AdvancedCronJob (apps.kruise.io/v1alpha1) as upstream serves it, with the ImageListPullJob
+// template of upstream's proposal (docs/proposals/20250919-advancedcronjob-with-imagelistpulljob.md).
+// preheat acts on imageListPullJobTemplate only; the Job and BroadcastJob templates are accepted
+// as upstream's schema has them and reported as not supported.
+import { Schema } from "effect"
+import { emptyScheduleMessage, scheduleGrammar, scheduleHelp } from "./cronSchedule.ts"
+import { ImageListPullJobSpec } from "./imageListPullJob.ts"
+import { Condition, ObjectMeta, ObjectReference } from "./meta.ts"
+import { described, NonNegativeInt, StringMap, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import type { CelRule } from "./schemaExtras.ts"
+
+export const concurrencyPolicies = ["Allow", "Forbid", "Replace"] as const
+export type ConcurrencyPolicy = (typeof concurrencyPolicies)[number]
+
+/** Upstream's defaults (its mutating webhook, SetDefaultsAdvancedCronJob). */
+export const defaultSuccessfulJobsHistoryLimit = 3
+export const defaultFailedJobsHistoryLimit = 1
+
+/** Upstream's limits for the ImageListPullJob template (the proposal's webhook rules). */
+export const maxTemplateActiveDeadlineSeconds = 14_400
+export const maxTemplateTtlSecondsAfterFinished = 86_400
+/** Longest schedule the CRD accepts: bounds the cost of its rule for a real API server. */
+export const maxScheduleLength = 1024
+
+export const advancedCronJobNameMaxLength = 63
+export const advancedCronJobNamePattern = "^[a-zA-Z0-9\\-]+$"
+export const advancedCronJobNameMessage = "AdvancedCronJob name must consist of alphanumeric characters or '-' " +
+  `(e.g. 'example-com', regex used for validation is '${advancedCronJobNamePattern}')`
+
+const literal = (text: string): string => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`
+
+export const templateKinds = ["Job", "BroadcastJob", "ImageListPullJob"] as const
+export type TemplateKind = (typeof templateKinds)[number]
+
+export const missingTemplateMessage =
+  "spec must have one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
+export const manyTemplatesMessage =
+  "spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
+export const bothTimeZonesMessage = "cannot use both timeZone field and TZ or CRON_TZ in schedule"
+export const emptyTimeZoneMessage = "timeZone must be nil or non-empty string"
+export const localTimeZoneMessage = "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+
+export const completionPolicyOnlyAlwaysMessage = (type: string): string =>
+  `completionPolicy only support Always, current: ${type}`
+export const templateDeadlineMessage = (value: number | string): string =>
+  `activeDeadlineSeconds must be no more than ${maxTemplateActiveDeadlineSeconds}, current: ${value}`
+export const templateTtlMessage = (value: number | string): string =>
+  `ttlSecondsAfterFinished must be no more than ${maxTemplateTtlSecondsAfterFinished}, current: ${value}`
+
+/** An object kept as written: preheat stores it and never reads inside it. */
+const opaqueObject = (description: string) =>
+  Schema.Struct({}).pipe(withOpenApi({ "x-kubernetes-preserve-unknown-fields": true }), described(description))
+
+const TemplateMetadata = Schema.Struct({
+  labels: Schema.optionalKey(StringMap.pipe(described("Labels of the jobs created from this template."))),
+  annotations: Schema.optionalKey(StringMap.pipe(described("Annotations of the jobs created from this template.")))
+}).pipe(
+  // The rest of an ObjectMeta is kept, as upstream's webhook decodes a whole one; only these are copied.
+  withOpenApi({ "x-kubernetes-preserve-unknown-fields": true }),
+  described("Standard object's metadata of the jobs created from this template.")
+)
+
+const completionPolicy = "self.spec.completionPolicy"
+const ImageListPullJobTemplate = Schema.Struct({
+  metadata: Schema.optionalKey(TemplateMetadata),
+  spec: ImageListPullJobSpec
+}).pipe(
+  withOpenApi({
+    "x-kubernetes-validations": [
+      {
+        rule: `!has(${completionPolicy}) || !has(${completionPolicy}.type) || ${completionPolicy}.type == 'Always'`,
+        messageExpression: `${literal(completionPolicyOnlyAlwaysMessage(""))} + ${completionPolicy}.type`,
+        fieldPath: ".spec.completionPolicy.type"
+      },
+      {
+        rule: `!has(${completionPolicy}) || !has(${completionPolicy}.activeDeadlineSeconds) || ` +
+          `${completionPolicy}.activeDeadlineSeconds <= ${maxTemplateActiveDeadlineSeconds}`,
+        messageExpression: `${literal(templateDeadlineMessage(""))} + string(${completionPolicy}.activeDeadlineSeconds)`,
+        fieldPath: ".spec.completionPolicy.activeDeadlineSeconds"
+      },
+      {
+        rule: `!has(${completionPolicy}) || !has(${completionPolicy}.ttlSecondsAfterFinished) || ` +
+          `${completionPolicy}.ttlSecondsAfterFinished <= ${maxTemplateTtlSecondsAfterFinished}`,
+        messageExpression: `${literal(templateTtlMessage(""))} + string(${completionPolicy}.ttlSecondsAfterFinished)`,
+        fieldPath: ".spec.completionPolicy.ttlSecondsAfterFinished"
+      }
+    ]
+  }),
+  described("The ImageListPullJob created at each scheduled time (upstream's proposal): its metadata and spec.")
+)
+export type ImageListPullJobTemplate = typeof ImageListPullJobTemplate.Type
+
+const BroadcastJobTemplate = Schema.Struct({
+  metadata: Schema.optionalKey(TemplateMetadata),
+  spec: Schema.optionalKey(opaqueObject("Specification of the desired behavior of the broadcastjob (not acted on by preheat)."))
+}).pipe(described("Specifies the broadcastjob that will be created when executing a BroadcastCronJob. Not supported by preheat."))
+
+const has = (field: string): string => `(has(self.${field}) ? 1 : 0)`
+const templateCount = `${has("jobTemplate")} + ${has("broadcastJobTemplate")} + ${has("imageListPullJobTemplate")}`
+
+export const CronJobTemplate = Schema.Struct({
+  jobTemplate: Schema.optionalKey(
+    opaqueObject("Specifies the job that will be created when executing a CronJob. Not supported by preheat.")
+  ),
+  broadcastJobTemplate: Schema.optionalKey(BroadcastJobTemplate),
+  imageListPullJobTemplate: Schema.optionalKey(ImageListPullJobTemplate)
+}).pipe(
+  withOpenApi({
+    "x-kubernetes-validations": [
+      { rule: `${templateCount} >= 1`, message: missingTemplateMessage },
+      { rule: `${templateCount} <= 1`, message: manyTemplatesMessage }
+    ]
+  }),
+  described("Specifies the job that will be created when executing a CronJob: exactly one template.")
+)
+export type CronJobTemplate = typeof CronJobTemplate.Type
+
+const nonNegative = (description: string) => NonNegativeInt.pipe(described(description))
+
+const blank = literal("^\\s*$")
+export const scheduleCelRules: ReadonlyArray<CelRule> = [
+  { rule: `!self.matches(${blank})`, message: emptyScheduleMessage },
+  {
+    rule: `self.matches(${blank}) || self.matches(${literal(scheduleGrammar)})`,
+    messageExpression: `'invalid schedule ' + self + ${literal(`: ${scheduleHelp}`)}`
+  }
+]
+
+export const AdvancedCronJobSpec = Schema.Struct({
+  schedule: Schema.String.pipe(
+    withOpenApi({ maxLength: maxScheduleLength, "x-kubernetes-validations": scheduleCelRules }),
+    described(
+      "The schedule in Cron format (minute hour day-of-month month day-of-week, or @hourly, @daily, ..., @every 1h), " +
+        "optionally after CRON_TZ=<zone> or TZ=<zone>; see https://en.wikipedia.org/wiki/Cron."
+    )
+  ),
+  timeZone: Schema.optionalKey(
+    Schema.String.pipe(
+      withOpenApi({
+        maxLength: 255,
+        "x-kubernetes-validations": [
+          { rule: "size(self) > 0", message: emptyTimeZoneMessage },
+          { rule: "!self.matches('^[Ll][Oo][Cc][Aa][Ll]$')", message: localTimeZoneMessage }
+        ]
+      }),
+      described("The IANA time zone of the schedule, e.g. Europe/Berlin. Defaults to UTC. Not with TZ= in the schedule.")
+    )
+  ),
+  startingDeadlineSeconds: Schema.optionalKey(
+    nonNegative("Optional deadline in seconds for starting the job if it misses scheduled time for any reason.")
+  ),
+  concurrencyPolicy: Schema.Literals(concurrencyPolicies).pipe(
+    described(
+      "How to treat concurrent runs: Allow (default) runs them side by side; Forbid skips a run while the " +
+        "previous one is active; Replace deletes the active one and starts the new one."
+    ),
+    withDefault("Allow")
+  ),
+  paused: Schema.Boolean.pipe(described("Paused will pause the cron job: no new jobs are created."), withDefault(false)),
+  successfulJobsHistoryLimit: nonNegative("The number of successful finished jobs to retain. Defaults to 3.").pipe(
+    withDefault(defaultSuccessfulJobsHistoryLimit)
+  ),
+  failedJobsHistoryLimit: nonNegative("The number of failed finished jobs to retain. Defaults to 1.").pipe(
+    withDefault(defaultFailedJobsHistoryLimit)
+  ),
+  template: CronJobTemplate
+}).pipe(
+  withOpenApi({
+    "x-kubernetes-validations": [{
+      rule: "!(has(self.timeZone) && self.schedule.contains('TZ'))",
+      message: bothTimeZonesMessage,
+      fieldPath: ".schedule"
+    }]
+  }),
+  described("AdvancedCronJobSpec defines the desired state of AdvancedCronJob.")
+)
+export type AdvancedCronJobSpec = typeof AdvancedCronJobSpec.Type
+
+export const AdvancedCronJobStatus = Schema.Struct({
+  type: Schema.optionalKey(
+    Schema.String.pipe(described("The kind of job the template creates: Job, BroadcastJob or ImageListPullJob."))
+  ),
+  active: Schema.optionalKey(Schema.Array(ObjectReference).pipe(described("A list of pointers to currently running jobs."))),
+  lastScheduleTime: Schema.optionalKey(
+    Timestamp.pipe(described("Information when was the last time the job was successfully scheduled."))
+  ),
+  conditions: Schema.optionalKey(
+    Schema.Array(Condition).pipe(described("Standard conditions: Supported (whether preheat acts on the template)."))
+  )
+}).pipe(described("AdvancedCronJobStatus defines the observed state of AdvancedCronJob."))
+export type AdvancedCronJobStatus = typeof AdvancedCronJobStatus.Type
+
+export const advancedCronJobRootRules: ReadonlyArray<CelRule> = [
+  {
+    rule: `!has(self.metadata.name) || self.metadata.name.matches(${literal(advancedCronJobNamePattern)})`,
+    message: advancedCronJobNameMessage,
+    fieldPath: ".metadata.name"
+  },
+  {
+    rule: `!has(self.metadata.name) || size(self.metadata.name) <= ${advancedCronJobNameMaxLength}`,
+    message: `must be no more than ${advancedCronJobNameMaxLength} characters`,
+    fieldPath: ".metadata.name"
+  }
+]
+
+export const AdvancedCronJob = Schema.Struct({
+  apiVersion: Schema.optionalKey(Schema.String),
+  kind: Schema.optionalKey(Schema.String),
+  metadata: ObjectMeta,
+  spec: AdvancedCronJobSpec,
+  status: Schema.optionalKey(AdvancedCronJobStatus)
+}).pipe(
+  withOpenApi({ "x-kubernetes-validations": advancedCronJobRootRules }),
+  described("Creates jobs on a cron schedule; preheat creates ImageListPullJobs from imageListPullJobTemplate.")
+)
+export type AdvancedCronJob = typeof AdvancedCronJob.Type

@@ -1,0 +1,73 @@
+import { Clock, Duration, Effect, Result } from "effect"
+import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
+import { formatFieldErrors } from "../../api/invalidObject.ts"
+import { rfc3339 } from "../../api/time.ts"
+import { KubeApi } from "../../kube/KubeApi.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { resources } from "../../kube/resources.ts"
+import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { ControllerContext } from "../context.ts"
+import { decodedCronJob, decodedListJob } from "../decoded.ts"
+import { recordEvent } from "../eventRecorder.ts"
+import { setCondition } from "../status/conditions.ts"
+import { patchStatus } from "../writes.ts"
+import { decideAdvancedCronJob } from "./decide.ts"
+
+const record = recordEvent("preheat-controller")
+
+/** The ImageListPullJobs this cron job controls (by owner uid, so a re-created cron job starts afresh). */
+const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<ImageListPullJob> => {
+  const children: Array<ImageListPullJob> = []
+  for (const job of ctx.listJobs.values()) {
+    if (job.metadata.namespace !== cron.metadata.namespace) continue
+    if (!(job.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === cron.metadata.uid)) continue
+    const child = decodedListJob(job)
+    if (Result.isSuccess(child)) children.push(child.success)
+  }
+  return children
+}
+
+/** Valid=False with every reason; the Warning event only when the reasons change. */
+const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
+  Effect.gen(function*() {
+    const status = (raw["status"] ?? {}) as { conditions?: Parameters<typeof setCondition>[0] }
+    const before = status.conditions?.find((c) => c.type === "Valid")
+    const conditions = setCondition(status.conditions, {
+      type: "Valid",
+      status: "False",
+      reason: "Invalid",
+      message,
+      ...(raw.metadata.generation === undefined ? {} : { observedGeneration: raw.metadata.generation })
+    }, rfc3339(yield* Clock.currentTimeMillis))
+    yield* patchStatus(resources.advancedCronJob, ctx.cronJobs, raw, { ...status, conditions })
+    if (before?.status !== "False" || before.message !== message) yield* record(raw, { type: "Warning", reason: "Invalid", message })
+  })
+
+export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string) =>
+  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+    const api = yield* KubeApi
+    const raw = ctx.cronJobs.get(key)
+    // Its jobs go with it through garbage collection.
+    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {}
+    const decoded = decodedCronJob(raw)
+    if (Result.isFailure(decoded)) {
+      yield* markInvalid(ctx, raw, formatFieldErrors(decoded.failure.errors))
+      return {}
+    }
+    const namespace = raw.metadata.namespace ?? ""
+    const now = yield* Clock.currentTimeMillis
+    const decision = decideAdvancedCronJob(decoded.success, childrenOf(ctx, raw), now)
+    // Deletions first: Replace removes the active job before its successor starts.
+    for (const name of decision.delete) {
+      yield* api.delete(resources.imageListPullJob, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+    }
+    if (decision.create !== undefined) {
+      const created = yield* api.create(resources.imageListPullJob, decision.create).pipe(
+        Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined))
+      )
+      if (created !== undefined) yield* ctx.listJobs.written(created)
+    }
+    yield* patchStatus(resources.advancedCronJob, ctx.cronJobs, raw, decision.status)
+    for (const event of decision.events) yield* record(raw, event)
+    return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
+  })
