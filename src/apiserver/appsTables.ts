@@ -2,12 +2,11 @@
 // k8s.io/kubernetes pkg/printers/internalversion), computed from the fields they carry here.
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { isPlainObject } from "../kube/frozenJson.ts"
-import { ageOf } from "./humanDuration.ts"
+import { age, created } from "./coreTables.ts"
 import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"
 import type { TableConvertor } from "./table.ts"
 
-const age = column("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")
 const containersColumn = column("Containers", "string", "Names of each container in the template.", { priority: 1 })
 const imagesColumn = column("Images", "string", "Images referenced by each container in the template.", { priority: 1 })
 const selectorColumn = column("Selector", "string", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", { priority: 1 })
@@ -51,8 +50,6 @@ const nodeSelectorText = (object: KubeObject): string => {
   if (!isPlainObject(selector) || Object.keys(selector).length === 0) return "<none>"
   return Object.entries(selector).map(([k, v]) => `${k}=${String(v)}`).join(",")
 }
-
-const created = (object: KubeObject, now: number) => ageOf(object.metadata.creationTimestamp, now)
 
 export const deploymentTable: TableConvertor = {
   columns: [

@@ -7,13 +7,13 @@ import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"
 import type { TableConvertor } from "./table.ts"
 
-const age = column("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")
+export const age = column("Age", "string", "CreationTimestamp is a timestamp representing the server time when this object was created.")
 
 const at = (object: KubeObject, path: string): unknown => jsonPathValue(object, path)
 const str = (value: unknown, fallback = "<none>"): string => (typeof value === "string" && value !== "" ? value : fallback)
 const list = (value: unknown): ReadonlyArray<Record<string, unknown>> =>
   Array.isArray(value) ? value.filter(isPlainObject) as Array<Record<string, unknown>> : []
-const created = (object: KubeObject, now: number) => ageOf(object.metadata.creationTimestamp, now)
+export const created = (object: KubeObject, now: number) => ageOf(object.metadata.creationTimestamp, now)
 
 export const namespaceTable: TableConvertor = {
   columns: [nameColumn, column("Status", "string", "The status of the namespace"), age],

@@ -5,7 +5,7 @@
  * upstream's columns; an invalid schedule is refused at apply time.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster, eventually } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 
@@ -34,11 +34,7 @@ let cluster: Cluster
 
 beforeAll(async () => {
   cluster = await Cluster.startWith(async (c) => {
-    await c.createNodes(nodes, {})
-    await c.startController("controller", await freePort())
-    for (const node of nodes) await c.startDaemon(node, await freePort())
-    await eventually("a NodeImage per node", async () =>
-      (await c.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 3 ? true : undefined)
+    await c.startNodes(nodes, {})
   })
 }, 120_000)
 

@@ -220,6 +220,20 @@ export class Cluster {
     }
   }
 
+  /**
+   * Ready Nodes with these labels, the controller (with `controllerArgs`) and a daemon on each
+   * node, once every node has its NodeImage.
+   */
+  async startNodes(names: ReadonlyArray<string>, labels: Record<string, string>, controllerArgs: ReadonlyArray<string> = []): Promise<void> {
+    await this.createNodes(names, labels)
+    await this.startController("controller", await freePort(), controllerArgs)
+    for (const node of names) await this.startDaemon(node, await freePort())
+    await eventually("a NodeImage per node", async () => {
+      const found = (await this.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n")
+      return found.length === names.length ? found : undefined
+    })
+  }
+
   /** Every log, for a failing test. */
   dumpLogs(): string {
     return readdirSync(this.dir).filter((file) => file.endsWith(".log")).map((file) =>

@@ -11,7 +11,7 @@ import { resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { registryOf } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { simulatedPullTime } from "../../src/daemon/simulatedRuntime.ts"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
@@ -45,13 +45,7 @@ let cluster: Cluster
 
 beforeAll(async () => {
   cluster = await Cluster.startWith(async (cluster) => {
-    await cluster.createNodes(nodes, {})
-    await cluster.startController("controller", await freePort(), ["--max-concurrent-pulls-per-registry", "1"])
-    for (const node of nodes) await cluster.startDaemon(node, await freePort())
-    await eventually("a NodeImage per node", async () => {
-      const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n")
-      return names.length === 3 ? names : undefined
-    })
+    await cluster.startNodes(nodes, {}, ["--max-concurrent-pulls-per-registry", "1"])
   })
 }, 120_000)
 

@@ -11,7 +11,7 @@ import { join, resolve } from "node:path"
 import { Duration } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../src/daemon/simulatedRuntime.ts"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const executable = join(root, "dist/preheat")
@@ -22,13 +22,7 @@ let pluginDir = ""
 
 beforeAll(async () => {
   cluster = await Cluster.startWith(async (cluster) => {
-    await cluster.createNodes(nodes, { "node-type": "xxx" })
-    await cluster.startController("controller", await freePort())
-    for (const node of nodes) await cluster.startDaemon(node, await freePort())
-    await eventually("a NodeImage per node", async () => {
-      const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n")
-      return names.length === 3 ? names : undefined
-    })
+    await cluster.startNodes(nodes, { "node-type": "xxx" })
     await cluster.ok(["create", "namespace", "shop"])
     await cluster.ok(["config", "set-context", "--current", "--namespace", "shop"])
   })

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 
@@ -15,13 +15,7 @@ let cluster: Cluster
 
 beforeAll(async () => {
   cluster = await Cluster.startWith(async (cluster) => {
-    await cluster.createNodes(nodes, { "node-type": "xxx" })
-    await cluster.startController("controller", await freePort())
-    for (const node of nodes) await cluster.startDaemon(node, await freePort())
-    await eventually("a NodeImage per node", async () => {
-      const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n")
-      return names.length === 3 ? names : undefined
-    })
+    await cluster.startNodes(nodes, { "node-type": "xxx" })
   })
 }, 120_000)
 

@@ -6,18 +6,14 @@
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort, tagPhases } from "./cluster.ts"
+import { Cluster, eventually, tagPhases } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 let cluster: Cluster
 
 beforeAll(async () => {
   cluster = await Cluster.startWith(async (cluster) => {
-    await cluster.createNodes(nodes, {})
-    await cluster.startController("controller", await freePort())
-    for (const node of nodes) await cluster.startDaemon(node, await freePort())
-    await eventually("a NodeImage per node", async () =>
-      (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 3 ? true : undefined)
+    await cluster.startNodes(nodes, {})
   })
 }, 120_000)
 
