@@ -46,7 +46,8 @@ export const builtinsThroughRequire: Plugin = {
   name: "builtins-through-require",
   setup(build) {
     build.onResolve({ filter: /^[a-z_:/0-9]+$/ }, (args) =>
-      args.kind === "import-statement" && isBuiltin(args.path) ? { path: args.path, namespace: "node-builtin" } : undefined)
+      args.kind === "import-statement" && isBuiltin(args.path) ? { path: args.path, namespace: "node-builtin" } : undefined
+    )
     build.onLoad({ filter: /.*/, namespace: "node-builtin" }, (args) => ({
       contents: `module.exports = require(${JSON.stringify(args.path)})`,
       loader: "js"
@@ -74,25 +75,31 @@ const clientNodeGenerated: Record<string, string> = {
   ServerConfiguration: "./servers.js"
 }
 const reexports = (names: Record<string, string>, prefix: string): string =>
-  Object.entries(names).map(([name, module]) => `export { ${name} } from ${JSON.stringify(prefix + module)}`).join("\n")
+  Object.entries(names)
+    .map(([name, module]) => `export { ${name} } from ${JSON.stringify(prefix + module)}`)
+    .join("\n")
 
 export const clientNodeNarrowed: Plugin = {
   name: "client-node-narrowed",
   setup(build) {
     build.onResolve({ filter: /^@kubernetes\/client-node$/ }, (args) =>
-      args.importer.includes("node_modules") ? undefined : { path: "index", namespace: "client-node-narrowed" })
+      args.importer.includes("node_modules") ? undefined : { path: "index", namespace: "client-node-narrowed" }
+    )
     build.onResolve({ filter: /^\.\/gen\/index\.js$/ }, (args) =>
       /@kubernetes[\\/]client-node[\\/]dist[\\/]config\.js$/.test(args.importer)
         ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
-        : undefined)
+        : undefined
+    )
     // undici's place in client-node goes to src/kube/live/undiciOverNodeHttp.ts (why: there).
     const standIn = join(root, "src", "kube", "live", "undiciOverNodeHttp.ts")
     build.onResolve({ filter: /^undici$/ }, (args) =>
-      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined)
+      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined
+    )
     build.onLoad({ filter: /.*/, namespace: "client-node-narrowed" }, (args) =>
       args.path === "index"
         ? { contents: reexports(clientNodeModules, "@kubernetes/client-node/"), resolveDir: root, loader: "js" }
-        : { contents: reexports(clientNodeGenerated, ""), resolveDir: join(args.pluginData as string, "gen"), loader: "js" })
+        : { contents: reexports(clientNodeGenerated, ""), resolveDir: join(args.pluginData as string, "gen"), loader: "js" }
+    )
   }
 }
 
@@ -130,9 +137,7 @@ const esmBanner = [
 const noMinify = import.meta.main && process.argv.slice(3).includes("--no-minify")
 
 const describe = (messages: ReadonlyArray<Message>): string =>
-  messages
-    .map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ` : "") + m.text)
-    .join("\n  ")
+  messages.map((m) => (m.location ? `${m.location.file}:${m.location.line}:${m.location.column}: ` : "") + m.text).join("\n  ")
 
 /**
  * esbuild's ASCII output still leaves non-ASCII characters in regular expression literals (cel-js
@@ -140,15 +145,11 @@ const describe = (messages: ReadonlyArray<Message>): string =>
  * two-byte string, 5.8 MB of heap instead of 2.9 for as long as the process runs. `\uXXXX` means
  * the same character in a regular expression, string or identifier, and is inert in a comment.
  */
-const asciiOnly = (text: string): string =>
-  text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the range is "not ASCII", control characters included on purpose
+const asciiOnly = (text: string): string => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** Bundles `entryPoint` into `outfile`; fails on errors and on warnings (they mean a broken artifact). */
-export const bundleTo = async (
-  entryPoint: string,
-  outfile: string,
-  format: "esm" | "cjs"
-): Promise<void> => {
+export const bundleTo = async (entryPoint: string, outfile: string, format: "esm" | "cjs"): Promise<void> => {
   const options: BuildOptions = {
     ...commonOptions(entryPoint, !noMinify),
     format,
@@ -156,7 +157,7 @@ export const bundleTo = async (
     plugins: format === "esm" ? [clientNodeNarrowed, builtinsThroughRequire] : [clientNodeNarrowed],
     ...(format === "esm" ? { banner: { js: esmBanner } } : {})
   }
-  let result
+  let result: Awaited<ReturnType<typeof build>>
   try {
     result = await build(options)
   } catch (error) {
@@ -180,9 +181,7 @@ export const run = (command: string, args: ReadonlyArray<string>, what: string):
   if (result.error) throw new BuildError(`${what}: cannot run ${command}: ${result.error.message}`)
   if (result.status !== 0) {
     const output = `${result.stderr}${result.stdout}`.trim()
-    throw new BuildError(
-      `${what}: ${command} ${args.join(" ")} exited ${result.status ?? result.signal}${output ? `:\n${output}` : ""}`
-    )
+    throw new BuildError(`${what}: ${command} ${args.join(" ")} exited ${result.status ?? result.signal}${output ? `:\n${output}` : ""}`)
   }
   return result.stdout
 }
@@ -342,7 +341,9 @@ if (import.meta.main) {
     await modes[mode]()
     console.log(`build ${mode}: done in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   } catch (error) {
-    console.error(`build ${mode} failed: ${error instanceof BuildError ? error.message : error instanceof Error ? error.stack : String(error)}`)
+    console.error(
+      `build ${mode} failed: ${error instanceof BuildError ? error.message : error instanceof Error ? error.stack : String(error)}`
+    )
     process.exit(1)
   }
 }

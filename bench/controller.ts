@@ -72,7 +72,7 @@ const sampleRss = () => {
 
 /** Runs every runnable fiber, then moves simulated time on. */
 const step = (millis: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 10; i++) yield* Effect.yieldNow
     yield* TestClock.adjust(millis)
     for (let i = 0; i < 10; i++) yield* Effect.yieldNow
@@ -92,7 +92,7 @@ const samplePulling = () => {
   for (const [host, count] of now) peakPulling.set(host, Math.max(peakPulling.get(host) ?? 0, count))
 }
 
-const program = Effect.gen(function*() {
+const program = Effect.gen(function* () {
   const api = yield* KubeApi
   const store = yield* InMemoryKubeStore
   for (let i = 0; i < nodes; i++) {
@@ -110,12 +110,14 @@ const program = Effect.gen(function*() {
     workers: Number(values.workers),
     maxConcurrentPullsPerRegistry: limit
   })
-  yield* Effect.forkScoped(controller.reconcile((name) => ({
-    onFinished: () => {
-      reconciles++
-      byController.set(name, (byController.get(name) ?? 0) + 1)
-    }
-  })))
+  yield* Effect.forkScoped(
+    controller.reconcile((name) => ({
+      onFinished: () => {
+        reconciles++
+        byController.set(name, (byController.get(name) ?? 0) + 1)
+      }
+    }))
+  )
   const daemons = yield* simulateDaemons({ pullMs, countPulls: false })
   pulling = daemons.pulling
   while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
@@ -135,8 +137,10 @@ const program = Effect.gen(function*() {
   }
   const resolution = Math.max(1, Math.floor(pullMs / 50))
   const completed = () =>
-    Effect.map(store.objects(resources.imagePullJob), (all) =>
-      all.filter((j) => (j["status"] as { completionTime?: string } | undefined)?.completionTime !== undefined).length)
+    Effect.map(
+      store.objects(resources.imagePullJob),
+      (all) => all.filter((j) => (j["status"] as { completionTime?: string } | undefined)?.completionTime !== undefined).length
+    )
   while ((yield* completed()) < jobs) yield* step(resolution)
   const makespan = (yield* Clock.currentTimeMillis) - start
   const writes = (yield* apiWriteCount) - writesBefore
@@ -160,11 +164,13 @@ const program = Effect.gen(function*() {
   }
   const line = [
     `bench:controller nodes=${nodes} jobs=${jobs}`,
-    ...(limit === undefined ? [] : [
-      `registries=${registries} limit_per_registry=${limit}`,
-      `peak_pulling_per_registry=${Math.max(0, ...peakPulling.values())}`,
-      `makespan_ms=${makespan} ideal_under_limit_ms=${ideal}`
-    ]),
+    ...(limit === undefined
+      ? []
+      : [
+          `registries=${registries} limit_per_registry=${limit}`,
+          `peak_pulling_per_registry=${Math.max(0, ...peakPulling.values())}`,
+          `makespan_ms=${makespan} ideal_under_limit_ms=${ideal}`
+        ]),
     `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
     `writes_per_node_job=${(writes / (nodes * jobs)).toFixed(3)}`,
     `reconciles=${reconciles - reconcilesBefore}`,
@@ -187,12 +193,9 @@ const program = Effect.gen(function*() {
 // One store: the instrumented KubeApi (listed last, so it is the one provided) wraps the same
 // in-memory server whose InMemoryKubeStore handle the benchmark reads (layers are shared by reference).
 const server = InMemoryKubeApi.layerWith({ historyLimit: Number(process.env["PREHEAT_BENCH_HISTORY"] ?? 10_000) })
-const layer = Layer.mergeAll(
-  server,
-  withApiMetrics(server),
-  schedulerLayer(),
-  TestClock.layer()
-).pipe(Layer.provideMerge(Metrics.layerTest))
+const layer = Layer.mergeAll(server, withApiMetrics(server), schedulerLayer(), TestClock.layer()).pipe(
+  Layer.provideMerge(Metrics.layerTest)
+)
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer))).catch((error) => {
   console.error(error)
   process.exit(1)

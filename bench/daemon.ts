@@ -78,8 +78,9 @@ const median = (xs: ReadonlyArray<number>): number => {
 }
 
 const statusOf = (object: KubeObject, image: string, tagName: string): ImageTagStatus | undefined =>
-  (object["status"] as { imageStatuses?: Record<string, { tags: ReadonlyArray<ImageTagStatus> }> } | undefined)
-    ?.imageStatuses?.[image]?.tags.find((t) => t.tag === tagName)
+  (object["status"] as { imageStatuses?: Record<string, { tags: ReadonlyArray<ImageTagStatus> }> } | undefined)?.imageStatuses?.[
+    image
+  ]?.tags.find((t) => t.tag === tagName)
 
 /** Writes spec.images and resolves, through a watch, once `done` holds for the stored object. */
 const writeAndWait = async (images: Record<string, unknown>, done: (object: KubeObject) => boolean): Promise<number> => {
@@ -88,12 +89,14 @@ const writeAndWait = async (images: Record<string, unknown>, done: (object: Kube
   const written = await exec(api.update(resources.nodeImage, { ...current, spec: { images } }))
   if (done(written)) return performance.now() - started
   await exec(
-    api.watch(resources.nodeImage, { fieldSelector: `metadata.name=${node}`, resourceVersion: written.metadata.resourceVersion ?? "0" }).pipe(
-      Stream.filter((event) => event.type !== "BOOKMARK" && event.type !== "DELETED" && done(event.object)),
-      Stream.take(1),
-      Stream.runDrain,
-      Effect.timeout(Duration.minutes(10))
-    )
+    api
+      .watch(resources.nodeImage, { fieldSelector: `metadata.name=${node}`, resourceVersion: written.metadata.resourceVersion ?? "0" })
+      .pipe(
+        Stream.filter((event) => event.type !== "BOOKMARK" && event.type !== "DELETED" && done(event.object)),
+        Stream.take(1),
+        Stream.runDrain,
+        Effect.timeout(Duration.minutes(10))
+      )
   )
   return performance.now() - started
 }
@@ -132,24 +135,37 @@ try {
     { label: "50MB", image: await publishImage(registry, `bench/daemon-50-${run}`, [{ size: 50 * MB, seed: `bench-${run}-50` }], ["v1"]) },
     {
       label: "200MB",
-      image: await publishImage(registry, `bench/daemon-200-${run}`, [
-        { size: 100 * MB, seed: `bench-${run}-200a` },
-        { size: 100 * MB, seed: `bench-${run}-200b` }
-      ], ["v1"])
+      image: await publishImage(
+        registry,
+        `bench/daemon-200-${run}`,
+        [
+          { size: 100 * MB, seed: `bench-${run}-200a` },
+          { size: 100 * MB, seed: `bench-${run}-200b` }
+        ],
+        ["v1"]
+      )
     }
   ]
   const busyImages: Array<PushedImage> = []
   for (let i = 0; i < 10; i++) {
-    busyImages.push(await publishImage(registry, `bench/daemon-busy-${i}-${run}`, [{ size: busySize, seed: `bench-${run}-busy-${i}` }], ["v1"]))
+    busyImages.push(
+      await publishImage(registry, `bench/daemon-busy-${i}-${run}`, [{ size: busySize, seed: `bench-${run}-busy-${i}` }], ["v1"])
+    )
   }
 
-  await exec(api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} }))
+  await exec(
+    api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: node }, spec: {} })
+  )
   const entry = values.sources ? undefined : await bundleChild(dir)
   const childEnv = daemonSetEnv()
-  daemon = await startDaemonProcess(api, {
-    daemon: { nodeName: node, maxConcurrentPulls: 10 },
-    socket: env.socket
-  }, { ...(entry === undefined ? {} : { entry }), env: childEnv })
+  daemon = await startDaemonProcess(
+    api,
+    {
+      daemon: { nodeName: node, maxConcurrentPulls: 10 },
+      socket: env.socket
+    },
+    { ...(entry === undefined ? {} : { entry }), env: childEnv }
+  )
   const child = daemon
 
   // Idle: started, synced, nothing to do; let start-up garbage settle first.
@@ -172,10 +188,12 @@ try {
   const roundTrips: Array<number> = []
   for (let i = 0; i < runs; i++) {
     const v = ++version
-    roundTrips.push(await writeAndWait({ [presentName]: { tags: [tag(v, "v1")] } }, (object) => {
-      const status = statusOf(object, presentName, "v1")
-      return status?.version === v && status.phase === "Succeeded"
-    }))
+    roundTrips.push(
+      await writeAndWait({ [presentName]: { tags: [tag(v, "v1")] } }, (object) => {
+        const status = statusOf(object, presentName, "v1")
+        return status?.version === v && status.phase === "Succeeded"
+      })
+    )
   }
   console.log(
     `bench:daemon: present image (IfNotPresent): tag written to Succeeded seen, median ${median(roundTrips).toFixed(1)} ms ` +
@@ -195,11 +213,13 @@ try {
       }
       const pullDaemon = async () => {
         const v = ++version
-        viaDaemon.push(await writeAndWait({ [name]: { tags: [tag(v, "v1")] } }, (object) => {
-          const status = statusOf(object, name, "v1")
-          if (status?.version === v && status.phase === "Failed") throw new Error(`daemon pull failed: ${status.message}`)
-          return status?.version === v && status.phase === "Succeeded"
-        }))
+        viaDaemon.push(
+          await writeAndWait({ [name]: { tags: [tag(v, "v1")] } }, (object) => {
+            const status = statusOf(object, name, "v1")
+            if (status?.version === v && status.phase === "Failed") throw new Error(`daemon pull failed: ${status.message}`)
+            return status?.version === v && status.phase === "Succeeded"
+          })
+        )
         await remove(image)
       }
       if (i % 2 === 0) {
@@ -227,7 +247,8 @@ try {
   }, 20)
   const busyImagesSpec = Object.fromEntries(busyImages.map((image) => [`${env.registry}/${image.repository}`, { tags: [tag(0, "v1")] }]))
   const busyMillis = await writeAndWait(busyImagesSpec, (object) =>
-    busyImages.every((image) => statusOf(object, `${env.registry}/${image.repository}`, "v1")?.phase === "Succeeded"))
+    busyImages.every((image) => statusOf(object, `${env.registry}/${image.repository}`, "v1")?.phase === "Succeeded")
+  )
   clearInterval(sampler)
   peak = Math.max(peak, child.rssBytes())
   const busyRss = peak / MiB
@@ -236,8 +257,12 @@ try {
     `bench:daemon: 10 concurrent pulls of ${busySize / MB} MB took ${busyMillis.toFixed(0)} ms; ` +
       `RSS idle ${idleRss.toFixed(1)} MiB, peak ${busyRss.toFixed(1)} MiB, after ${afterRss.toFixed(1)} MiB ` +
       `(${entry === undefined ? "TypeScript sources" : "esbuild bundle"}, ` +
-      `${Object.entries(childEnv).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")}, Node ${process.versions.node}, ` +
-      `load average ${loadavg().map((l) => l.toFixed(2)).join(" ")})`
+      `${Object.entries(childEnv)
+        .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+        .join(" ")}, Node ${process.versions.node}, ` +
+      `load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(" ")})`
   )
   for (const image of busyImages) await remove(image)
 

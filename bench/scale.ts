@@ -38,7 +38,11 @@ const { values } = parseArgs({
 const nodes = Number(values.nodes)
 const jobs = Number(values.jobs)
 const parallelism = Number(values.parallelism)
-for (const [name, value] of [["nodes", nodes], ["jobs", jobs], ["parallelism", parallelism]] as const) {
+for (const [name, value] of [
+  ["nodes", nodes],
+  ["jobs", jobs],
+  ["parallelism", parallelism]
+] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${String(value)}`)
 }
 
@@ -97,14 +101,17 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
 let stopping = false
 const stopAll = async () => {
   stopping = true
-  await Promise.all(children.map((child) =>
-    new Promise<void>((done) => {
-      if (child.exitCode !== null || child.signalCode !== null) return done()
-      child.once("exit", () => done())
-      child.kill("SIGTERM")
-      setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
-    })
-  ))
+  await Promise.all(
+    children.map(
+      (child) =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done()
+          child.once("exit", () => done())
+          child.kill("SIGTERM")
+          setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
+        })
+    )
+  )
   if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
 }
 
@@ -117,7 +124,9 @@ const cpuSeconds = (pid: number): number => {
 }
 
 const statusField = (pid: number, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith(`${field}:`))
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`))
   return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 
@@ -150,7 +159,8 @@ const call = async (method: string, path: string, body?: unknown): Promise<any> 
 
 const requestCount = async (port: number): Promise<number> => {
   const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  return body.split("\n")
+  return body
+    .split("\n")
     .filter((line) => line.startsWith("preheat_api_requests_total{") || line.startsWith("preheat_api_requests_total "))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 }
@@ -168,31 +178,58 @@ const chooseImages = (): Array<{ image: string; pullMs: number }> => {
 
 const main = async () => {
   const apiserver = start("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", kubeconfig])
-  server = await eventually("the API server's address", async () =>
-    /listening on (http:\/\/\S+)/.exec(readFileSync(logOf("apiserver"), "utf8"))?.[1], 30_000)
+  server = await eventually(
+    "the API server's address",
+    async () => /listening on (http:\/\/\S+)/.exec(readFileSync(logOf("apiserver"), "utf8"))?.[1],
+    30_000
+  )
   for (const name of ["preheat-system", "preheat-daemon-config"]) {
     await call("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } })
   }
   const fleetPort = await freePort()
   const fleet = start("fleet", [
-    "fleet", "--nodes", String(nodes), "--kubeconfig", kubeconfig, "--max-concurrent-pulls", String(jobs),
-    "--metrics-port", String(fleetPort)
+    "fleet",
+    "--nodes",
+    String(nodes),
+    "--kubeconfig",
+    kubeconfig,
+    "--max-concurrent-pulls",
+    String(jobs),
+    "--metrics-port",
+    String(fleetPort)
   ])
   const controllerPort = await freePort()
   const controller = start("controller", [
-    "controller", "--kubeconfig", kubeconfig, "--metrics-host", "127.0.0.1", "--metrics-port", String(controllerPort)
+    "controller",
+    "--kubeconfig",
+    kubeconfig,
+    "--metrics-host",
+    "127.0.0.1",
+    "--metrics-port",
+    String(controllerPort)
   ])
   const setupStarted = performance.now()
-  await eventually("a NodeImage per node", async () => {
-    const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")
-    return list.items.length === nodes ? true : undefined
-  }, 600_000)
-  await eventually("every daemon synced", async () =>
-    (await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined, 600_000)
-  await eventually("the controller leading", async () => {
-    const body = await (await fetch(`http://127.0.0.1:${controllerPort}/metrics`)).text()
-    return /^preheat_leader 1$/m.test(body) ? true : undefined
-  }, 120_000)
+  await eventually(
+    "a NodeImage per node",
+    async () => {
+      const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")
+      return list.items.length === nodes ? true : undefined
+    },
+    600_000
+  )
+  await eventually(
+    "every daemon synced",
+    async () => ((await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined),
+    600_000
+  )
+  await eventually(
+    "the controller leading",
+    async () => {
+      const body = await (await fetch(`http://127.0.0.1:${controllerPort}/metrics`)).text()
+      return /^preheat_leader 1$/m.test(body) ? true : undefined
+    },
+    120_000
+  )
   const setupSeconds = (performance.now() - setupStarted) / 1000
 
   const images = chooseImages()
@@ -200,14 +237,16 @@ const main = async () => {
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
   const requestsBefore = { controller: await requestCount(controllerPort), fleet: await requestCount(fleetPort) }
   const started = performance.now()
-  await Promise.all(images.map(({ image }, j) =>
-    call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs", {
-      apiVersion: "apps.kruise.io/v1alpha1",
-      kind: "ImagePullJob",
-      metadata: { name: `job-${j}` },
-      spec: { image, parallelism, completionPolicy: { type: "Always" } }
-    })
-  ))
+  await Promise.all(
+    images.map(({ image }, j) =>
+      call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs", {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "ImagePullJob",
+        metadata: { name: `job-${j}` },
+        spec: { image, parallelism, completionPolicy: { type: "Always" } }
+      })
+    )
+  )
   for (;;) {
     const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs")
     const done = list.items.filter((job: any) => job.status?.completionTime !== undefined)
@@ -235,15 +274,17 @@ const main = async () => {
       `fleet_peak_rss_mib=${Math.round(statusField(pids.fleet, "VmHWM") / 1048576)}` +
       (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
   )
-  console.log([
-    `bench:scale nodes=${nodes} jobs=${jobs}`,
-    `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
-    `controller_cpu_us_per_node_job=${Math.round((cpu["controller"]! * 1e6) / nodeJobs)}`,
-    `controller_peak_rss_mib=${Math.round(peakRss / 1048576)}`,
-    `apiserver_cpu_s=${cpu["apiserver"]!.toFixed(1)}`,
-    `fleet_cpu_s=${cpu["fleet"]!.toFixed(1)}`,
-    `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
-  ].join(" "))
+  console.log(
+    [
+      `bench:scale nodes=${nodes} jobs=${jobs}`,
+      `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
+      `controller_cpu_us_per_node_job=${Math.round((cpu["controller"]! * 1e6) / nodeJobs)}`,
+      `controller_peak_rss_mib=${Math.round(peakRss / 1048576)}`,
+      `apiserver_cpu_s=${cpu["apiserver"]!.toFixed(1)}`,
+      `fleet_cpu_s=${cpu["fleet"]!.toFixed(1)}`,
+      `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
+    ].join(" ")
+  )
 }
 
 main().then(stopAll, async (error) => {

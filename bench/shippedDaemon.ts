@@ -20,7 +20,9 @@ interface Container {
 /** The daemon container of the DaemonSet in deploy/daemon.yaml. */
 export const daemonContainer = (): Container => {
   const manifest = join(import.meta.dirname, "..", "deploy", "daemon.yaml")
-  const daemonSet = parseAllDocuments(readFileSync(manifest, "utf8")).map((d) => d.toJS()).find((d) => d?.kind === "DaemonSet")
+  const daemonSet = parseAllDocuments(readFileSync(manifest, "utf8"))
+    .map((d) => d.toJS())
+    .find((d) => d?.kind === "DaemonSet")
   const container = daemonSet?.spec?.template?.spec?.containers?.find((c: Container) => c.name === "daemon") as Container | undefined
   if (container === undefined) throw new Error(`${manifest}: no DaemonSet with a container named daemon`)
   return container
@@ -44,7 +46,9 @@ export const shippedDaemonArgs = (replace: { readonly socket: string; readonly k
 }
 
 export const rssOf = (pid: number): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))
   return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 
@@ -129,7 +133,9 @@ export const measureShippedIdle = async (options: {
       samples.push(rssOf(daemon.pid!))
       await sleep(100)
     }
-    const shown = Object.entries(daemonSetEnv()).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(" ")
+    const shown = Object.entries(daemonSetEnv())
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(" ")
     return { idleRssMiB: median(samples) / 1024 / 1024, command: `${shown} NODE_NAME=${options.nodeName} preheat ${args.join(" ")}` }
   } finally {
     for (const child of children.reverse()) await stop(child)

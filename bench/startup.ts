@@ -85,7 +85,11 @@ const medians: Record<string, number> = {}
 for (const c of cases) {
   const values = samples.get(c) ?? []
   medians[c.key] = median(values)
-  console.log(`${c.name.padEnd(20)}${median(values).toFixed(1).padStart(8)}${Math.min(...values).toFixed(1).padStart(8)}`)
+  console.log(
+    `${c.name.padEnd(20)}${median(values).toFixed(1).padStart(8)}${Math.min(...values)
+      .toFixed(1)
+      .padStart(8)}`
+  )
 }
 
 const bundleKib = statSync(bundle).size / 1024

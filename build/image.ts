@@ -99,8 +99,9 @@ const nodeBinary = async (npmArch: "x64" | "arm64"): Promise<string> => {
   await rm(dir, { recursive: true, force: true })
   await mkdir(dir, { recursive: true })
   // npm pack checks the tarball against the registry's integrity; it must also be the locked one.
-  const packed = JSON.parse(run("npm", ["pack", `${name}@${locked.version}`, "--json", "--pack-destination", dir], `npm pack ${name}`)) as
-    Array<{ integrity: string; filename: string }>
+  const packed = JSON.parse(
+    run("npm", ["pack", `${name}@${locked.version}`, "--json", "--pack-destination", dir], `npm pack ${name}`)
+  ) as Array<{ integrity: string; filename: string }>
   const tarball = packed[0]
   if (tarball === undefined) throw new BuildError(`npm pack ${name} reported no tarball`)
   if (tarball.integrity !== locked.integrity) {
@@ -121,7 +122,8 @@ const executableFor = async (target: Target): Promise<{ path: string; note: stri
   if (smoked) smoke(target.emulator[0]!, [...target.emulator.slice(1), out])
   return {
     path: out,
-    note: `${relative(root, out)}, ` +
+    note:
+      `${relative(root, out)}, ` +
       `${strip === undefined ? `UNSTRIPPED (no ${target.strip}: apt-get install binutils-aarch64-linux-gnu)` : "stripped"}` +
       `, no code cache, ${smoked ? `ran \`version\` under ${target.emulator[0]}` : "not run (no emulator)"}`
   }

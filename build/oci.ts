@@ -77,33 +77,42 @@ export const platformImage = (
   const layerTar = tar(entries)
   const diffId = sha256(layerTar)
   const layer = blob(mediaTypes.layer, gzipSync(layerTar, { level: 9 }))
-  const config = blob(mediaTypes.config, json({
-    architecture: platform.architecture,
-    os: platform.os,
-    ...(platform.variant === undefined ? {} : { variant: platform.variant }),
-    config: run,
-    rootfs: { type: "layers", diff_ids: [diffId] },
-    history: [{ created_by: "preheat build/image.ts" }]
-  }))
-  const manifest = blob(mediaTypes.manifest, json({
-    schemaVersion: 2,
-    mediaType: mediaTypes.manifest,
-    config: descriptor(config),
-    layers: [descriptor(layer)],
-    annotations
-  }))
+  const config = blob(
+    mediaTypes.config,
+    json({
+      architecture: platform.architecture,
+      os: platform.os,
+      ...(platform.variant === undefined ? {} : { variant: platform.variant }),
+      config: run,
+      rootfs: { type: "layers", diff_ids: [diffId] },
+      history: [{ created_by: "preheat build/image.ts" }]
+    })
+  )
+  const manifest = blob(
+    mediaTypes.manifest,
+    json({
+      schemaVersion: 2,
+      mediaType: mediaTypes.manifest,
+      config: descriptor(config),
+      layers: [descriptor(layer)],
+      annotations
+    })
+  )
   return { platform, manifest, config, layer, diffId, uncompressedSize: layerTar.length }
 }
 
 /** The multi-platform index over `images`, in the order given. */
 export const imageIndex = (images: ReadonlyArray<PlatformImage>, annotations: Readonly<Record<string, string>>): ImageIndex => ({
   images,
-  index: blob(mediaTypes.index, json({
-    schemaVersion: 2,
-    mediaType: mediaTypes.index,
-    manifests: images.map((image) => descriptor(image.manifest, { platform: image.platform })),
-    annotations
-  }))
+  index: blob(
+    mediaTypes.index,
+    json({
+      schemaVersion: 2,
+      mediaType: mediaTypes.index,
+      manifests: images.map((image) => descriptor(image.manifest, { platform: image.platform })),
+      annotations
+    })
+  )
 })
 
 /**
@@ -117,9 +126,12 @@ export const writeLayout = async (dir: string, image: ImageIndex, refName: strin
   const all = [image.index, ...image.images.flatMap((i) => [i.manifest, i.config, i.layer])]
   for (const b of all) await writeFile(join(blobs, b.digest.slice("sha256:".length)), b.bytes)
   await writeFile(join(dir, "oci-layout"), json({ imageLayoutVersion: "1.0.0" }))
-  await writeFile(join(dir, "index.json"), json({
-    schemaVersion: 2,
-    mediaType: mediaTypes.index,
-    manifests: [descriptor(image.index, { annotations: { "org.opencontainers.image.ref.name": refName } })]
-  }))
+  await writeFile(
+    join(dir, "index.json"),
+    json({
+      schemaVersion: 2,
+      mediaType: mediaTypes.index,
+      manifests: [descriptor(image.index, { annotations: { "org.opencontainers.image.ref.name": refName } })]
+    })
+  )
 }

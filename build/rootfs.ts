@@ -111,10 +111,12 @@ export const rootfsEntries = (
     { kind: "dir", path: "/tmp", mode: 0o1777 },
     { kind: "dir", path: "/root", mode: 0o700 },
     { kind: "dir", path: "/home/nonroot", mode: 0o700, uid: nonrootUid, gid: nonrootUid },
-    { kind: "file", path: "/etc/passwd", mode: 0o644, content: text(
-      "root:x:0:0:root:/root:/sbin/nologin\n" +
-      `nonroot:x:${nonrootUid}:${nonrootUid}:nonroot:/home/nonroot:/sbin/nologin\n`
-    ) },
+    {
+      kind: "file",
+      path: "/etc/passwd",
+      mode: 0o644,
+      content: text(`root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:${nonrootUid}:${nonrootUid}:nonroot:/home/nonroot:/sbin/nologin\n`)
+    },
     { kind: "file", path: "/etc/group", mode: 0o644, content: text(`root:x:0:\nnonroot:x:${nonrootUid}:\n`) },
     { kind: "file", path: "/etc/nsswitch.conf", mode: 0o644, content: text("passwd: files\ngroup: files\nhosts: files dns\n") },
     { kind: "file", path: caBundlePath, mode: 0o644, content: readFileSync(caBundle) },
@@ -123,5 +125,11 @@ export const rootfsEntries = (
     ...extra
   ]
   const listed = new Set(explicit.filter((e) => e.kind === "dir").map((e) => e.path))
-  return [...parents(explicit.map((e) => e.path), listed), ...explicit]
+  return [
+    ...parents(
+      explicit.map((e) => e.path),
+      listed
+    ),
+    ...explicit
+  ]
 }

@@ -7,20 +7,20 @@
 export type TarEntry =
   | { readonly kind: "dir"; readonly path: string; readonly mode: number; readonly uid?: number; readonly gid?: number }
   | {
-    readonly kind: "file"
-    readonly path: string
-    readonly mode: number
-    readonly content: Uint8Array
-    readonly uid?: number
-    readonly gid?: number
-  }
+      readonly kind: "file"
+      readonly path: string
+      readonly mode: number
+      readonly content: Uint8Array
+      readonly uid?: number
+      readonly gid?: number
+    }
   | { readonly kind: "symlink"; readonly path: string; readonly target: string }
 
 export class TarError extends Error {}
 
 const block = 512
 
-const octal = (value: number, width: number): string => value.toString(8).padStart(width - 1, "0") + "\0"
+const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 1, "0")}\0`
 
 /** ustar splits a path of up to 255 bytes into a prefix (155) and a name (100) at a slash. */
 const splitPath = (path: string): { readonly name: string; readonly prefix: string } => {
@@ -39,8 +39,8 @@ const header = (entry: TarEntry, size: number): Buffer => {
   const { name, prefix } = splitPath(path)
   out.write(name, 0, 100, "utf8")
   out.write(octal(entry.kind === "symlink" ? 0o777 : entry.mode, 8), 100)
-  out.write(octal(entry.kind === "symlink" ? 0 : entry.uid ?? 0, 8), 108)
-  out.write(octal(entry.kind === "symlink" ? 0 : entry.gid ?? 0, 8), 116)
+  out.write(octal(entry.kind === "symlink" ? 0 : (entry.uid ?? 0), 8), 108)
+  out.write(octal(entry.kind === "symlink" ? 0 : (entry.gid ?? 0), 8), 116)
   out.write(octal(size, 12), 124)
   out.write(octal(0, 12), 136)
   out.write("        ", 148)
@@ -54,7 +54,7 @@ const header = (entry: TarEntry, size: number): Buffer => {
   out.write(prefix, 345, 155, "utf8")
   let sum = 0
   for (const byte of out) sum += byte
-  out.write(octal(sum, 7) + " ", 148)
+  out.write(`${octal(sum, 7)} `, 148)
   return out
 }
 

@@ -66,7 +66,7 @@ export interface RuntimeServices {
  * fail with ImageLabelsUnsupported.
  */
 export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, RuntimeUnavailable, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const target = yield* discoverSocket(options, probe)
     const credentials = grpc.credentials.createInsecure()
     const channel = yield* Effect.acquireRelease(
@@ -74,7 +74,7 @@ export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServ
       (channel) => Effect.sync(() => channel.close())
     )
     const constructors = serviceConstructors()
-    const client = (constructor: grpc.ServiceClientConstructor) => new constructor(target, credentials, { channelOverride: channel })
+    const client = (Service: grpc.ServiceClientConstructor) => new Service(target, credentials, { channelOverride: channel })
     const runtimeService = client(constructors.runtimeService)
     const imageService = client(constructors.imageService)
 
@@ -137,5 +137,6 @@ export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Se
 export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> =>
   Layer.effectContext(
     Effect.map(connect(options), (services) =>
-      Context.make(CriRuntime, services.runtime).pipe(Context.add(ImageLabels, services.imageLabels)))
+      Context.make(CriRuntime, services.runtime).pipe(Context.add(ImageLabels, services.imageLabels))
+    )
   )

@@ -18,20 +18,9 @@
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
-import {
-  formatImageReference,
-  type ImageReference,
-  parseImageReference,
-  sameImage
-} from "../src/api/imageReference.ts"
+import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../src/api/imageReference.ts"
 import { CriRuntime } from "../src/cri/CriRuntime.ts"
-import {
-  ImageLabels,
-  type ImageLabelsError,
-  ImageLabelsFailed,
-  ImageLabelsUnsupported,
-  type ImageRecord
-} from "../src/cri/ImageLabels.ts"
+import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../src/cri/ImageLabels.ts"
 import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../src/cri/CriRuntime.ts"
 import {
   type CriError,
@@ -70,15 +59,13 @@ export interface LatencyInput {
 export type PullLatency = Duration.Input | ((pull: LatencyInput) => Duration.Input)
 
 /** Latency of a link: a fixed overhead plus size / bandwidth, for realistic local-cluster pulls. */
-export const bandwidthLatency = (options: {
-  readonly bytesPerSecond: number
-  readonly overhead?: Duration.Input
-}) =>
-(pull: LatencyInput): Duration.Duration =>
-  Duration.sum(
-    Duration.fromInputUnsafe(options.overhead ?? Duration.zero),
-    Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
-  )
+export const bandwidthLatency =
+  (options: { readonly bytesPerSecond: number; readonly overhead?: Duration.Input }) =>
+  (pull: LatencyInput): Duration.Duration =>
+    Duration.sum(
+      Duration.fromInputUnsafe(options.overhead ?? Duration.zero),
+      Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
+    )
 
 export interface FakeCriConfig {
   /** On the node at start; also served by the registry, unless `registry` says otherwise. */
@@ -327,7 +314,8 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       Effect.flatMap(now, (at) =>
         Effect.sync(() => {
           calls.push({ method, at, ...(image === undefined ? {} : { image }) })
-        }))
+        })
+      )
 
     const ensureAvailable = Effect.suspend(() =>
       available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "fake runtime is unavailable" }))
@@ -340,7 +328,12 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       const key = servedKey(ref)
       const id = sha256(`image:${key}`)
       const size = config.synthesizedSize?.(ref)
-      serve({ reference: formatImageReference(ref), id, digest: ref.digest ?? sha256(`manifest:${id}`), ...(size === undefined ? {} : { size }) })
+      serve({
+        reference: formatImageReference(ref),
+        id,
+        digest: ref.digest ?? sha256(`manifest:${id}`),
+        ...(size === undefined ? {} : { size })
+      })
       return served.get(key)
     }
 
@@ -369,9 +362,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       if (Duration.isLessThanOrEqualTo(delay, timeout)) {
         return Duration.isFinite(delay) ? Effect.andThen(Effect.sleep(delay), then) : Effect.never
       }
-      return Duration.isFinite(timeout)
-        ? Effect.andThen(Effect.sleep(timeout), Effect.fail(new DeadlineExceeded({ image })))
-        : Effect.never
+      return Duration.isFinite(timeout) ? Effect.andThen(Effect.sleep(timeout), Effect.fail(new DeadlineExceeded({ image }))) : Effect.never
     }
 
     /**
@@ -388,7 +379,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
         store(target.id, target.size, ref, target.digest)
         return Effect.as(report({ bytesDone: bytesTotal, bytesTotal, percent: 100 }), target.id)
       })
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         yield* report({ bytesDone: 0, bytesTotal: 0, percent: 0 })
         if (steps === 0 || !Duration.isFinite(latency)) return yield* within(image, timeout, latency, done)
         yield* report({ bytesDone: 0, bytesTotal, percent: 0 })
@@ -419,11 +410,12 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 
         const failure = takeFailure(ref)
         if (failure !== undefined) {
-          const after = failure.after !== undefined
-            ? Duration.fromInputUnsafe(failure.after)
-            : failure.kind === "DeadlineExceeded"
-            ? timeout
-            : Duration.zero
+          const after =
+            failure.after !== undefined
+              ? Duration.fromInputUnsafe(failure.after)
+              : failure.kind === "DeadlineExceeded"
+                ? timeout
+                : Duration.zero
           return within(image, timeout, after, Effect.fail(criError(failure.kind, image, failure.message)))
         }
 
@@ -441,7 +433,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       })
 
     const pullImage = (request: PullRequest): Effect.Effect<string, CriError> =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const startedAt = yield* now
         calls.push({ method: "pullImage", image: request.image, at: startedAt })
         const index = pulls.length
@@ -459,7 +451,8 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
             Effect.sync(() => {
               const current = pulls[index]
               if (current !== undefined) pulls[index] = { ...current, endedAt, outcome }
-            }))
+            })
+          )
         return yield* attempt(request).pipe(
           Effect.tap((imageId) => finish({ _tag: "Succeeded", imageId })),
           Effect.tapError((error) => finish({ _tag: "Failed", error })),
@@ -469,10 +462,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       })
 
     const runtime = CriRuntime.of({
-      version: record("version").pipe(
-        Effect.andThen(ensureAvailable),
-        Effect.as(config.version ?? defaultVersion)
-      ),
+      version: record("version").pipe(Effect.andThen(ensureAvailable), Effect.as(config.version ?? defaultVersion)),
       pullImage,
       imageStatus: (image) =>
         record("imageStatus", image).pipe(
@@ -487,12 +477,14 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       removeImage: (image) =>
         record("removeImage", image).pipe(
           Effect.andThen(ensureAvailable),
-          Effect.andThen(Effect.sync(() => {
-            const found = find(image)
-            if (found === undefined) return
-            node.delete(found.id)
-            for (const name of recordNames(found)) labels.delete(name)
-          }))
+          Effect.andThen(
+            Effect.sync(() => {
+              const found = find(image)
+              if (found === undefined) return
+              node.delete(found.id)
+              for (const name of recordNames(found)) labels.delete(name)
+            })
+          )
         )
     })
 
@@ -508,15 +500,17 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       setLabels: (name, changes) =>
         record("setImageLabels", name).pipe(
           Effect.andThen(labelsAvailable),
-          Effect.andThen(Effect.sync(() => {
-            if (!records().some((r) => r.name === name)) return
-            const current = labels.get(name) ?? new Map<string, string>()
-            for (const [key, value] of Object.entries(changes)) {
-              if (value === undefined) current.delete(key)
-              else current.set(key, value)
-            }
-            labels.set(name, current)
-          }))
+          Effect.andThen(
+            Effect.sync(() => {
+              if (!records().some((r) => r.name === name)) return
+              const current = labels.get(name) ?? new Map<string, string>()
+              for (const [key, value] of Object.entries(changes)) {
+                if (value === undefined) current.delete(key)
+                else current.set(key, value)
+              }
+              labels.set(name, current)
+            })
+          )
         )
     })
 
@@ -565,12 +559,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 /** Provides the CriRuntime and ImageLabels the daemon uses and the FakeCriRuntime handle tests script. */
 export const fakeCriRuntimeLayer = (config: FakeCriConfig = {}): Layer.Layer<CriRuntime | ImageLabels | FakeCriRuntime> =>
   Layer.effectContext(
-    Effect.map(
-      makeFakeCriRuntime(config),
-      (handle) =>
-        Context.make(FakeCriRuntime, handle).pipe(
-          Context.add(CriRuntime, handle.runtime),
-          Context.add(ImageLabels, handle.imageLabels)
-        )
+    Effect.map(makeFakeCriRuntime(config), (handle) =>
+      Context.make(FakeCriRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
     )
   )

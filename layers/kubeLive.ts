@@ -67,7 +67,7 @@ const validate = (options: KubeLiveOptions): Effect.Effect<void, KubeConfigError
 }
 
 /** A KubeApi on an already loaded KubeConfig; its connections close with the scope. */
-export const makeFromConfig = Effect.fnUntraced(function*(
+export const makeFromConfig = Effect.fnUntraced(function* (
   config: KubeConfig,
   options: KubeLiveOptions
 ): Effect.fn.Return<KubeApi["Service"], KubeConfigError, Scope.Scope> {
@@ -90,12 +90,17 @@ export const makeFromConfig = Effect.fnUntraced(function*(
     Effect.flatMap(transport.send(request, target), (answer): Effect.Effect<KubeObject, E | Unavailable> => {
       if (answer.status < 200 || answer.status >= 300) return Effect.fail(narrow(kubeErrorOf(answer.status, answer.body, target), target))
       const object = asKubeObject(answer.body)
-      return object === undefined
-        ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`))
-        : Effect.succeed(object)
+      return object === undefined ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`)) : Effect.succeed(object)
     })
 
-  const write = (verb: "update" | "patch", resource: Resource, name: string, namespace: string | undefined, subresource: Subresource | undefined, body: unknown) =>
+  const write = (
+    verb: "update" | "patch",
+    resource: Resource,
+    name: string,
+    namespace: string | undefined,
+    subresource: Subresource | undefined,
+    body: unknown
+  ) =>
     send(
       {
         method: verb === "update" ? "PUT" : "PATCH",
@@ -109,32 +114,54 @@ export const makeFromConfig = Effect.fnUntraced(function*(
 
   return KubeApi.of({
     get: (resource, key) =>
-      send({ method: "GET", path: objectPath(resource, key.namespace, key.name) }, targetOf("get", resource, key.name, key.namespace), asReadError),
+      send(
+        { method: "GET", path: objectPath(resource, key.namespace, key.name) },
+        targetOf("get", resource, key.name, key.namespace),
+        asReadError
+      ),
 
     list: (resource, options = {}) => listPages(transport, resource, options, pageSize),
 
     watch: (resource, options) =>
-      Stream.unwrap(Effect.map(Random.nextIntBetween(watchTimeoutSeconds.min, watchTimeoutSeconds.max, { halfOpen: true }), (timeoutSeconds) =>
-        watchStream(transport, limiter, {
-          path: collectionPath(resource, options.namespace),
-          query: {
-            resourceVersion: options.resourceVersion === "" ? undefined : options.resourceVersion,
-            allowWatchBookmarks: true,
-            labelSelector: options.labelSelector === "" ? undefined : options.labelSelector,
-            fieldSelector: options.fieldSelector === "" ? undefined : options.fieldSelector,
-            timeoutSeconds
-          },
-          idleTimeoutMillis: timeoutSeconds * 1000 + watchGraceMillis
-        }, targetOf("watch", resource, "", options.namespace)))),
+      Stream.unwrap(
+        Effect.map(Random.nextIntBetween(watchTimeoutSeconds.min, watchTimeoutSeconds.max, { halfOpen: true }), (timeoutSeconds) =>
+          watchStream(
+            transport,
+            limiter,
+            {
+              path: collectionPath(resource, options.namespace),
+              query: {
+                resourceVersion: options.resourceVersion === "" ? undefined : options.resourceVersion,
+                allowWatchBookmarks: true,
+                labelSelector: options.labelSelector === "" ? undefined : options.labelSelector,
+                fieldSelector: options.fieldSelector === "" ? undefined : options.fieldSelector,
+                timeoutSeconds
+              },
+              idleTimeoutMillis: timeoutSeconds * 1000 + watchGraceMillis
+            },
+            targetOf("watch", resource, "", options.namespace)
+          )
+        )
+      ),
 
     create: (resource, object: KubeObject) => {
       const { name, generateName, namespace } = object.metadata
       const target = targetOf("create", resource, name ?? generateName ?? "", namespace)
       // There is no collection to post to: the same answer as the in-memory server, without a request.
       if (resource.namespaced && (namespace === undefined || namespace === "")) {
-        return Effect.fail(new Invalid({ kind: resource.kind, objectName: target.name, causes: [{ field: "metadata.namespace", message: "Required value" }] }))
+        return Effect.fail(
+          new Invalid({
+            kind: resource.kind,
+            objectName: target.name,
+            causes: [{ field: "metadata.namespace", message: "Required value" }]
+          })
+        )
       }
-      return send({ method: "POST", path: collectionPath(resource, namespace), body: withTypeMeta(resource, object) }, target, asCreateError)
+      return send(
+        { method: "POST", path: collectionPath(resource, namespace), body: withTypeMeta(resource, object) },
+        target,
+        asCreateError
+      )
     },
 
     update: (resource, object, subresource) =>
@@ -144,16 +171,21 @@ export const makeFromConfig = Effect.fnUntraced(function*(
     patch: (resource, key, patch, subresource) => write("patch", resource, key.name, key.namespace, subresource, patch),
 
     delete: (resource, key, preconditions) => {
-      const body = preconditions?.uid === undefined
-        ? undefined
-        : { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: preconditions.uid } }
+      const body =
+        preconditions?.uid === undefined
+          ? undefined
+          : { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: preconditions.uid } }
       const target = targetOf("delete", resource, key.name, key.namespace)
       // A 200 carries the object (still finalizing) or a Status (gone); either way it is deleted as far as we care.
       return Effect.flatMap(
-        transport.send({ method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) }, target),
-        (answer) => answer.status >= 200 && answer.status < 300
-          ? Effect.void
-          : Effect.fail(asDeleteError(kubeErrorOf(answer.status, answer.body, target), target))
+        transport.send(
+          { method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) },
+          target
+        ),
+        (answer) =>
+          answer.status >= 200 && answer.status < 300
+            ? Effect.void
+            : Effect.fail(asDeleteError(kubeErrorOf(answer.status, answer.body, target), target))
       )
     }
   })
@@ -165,6 +197,5 @@ export const make = (options: KubeLiveOptions): Effect.Effect<KubeApi["Service"]
 
 export const KubeLive = {
   /** The live KubeApi, counting its requests in preheat_api_requests_total. */
-  layer: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics> =>
-    withApiMetrics(Layer.effect(KubeApi, make(options)))
+  layer: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics> => withApiMetrics(Layer.effect(KubeApi, make(options)))
 }

@@ -96,11 +96,8 @@ class DueHeap {
  * both FIFO among due keys and "a due key never waits behind a delayed one". Keys being worked
  * on are not in the heap; a re-add for them is parked until `done`.
  */
-export const makeWorkQueue = (
-  name: string,
-  observer: QueueObserver = {}
-): Effect.Effect<WorkQueue, never, Scope.Scope> =>
-  Effect.gen(function*() {
+export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effect.Effect<WorkQueue, never, Scope.Scope> =>
+  Effect.gen(function* () {
     const clock = yield* Clock.Clock
     const heap = new DueHeap()
     const waiting = new Map<string, Entry>()
@@ -179,28 +176,28 @@ export const makeWorkQueue = (
     }
 
     const wait = (signal: Deferred.Deferred<void>, millis: number | undefined): Effect.Effect<void> =>
-      millis === undefined
-        ? Deferred.await(signal)
-        : Effect.raceFirst(Deferred.await(signal), clock.sleep(Duration.millis(millis)))
+      millis === undefined ? Deferred.await(signal) : Effect.raceFirst(Deferred.await(signal), clock.sleep(Duration.millis(millis)))
 
     /**
      * Only the wait is interruptible. The key is taken off the heap and handed to the caller in
      * one uninterruptible step, so a caller that is itself uninterruptible (runWorkers) cannot be
      * interrupted between receiving a key and registering its `done`.
      */
-    const take: Effect.Effect<string> = Effect.uninterruptible(Effect.gen(function*() {
-      while (true) {
-        const next = poll()
-        switch (next._tag) {
-          case "Key":
-            return next.key
-          case "Closed":
-            return yield* Effect.interrupt
-          case "Wait":
-            yield* Effect.interruptible(wait(next.signal, next.millis))
+    const take: Effect.Effect<string> = Effect.uninterruptible(
+      Effect.gen(function* () {
+        while (true) {
+          const next = poll()
+          switch (next._tag) {
+            case "Key":
+              return next.key
+            case "Closed":
+              return yield* Effect.interrupt
+            case "Wait":
+              yield* Effect.interruptible(wait(next.signal, next.millis))
+          }
         }
-      }
-    }))
+      })
+    )
 
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {

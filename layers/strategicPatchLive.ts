@@ -16,7 +16,7 @@ export const StrategicPatchLive = {
   layer: (config: KubeConfig, userAgent: string): Layer.Layer<StrategicPatch, KubeConfigError> =>
     Layer.effect(
       StrategicPatch,
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const transport = yield* makeTransport(config, {
           userAgent,
           limiter: makeRateLimiter({ qps: 5, burst: 10 }),

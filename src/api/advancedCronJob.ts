@@ -24,7 +24,8 @@ export const maxScheduleLength = 1024
 
 export const advancedCronJobNameMaxLength = 63
 export const advancedCronJobNamePattern = "^[a-zA-Z0-9\\-]+$"
-export const advancedCronJobNameMessage = "AdvancedCronJob name must consist of alphanumeric characters or '-' " +
+export const advancedCronJobNameMessage =
+  "AdvancedCronJob name must consist of alphanumeric characters or '-' " +
   `(e.g. 'example-com', regex used for validation is '${advancedCronJobNamePattern}')`
 
 const literal = (text: string): string => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`
@@ -40,8 +41,7 @@ export const bothTimeZonesMessage = "cannot use both timeZone field and TZ or CR
 export const emptyTimeZoneMessage = "timeZone must be nil or non-empty string"
 export const localTimeZoneMessage = "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
 
-export const completionPolicyOnlyAlwaysMessage = (type: string): string =>
-  `completionPolicy only support Always, current: ${type}`
+export const completionPolicyOnlyAlwaysMessage = (type: string): string => `completionPolicy only support Always, current: ${type}`
 export const templateDeadlineMessage = (value: number | string): string =>
   `activeDeadlineSeconds must be no more than ${maxTemplateActiveDeadlineSeconds}, current: ${value}`
 export const templateTtlMessage = (value: number | string): string =>
@@ -73,13 +73,15 @@ const ImageListPullJobTemplate = Schema.Struct({
         fieldPath: ".spec.completionPolicy.type"
       },
       {
-        rule: `!has(${completionPolicy}) || !has(${completionPolicy}.activeDeadlineSeconds) || ` +
+        rule:
+          `!has(${completionPolicy}) || !has(${completionPolicy}.activeDeadlineSeconds) || ` +
           `${completionPolicy}.activeDeadlineSeconds <= ${maxTemplateActiveDeadlineSeconds}`,
         messageExpression: `${literal(templateDeadlineMessage(""))} + string(${completionPolicy}.activeDeadlineSeconds)`,
         fieldPath: ".spec.completionPolicy.activeDeadlineSeconds"
       },
       {
-        rule: `!has(${completionPolicy}) || !has(${completionPolicy}.ttlSecondsAfterFinished) || ` +
+        rule:
+          `!has(${completionPolicy}) || !has(${completionPolicy}.ttlSecondsAfterFinished) || ` +
           `${completionPolicy}.ttlSecondsAfterFinished <= ${maxTemplateTtlSecondsAfterFinished}`,
         messageExpression: `${literal(templateTtlMessage(""))} + string(${completionPolicy}.ttlSecondsAfterFinished)`,
         fieldPath: ".spec.completionPolicy.ttlSecondsAfterFinished"
@@ -166,24 +168,22 @@ export const AdvancedCronJobSpec = Schema.Struct({
   template: CronJobTemplate
 }).pipe(
   withOpenApi({
-    "x-kubernetes-validations": [{
-      rule: "!(has(self.timeZone) && self.schedule.contains('TZ'))",
-      message: bothTimeZonesMessage,
-      fieldPath: ".schedule"
-    }]
+    "x-kubernetes-validations": [
+      {
+        rule: "!(has(self.timeZone) && self.schedule.contains('TZ'))",
+        message: bothTimeZonesMessage,
+        fieldPath: ".schedule"
+      }
+    ]
   }),
   described("AdvancedCronJobSpec defines the desired state of AdvancedCronJob.")
 )
 export type AdvancedCronJobSpec = typeof AdvancedCronJobSpec.Type
 
 export const AdvancedCronJobStatus = Schema.Struct({
-  type: Schema.optionalKey(
-    Schema.String.pipe(described("The kind of job the template creates: Job, BroadcastJob or ImageListPullJob."))
-  ),
+  type: Schema.optionalKey(Schema.String.pipe(described("The kind of job the template creates: Job, BroadcastJob or ImageListPullJob."))),
   active: Schema.optionalKey(Schema.Array(ObjectReference).pipe(described("A list of pointers to currently running jobs."))),
-  lastScheduleTime: Schema.optionalKey(
-    Timestamp.pipe(described("Information when was the last time the job was successfully scheduled."))
-  ),
+  lastScheduleTime: Schema.optionalKey(Timestamp.pipe(described("Information when was the last time the job was successfully scheduled."))),
   conditions: Schema.optionalKey(
     Schema.Array(Condition).pipe(described("Standard conditions: Supported (whether preheat acts on the template)."))
   )

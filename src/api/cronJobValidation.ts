@@ -43,10 +43,10 @@ export const templateKindOf = (spec: AdvancedCronJobSpec): TemplateKind | undefi
   spec.template.jobTemplate !== undefined
     ? "Job"
     : spec.template.imageListPullJobTemplate !== undefined
-    ? "ImageListPullJob"
-    : spec.template.broadcastJobTemplate !== undefined
-    ? "BroadcastJob"
-    : undefined
+      ? "ImageListPullJob"
+      : spec.template.broadcastJobTemplate !== undefined
+        ? "BroadcastJob"
+        : undefined
 
 const validateTemplates = (spec: AdvancedCronJobSpec): ReadonlyArray<FieldError> => {
   const { broadcastJobTemplate, imageListPullJobTemplate, jobTemplate } = spec.template

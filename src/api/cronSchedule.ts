@@ -34,7 +34,8 @@ const zonePrefix = "(?:(?:CRON_TZ|TZ)=[^ ]* +)?"
 /** The whole schedule, surrounding blanks allowed (ParseStandard trims them). */
 export const scheduleGrammar = `^\\s*${zonePrefix}(?:${descriptors}|@every ${goDuration}|${fields})\\s*$`
 
-export const scheduleHelp = "expected 5 fields (minute hour day-of-month month day-of-week), " +
+export const scheduleHelp =
+  "expected 5 fields (minute hour day-of-month month day-of-week), " +
   "@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>, " +
   "optionally after CRON_TZ=<zone> or TZ=<zone>"
 
@@ -57,7 +58,14 @@ const descriptorPatterns: Readonly<Record<string, string>> = {
 }
 
 const durationUnits: Readonly<Record<string, number>> = {
-  ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000
+  ns: 1e-6,
+  us: 1e-3,
+  µs: 1e-3,
+  μs: 1e-3,
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000
 }
 
 const parseGoDuration = (text: string): number => {
@@ -91,7 +99,13 @@ export const isKnownTimeZone = (zone: string): boolean => {
 const grammar = new RegExp(scheduleGrammar)
 
 /** Each field's [min, max], in the order of the five fields. */
-const fieldBounds: ReadonlyArray<readonly [number, number]> = [[0, 59], [0, 23], [1, 31], [1, 12], [0, 6]]
+const fieldBounds: ReadonlyArray<readonly [number, number]> = [
+  [0, 59],
+  [0, 23],
+  [1, 31],
+  [1, 12],
+  [0, 6]
+]
 
 /**
  * A field as croner reads what robfig means: `?` is a wildcard (croner would read it as "now"),
@@ -99,12 +113,16 @@ const fieldBounds: ReadonlyArray<readonly [number, number]> = [[0, 59], [0, 23],
  * it) becomes just that start.
  */
 const forCroner = (field: string, [min, max]: readonly [number, number]): string =>
-  field.replaceAll("?", "*").split(",").map((item) => {
-    const [range = "", step] = item.split("/")
-    if (step === undefined || Number(step) <= max) return item
-    const start = range.split("-")[0]!
-    return start === "*" ? String(min) : start
-  }).join(",")
+  field
+    .replaceAll("?", "*")
+    .split(",")
+    .map((item) => {
+      const [range = "", step] = item.split("/")
+      if (step === undefined || Number(step) <= max) return item
+      const start = range.split("-")[0]!
+      return start === "*" ? String(min) : start
+    })
+    .join(",")
 
 /**
  * A schedule and its time zone as upstream's controller reads them (formatSchedule): a zone in
@@ -124,7 +142,12 @@ export const parseSchedule = (schedule: string, timeZone?: string): Result.Resul
   zone = zone === undefined || zone === "" || zone === "Local" ? "UTC" : zone
   if (!isKnownTimeZone(zone)) return Result.fail(`invalid schedule ${schedule}: unknown time zone ${zone}`)
   if (spec.startsWith("@every ")) return Result.succeed(every(parseGoDuration(spec.slice("@every ".length))))
-  const pattern = descriptorPatterns[spec] ?? spec.split(/\s+/).map((f, i) => forCroner(f, fieldBounds[i]!)).join(" ")
+  const pattern =
+    descriptorPatterns[spec] ??
+    spec
+      .split(/\s+/)
+      .map((f, i) => forCroner(f, fieldBounds[i]!))
+      .join(" ")
   try {
     const cron = new Cron(pattern, { timezone: zone, mode: "5-part", sloppyRanges: true, paused: true })
     return Result.succeed({ next: (after) => cron.nextRun(new Date(after))?.getTime() })

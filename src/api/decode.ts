@@ -38,19 +38,13 @@ const objectDecoder = <S extends Schema.Top & { readonly DecodingServices: never
       return Result.fail(new InvalidObject({ kind, name: nameOf(input), errors }))
     }
     const errors = validate(decoded.success)
-    return errors.length === 0
-      ? Result.succeed(decoded.success)
-      : Result.fail(new InvalidObject({ kind, name: nameOf(input), errors }))
+    return errors.length === 0 ? Result.succeed(decoded.success) : Result.fail(new InvalidObject({ kind, name: nameOf(input), errors }))
   }
 }
 
 export const decodeImagePullJob = objectDecoder("ImagePullJob", ImagePullJob, (job) => validateImagePullJobSpec(job.spec))
 
-export const decodeImageListPullJob = objectDecoder(
-  "ImageListPullJob",
-  ImageListPullJob,
-  (job) => validateImageListPullJobSpec(job.spec)
-)
+export const decodeImageListPullJob = objectDecoder("ImageListPullJob", ImageListPullJob, (job) => validateImageListPullJobSpec(job.spec))
 
 export const decodeNodeImage = objectDecoder("NodeImage", NodeImage, (node) => validateNodeImageSpec(node.spec))
 

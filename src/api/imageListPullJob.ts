@@ -41,13 +41,9 @@ export const ImageListPullJobStatus = Schema.Struct({
   active: counter("Number of child jobs still running."),
   completed: counter("Number of child jobs completed."),
   succeeded: counter("Number of child jobs that succeeded on every node."),
-  failedImageStatuses: Schema.optionalKey(
-    Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))
-  ),
+  failedImageStatuses: Schema.optionalKey(Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))),
   conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
-  observedGeneration: Schema.optionalKey(
-    NonNegativeInt.pipe(described("The metadata.generation this status was computed for."))
-  )
+  observedGeneration: Schema.optionalKey(NonNegativeInt.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress aggregated from the child ImagePullJobs."))
 export type ImageListPullJobStatus = typeof ImageListPullJobStatus.Type
 

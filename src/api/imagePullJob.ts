@@ -23,14 +23,10 @@ export const ImagePullJobStatus = Schema.Struct({
   active: counter("Number of nodes pulling the image now."),
   succeeded: counter("Number of nodes that pulled the image."),
   failed: counter("Number of nodes that failed to pull the image."),
-  failedNodes: Schema.optionalKey(
-    Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))
-  ),
+  failedNodes: Schema.optionalKey(Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))),
   message: Schema.optionalKey(Schema.String.pipe(described("Progress in words, e.g. job is running, progress 42.0%."))),
   conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
-  observedGeneration: Schema.optionalKey(
-    NonNegativeInt.pipe(described("The metadata.generation this status was computed for."))
-  )
+  observedGeneration: Schema.optionalKey(NonNegativeInt.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress of the job, written by the controller."))
 export type ImagePullJobStatus = typeof ImagePullJobStatus.Type
 

@@ -89,10 +89,7 @@ export const reasons = {
 // Upstream's splitDockerDomain rule: only something that cannot be a repository path
 // component (a dot, a port colon, uppercase) or the literal `localhost` is a registry.
 const looksLikeDomain = (component: string): boolean =>
-  component.includes(".") ||
-  component.includes(":") ||
-  component === "localhost" ||
-  component.toLowerCase() !== component
+  component.includes(".") || component.includes(":") || component === "localhost" || component.toLowerCase() !== component
 
 const splitDomain = (name: string): { readonly domain: string; readonly path: string } => {
   const slash = name.indexOf("/")
@@ -153,12 +150,7 @@ export const parseImageReference = (input: string): Result.Result<ImageReference
 
 // exactOptionalPropertyTypes: absent parts are left out rather than set to undefined, so
 // parsed references compare equal to hand-written ones.
-const makeReference = (
-  domain: string,
-  path: string,
-  tag: string | undefined,
-  digest: string | undefined
-): ImageReference => ({
+const makeReference = (domain: string, path: string, tag: string | undefined, digest: string | undefined): ImageReference => ({
   domain,
   path,
   ...(tag === undefined ? {} : { tag }),
@@ -166,9 +158,7 @@ const makeReference = (
 })
 
 export const formatImageReference = (ref: ImageReference): string =>
-  `${ref.domain}/${ref.path}` +
-  (ref.tag === undefined ? "" : `:${ref.tag}`) +
-  (ref.digest === undefined ? "" : `@${ref.digest}`)
+  `${ref.domain}/${ref.path}${ref.tag === undefined ? "" : `:${ref.tag}`}${ref.digest === undefined ? "" : `@${ref.digest}`}`
 
 export const familiarName = (ref: ImageReference): string => {
   if (ref.domain !== defaultDomain) return `${ref.domain}/${ref.path}`

@@ -53,37 +53,44 @@ const longerThan = (limit: number): string => {
   const hub = "docker.io".length + 1
   const library = "library/".length
   const length = (adjust: number) => limit + 1 - adjust
-  return `(${hasDomain} ? (` +
+  return (
+    `(${hasDomain} ? (` +
     `self.startsWith('index.docker.io/') ? (${pathHasSlash} ? ${at(length(-6), withDomain)} : ${at(length(library - 6), withDomain)}) : ` +
     `self.startsWith('docker.io/') ? (${pathHasSlash} ? ${at(length(0), withDomain)} : ${at(length(library), withDomain)}) : ` +
     `${at(length(0), withDomain)}` +
     `) : (${matches("^[^:@]*/")} ? ${matches(`^[^:@]{${length(hub)}}`)} : ${matches(`^[^:@]{${length(hub + library)}}`)}))`
+  )
 }
 
-const tagValid = `(${hasDomain} ? ${matches(`${firstComponent}[^:@]*(?::${tag})?(?:@${any}*)?$`)} : ${
-  matches(`^[^:@]*(?::${tag})?(?:@${any}*)?$`)
-})`
+const tagValid = `(${hasDomain} ? ${matches(`${firstComponent}[^:@]*(?::${tag})?(?:@${any}*)?$`)} : ${matches(
+  `^[^:@]*(?::${tag})?(?:@${any}*)?$`
+)})`
 
 const digestReason = (): string => {
   const afterAt = "^[^@]*@"
-  const known = [...digestHexLength].map(([algorithm, length]) =>
-    `self.matches(${literal(`${afterAt}${algorithm}:`)}) ? (` +
-    `!${matches(`${afterAt}${algorithm}:${any}{${length}}$`)} ? ${literal(reasons.digestLength)} : ` +
-    `!${matches(`${afterAt}${algorithm}:[a-f0-9]{${length}}$`)} ? ${literal(reasons.digest)} : '') : `
-  ).join("")
-  return `(!${matches(`${afterAt}(?:${digestAlgorithm}):${any}`)} ? ${literal(reasons.digest)} : ${known}` +
+  const known = [...digestHexLength]
+    .map(
+      ([algorithm, length]) =>
+        `self.matches(${literal(`${afterAt}${algorithm}:`)}) ? (` +
+        `!${matches(`${afterAt}${algorithm}:${any}{${length}}$`)} ? ${literal(reasons.digestLength)} : ` +
+        `!${matches(`${afterAt}${algorithm}:[a-f0-9]{${length}}$`)} ? ${literal(reasons.digest)} : '') : `
+    )
+    .join("")
+  return (
+    `(!${matches(`${afterAt}(?:${digestAlgorithm}):${any}`)} ? ${literal(reasons.digest)} : ${known}` +
     `${matches(`${afterAt}(?:${digestAlgorithm}):(?:${digestHex})$`)} ? ${literal(reasons.algorithm)} : ${literal(reasons.digest)})`
+  )
 }
 
 /** Why a non-empty reference is invalid, in the parser's order; '' when it is valid. */
-const reason = [
+const reason = `${[
   `${matches(`^${identifier}$`)} ? ${literal(reasons.identifier)}`,
   `${hasDomain} && !${domainValid} ? ${literal(reasons.format)}`,
   `!${pathValid(remoteName)} ? (${pathValid(caseInsensitive(remoteName))} ? ${literal(reasons.lowercase)} : ${literal(reasons.format)})`,
   `${longerThan(nameTotalLengthMax)} ? ${literal(reasons.tooLong)}`,
   `!${tagValid} ? ${literal(reasons.tag)}`,
   `!self.contains('@') ? ''`
-].join(" : ") + ` : ${digestReason()}`
+].join(" : ")} : ${digestReason()}`
 
 /** The rules of an image field: not empty, then a valid reference (SPEC §1 messages). */
 export const imageCelRules: ReadonlyArray<CelRule> = [

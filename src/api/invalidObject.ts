@@ -15,7 +15,7 @@ export class InvalidObject extends Schema.TaggedError<InvalidObject>()("InvalidO
 }
 
 export const formatFieldErrors = (errors: ReadonlyArray<FieldError>): string =>
-  errors.map((e) => e.path === "" ? e.message : `${e.path}: ${e.message}`).join("; ")
+  errors.map((e) => (e.path === "" ? e.message : `${e.path}: ${e.message}`)).join("; ")
 
 /** `spec.images["nginx"].tags[0]`: the field-path form kubectl users see from the API server. */
 export const fieldPath = (segments: ReadonlyArray<PropertyKey>): string =>

@@ -22,14 +22,16 @@ export const imagePullPolicies = ["Always", "IfNotPresent"] as const
 export const Parallelism = Schema.Union([Schema.Int, Schema.String]).pipe(
   withOpenApi({
     "x-kubernetes-int-or-string": true,
-    "x-kubernetes-validations": [{
-      rule: "type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$') || self.matches('^[0-9]{1,9}$')",
-      message: parallelismMessage
-    }]
+    "x-kubernetes-validations": [
+      {
+        rule: "type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$') || self.matches('^[0-9]{1,9}$')",
+        message: parallelismMessage
+      }
+    ]
   }),
   described(
-    "The maximal number of nodes pulling this image at the same time: an integer (also as a string, \"4\"), " +
-      "or a percentage of the desired nodes (\"25%\", rounded up). 0 pauses the job. Defaults to 1."
+    'The maximal number of nodes pulling this image at the same time: an integer (also as a string, "4"), ' +
+      'or a percentage of the desired nodes ("25%", rounded up). 0 pauses the job. Defaults to 1.'
   )
 )
 export type Parallelism = typeof Parallelism.Type
@@ -39,10 +41,12 @@ export const ImagePullJobNodeSelector = Schema.Struct({
     Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: 253 }))).pipe(
       withOpenApi({
         maxItems: maxNodeNames,
-        "x-kubernetes-validations": [{
-          rule: "self.all(n, self.exists_one(m, m == n))",
-          message: "duplicated name in selector names"
-        }]
+        "x-kubernetes-validations": [
+          {
+            rule: "self.all(n, self.exists_one(m, m == n))",
+            message: "duplicated name in selector names"
+          }
+        ]
       }),
       described("Names of the nodes to pull on, in this order. Cannot be combined with a label selector.")
     )
@@ -50,16 +54,17 @@ export const ImagePullJobNodeSelector = Schema.Struct({
   ...LabelSelector.fields
 }).pipe(
   withOpenApi({
-    "x-kubernetes-validations": [{
-      rule: "!(has(self.names) && size(self.names) > 0 && " +
-        "((has(self.matchLabels) && size(self.matchLabels) > 0) || " +
-        "(has(self.matchExpressions) && size(self.matchExpressions) > 0)))",
-      message: "can not set both names and labelSelector in this spec.selector"
-    }]
+    "x-kubernetes-validations": [
+      {
+        rule:
+          "!(has(self.names) && size(self.names) > 0 && " +
+          "((has(self.matchLabels) && size(self.matchLabels) > 0) || " +
+          "(has(self.matchExpressions) && size(self.matchExpressions) > 0)))",
+        message: "can not set both names and labelSelector in this spec.selector"
+      }
+    ]
   }),
-  described(
-    "Which nodes to pull on: a list of names or a label selector (not both). Absent or empty: all nodes."
-  )
+  described("Which nodes to pull on: a list of names or a label selector (not both). Absent or empty: all nodes.")
 )
 export type ImagePullJobNodeSelector = typeof ImagePullJobNodeSelector.Type
 
@@ -68,10 +73,12 @@ export const CompletionPolicy = Schema.Struct({
     // A rule rather than an enum, so the API server refuses in upstream's words.
     withOpenApi({
       maxLength: 64,
-      "x-kubernetes-validations": [{
-        rule: `self in [${completionPolicyTypes.map((t) => `'${t}'`).join(", ")}]`,
-        messageExpression: "'unknown type of completionPolicy: ' + self"
-      }]
+      "x-kubernetes-validations": [
+        {
+          rule: `self in [${completionPolicyTypes.map((t) => `'${t}'`).join(", ")}]`,
+          messageExpression: "'unknown type of completionPolicy: ' + self"
+        }
+      ]
     }),
     described(
       "Always: the job runs once and completes when every node succeeded or failed. " +
@@ -89,10 +96,12 @@ export const CompletionPolicy = Schema.Struct({
   )
 }).pipe(
   withOpenApi({
-    "x-kubernetes-validations": [{
-      rule: "!has(self.type) || self.type == 'Always' || (!has(self.activeDeadlineSeconds) && !has(self.ttlSecondsAfterFinished))",
-      message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
-    }]
+    "x-kubernetes-validations": [
+      {
+        rule: "!has(self.type) || self.type == 'Always' || (!has(self.activeDeadlineSeconds) && !has(self.ttlSecondsAfterFinished))",
+        message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
+      }
+    ]
   }),
   described("When the job completes and when it is cleaned up.")
 )
@@ -123,8 +132,7 @@ export const jobTemplateFields = {
   podSelector: Schema.optionalKey(
     LabelSelector.pipe(
       described(
-        "Pull on the nodes running active pods of the job's namespace that match this selector. " +
-          "Cannot be combined with selector."
+        "Pull on the nodes running active pods of the job's namespace that match this selector. " + "Cannot be combined with selector."
       )
     )
   ),
@@ -145,8 +153,7 @@ export const jobTemplateFields = {
   )
 }
 
-export const deadlineMessage =
-  `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default ${defaultTimeoutSeconds})`
+export const deadlineMessage = `completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default ${defaultTimeoutSeconds})`
 
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
@@ -160,7 +167,8 @@ export const jobSpecCelRules = [
  * timeout above the deadline is refused, so equal values (its own e2e jobs use 50/50) pass.
  */
 export const deadlineCelRule = {
-  rule: "!has(self.completionPolicy) || !has(self.completionPolicy.activeDeadlineSeconds) || " +
+  rule:
+    "!has(self.completionPolicy) || !has(self.completionPolicy.activeDeadlineSeconds) || " +
     "self.completionPolicy.activeDeadlineSeconds >= " +
     `(has(self.pullPolicy) && has(self.pullPolicy.timeoutSeconds) ? self.pullPolicy.timeoutSeconds : ${defaultTimeoutSeconds})`,
   message: deadlineMessage

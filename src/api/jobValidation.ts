@@ -14,8 +14,9 @@ type JobTemplate = Omit<ImagePullJobSpec, "image">
 const hasLabels = (s: ImagePullJobNodeSelector): boolean =>
   Object.keys(s.matchLabels ?? {}).length > 0 || (s.matchExpressions ?? []).length > 0
 
-const duplicates = (items: ReadonlyArray<string>): ReadonlyArray<string> =>
-  [...new Set(items.filter((item, i) => items.indexOf(item) !== i))]
+const duplicates = (items: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...new Set(items.filter((item, i) => items.indexOf(item) !== i))
+]
 
 /** Upstream's ImagePullJob rules (SPEC §1), every one checked so all are reported together. */
 export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {

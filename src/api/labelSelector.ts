@@ -15,14 +15,16 @@ export const LabelSelectorRequirement = Schema.Struct({
   // Any string decodes: validateLabelSelector reports an unknown operator with
   // apimachinery's wording instead of a generic decoding error.
   operator: Schema.String.pipe(withOpenApi({ maxLength: maxOperatorLength })).annotate({
-    description: "How the key relates to the values. One of: In (the label value is one of `values`), " +
+    description:
+      "How the key relates to the values. One of: In (the label value is one of `values`), " +
       "NotIn (the label is absent or its value is not one of `values`), Exists (the label is present), " +
       "DoesNotExist (the label is absent)."
     // No `examples`: CRD structural schemas reject that keyword; generators use labelSelectorOperators.
   }),
   values: Schema.optionalKey(
     Schema.Array(Schema.String).annotate({
-      description: "Label values to compare against. Required and non-empty when the operator is In or NotIn; " +
+      description:
+        "Label values to compare against. Required and non-empty when the operator is In or NotIn; " +
         "must be omitted or empty when the operator is Exists or DoesNotExist."
     })
   )
@@ -34,18 +36,21 @@ export type LabelSelectorRequirement = typeof LabelSelectorRequirement.Type
 export const LabelSelector = Schema.Struct({
   matchLabels: Schema.optionalKey(
     Schema.Record(Schema.String, Schema.String).annotate({
-      description: "Exact label matches: each key/value pair must be present on the object. " +
+      description:
+        "Exact label matches: each key/value pair must be present on the object. " +
         "Equivalent to an In requirement with that single value."
     })
   ),
   matchExpressions: Schema.optionalKey(
-    Schema.Array(LabelSelectorRequirement).pipe(withOpenApi({ maxItems: maxMatchExpressions })).annotate({
-      description: "Label conditions that must all hold."
-    })
+    Schema.Array(LabelSelectorRequirement)
+      .pipe(withOpenApi({ maxItems: maxMatchExpressions }))
+      .annotate({
+        description: "Label conditions that must all hold."
+      })
   )
 }).annotate({
-  description: "A query over labels. matchLabels and matchExpressions are combined with AND. " +
-    "An empty selector ({}) matches every object."
+  description:
+    "A query over labels. matchLabels and matchExpressions are combined with AND. " + "An empty selector ({}) matches every object."
 })
 export type LabelSelector = typeof LabelSelector.Type
 
@@ -54,16 +59,25 @@ export const isLabelSelectorOperator = (op: string): op is LabelSelectorOperator
 
 // Go's %q for the strings apimachinery quotes in "Invalid value" messages.
 const goQuote = (s: string): string =>
-  "\"" + s.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => {
+  '"' +
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: Go's %q escapes exactly the control characters
+  s.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => {
     switch (c) {
-      case "\\": return "\\\\"
-      case "\"": return "\\\""
-      case "\n": return "\\n"
-      case "\r": return "\\r"
-      case "\t": return "\\t"
-      default: return "\\x" + c.charCodeAt(0).toString(16).padStart(2, "0")
+      case "\\":
+        return "\\\\"
+      case '"':
+        return '\\"'
+      case "\n":
+        return "\\n"
+      case "\r":
+        return "\\r"
+      case "\t":
+        return "\\t"
+      default:
+        return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
     }
-  }) + "\""
+  }) +
+  '"'
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 
@@ -138,13 +152,18 @@ export const matchesLabelSelector = (selector: LabelSelector, labels: Readonly<R
 const formatRequirement = (req: LabelSelectorRequirement): string => {
   const values = `(${[...(req.values ?? [])].sort(compareStrings).join(",")})`
   switch (req.operator) {
-    case "In": return `${req.key} in ${values}`
-    case "NotIn": return `${req.key} notin ${values}`
-    case "Exists": return req.key
-    case "DoesNotExist": return `!${req.key}`
+    case "In":
+      return `${req.key} in ${values}`
+    case "NotIn":
+      return `${req.key} notin ${values}`
+    case "Exists":
+      return req.key
+    case "DoesNotExist":
+      return `!${req.key}`
     // Never drop an unknown requirement (that would widen the selection): emit something the
     // API server rejects instead. Callers should only format validated selectors.
-    default: return `${req.key} ${req.operator} ${values}`
+    default:
+      return `${req.key} ${req.operator} ${values}`
   }
 }
 

@@ -25,7 +25,8 @@ export const matchExpressionsRule = (field: "selector" | "podSelector"): CelRule
   const bad = `${list}[${index}]`
   return {
     rule: `!has(self.${field}) || !has(${list}) || ${list}.all(r, ${valid("r")})`,
-    messageExpression: `'invalid ${field}: matchExpressions[' + string(${index}) + ']' + (` +
+    messageExpression:
+      `'invalid ${field}: matchExpressions[' + string(${index}) + ']' + (` +
       `${bad}.operator in ['In', 'NotIn'] ? ${quote(".values: Required value: must be specified when `operator` is 'In' or 'NotIn'")} : ` +
       `${bad}.operator in ['Exists', 'DoesNotExist'] ? ` +
       `${quote(".values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")} : ` +

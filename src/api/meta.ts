@@ -59,8 +59,6 @@ export const Condition = Schema.Struct({
   reason: Schema.optionalKey(Schema.String).pipe(described("One-word CamelCase reason for the last transition.")),
   message: Schema.optionalKey(Schema.String).pipe(described("Human-readable details of the last transition.")),
   lastTransitionTime: Schema.optionalKey(Timestamp).pipe(described("When the status last changed.")),
-  observedGeneration: Schema.optionalKey(NonNegativeInt).pipe(
-    described("The metadata.generation the condition was set for.")
-  )
+  observedGeneration: Schema.optionalKey(NonNegativeInt).pipe(described("The metadata.generation the condition was set for."))
 })
 export type Condition = typeof Condition.Type

@@ -25,20 +25,14 @@ export const TagPullPolicy = Schema.Struct({
 export type TagPullPolicy = typeof TagPullPolicy.Type
 
 export const ImageTagSpec = Schema.Struct({
-  tag: Schema.String.pipe(
-    withOpenApi({ maxLength: 128 }),
-    described("The tag, or a digest sha256:... to pull by digest.")
-  ),
+  tag: Schema.String.pipe(withOpenApi({ maxLength: 128 }), described("The tag, or a digest sha256:... to pull by digest.")),
   createdAt: Schema.optionalKey(Timestamp.pipe(described("When the task was written; the controller sets it if absent."))),
   pullPolicy: Schema.optionalKey(TagPullPolicy),
   ownerReferences: Schema.optionalKey(
     Schema.Array(ObjectReference).pipe(described("The jobs that asked for this tag. Absent for hand-written tasks."))
   ),
   // Negative versions decode so that validation can name the tag in its message.
-  version: Schema.Int.pipe(
-    described("Bumped to ask for the tag to be pulled again."),
-    withDefault(0)
-  ),
+  version: Schema.Int.pipe(described("Bumped to ask for the tag to be pulled again."), withDefault(0)),
   imagePullPolicy: Schema.Literals(imagePullPolicies).pipe(
     described("IfNotPresent: skip when the node has the image. Always: pull anyway. Defaults to IfNotPresent."),
     withDefault("IfNotPresent")
@@ -64,10 +58,7 @@ export const ImageSpec = Schema.Struct({
     Schema.Array(ReferenceObject).pipe(described("Pull secrets (copies in the daemon's namespace) for this image."))
   ),
   sandboxConfig: Schema.optionalKey(SandboxConfig),
-  tags: Schema.Array(ImageTagSpec).pipe(
-    withOpenApi({ maxItems: maxTagsPerImage }),
-    described("The tags of this image to pull.")
-  )
+  tags: Schema.Array(ImageTagSpec).pipe(withOpenApi({ maxItems: maxTagsPerImage }), described("The tags of this image to pull."))
 })
 export type ImageSpec = typeof ImageSpec.Type
 
@@ -79,8 +70,7 @@ const imagesCelRules = [
   { rule: "self.all(name, name != '')", message: "image name can not be empty" },
   {
     rule: "self.all(name, self[name].tags.all(t, t.tag != ''))",
-    messageExpression: "'tag for image ' + self.filter(name, self[name].tags.exists(t, t.tag == ''))[0] + " +
-      "' can not be empty'"
+    messageExpression: "'tag for image ' + self.filter(name, self[name].tags.exists(t, t.tag == ''))[0] + " + "' can not be empty'"
   },
   {
     rule: "self.all(name, self[name].tags.all(t, self[name].tags.exists_one(u, u.tag == t.tag)))",
@@ -91,7 +81,8 @@ const imagesCelRules = [
   },
   {
     rule: "self.all(name, self[name].tags.all(t, !has(t.version) || t.version >= 0))",
-    messageExpression: "self.filter(name, self[name].tags.exists(t, has(t.version) && t.version < 0)).map(name, " +
+    messageExpression:
+      "self.filter(name, self[name].tags.exists(t, has(t.version) && t.version < 0)).map(name, " +
       "'version for ' + name + ':' + self[name].tags.filter(t, has(t.version) && t.version < 0)[0].tag + " +
       "' can not be less than 0')[0]"
   }
@@ -142,9 +133,7 @@ export const NodeImageStatus = Schema.Struct({
   imageStatuses: Schema.optionalKey(
     Schema.Record(Schema.String, ImageStatus).pipe(described("Per-image, per-tag status, keyed like spec.images."))
   ),
-  firstSyncStatus: Schema.optionalKey(
-    SyncStatus.pipe(described("Set once every tag present when the daemon started has finished."))
-  )
+  firstSyncStatus: Schema.optionalKey(SyncStatus.pipe(described("Set once every tag present when the daemon started has finished.")))
 }).pipe(described("Status of the pull tasks, written by the daemon on the node."))
 export type NodeImageStatus = typeof NodeImageStatus.Type
 

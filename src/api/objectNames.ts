@@ -66,8 +66,9 @@ export const validateQualifiedName = (key: string): ReadonlyArray<string> => {
   const parts = key.split("/")
   if (parts.length > 2) {
     return [
-      "a qualified name " + regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc") +
-      " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+      "a qualified name " +
+        regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc") +
+        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
     ]
   }
   const name = parts.length === 2 ? (parts[1] ?? "") : (parts[0] ?? "")
@@ -80,7 +81,7 @@ export const validateQualifiedName = (key: string): ReadonlyArray<string> => {
   if (name.length === 0) errs.push(`name part ${emptyError}`)
   else if (utf8Length(name) > qualifiedNameMaxLength) errs.push(`name part ${maxLenError(qualifiedNameMaxLength)}`)
   if (!qualifiedNameRegExp.test(name)) {
-    errs.push("name part " + regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc"))
+    errs.push(`name part ${regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc")}`)
   }
   return errs
 }

@@ -35,24 +35,31 @@ export type ApiVersionName = (typeof apiVersions)[number]
 export const servedFromKey = "preheat/servedFrom"
 
 /** A field only the CRD's schema of this version and later ones have (the decoder reads it in any). */
-export const servedFrom = (version: ApiVersionName) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
-  schema.annotate({ [servedFromKey]: version } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+export const servedFrom =
+  (version: ApiVersionName) =>
+  <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+    schema.annotate({ [servedFromKey]: version } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
 
-export const withOpenApi = (extras: OpenApiExtras) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
-  schema.annotate({ [openApiKey]: extras } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+export const withOpenApi =
+  (extras: OpenApiExtras) =>
+  <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+    schema.annotate({ [openApiKey]: extras } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
 
 /**
  * A field the decoder fills in when absent, exactly as the API server's structural defaulting
  * would from the generated CRD (the default is recorded for the generator).
  */
-export const withDefault = <S extends Schema.Top & { readonly DecodingServices: never }>(value: S["Encoded"]) =>
-(schema: S) =>
-  Schema.withDecodingDefaultKey<S>(Effect.succeed(value))(
-    schema.annotate({ default: value } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>) as S
-  )
+export const withDefault =
+  <S extends Schema.Top & { readonly DecodingServices: never }>(value: S["Encoded"]) =>
+  (schema: S) =>
+    Schema.withDecodingDefaultKey<S>(Effect.succeed(value))(
+      schema.annotate({ default: value } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>) as S
+    )
 
-export const described = (description: string) => <S extends Schema.Top>(schema: S): S["Rebuild"] =>
-  schema.annotate({ description } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
+export const described =
+  (description: string) =>
+  <S extends Schema.Top>(schema: S): S["Rebuild"] =>
+    schema.annotate({ description } as Schema.Annotations.Bottom<S["Type"], S["~type.parameters"]>)
 
 /** RFC 3339 time as the API server writes it; kept a string so objects round-trip byte for byte. */
 export const Timestamp = Schema.String.pipe(withOpenApi({ format: "date-time" }))

@@ -46,7 +46,7 @@ const allRules = {
 
 /** POST of a review: the review back with its status, 201 as kube-apiserver answers a create. */
 export const answerReview = (review: ReviewResource, request: ApiRequest): Effect.Effect<Reply, ApiFailure> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (request.method !== "POST") return yield* Effect.fail(methodNotAllowed(request.method))
     const body = yield* objectBody(request)
     if ((body["apiVersion"] ?? apiVersion) !== apiVersion || (body["kind"] ?? review.kind) !== review.kind) {
@@ -58,7 +58,7 @@ export const answerReview = (review: ReviewResource, request: ApiRequest): Effec
     if (review.kind === "SelfSubjectAccessReview") {
       const attributes = [spec["resourceAttributes"], spec["nonResourceAttributes"]].filter(isPlainObject)
       if (attributes.length !== 1) {
-        const message = "Invalid value: \"null\": exactly one of nonResourceAttributes or resourceAttributes must be specified"
+        const message = 'Invalid value: "null": exactly one of nonResourceAttributes or resourceAttributes must be specified'
         return yield* Effect.fail(invalid(review.kind, "spec.resourceAttributes", message))
       }
       status = { allowed: true }

@@ -121,7 +121,9 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   if (!isPlainObject(input)) return Result.fail(badRequest("the request body must be a JSON object"))
   const { apiVersion, kind: kindName } = kind.resource
   if (input["apiVersion"] !== undefined && input["apiVersion"] !== apiVersion) {
-    return Result.fail(badRequest(`the API version in the data (${String(input["apiVersion"])}) does not match the expected API version (${apiVersion})`))
+    return Result.fail(
+      badRequest(`the API version in the data (${String(input["apiVersion"])}) does not match the expected API version (${apiVersion})`)
+    )
   }
   if (input["kind"] !== undefined && input["kind"] !== kindName) {
     return Result.fail(badRequest(`the kind in the data (${String(input["kind"])}) does not match the expected kind (${kindName})`))
@@ -148,7 +150,12 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
       const denied = decoderCauses(kind, object)
       if (denied.length > 0) {
         const failure = invalidFailure(kind, nameOf(object), denied)
-        return Result.fail(new ApiFailure({ ...failure, message: `admission webhook "validate.preheat.apps.kruise.io" denied the request: ${failure.message}` }))
+        return Result.fail(
+          new ApiFailure({
+            ...failure,
+            message: `admission webhook "validate.preheat.apps.kruise.io" denied the request: ${failure.message}`
+          })
+        )
       }
     }
   }

@@ -42,7 +42,12 @@ export const parseBody = (request: ApiRequest): Effect.Effect<unknown, ApiFailur
     if (request.contentType === protobufMediaType) {
       const decoded = decodeProtobufBody(request.body)
       return decoded instanceof UndecodableProtobuf
-        ? Effect.fail(new ApiFailure({ ...unsupportedMediaType(request.contentType, ["application/json", "application/yaml"]), message: decoded.message }))
+        ? Effect.fail(
+            new ApiFailure({
+              ...unsupportedMediaType(request.contentType, ["application/json", "application/yaml"]),
+              message: decoded.message
+            })
+          )
         : Effect.succeed(decoded)
     }
     const text = request.body.toString("utf8")
@@ -68,8 +73,13 @@ export const integerParam = (request: ApiRequest, name: string): Effect.Effect<n
 }
 
 /** The list options of a list, watch or deletecollection request, with its selectors checked. */
-export const listOptions = (request: ApiRequest, kind: ServedKind, namespace: string | undefined, name?: string): Effect.Effect<ListOptions, ApiFailure> =>
-  Effect.gen(function*() {
+export const listOptions = (
+  request: ApiRequest,
+  kind: ServedKind,
+  namespace: string | undefined,
+  name?: string
+): Effect.Effect<ListOptions, ApiFailure> =>
+  Effect.gen(function* () {
     const labelSelector = query(request, "labelSelector") ?? ""
     let fieldSelector = query(request, "fieldSelector") ?? ""
     if (name !== undefined) fieldSelector = fieldSelector === "" ? `metadata.name=${name}` : `${fieldSelector},metadata.name=${name}`

@@ -82,8 +82,7 @@ export const unsupportedMediaType = (contentType: string, accepted: ReadonlyArra
   })
 
 /** `ImagePullJob.apps.kruise.io`, `Pod`: how Invalid messages name a kind. */
-export const qualifiedKind = (kind: ServedKind): string =>
-  kind.group === "" ? kind.resource.kind : `${kind.resource.kind}.${kind.group}`
+export const qualifiedKind = (kind: ServedKind): string => (kind.group === "" ? kind.resource.kind : `${kind.resource.kind}.${kind.group}`)
 
 // apimachinery's field.ErrorType names, recognised by the words a message starts with.
 const causeReasons: ReadonlyArray<readonly [string, string]> = [
@@ -97,8 +96,7 @@ const causeReasons: ReadonlyArray<readonly [string, string]> = [
   ["Not found", "FieldValueNotFound"]
 ]
 
-const causeReason = (message: string): string =>
-  causeReasons.find(([prefix]) => message.startsWith(prefix))?.[1] ?? "FieldValueInvalid"
+const causeReason = (message: string): string => causeReasons.find(([prefix]) => message.startsWith(prefix))?.[1] ?? "FieldValueInvalid"
 
 /** 422 with one cause per field error, and the message kubectl prints (a list when there are several). */
 export const invalidFailure = (kind: ServedKind, name: string, causes: ReadonlyArray<Cause>): ApiFailure => {
@@ -130,10 +128,25 @@ export const fromKubeError = (kind: ServedKind, error: KubeError): ApiFailure =>
     case "NotFound":
       // A missing namespace is reported as such, whatever kind was asked for.
       return error.kind === "Namespace" && kind.resource.kind !== "Namespace"
-        ? new ApiFailure({ code: 404, reason: "NotFound", message: `namespaces ${quote(error.objectName)} not found`, details: { name: error.objectName, kind: "namespaces" } })
-        : new ApiFailure({ code: 404, reason: "NotFound", message: `${qualified} ${quote(error.objectName)} not found`, details: resourceDetails(kind, error.objectName) })
+        ? new ApiFailure({
+            code: 404,
+            reason: "NotFound",
+            message: `namespaces ${quote(error.objectName)} not found`,
+            details: { name: error.objectName, kind: "namespaces" }
+          })
+        : new ApiFailure({
+            code: 404,
+            reason: "NotFound",
+            message: `${qualified} ${quote(error.objectName)} not found`,
+            details: resourceDetails(kind, error.objectName)
+          })
     case "AlreadyExists":
-      return new ApiFailure({ code: 409, reason: "AlreadyExists", message: `${qualified} ${quote(error.objectName)} already exists`, details: resourceDetails(kind, error.objectName) })
+      return new ApiFailure({
+        code: 409,
+        reason: "AlreadyExists",
+        message: `${qualified} ${quote(error.objectName)} already exists`,
+        details: resourceDetails(kind, error.objectName)
+      })
     case "Conflict":
       return new ApiFailure({ code: 409, reason: "Conflict", message: error.message, details: resourceDetails(kind, error.objectName) })
     case "Gone":

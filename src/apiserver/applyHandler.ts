@@ -28,7 +28,7 @@ import type { ObjectContext } from "./objectContext.ts"
 // managedFields; on /status only its status counts, on the main resource of a kind with a status
 // subresource everything but its status (kube-apiserver resets the rest).
 const configurationOf = (context: ObjectContext, request: ApiRequest, name: string, subresource: Subresource) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     let parsed: unknown
     try {
       parsed = parseYaml(request.body.toString("utf8"))
@@ -38,9 +38,11 @@ const configurationOf = (context: ObjectContext, request: ApiRequest, name: stri
     if (!isPlainObject(parsed)) return yield* Effect.fail(badRequest("error decoding YAML: an apply configuration must be an object"))
     const expected = context.kind.resource.apiVersion
     if (parsed["apiVersion"] !== expected) {
-      return yield* Effect.fail(badRequest(
-        `Incorrect version specified in apply patch. Specified patch version: ${String(parsed["apiVersion"] ?? "")}, expected: ${expected}`
-      ))
+      return yield* Effect.fail(
+        badRequest(
+          `Incorrect version specified in apply patch. Specified patch version: ${String(parsed["apiVersion"] ?? "")}, expected: ${expected}`
+        )
+      )
     }
     if (metadataOf(parsed)["managedFields"] !== undefined && metadataOf(parsed)["managedFields"] !== null) {
       return yield* Effect.fail(badRequest("metadata.managedFields must be nil"))
@@ -68,7 +70,7 @@ const untrackedAsManager = (live: KubeObject, writer: Writer): Array<ManagerEntr
 const maxApplyAttempts = 5
 
 export const applyObject = (context: ObjectContext, request: ApiRequest, name: string, subresource: Subresource) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     if ((query(request, "fieldManager") ?? "") === "") {
       return yield* Effect.fail(optionsInvalid("PatchOptions", "fieldManager", "Required value: is required for apply patch"))
@@ -110,4 +112,3 @@ export const applyObject = (context: ObjectContext, request: ApiRequest, name: s
       return yield* Effect.fail(storeError(context.kind)(written.failure))
     }
   })
-

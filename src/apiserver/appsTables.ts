@@ -9,7 +9,12 @@ import type { TableConvertor } from "./table.ts"
 
 const containersColumn = column("Containers", "string", "Names of each container in the template.", { priority: 1 })
 const imagesColumn = column("Images", "string", "Images referenced by each container in the template.", { priority: 1 })
-const selectorColumn = column("Selector", "string", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", { priority: 1 })
+const selectorColumn = column(
+  "Selector",
+  "string",
+  "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.",
+  { priority: 1 }
+)
 
 const count = (object: KubeObject, path: string): number => {
   const value = jsonPathValue(object, path)
@@ -18,11 +23,17 @@ const count = (object: KubeObject, path: string): number => {
 
 const templateContainers = (object: KubeObject): ReadonlyArray<Record<string, unknown>> => {
   const containers = jsonPathValue(object, ".spec.template.spec.containers")
-  return Array.isArray(containers) ? containers.filter(isPlainObject) as Array<Record<string, unknown>> : []
+  return Array.isArray(containers) ? (containers.filter(isPlainObject) as Array<Record<string, unknown>>) : []
 }
 
-const names = (object: KubeObject) => templateContainers(object).map((c) => String(c["name"] ?? "")).join(",")
-const images = (object: KubeObject) => templateContainers(object).map((c) => String(c["image"] ?? "")).join(",")
+const names = (object: KubeObject) =>
+  templateContainers(object)
+    .map((c) => String(c["name"] ?? ""))
+    .join(",")
+const images = (object: KubeObject) =>
+  templateContainers(object)
+    .map((c) => String(c["image"] ?? ""))
+    .join(",")
 
 // kubectl's form of a label selector: `a=b,c in (d,e),!f`.
 const selectorText = (object: KubeObject): string => {
@@ -36,10 +47,18 @@ const selectorText = (object: KubeObject): string => {
     const key = String(e["key"] ?? "")
     const values = Array.isArray(e["values"]) ? e["values"].map(String).join(",") : ""
     switch (e["operator"]) {
-      case "In": parts.push(`${key} in (${values})`); break
-      case "NotIn": parts.push(`${key} notin (${values})`); break
-      case "Exists": parts.push(key); break
-      case "DoesNotExist": parts.push(`!${key}`); break
+      case "In":
+        parts.push(`${key} in (${values})`)
+        break
+      case "NotIn":
+        parts.push(`${key} notin (${values})`)
+        break
+      case "Exists":
+        parts.push(key)
+        break
+      case "DoesNotExist":
+        parts.push(`!${key}`)
+        break
     }
   }
   return parts.length === 0 ? "<none>" : parts.join(",")
@@ -48,7 +67,9 @@ const selectorText = (object: KubeObject): string => {
 const nodeSelectorText = (object: KubeObject): string => {
   const selector = jsonPathValue(object, ".spec.template.spec.nodeSelector")
   if (!isPlainObject(selector) || Object.keys(selector).length === 0) return "<none>"
-  return Object.entries(selector).map(([k, v]) => `${k}=${String(v)}`).join(",")
+  return Object.entries(selector)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(",")
 }
 
 export const deploymentTable: TableConvertor = {
@@ -90,9 +111,17 @@ export const daemonSetTable: TableConvertor = {
     nameColumn,
     column("Desired", "integer", "The total number of nodes that should be running the daemon pod."),
     column("Current", "integer", "The number of nodes running at least one daemon pod and are supposed to."),
-    column("Ready", "integer", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready."),
+    column(
+      "Ready",
+      "integer",
+      "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and ready."
+    ),
     column("Up-to-date", "integer", "The total number of nodes that are running updated daemon pod"),
-    column("Available", "integer", "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available."),
+    column(
+      "Available",
+      "integer",
+      "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and available."
+    ),
     column("Node Selector", "string", "NodeSelector is a selector which must be true for the pod to fit on a node."),
     age,
     containersColumn,

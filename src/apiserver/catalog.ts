@@ -56,7 +56,11 @@ const coreSchema = (description: string, fields: Readonly<Record<string, unknown
   properties: {
     apiVersion: { description: "APIVersion defines the versioned schema of this representation of an object.", type: "string" },
     kind: { description: "Kind is a string value representing the REST resource this object represents.", type: "string" },
-    metadata: { description: "Standard object's metadata.", allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }], default: {} },
+    metadata: {
+      description: "Standard object's metadata.",
+      allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }],
+      default: {}
+    },
     ...fields
   },
   "x-kubernetes-preserve-unknown-fields": true
@@ -153,10 +157,19 @@ const coreKinds: ReadonlyArray<ServedKind> = [
   core(resources.secret, {
     singular: "secret",
     table: secretTable,
-    description: "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.",
+    description:
+      "Secret holds secret data of a certain type. The total bytes of the values in the Data field must be less than MaxSecretSize bytes.",
     fields: {
-      data: { description: "Data contains the secret data, base64 encoded.", type: "object", additionalProperties: { type: "string", format: "byte" } },
-      stringData: { description: "stringData allows specifying non-binary secret data in string form.", type: "object", additionalProperties: { type: "string" } },
+      data: {
+        description: "Data contains the secret data, base64 encoded.",
+        type: "object",
+        additionalProperties: { type: "string", format: "byte" }
+      },
+      stringData: {
+        description: "stringData allows specifying non-binary secret data in string form.",
+        type: "object",
+        additionalProperties: { type: "string" }
+      },
       type: { description: "Used to facilitate programmatic handling of secret data.", type: "string" },
       immutable: { description: "Immutable, if set to true, ensures that data stored in the Secret cannot be updated.", type: "boolean" }
     }
@@ -168,16 +181,37 @@ const coreKinds: ReadonlyArray<ServedKind> = [
     description: "Event is a report of an event somewhere in the cluster.",
     fields: {
       involvedObject: preserved("The object that this event is about."),
-      reason: { description: "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", type: "string" },
+      reason: {
+        description:
+          "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.",
+        type: "string"
+      },
       message: { description: "A human-readable description of the status of this operation.", type: "string" },
       type: { description: "Type of this event (Normal, Warning), new types could be added in the future", type: "string" }
     }
   }),
-  workload(resources.deployment, "deployment", "deploy", deploymentTable, "Deployment enables declarative updates for Pods and ReplicaSets."),
-  workload(resources.statefulSet, "statefulset", "sts", statefulSetTable,
-    "StatefulSet represents a set of pods with consistent identities."),
+  workload(
+    resources.deployment,
+    "deployment",
+    "deploy",
+    deploymentTable,
+    "Deployment enables declarative updates for Pods and ReplicaSets."
+  ),
+  workload(
+    resources.statefulSet,
+    "statefulset",
+    "sts",
+    statefulSetTable,
+    "StatefulSet represents a set of pods with consistent identities."
+  ),
   workload(resources.daemonSet, "daemonset", "ds", daemonSetTable, "DaemonSet represents the configuration of a daemon set."),
-  workload(resources.replicaSet, "replicaset", "rs", replicaSetTable, "ReplicaSet ensures that a specified number of pod replicas are running at any given time."),
+  workload(
+    resources.replicaSet,
+    "replicaset",
+    "rs",
+    replicaSetTable,
+    "ReplicaSet ensures that a specified number of pod replicas are running at any given time."
+  ),
   core(resources.controllerRevision, {
     singular: "controllerrevision",
     table: controllerRevisionTable,
@@ -198,36 +232,42 @@ const coreKinds: ReadonlyArray<ServedKind> = [
 // Every served version of each CRD, the newest first: discovery then prefers it, as kube-apiserver
 // sorts versions. All versions of a kind share one storage (see storedApiVersion).
 const customKinds: ReadonlyArray<ServedKind> = crds().flatMap((crd) =>
-  [...crd.spec.versions].reverse().filter((version) => version.served).map((version): ServedKind => {
-    const names = crd.spec.names
-    const resource: Resource = {
-      apiVersion: `${crd.spec.group}/${version.name}`,
-      kind: names.kind,
-      plural: names.plural,
-      namespaced: crd.spec.scope === "Namespaced"
-    }
-    const schema = version.schema.openAPIV3Schema as Record<string, unknown>
-    const properties = schema["properties"] as Record<string, unknown>
-    return {
-      resource,
-      group: crd.spec.group,
-      version: version.name,
-      singular: names.singular,
-      shortNames: names.shortNames,
-      categories: names.categories,
-      statusSubresource: version.subresources.status !== undefined,
-      table: printerColumnTable(version.additionalPrinterColumns),
-      // As the real server publishes a CRD: metadata refers to ObjectMeta.
-      openApiSchema: {
-        ...schema,
-        properties: {
-          ...properties,
-          metadata: { description: "Standard object's metadata.", allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }] }
-        }
-      },
-      structural: schema as StructuralSchema
-    }
-  })
+  [...crd.spec.versions]
+    .reverse()
+    .filter((version) => version.served)
+    .map((version): ServedKind => {
+      const names = crd.spec.names
+      const resource: Resource = {
+        apiVersion: `${crd.spec.group}/${version.name}`,
+        kind: names.kind,
+        plural: names.plural,
+        namespaced: crd.spec.scope === "Namespaced"
+      }
+      const schema = version.schema.openAPIV3Schema as Record<string, unknown>
+      const properties = schema["properties"] as Record<string, unknown>
+      return {
+        resource,
+        group: crd.spec.group,
+        version: version.name,
+        singular: names.singular,
+        shortNames: names.shortNames,
+        categories: names.categories,
+        statusSubresource: version.subresources.status !== undefined,
+        table: printerColumnTable(version.additionalPrinterColumns),
+        // As the real server publishes a CRD: metadata refers to ObjectMeta.
+        openApiSchema: {
+          ...schema,
+          properties: {
+            ...properties,
+            metadata: {
+              description: "Standard object's metadata.",
+              allOf: [{ $ref: "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta" }]
+            }
+          }
+        },
+        structural: schema as StructuralSchema
+      }
+    })
 )
 
 export const servedKinds: ReadonlyArray<ServedKind> = [...coreKinds, ...customKinds]
@@ -239,7 +279,11 @@ export const findKind = (group: string, version: string, plural: string): Served
 export const isCustom = (kind: ServedKind): boolean => kind.structural !== undefined
 
 /** The served group versions, core ("") first, each with its kinds. */
-export const groupVersions = (): ReadonlyArray<{ readonly group: string; readonly version: string; readonly kinds: ReadonlyArray<ServedKind> }> => {
+export const groupVersions = (): ReadonlyArray<{
+  readonly group: string
+  readonly version: string
+  readonly kinds: ReadonlyArray<ServedKind>
+}> => {
   const out: Array<{ group: string; version: string; kinds: Array<ServedKind> }> = []
   for (const kind of servedKinds) {
     let entry = out.find((e) => e.group === kind.group && e.version === kind.version)

@@ -57,7 +57,9 @@ export const celViolations = (schema: StructuralSchema, value: unknown, path = "
   })
   const children: Array<RuleViolation> = []
   if (Array.isArray(value) && schema.items) {
-    value.forEach((v, i) => children.push(...celViolations(schema.items!, v, `${path}[${i}]`)))
+    value.forEach((v, i) => {
+      children.push(...celViolations(schema.items!, v, `${path}[${i}]`))
+    })
   } else if (isPlainObject(value)) {
     for (const [key, child] of Object.entries(schema.properties ?? {})) {
       children.push(...celViolations(child, value[key], childPath(path, key)))

@@ -12,7 +12,7 @@ export const age = column("Age", "string", "CreationTimestamp is a timestamp rep
 const at = (object: KubeObject, path: string): unknown => jsonPathValue(object, path)
 const str = (value: unknown, fallback = "<none>"): string => (typeof value === "string" && value !== "" ? value : fallback)
 const list = (value: unknown): ReadonlyArray<Record<string, unknown>> =>
-  Array.isArray(value) ? value.filter(isPlainObject) as Array<Record<string, unknown>> : []
+  Array.isArray(value) ? (value.filter(isPlainObject) as Array<Record<string, unknown>>) : []
 export const created = (object: KubeObject, now: number) => ageOf(object.metadata.creationTimestamp, now)
 
 export const namespaceTable: TableConvertor = {
@@ -22,7 +22,8 @@ export const namespaceTable: TableConvertor = {
 
 const nodeStatus = (object: KubeObject): string => {
   const ready = list(at(object, ".status.conditions")).find((c) => c["type"] === "Ready")
-  const status = ready === undefined ? "Unknown" : ready["status"] === "True" ? "Ready" : ready["status"] === "False" ? "NotReady" : "Unknown"
+  const status =
+    ready === undefined ? "Unknown" : ready["status"] === "True" ? "Ready" : ready["status"] === "False" ? "NotReady" : "Unknown"
   return at(object, ".spec.unschedulable") === true ? `${status},SchedulingDisabled` : status
 }
 
@@ -52,7 +53,12 @@ export const nodeTable: TableConvertor = {
     column("External-IP", "string", "List of addresses reachable to the node. Queried from cloud provider, if available.", { priority: 1 }),
     column("OS-Image", "string", "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy)).", { priority: 1 }),
     column("Kernel-Version", "string", "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64).", { priority: 1 }),
-    column("Container-Runtime", "string", "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).", { priority: 1 })
+    column(
+      "Container-Runtime",
+      "string",
+      "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+      { priority: 1 }
+    )
   ],
   cells: (object, now) => [
     object.metadata.name ?? "",
@@ -77,7 +83,8 @@ const podStatus = (object: KubeObject): string => {
     const waiting = isPlainObject(state["waiting"]) ? state["waiting"] : undefined
     const terminated = isPlainObject(state["terminated"]) ? state["terminated"] : undefined
     if (waiting !== undefined && typeof waiting["reason"] === "string" && waiting["reason"] !== "") reason = waiting["reason"]
-    else if (terminated !== undefined && typeof terminated["reason"] === "string" && terminated["reason"] !== "") reason = terminated["reason"]
+    else if (terminated !== undefined && typeof terminated["reason"] === "string" && terminated["reason"] !== "")
+      reason = terminated["reason"]
   }
   return reason
 }
@@ -87,9 +94,15 @@ export const podTable: TableConvertor = {
     nameColumn,
     column("Ready", "string", "The aggregate readiness state of this pod for accepting traffic."),
     column("Status", "string", "The aggregate status of the containers in this pod."),
-    column("Restarts", "string", "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."),
+    column(
+      "Restarts",
+      "string",
+      "The number of times the containers in this pod have been restarted and when the last container in this pod has restarted."
+    ),
     age,
-    column("IP", "string", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", { priority: 1 }),
+    column("IP", "string", "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.", {
+      priority: 1
+    }),
     column("Node", "string", "Name of the Node this pod is scheduled onto.", { priority: 1 }),
     column("Nominated Node", "string", "nominatedNodeName is set only when this pod preempts other pods on the node.", { priority: 1 }),
     column("Readiness Gates", "string", "If specified, all readiness gates will be evaluated for pod readiness.", { priority: 1 })
@@ -137,7 +150,11 @@ export const eventTable: TableConvertor = {
   columns: [
     column("Last Seen", "string", "The last time this event was seen."),
     column("Type", "string", "Type of this event (Normal, Warning), new types could be added in the future."),
-    column("Reason", "string", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."),
+    column(
+      "Reason",
+      "string",
+      "This should be a short, machine understandable string that gives the reason for the transition into the object's current status."
+    ),
     column("Object", "string", "The object that this event is about."),
     column("Message", "string", "A human-readable description of the status of this operation."),
     column("Subobject", "string", "The field of the object that this event is about.", { priority: 1 }),

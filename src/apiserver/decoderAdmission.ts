@@ -7,7 +7,12 @@ import { decodeAdvancedCronJob, decodeImageListPullJob, decodeImagePullJob, deco
 import type { ServedKind } from "./catalog.ts"
 import type { Cause } from "./storeErrors.ts"
 
-const decoders: Readonly<Record<string, (input: unknown) => Result.Result<unknown, { readonly errors: ReadonlyArray<{ readonly path: string; readonly message: string }> }>>> = {
+const decoders: Readonly<
+  Record<
+    string,
+    (input: unknown) => Result.Result<unknown, { readonly errors: ReadonlyArray<{ readonly path: string; readonly message: string }> }>
+  >
+> = {
   ImagePullJob: decodeImagePullJob,
   ImageListPullJob: decodeImageListPullJob,
   NodeImage: decodeNodeImage,
@@ -18,7 +23,5 @@ export const decoderCauses = (kind: ServedKind, object: unknown): ReadonlyArray<
   const decode = decoders[kind.resource.kind]
   if (decode === undefined) return []
   const result = decode(object)
-  return Result.isFailure(result)
-    ? result.failure.errors.map((e) => ({ field: e.path, message: `Invalid value: ${e.message}` }))
-    : []
+  return Result.isFailure(result) ? result.failure.errors.map((e) => ({ field: e.path, message: `Invalid value: ${e.message}` })) : []
 }

@@ -33,27 +33,29 @@ const deleteOptions = (request: ApiRequest): Effect.Effect<DeleteOptions, ApiFai
  * are treated as Background.
  */
 const deleteOne = (context: ObjectContext, name: string, options: DeleteOptions, dryRun: boolean) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const key = keyOf(context.namespace, name)
     const current = yield* api.get(context.kind.resource, key).pipe(Effect.mapError(storeError(context.kind)))
     if (options.resourceVersion !== undefined && options.resourceVersion !== current.metadata.resourceVersion) {
-      return yield* Effect.fail(new ApiFailure({
-        code: 409,
-        reason: "Conflict",
-        message: `Operation cannot be fulfilled on ${qualifiedResource(context.kind.resource)} ${quote(name)}: Precondition failed: ResourceVersion in precondition: ${options.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ""}`,
-        details: { name, group: context.kind.group, kind: context.kind.resource.plural }
-      }))
+      return yield* Effect.fail(
+        new ApiFailure({
+          code: 409,
+          reason: "Conflict",
+          message: `Operation cannot be fulfilled on ${qualifiedResource(context.kind.resource)} ${quote(name)}: Precondition failed: ResourceVersion in precondition: ${options.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ""}`,
+          details: { name, group: context.kind.group, kind: context.kind.resource.plural }
+        })
+      )
     }
     if (dryRun) return current
-    yield* api.delete(context.kind.resource, key, { uid: options.uid ?? current.metadata.uid ?? "" }).pipe(
-      Effect.mapError(storeError(context.kind))
-    )
+    yield* api
+      .delete(context.kind.resource, key, { uid: options.uid ?? current.metadata.uid ?? "" })
+      .pipe(Effect.mapError(storeError(context.kind)))
     return yield* api.get(context.kind.resource, key).pipe(Effect.orElseSucceed(() => current))
   })
 
 export const deleteObject = (context: ObjectContext, request: ApiRequest, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const options = yield* deleteOptions(request)
     const last = yield* deleteOne(context, name, options, isDryRun(request))
     return yield* respond(200, context, last)
@@ -61,7 +63,7 @@ export const deleteObject = (context: ObjectContext, request: ApiRequest, name: 
 
 /** DELETE on a collection: every selected object, answered as a list of what was deleted. */
 export const deleteCollection = (context: ObjectContext, request: ApiRequest, listOptions: ListOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const { items, resourceVersion } = yield* api.list(context.kind.resource, listOptions).pipe(Effect.mapError(storeError(context.kind)))
     const deleted: Array<KubeObject> = []
@@ -70,5 +72,10 @@ export const deleteCollection = (context: ObjectContext, request: ApiRequest, li
       const result = yield* deleteOne(namespaced, item.metadata.name ?? "", {}, isDryRun(request)).pipe(Effect.result)
       if (Result.isSuccess(result)) deleted.push(result.success)
     }
-    return jsonReply(200, { apiVersion: context.kind.resource.apiVersion, kind: listKind(context.kind), metadata: { resourceVersion }, items: deleted })
+    return jsonReply(200, {
+      apiVersion: context.kind.resource.apiVersion,
+      kind: listKind(context.kind),
+      metadata: { resourceVersion },
+      items: deleted
+    })
   })

@@ -58,17 +58,19 @@ const reviewList = () => ({
 
 const reviewDiscovery = () => ({
   metadata: { name: authorizationGroup },
-  versions: [{
-    version: authorizationVersion,
-    resources: reviewResources.map((r) => ({
-      resource: r.plural,
-      responseKind: { group: authorizationGroup, version: authorizationVersion, kind: r.kind },
-      scope: "Cluster",
-      singularResource: r.singular,
-      verbs: ["create"]
-    })),
-    freshness: "Current"
-  }]
+  versions: [
+    {
+      version: authorizationVersion,
+      resources: reviewResources.map((r) => ({
+        resource: r.plural,
+        responseKind: { group: authorizationGroup, version: authorizationVersion, kind: r.kind },
+        scope: "Cluster",
+        singularResource: r.singular,
+        verbs: ["create"]
+      })),
+      freshness: "Current"
+    }
+  ]
 })
 
 export const apiResourceList = (group: string, version: string) => {
@@ -111,31 +113,36 @@ export const aggregatedDiscovery = (core: boolean) => {
     kind: "APIGroupDiscoveryList",
     apiVersion: "apidiscovery.k8s.io/v2",
     metadata: {},
-    items: [...[...groups].map(([group, versions]) => ({
-      metadata: group === "" ? {} : { name: group },
-      versions: versions.map(({ version, kinds }) => ({
-        version,
-        resources: kinds.map((kind) => {
-          const responseKind = { group, version, kind: kind.resource.kind }
-          return {
-            resource: kind.resource.plural,
-            responseKind,
-            scope: kind.resource.namespaced ? "Namespaced" : "Cluster",
-            singularResource: kind.singular,
-            verbs,
-            ...withLists("shortNames", kind.shortNames),
-            ...withLists("categories", kind.categories),
-            ...(subresources(kind).length === 0 ? {} : {
-              subresources: subresources(kind).map((subresource) => ({
-                subresource,
-                responseKind,
-                verbs: subresourceVerbs(subresource)
-              }))
-            })
-          }
-        }),
-        freshness: "Current"
-      }))
-    })), ...(core ? [] : [reviewDiscovery()])]
+    items: [
+      ...[...groups].map(([group, versions]) => ({
+        metadata: group === "" ? {} : { name: group },
+        versions: versions.map(({ version, kinds }) => ({
+          version,
+          resources: kinds.map((kind) => {
+            const responseKind = { group, version, kind: kind.resource.kind }
+            return {
+              resource: kind.resource.plural,
+              responseKind,
+              scope: kind.resource.namespaced ? "Namespaced" : "Cluster",
+              singularResource: kind.singular,
+              verbs,
+              ...withLists("shortNames", kind.shortNames),
+              ...withLists("categories", kind.categories),
+              ...(subresources(kind).length === 0
+                ? {}
+                : {
+                    subresources: subresources(kind).map((subresource) => ({
+                      subresource,
+                      responseKind,
+                      verbs: subresourceVerbs(subresource)
+                    }))
+                  })
+            }
+          }),
+          freshness: "Current"
+        }))
+      })),
+      ...(core ? [] : [reviewDiscovery()])
+    ]
   }
 }

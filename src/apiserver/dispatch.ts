@@ -1,6 +1,6 @@
 // From a request to its reply: the route, then discovery, OpenAPI, or a resource handler.
 import { Effect } from "effect"
-import { KubeApi } from "../kube/KubeApi.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
 import { answerReview } from "./accessReviews.ts"
 import { parseFieldValidation } from "./admission.ts"
 import { ApiFailure, badRequest, methodNotAllowed, notAcceptable, pathNotFound } from "./apiStatus.ts"
@@ -38,24 +38,38 @@ type ResourceRoute = Extract<Route, { readonly _tag: "Resource" }>
 const undeletable = new Set(initialNamespaces.filter((n) => n !== "kube-node-lease"))
 
 const resource = (settings: DispatchSettings, request: ApiRequest, route: ResourceRoute): Effect.Effect<Reply, ApiFailure, KubeApi> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { kind, namespace, name, subresource } = route
     const collection = name === undefined
     const representation = negotiateResource(request.accept, collection && request.method === "GET" && !isWatch(request, route.watchPrefix))
     if (representation === undefined) return yield* Effect.fail(notAcceptable())
     const include = parseIncludeObject(query(request, "includeObject"))
-    if (include === undefined) return yield* Effect.fail(badRequest(`includeObject: Invalid value: ${JSON.stringify(query(request, "includeObject"))}`))
+    if (include === undefined)
+      return yield* Effect.fail(badRequest(`includeObject: Invalid value: ${JSON.stringify(query(request, "includeObject"))}`))
     const fieldValidation = parseFieldValidation(query(request, "fieldValidation"))
     if (fieldValidation === undefined) {
-      return yield* Effect.fail(badRequest(`fieldValidation: Unsupported value: ${JSON.stringify(query(request, "fieldValidation"))}: supported values: "Ignore", "Strict", "Warn"`))
+      return yield* Effect.fail(
+        badRequest(
+          `fieldValidation: Unsupported value: ${JSON.stringify(query(request, "fieldValidation"))}: supported values: "Ignore", "Strict", "Warn"`
+        )
+      )
     }
-    const context: ObjectContext = { kind, namespace, representation, include, fieldValidation, decoderAdmission: settings.decoderAdmission }
+    const context: ObjectContext = {
+      kind,
+      namespace,
+      representation,
+      include,
+      fieldValidation,
+      decoderAdmission: settings.decoderAdmission
+    }
     const scoped = !kind.resource.namespaced || namespace !== undefined
     if (collection) {
       switch (request.method) {
         case "GET": {
           const options = yield* listOptions(request, kind, namespace)
-          return yield* isWatch(request, route.watchPrefix) ? watchObjects(context, request, options) : listObjects(context, request, options, settings.pager)
+          return yield* isWatch(request, route.watchPrefix)
+            ? watchObjects(context, request, options)
+            : listObjects(context, request, options, settings.pager)
         }
         case "POST":
           return yield* scoped ? createObject(context, request) : Effect.fail(pathNotFound())
@@ -82,12 +96,14 @@ const resource = (settings: DispatchSettings, request: ApiRequest, route: Resour
       case "DELETE":
         if (subresource !== undefined) return yield* Effect.fail(methodNotAllowed(request.method))
         if (kind.resource.kind === "Namespace" && undeletable.has(name)) {
-          return yield* Effect.fail(new ApiFailure({
-            code: 403,
-            reason: "Forbidden",
-            message: `namespaces ${JSON.stringify(name)} is forbidden: this namespace may not be deleted`,
-            details: { name, kind: "namespaces" }
-          }))
+          return yield* Effect.fail(
+            new ApiFailure({
+              code: 403,
+              reason: "Forbidden",
+              message: `namespaces ${JSON.stringify(name)} is forbidden: this namespace may not be deleted`,
+              details: { name, kind: "namespaces" }
+            })
+          )
         }
         return yield* deleteObject(context, request, name)
       default:
@@ -124,7 +140,13 @@ const discovery = (settings: DispatchSettings, request: ApiRequest, route: Route
       if (document === undefined) return failureReply(pathNotFound())
       // A document asked for by its hash never changes: clients may cache it for good.
       const cache = request.url.searchParams.get("hash") === document.hash ? "public, immutable" : "no-cache, private"
-      return { _tag: "Body", status: 200, contentType: "application/json", body: document.body, headers: { etag: `"${document.hash}"`, "cache-control": cache } }
+      return {
+        _tag: "Body",
+        status: 200,
+        contentType: "application/json",
+        body: document.body,
+        headers: { etag: `"${document.hash}"`, "cache-control": cache }
+      }
     }
     default:
       return undefined
@@ -133,9 +155,11 @@ const discovery = (settings: DispatchSettings, request: ApiRequest, route: Route
 
 export const dispatch = (settings: DispatchSettings, request: ApiRequest): Effect.Effect<Reply, never, KubeApi> => {
   const route = routeOf(request.url.pathname)
-  if (route._tag === "Resource") return resource(settings, request, route).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
+  if (route._tag === "Resource")
+    return resource(settings, request, route).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
   if (route._tag === "NotFound") return Effect.succeed(failureReply(pathNotFound()))
-  if (route._tag === "Review") return answerReview(route.review, request).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
+  if (route._tag === "Review")
+    return answerReview(route.review, request).pipe(Effect.catch((failure) => Effect.succeed(failureReply(failure))))
   if (request.method !== "GET" && request.method !== "HEAD") return Effect.succeed(failureReply(methodNotAllowed(request.method)))
   if (route._tag === "Health") return Effect.succeed(textReply(200, "ok"))
   return Effect.succeed(discovery(settings, request, route) ?? failureReply(pathNotFound()))

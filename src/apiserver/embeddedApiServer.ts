@@ -19,24 +19,26 @@ export interface EmbeddedApiServer extends ApiServerAddress {
   readonly store: InMemoryKubeStore["Service"]
 }
 
-const seedNamespaces = Effect.gen(function*() {
+const seedNamespaces = Effect.gen(function* () {
   const api = yield* KubeApi
   for (const name of initialNamespaces) {
-    yield* api.create(resources.namespace, {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name },
-      spec: { finalizers: ["kubernetes"] }
-    }).pipe(Effect.orDie)
+    yield* api
+      .create(resources.namespace, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name },
+        spec: { finalizers: ["kubernetes"] }
+      })
+      .pipe(Effect.orDie)
   }
 })
 
 export const startEmbeddedApiServer = (
   options: EmbeddedApiServerOptions = {}
 ): Effect.Effect<EmbeddedApiServer, ApiServerError, Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const { api, inspector } = makeStore(options)
-    const address = yield* Effect.gen(function*() {
+    const address = yield* Effect.gen(function* () {
       yield* seedNamespaces
       return yield* serveApi(options)
     }).pipe(Effect.provideService(KubeApi, api))

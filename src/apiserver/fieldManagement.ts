@@ -33,8 +33,8 @@ const causeReason = (message: string): string =>
   message.startsWith("Required value")
     ? "FieldValueRequired"
     : message.startsWith("Forbidden")
-    ? "FieldValueForbidden"
-    : "FieldValueInvalid"
+      ? "FieldValueForbidden"
+      : "FieldValueInvalid"
 
 /** The manager a write is recorded under: `fieldManager`, or the User-Agent's product name. */
 export const managerName = (request: ApiRequest, options = "UpdateOptions"): Effect.Effect<string, ApiFailure> => {
@@ -94,7 +94,7 @@ export const trackWrite = (
   object: JsonObject,
   subresource: Subresource
 ): Effect.Effect<JsonObject, ApiFailure> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const writer = yield* writerFor(context.kind, yield* managerName(request), subresource)
     const incoming = metadataOf(given)["managedFields"]
     const liveEntries = managersOf(live)

@@ -25,7 +25,10 @@ const fail = (message: string, malformed = false) => {
 const pointer = (path: string): ReadonlyArray<string> => {
   if (path === "") return []
   if (!path.startsWith("/")) fail(`invalid JSON pointer: ${JSON.stringify(path)}`)
-  return path.slice(1).split("/").map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+  return path
+    .slice(1)
+    .split("/")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
 }
 
 const operations = (patch: unknown): ReadonlyArray<Operation> => {
@@ -80,39 +83,45 @@ const update = (doc: unknown, tokens: ReadonlyArray<string>, edit: Edit, op: str
   return fail(`${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`)
 }
 
-const add = (value: unknown, op: string, path: string): Edit => (container, last) => {
-  if (container === undefined && last === "") return value
-  if (Array.isArray(container)) {
-    const index = arrayIndex(last, container.length, true)
-    return [...container.slice(0, index), value, ...container.slice(index)]
+const add =
+  (value: unknown, op: string, path: string): Edit =>
+  (container, last) => {
+    if (container === undefined && last === "") return value
+    if (Array.isArray(container)) {
+      const index = arrayIndex(last, container.length, true)
+      return [...container.slice(0, index), value, ...container.slice(index)]
+    }
+    if (isPlainObject(container)) return { ...container, [last]: value }
+    return fail(`${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`)
   }
-  if (isPlainObject(container)) return { ...container, [last]: value }
-  return fail(`${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`)
-}
 
-const remove = (op: string, path: string): Edit => (container, last) => {
-  if (Array.isArray(container)) {
-    const index = arrayIndex(last, container.length, false)
-    return [...container.slice(0, index), ...container.slice(index + 1)]
+const remove =
+  (op: string, path: string): Edit =>
+  (container, last) => {
+    if (Array.isArray(container)) {
+      const index = arrayIndex(last, container.length, false)
+      return [...container.slice(0, index), ...container.slice(index + 1)]
+    }
+    if (isPlainObject(container) && Object.hasOwn(container, last)) {
+      const { [last]: _, ...rest } = container
+      return rest
+    }
+    return fail(`${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`)
   }
-  if (isPlainObject(container) && Object.hasOwn(container, last)) {
-    const { [last]: _, ...rest } = container
-    return rest
-  }
-  return fail(`${op} operation does not apply: doc is missing path: ${JSON.stringify(path)}`)
-}
 
-const replace = (value: unknown, path: string): Edit => (container, last) => {
-  if (container === undefined && last === "") return value
-  if (Array.isArray(container)) {
-    const index = arrayIndex(last, container.length, false)
-    const copy = [...container]
-    copy[index] = value
-    return copy
+const replace =
+  (value: unknown, path: string): Edit =>
+  (container, last) => {
+    if (container === undefined && last === "") return value
+    if (Array.isArray(container)) {
+      const index = arrayIndex(last, container.length, false)
+      const copy = [...container]
+      copy[index] = value
+      return copy
+    }
+    if (isPlainObject(container) && Object.hasOwn(container, last)) return { ...container, [last]: value }
+    return fail(`replace operation does not apply: doc is missing key: ${path}`)
   }
-  if (isPlainObject(container) && Object.hasOwn(container, last)) return { ...container, [last]: value }
-  return fail(`replace operation does not apply: doc is missing key: ${path}`)
-}
 
 const deepEqual = (a: unknown, b: unknown): boolean => {
   if (a === b) return true

@@ -27,7 +27,6 @@ const statusSubresourceKinds = new Set(
 
 export const hasStatusSubresource = (resource: Resource): boolean => statusSubresourceKinds.has(kindId(resource))
 
-
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
 
 // The custom kinds are stored in their newest version, as upstream's CRDs say (storage: true).
@@ -74,7 +73,10 @@ export const createdBody = (resource: Resource, candidate: Record<string, unknow
  * What holds an object back from deletion: its finalizers, and for a Namespace also
  * spec.finalizers (which the namespace lifecycle releases once the namespace is empty).
  */
-export const pendingFinalizers = (resource: Resource, object: { readonly metadata: { readonly finalizers?: ReadonlyArray<string> }; readonly [k: string]: unknown }): number => {
+export const pendingFinalizers = (
+  resource: Resource,
+  object: { readonly metadata: { readonly finalizers?: ReadonlyArray<string> }; readonly [k: string]: unknown }
+): number => {
   const own = object.metadata.finalizers?.length ?? 0
   if (!isNamespace(resource)) return own
   const spec = object["spec"] as { readonly finalizers?: ReadonlyArray<string> } | undefined

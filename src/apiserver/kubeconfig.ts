@@ -4,7 +4,12 @@ import { stringify } from "yaml"
  * A kubeconfig for a server over plain http that both kubectl and @kubernetes/client-node 2
  * accept: client-node refuses an http:// server unless insecure-skip-tls-verify is set.
  */
-export const kubeconfigFor = (options: { readonly url: string; readonly token?: string; readonly namespace?: string; readonly name?: string }): string => {
+export const kubeconfigFor = (options: {
+  readonly url: string
+  readonly token?: string
+  readonly namespace?: string
+  readonly name?: string
+}): string => {
   const name = options.name ?? "preheat"
   return stringify({
     apiVersion: "v1",

@@ -10,7 +10,7 @@ import { listReply } from "./representation.ts"
 
 /** GET on a collection: the selected objects, a page at a time when `limit` is given. */
 export const listObjects = (context: ObjectContext, request: ApiRequest, options: ListOptions, pager: Pager) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const limit = yield* integerParam(request, "limit")
     const token = yield* Effect.fromResult(pager.parse(query(request, "continue")))

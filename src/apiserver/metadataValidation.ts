@@ -30,8 +30,11 @@ export const metadataCauses = (meta: JsonObject): Array<Cause> => {
   stringMap("labels")
   stringMap("annotations")
   const finalizers = meta["finalizers"]
-  if (finalizers !== undefined && finalizers !== null &&
-    (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== "string" || f === ""))) {
+  if (
+    finalizers !== undefined &&
+    finalizers !== null &&
+    (!Array.isArray(finalizers) || finalizers.some((f) => typeof f !== "string" || f === ""))
+  ) {
     causes.push({ field: "metadata.finalizers", message: `Invalid value: ${quote(finalizers)}: must be a list of names` })
   }
   const owners = meta["ownerReferences"]

@@ -16,23 +16,23 @@ export const initialNamespaces = ["default", "kube-node-lease", "kube-public", "
 
 /** Fails a create into a namespace that does not exist (404) or is being deleted (403). */
 export const admitIntoNamespace = (kind: ServedKind, namespace: string, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
-    const found = yield* api.get(resources.namespace, { name: namespace }).pipe(
-      Effect.mapError((error) => fromKubeError(kind, error))
-    )
+    const found = yield* api.get(resources.namespace, { name: namespace }).pipe(Effect.mapError((error) => fromKubeError(kind, error)))
     if (found.metadata.deletionTimestamp !== undefined) {
-      return yield* Effect.fail(new ApiFailure({
-        code: 403,
-        reason: "Forbidden",
-        message: `${qualifiedResource(kind.resource)} ${quote(name)} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-        details: {
-          name,
-          group: kind.group,
-          kind: kind.resource.plural,
-          causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }]
-        }
-      }))
+      return yield* Effect.fail(
+        new ApiFailure({
+          code: 403,
+          reason: "Forbidden",
+          message: `${qualifiedResource(kind.resource)} ${quote(name)} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
+          details: {
+            name,
+            group: kind.group,
+            kind: kind.resource.plural,
+            causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }]
+          }
+        })
+      )
     }
   })
 
@@ -41,7 +41,7 @@ const namespacedKinds = servedKinds.filter((k) => k.resource.namespaced)
 // One step of emptying a terminating namespace: delete what is left; once nothing is left,
 // release the namespace's `kubernetes` finalizer, which lets the store remove it.
 const emptyNamespace = (namespace: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const name = namespace.metadata.name ?? ""
     let remaining = 0
@@ -60,7 +60,7 @@ const emptyNamespace = (namespace: KubeObject) =>
 
 /** The namespace controller: runs until interrupted. */
 export const namespaceController = (interval = "200 millis" as const) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     for (;;) {
       const { items } = yield* api.list(resources.namespace).pipe(Effect.orElseSucceed(() => ({ items: [] as ReadonlyArray<KubeObject> })))

@@ -16,10 +16,12 @@ export const parseAccept = (header: string | undefined): ReadonlyArray<MediaRang
       const [type = "", ...params] = part.split(";").map((p) => p.trim())
       return {
         type: type.toLowerCase(),
-        params: Object.fromEntries(params.map((p) => {
-          const eq = p.indexOf("=")
-          return eq < 0 ? [p, ""] : [p.slice(0, eq).trim(), p.slice(eq + 1).trim()]
-        }))
+        params: Object.fromEntries(
+          params.map((p) => {
+            const eq = p.indexOf("=")
+            return eq < 0 ? [p, ""] : [p.slice(0, eq).trim(), p.slice(eq + 1).trim()]
+          })
+        )
       }
     })
 

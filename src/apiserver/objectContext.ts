@@ -32,7 +32,8 @@ export const storeError = (kind: ServedKind) => (error: KubeError) => fromKubeEr
 
 export const respond = (status: number, context: ObjectContext, object: KubeObject, warnings: ReadonlyArray<string> = []) =>
   Effect.map(Clock.currentTimeMillis, (now) =>
-    objectReply(status, context.kind, object, context.representation, { now, include: context.include, warnings }))
+    objectReply(status, context.kind, object, context.representation, { now, include: context.include, warnings })
+  )
 
 export const metadataOf = (body: JsonObject): JsonObject => (isPlainObject(body["metadata"]) ? body["metadata"] : {})
 
@@ -43,7 +44,8 @@ export const withMetadata = (body: JsonObject, changes: Record<string, unknown>)
 
 export const objectBody = (request: ApiRequest) =>
   Effect.flatMap(parseBody(request), (body) =>
-    isPlainObject(body) ? Effect.succeed(body) : Effect.fail(badRequest("the request body must be a JSON or YAML object")))
+    isPlainObject(body) ? Effect.succeed(body) : Effect.fail(badRequest("the request body must be a JSON or YAML object"))
+  )
 
 // The object's namespace must be the request's (or absent, then the request's is taken).
 export const placed = (context: ObjectContext, body: JsonObject, name?: string): Effect.Effect<JsonObject, ApiFailure> => {
@@ -55,20 +57,23 @@ export const placed = (context: ObjectContext, body: JsonObject, name?: string):
   if (name !== undefined && typeof meta["name"] === "string" && meta["name"] !== "" && meta["name"] !== name) {
     return Effect.fail(badRequest(`the name of the object (${String(meta["name"])}) does not match the name on the URL (${name})`))
   }
-  return Effect.succeed(withMetadata(body, {
-    ...(context.kind.resource.namespaced ? { namespace: context.namespace } : {}),
-    ...(name === undefined ? {} : { name })
-  }))
+  return Effect.succeed(
+    withMetadata(body, {
+      ...(context.kind.resource.namespaced ? { namespace: context.namespace } : {}),
+      ...(name === undefined ? {} : { name })
+    })
+  )
 }
 
 export const admitted = (context: ObjectContext, object: unknown, operation: "create" | "update" | "patch", subresource: Subresource) =>
-  Effect.fromResult(admit(context.kind, object, {
-    fieldValidation: context.fieldValidation,
-    operation,
-    subresource,
-    decoderAdmission: context.decoderAdmission
-  }))
+  Effect.fromResult(
+    admit(context.kind, object, {
+      fieldValidation: context.fieldValidation,
+      operation,
+      subresource,
+      decoderAdmission: context.decoderAdmission
+    })
+  )
 
 /** `?watch=true` or the legacy /watch/ prefix. */
 export const isWatch = (request: ApiRequest, watchPrefix: boolean): boolean => watchPrefix || isTrue(query(request, "watch"))
-

@@ -16,7 +16,7 @@ import type { ObjectContext } from "./objectContext.ts"
 import { rfc3339 } from "../api/time.ts"
 
 export const getObject = (context: ObjectContext, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const object = yield* api.get(context.kind.resource, keyOf(context.namespace, name)).pipe(Effect.mapError(storeError(context.kind)))
     return yield* respond(200, context, object)
@@ -30,14 +30,15 @@ const dryRunCreated = (object: JsonObject, now: number): JsonObject => {
 }
 
 export const createObject = (context: ObjectContext, request: ApiRequest) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const body = yield* Effect.flatMap(objectBody(request), (b) => placed(context, b))
     const { object: admittedObject, warnings } = yield* admitted(context, body, "create", "main")
     const object = yield* trackWrite(context, request, undefined, body, admittedObject, "main")
     const name = String(metadataOf(object)["name"] ?? metadataOf(object)["generateName"] ?? "")
     if (context.namespace !== undefined) yield* admitIntoNamespace(context.kind, context.namespace, name)
-    if (isDryRun(request)) return yield* respond(201, context, dryRunCreated(object, yield* Clock.currentTimeMillis) as KubeObject, warnings)
+    if (isDryRun(request))
+      return yield* respond(201, context, dryRunCreated(object, yield* Clock.currentTimeMillis) as KubeObject, warnings)
     const created = yield* api.create(context.kind.resource, object as KubeObject).pipe(Effect.mapError(storeError(context.kind)))
     return yield* respond(201, context, created, warnings)
   })
@@ -50,7 +51,7 @@ const maxUpdateAttempts = 5
  * concurrent change, as a patch is; one with a resourceVersion is that precondition.
  */
 export const updateObject = (context: ObjectContext, request: ApiRequest, name: string, subresource: Subresource) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const body = yield* Effect.flatMap(objectBody(request), (b) => placed(context, b, name))
     const { object, warnings } = yield* admitted(context, body, "update", subresource)
@@ -70,11 +71,12 @@ export const updateObject = (context: ObjectContext, request: ApiRequest, name: 
 
 /** A namespace's spec.finalizers, written only through /finalize on a real server. */
 export const finalizeNamespace = (context: ObjectContext, request: ApiRequest, name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const body = yield* objectBody(request)
     const spec = isPlainObject(body["spec"]) ? body["spec"] : {}
-    const finalized = yield* api.patch(context.kind.resource, { name }, { spec: { finalizers: spec["finalizers"] ?? null } })
+    const finalized = yield* api
+      .patch(context.kind.resource, { name }, { spec: { finalizers: spec["finalizers"] ?? null } })
       .pipe(Effect.mapError(storeError(context.kind)))
     return yield* respond(200, context, finalized)
   })

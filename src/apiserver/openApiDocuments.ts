@@ -27,17 +27,42 @@ const sharedSchemas = {
     type: "object",
     properties: {
       name: string("Name must be unique within a namespace."),
-      generateName: string("GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided."),
+      generateName: string(
+        "GenerateName is an optional prefix, used by the server, to generate a unique name ONLY IF the Name field has not been provided."
+      ),
       namespace: string("Namespace defines the space within which each name must be unique."),
       uid: string("UID is the unique in time and space value for this object."),
       resourceVersion: string("An opaque value that represents the internal version of this object."),
-      generation: { description: "A sequence number representing a specific generation of the desired state.", type: "integer", format: "int64" },
-      creationTimestamp: { description: "CreationTimestamp is a timestamp representing the server time when this object was created.", type: "string", format: "date-time" },
-      deletionTimestamp: { description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.", type: "string", format: "date-time" },
-      deletionGracePeriodSeconds: { description: "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system.", type: "integer", format: "int64" },
+      generation: {
+        description: "A sequence number representing a specific generation of the desired state.",
+        type: "integer",
+        format: "int64"
+      },
+      creationTimestamp: {
+        description: "CreationTimestamp is a timestamp representing the server time when this object was created.",
+        type: "string",
+        format: "date-time"
+      },
+      deletionTimestamp: {
+        description: "DeletionTimestamp is RFC 3339 date and time at which this resource will be deleted.",
+        type: "string",
+        format: "date-time"
+      },
+      deletionGracePeriodSeconds: {
+        description: "Number of seconds allowed for this object to gracefully terminate before it will be removed from the system.",
+        type: "integer",
+        format: "int64"
+      },
       labels: stringMap("Map of string keys and values that can be used to organize and categorize (scope and select) objects."),
-      annotations: stringMap("Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata."),
-      finalizers: { description: "Must be empty before the object is deleted from the registry.", type: "array", items: { type: "string", default: "" }, "x-kubernetes-patch-strategy": "merge" },
+      annotations: stringMap(
+        "Annotations is an unstructured key value map stored with a resource that may be set by external tools to store and retrieve arbitrary metadata."
+      ),
+      finalizers: {
+        description: "Must be empty before the object is deleted from the registry.",
+        type: "array",
+        items: { type: "string", default: "" },
+        "x-kubernetes-patch-strategy": "merge"
+      },
       ownerReferences: {
         description: "List of objects depended by this object.",
         type: "array",
@@ -53,15 +78,35 @@ const sharedSchemas = {
     properties: {
       resourceVersion: string("String that identifies the server's internal version of this object."),
       continue: string("continue may be set if the user set a limit on the number of items returned."),
-      remainingItemCount: { description: "The number of subsequent items in the list which are not included in this list response.", type: "integer", format: "int64" }
+      remainingItemCount: {
+        description: "The number of subsequent items in the list which are not included in this list response.",
+        type: "integer",
+        format: "int64"
+      }
     }
   },
-  [`${meta}.Patch`]: { description: "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.", type: "object" },
-  [`${meta}.DeleteOptions`]: { description: "DeleteOptions may be provided when deleting an API object.", type: "object", "x-kubernetes-preserve-unknown-fields": true },
-  [`${meta}.Status`]: { description: "Status is a return value for calls that don't return other objects.", type: "object", "x-kubernetes-preserve-unknown-fields": true }
+  [`${meta}.Patch`]: {
+    description: "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
+    type: "object"
+  },
+  [`${meta}.DeleteOptions`]: {
+    description: "DeleteOptions may be provided when deleting an API object.",
+    type: "object",
+    "x-kubernetes-preserve-unknown-fields": true
+  },
+  [`${meta}.Status`]: {
+    description: "Status is a return value for calls that don't return other objects.",
+    type: "object",
+    "x-kubernetes-preserve-unknown-fields": true
+  }
 }
 
-const queryParameter = (name: string, description: string, type = "string") => ({ name, in: "query", description, schema: { type, uniqueItems: true } })
+const queryParameter = (name: string, description: string, type = "string") => ({
+  name,
+  in: "query",
+  description,
+  schema: { type, uniqueItems: true }
+})
 
 const parameters = {
   dryRun: queryParameter("dryRun", "When present, indicates that modifications should not be persisted."),
@@ -70,15 +115,22 @@ const parameters = {
     "fieldValidation",
     "fieldValidation instructs the server on how to handle objects in the request (POST/PUT/PATCH) containing unknown or duplicate fields. Valid values are: Ignore, Warn (default) and Strict."
   ),
-  force: queryParameter("force", "Force is going to \"force\" Apply requests.", "boolean"),
+  force: queryParameter("force", 'Force is going to "force" Apply requests.', "boolean"),
   labelSelector: queryParameter("labelSelector", "A selector to restrict the list of returned objects by their labels."),
   fieldSelector: queryParameter("fieldSelector", "A selector to restrict the list of returned objects by their fields."),
   limit: queryParameter("limit", "limit is a maximum number of responses to return for a list call.", "integer"),
   continue: queryParameter("continue", "The continue option should be set when retrieving more results from the server."),
-  resourceVersion: queryParameter("resourceVersion", "resourceVersion sets a constraint on what resource versions a request may be served from."),
+  resourceVersion: queryParameter(
+    "resourceVersion",
+    "resourceVersion sets a constraint on what resource versions a request may be served from."
+  ),
   timeoutSeconds: queryParameter("timeoutSeconds", "Timeout for the list/watch call.", "integer"),
-  watch: queryParameter("watch", "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.", "boolean"),
-  allowWatchBookmarks: queryParameter("allowWatchBookmarks", "allowWatchBookmarks requests watch events with type \"BOOKMARK\".", "boolean")
+  watch: queryParameter(
+    "watch",
+    "Watch for changes to the described resources and return them as a stream of add, update, and remove notifications.",
+    "boolean"
+  ),
+  allowWatchBookmarks: queryParameter("allowWatchBookmarks", 'allowWatchBookmarks requests watch events with type "BOOKMARK".', "boolean")
 }
 
 // Strategic merge (built-in kinds only) is accepted but not advertised: kubectl then computes it
@@ -86,7 +138,13 @@ const parameters = {
 // instead of from the schemas here, which describe those types only in part.
 const patchTypes = ["application/json-patch+json", "application/merge-patch+json"]
 
-const pathParameter = (name: string, description: string) => ({ name, in: "path", description, required: true, schema: { type: "string", uniqueItems: true } })
+const pathParameter = (name: string, description: string) => ({
+  name,
+  in: "path",
+  description,
+  required: true,
+  schema: { type: "string", uniqueItems: true }
+})
 
 const json = (schema: unknown) => ({ "application/json": { schema }, "application/yaml": { schema } })
 
@@ -106,11 +164,25 @@ const operations = (kind: ServedKind, path: "collection" | "item" | "status" | "
   })
   const write = [parameters.dryRun, parameters.fieldManager, parameters.fieldValidation]
   const body = (schema: unknown) => ({ requestBody: { content: { "*/*": { schema } }, required: true } })
-  const listing = [parameters.labelSelector, parameters.fieldSelector, parameters.limit, parameters.continue, parameters.resourceVersion, parameters.timeoutSeconds, parameters.watch, parameters.allowWatchBookmarks]
-  const patch = op("patch", "patch", {
-    parameters: [...write, parameters.force],
-    requestBody: { content: Object.fromEntries(patchTypes.map((t) => [t, { schema: ref(`${meta}.Patch`) }])), required: true }
-  }, object)
+  const listing = [
+    parameters.labelSelector,
+    parameters.fieldSelector,
+    parameters.limit,
+    parameters.continue,
+    parameters.resourceVersion,
+    parameters.timeoutSeconds,
+    parameters.watch,
+    parameters.allowWatchBookmarks
+  ]
+  const patch = op(
+    "patch",
+    "patch",
+    {
+      parameters: [...write, parameters.force],
+      requestBody: { content: Object.fromEntries(patchTypes.map((t) => [t, { schema: ref(`${meta}.Patch`) }])), required: true }
+    },
+    object
+  )
   switch (path) {
     case "allNamespaces":
       return { get: op("list", "list", { parameters: listing }, list) }
@@ -157,7 +229,11 @@ const componentsOf = (kind: ServedKind) => {
       type: "object",
       required: ["items"],
       properties: {
-        apiVersion: { type: "string", description: "APIVersion defines the versioned schema of this representation of an object.", default: apiVersion },
+        apiVersion: {
+          type: "string",
+          description: "APIVersion defines the versioned schema of this representation of an object.",
+          default: apiVersion
+        },
         kind: { type: "string", description: "Kind is a string value representing the REST resource this object represents." },
         metadata: { description: "Standard list metadata.", allOf: [ref(`${meta}.ListMeta`)], default: {} },
         items: { description: `List of ${kind.resource.plural}.`, type: "array", items: ref(schemaName(kind)) }

@@ -31,7 +31,7 @@ export interface Page {
 }
 
 const keyOf = (object: KubeObject): string =>
-  object.metadata.namespace === undefined ? object.metadata.name ?? "" : `${object.metadata.namespace}/${object.metadata.name ?? ""}`
+  object.metadata.namespace === undefined ? (object.metadata.name ?? "") : `${object.metadata.namespace}/${object.metadata.name ?? ""}`
 
 const encode = (token: ContinueToken): string => Buffer.from(JSON.stringify(token)).toString("base64url")
 
@@ -117,7 +117,8 @@ export class Pager {
     return new ApiFailure({
       code: 410,
       reason: "Expired",
-      message: "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
+      message:
+        "The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.",
       continue: inconsistent
     })
   }

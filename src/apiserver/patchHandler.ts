@@ -56,19 +56,21 @@ const applyPatch = (
     case "json": {
       const result = applyJsonPatch(current, patch)
       if (Result.isSuccess(result)) return Effect.succeed(result.success)
-      return Effect.fail(result.failure.malformed
-        ? badRequest(result.failure.message)
-        : new ApiFailure({
-          code: 422,
-          reason: "Invalid",
-          message: "the server rejected our request due to an error in our request",
-          details: {
-            name,
-            group: context.kind.group,
-            kind: context.kind.resource.plural,
-            causes: [{ reason: "UnexpectedServerResponse", message: result.failure.message }]
-          }
-        }))
+      return Effect.fail(
+        result.failure.malformed
+          ? badRequest(result.failure.message)
+          : new ApiFailure({
+              code: 422,
+              reason: "Invalid",
+              message: "the server rejected our request due to an error in our request",
+              details: {
+                name,
+                group: context.kind.group,
+                kind: context.kind.resource.plural,
+                causes: [{ reason: "UnexpectedServerResponse", message: result.failure.message }]
+              }
+            })
+      )
     }
   }
 }
@@ -79,10 +81,14 @@ const sameIdentity = (context: ObjectContext, current: KubeObject, patched: unkn
   const meta = metadataOf(patched)
   for (const field of ["name", "namespace"] as const) {
     if ((meta[field] ?? undefined) !== current.metadata[field]) {
-      return Effect.fail(invalidFailure(context.kind, current.metadata.name ?? "", [{
-        field: `metadata.${field}`,
-        message: `Invalid value: ${quote(meta[field] ?? "")}: field is immutable`
-      }]))
+      return Effect.fail(
+        invalidFailure(context.kind, current.metadata.name ?? "", [
+          {
+            field: `metadata.${field}`,
+            message: `Invalid value: ${quote(meta[field] ?? "")}: field is immutable`
+          }
+        ])
+      )
     }
   }
   return Effect.succeed(patched)
@@ -96,7 +102,7 @@ const maxPatchAttempts = 5
  * patch itself names a resourceVersion, which is then a precondition.
  */
 export const patchObject = (context: ObjectContext, request: ApiRequest, name: string, subresource: Subresource) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const type = yield* patchTypeOf(context, request.contentType)
     if (type === "apply") return yield* applyObject(context, request, name, subresource)

@@ -17,7 +17,11 @@ export interface PrinterColumn {
 
 /** `.status.desired`, `.spec.selector.names[0]`, `.metadata.labels.app\.kubernetes\.io/name`. */
 export const jsonPathValue = (object: unknown, path: string): unknown => {
-  const parts = path.replace(/^\{?\.?/, "").replace(/\}$/, "").match(/(?:\\.|[^.[\]])+|\[\d+\]/g) ?? []
+  const parts =
+    path
+      .replace(/^\{?\.?/, "")
+      .replace(/\}$/, "")
+      .match(/(?:\\.|[^.[\]])+|\[\d+\]/g) ?? []
   let node: unknown = object
   for (const part of parts) {
     if (part.startsWith("[")) {

@@ -139,7 +139,8 @@ const toJson = (value: unknown): unknown => {
 
 /** The object a protobuf body carries, as JSON, or why it cannot be read. */
 export const decodeProtobufBody = (body: Buffer): Record<string, unknown> | UndecodableProtobuf => {
-  if (body.length < 4 || !body.subarray(0, 4).equals(magic)) return new UndecodableProtobuf("the body lacks the protobuf envelope's magic number")
+  if (body.length < 4 || !body.subarray(0, 4).equals(magic))
+    return new UndecodableProtobuf("the body lacks the protobuf envelope's magic number")
   try {
     const unknown = envelope.toObject(envelope.decode(body.subarray(4)), { bytes: String }) as {
       typeMeta?: { apiVersion?: string; kind?: string }

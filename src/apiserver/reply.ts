@@ -7,18 +7,18 @@ import type { Encoding } from "./negotiation.ts"
 
 export type Reply =
   | {
-    readonly _tag: "Body"
-    readonly status: number
-    readonly contentType: string
-    readonly body: string
-    readonly headers: Readonly<Record<string, string | ReadonlyArray<string>>>
-  }
+      readonly _tag: "Body"
+      readonly status: number
+      readonly contentType: string
+      readonly body: string
+      readonly headers: Readonly<Record<string, string | ReadonlyArray<string>>>
+    }
   | {
-    readonly _tag: "Stream"
-    readonly contentType: string
-    /** One encoded event each, newline-terminated; ends when the watch ends. */
-    readonly events: Stream.Stream<string>
-  }
+      readonly _tag: "Stream"
+      readonly contentType: string
+      /** One encoded event each, newline-terminated; ends when the watch ends. */
+      readonly events: Stream.Stream<string>
+    }
 
 /** `Warning: 299 - "..."` headers, as kube-apiserver sends for dropped unknown fields. */
 const warningHeaders = (warnings: ReadonlyArray<string>) =>
@@ -27,17 +27,28 @@ const warningHeaders = (warnings: ReadonlyArray<string>) =>
 export const jsonReply = (
   status: number,
   value: unknown,
-  options: { readonly encoding?: Encoding; readonly contentType?: string; readonly warnings?: ReadonlyArray<string>; readonly headers?: Readonly<Record<string, string>> } = {}
+  options: {
+    readonly encoding?: Encoding
+    readonly contentType?: string
+    readonly warnings?: ReadonlyArray<string>
+    readonly headers?: Readonly<Record<string, string>>
+  } = {}
 ): Reply =>
   options.encoding === "yaml"
-    ? { _tag: "Body", status, contentType: "application/yaml", body: stringify(value), headers: { ...warningHeaders(options.warnings ?? []), ...options.headers } }
+    ? {
+        _tag: "Body",
+        status,
+        contentType: "application/yaml",
+        body: stringify(value),
+        headers: { ...warningHeaders(options.warnings ?? []), ...options.headers }
+      }
     : {
-      _tag: "Body",
-      status,
-      contentType: options.contentType ?? "application/json",
-      body: JSON.stringify(value),
-      headers: { ...warningHeaders(options.warnings ?? []), ...options.headers }
-    }
+        _tag: "Body",
+        status,
+        contentType: options.contentType ?? "application/json",
+        body: JSON.stringify(value),
+        headers: { ...warningHeaders(options.warnings ?? []), ...options.headers }
+      }
 
 export const failureReply = (failure: ApiFailure): Reply => jsonReply(failure.code, statusBody(failure))
 

@@ -79,25 +79,37 @@ export const listReply = (
 ): Reply => {
   switch (representation._tag) {
     case "Object":
-      return jsonReply(200, {
-        apiVersion: kind.resource.apiVersion,
-        kind: listKind(kind),
-        metadata: listMetaOf(meta),
-        items
-      }, { encoding: representation.encoding })
+      return jsonReply(
+        200,
+        {
+          apiVersion: kind.resource.apiVersion,
+          kind: listKind(kind),
+          metadata: listMetaOf(meta),
+          items
+        },
+        { encoding: representation.encoding }
+      )
     case "Table":
-      return jsonReply(200, toTable(kind.table, items, {
-        include: context.include,
-        apiVersion: representation.apiVersion,
-        now: context.now,
-        listMeta: listMetaOf(meta)
-      }), { contentType: asContentType(representation.apiVersion, "Table") })
+      return jsonReply(
+        200,
+        toTable(kind.table, items, {
+          include: context.include,
+          apiVersion: representation.apiVersion,
+          now: context.now,
+          listMeta: listMetaOf(meta)
+        }),
+        { contentType: asContentType(representation.apiVersion, "Table") }
+      )
     case "PartialObjectMetadata":
-      return jsonReply(200, {
-        kind: "PartialObjectMetadataList",
-        apiVersion: representation.apiVersion,
-        metadata: listMetaOf(meta),
-        items: items.map((o) => ({ kind: "PartialObjectMetadata", apiVersion: representation.apiVersion, metadata: o.metadata }))
-      }, { contentType: asContentType(representation.apiVersion, "PartialObjectMetadataList") })
+      return jsonReply(
+        200,
+        {
+          kind: "PartialObjectMetadataList",
+          apiVersion: representation.apiVersion,
+          metadata: listMetaOf(meta),
+          items: items.map((o) => ({ kind: "PartialObjectMetadata", apiVersion: representation.apiVersion, metadata: o.metadata }))
+        },
+        { contentType: asContentType(representation.apiVersion, "PartialObjectMetadataList") }
+      )
   }
 }

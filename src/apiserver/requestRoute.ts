@@ -14,14 +14,14 @@ export type Route =
   | { readonly _tag: "OpenApiRoot" }
   | { readonly _tag: "OpenApiDocument"; readonly path: string }
   | {
-    readonly _tag: "Resource"
-    readonly kind: ServedKind
-    readonly namespace: string | undefined
-    readonly name: string | undefined
-    readonly subresource: string | undefined
-    /** The deprecated `/watch/` path prefix: a watch whatever the query says. */
-    readonly watchPrefix: boolean
-  }
+      readonly _tag: "Resource"
+      readonly kind: ServedKind
+      readonly namespace: string | undefined
+      readonly name: string | undefined
+      readonly subresource: string | undefined
+      /** The deprecated `/watch/` path prefix: a watch whatever the query says. */
+      readonly watchPrefix: boolean
+    }
   | { readonly _tag: "Review"; readonly review: ReviewResource }
   | { readonly _tag: "NotFound" }
 
@@ -49,7 +49,8 @@ const resourceRoute = (group: string, version: string, segments: ReadonlyArray<s
   if (kind === undefined) return notFound
   if (namespace !== undefined && !kind.resource.namespaced) return notFound
   if (subresource !== undefined) {
-    const served = (subresource === "status" && kind.statusSubresource) || (subresource === "finalize" && kind.resource.kind === "Namespace")
+    const served =
+      (subresource === "status" && kind.statusSubresource) || (subresource === "finalize" && kind.resource.kind === "Namespace")
     if (!served) return notFound
   }
   if (name === "") return notFound
@@ -57,7 +58,10 @@ const resourceRoute = (group: string, version: string, segments: ReadonlyArray<s
 }
 
 export const routeOf = (pathname: string): Route => {
-  const segments = pathname.split("/").slice(1).map((s) => decodeURIComponent(s))
+  const segments = pathname
+    .split("/")
+    .slice(1)
+    .map((s) => decodeURIComponent(s))
   if (segments[segments.length - 1] === "" && segments.length > 1) segments.pop()
   const [first, second, third, ...rest] = segments
   switch (first) {

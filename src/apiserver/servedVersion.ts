@@ -41,10 +41,13 @@ const missingIn = (resource: Resource): ReadonlyArray<Path> => {
     const own = versions.find((k) => k.version === versionOf(resource))
     const schemaOf = (kind: ServedKind | undefined) => kind?.structural
     const schema = schemaOf(own)
-    paths = schema === undefined ? [] : versions.flatMap((other) => {
-      const otherSchema = schemaOf(other)
-      return other === own || otherSchema === undefined ? [] : missingFields(schema, otherSchema)
-    })
+    paths =
+      schema === undefined
+        ? []
+        : versions.flatMap((other) => {
+            const otherSchema = schemaOf(other)
+            return other === own || otherSchema === undefined ? [] : missingFields(schema, otherSchema)
+          })
     pathsByVersion.set(key(resource), paths)
   }
   return paths
@@ -62,11 +65,13 @@ const strip = (value: unknown, path: Path): unknown => {
   if (!isPlainObject(value)) return value
   if (step === "values") {
     let changed = false
-    const next = Object.fromEntries(Object.entries(value).map(([k, v]) => {
-      const stripped = strip(v, rest)
-      if (stripped !== v) changed = true
-      return [k, stripped]
-    }))
+    const next = Object.fromEntries(
+      Object.entries(value).map(([k, v]) => {
+        const stripped = strip(v, rest)
+        if (stripped !== v) changed = true
+        return [k, stripped]
+      })
+    )
     return changed ? Object.freeze(next) : value
   }
   if (!(step.property in value)) return value

@@ -9,7 +9,7 @@ import type { AddressInfo, Socket } from "node:net"
 import { timingSafeEqual } from "node:crypto"
 import { Cause, Data, Effect, FiberSet, Stream } from "effect"
 import type { Scope } from "effect"
-import { KubeApi } from "../kube/KubeApi.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
 import { ApiFailure, unauthorized } from "./apiStatus.ts"
 import type { ApiRequest } from "./apiRequest.ts"
 import { dispatch } from "./dispatch.ts"
@@ -130,7 +130,7 @@ const send = (request: http.IncomingMessage, response: http.ServerResponse, repl
       response.end(request.method === "HEAD" ? undefined : reply.body)
     })
   }
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     response.writeHead(200, { "content-type": reply.contentType, "cache-control": "no-cache, private", "transfer-encoding": "chunked" })
     // Clients (client-node's watch) resolve only once the headers arrive: send them now.
     response.flushHeaders()
@@ -156,7 +156,7 @@ const internalError = (cause: Cause.Cause<unknown>) => {
  * the namespaces created through this server wait for it to empty them when deleted.
  */
 export const serveApi = (options: ApiServerOptions = {}): Effect.Effect<ApiServerAddress, ApiServerError, KubeApi | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const host = options.host ?? "127.0.0.1"
     const run = yield* FiberSet.makeRuntime<KubeApi>()
     yield* Effect.forkScoped(namespaceController())
@@ -168,25 +168,28 @@ export const serveApi = (options: ApiServerOptions = {}): Effect.Effect<ApiServe
 
     const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
       const url = new URL(request.url ?? "/", "http://apiserver.local")
-      const fiber = run(Effect.gen(function*() {
-        if (!authorized(options.token, request, url.pathname)) return yield* send(request, response, failureReply(unauthorized()))
-        const body = yield* readBody(request, response)
-        const apiRequest: ApiRequest = {
-          method: request.method ?? "GET",
-          url,
-          accept: parseAccept(request.headers.accept),
-          contentType: (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase(),
-          userAgent: request.headers["user-agent"] ?? "",
-          body
-        }
-        const reply = yield* dispatch(settings, apiRequest)
-        yield* Effect.logDebug(`${apiRequest.method} ${request.url ?? "/"} ${reply._tag === "Body" ? reply.status : "200 (stream)"}`)
-        yield* send(request, response, reply)
-      }).pipe(
-        Effect.catch((failure: ApiFailure) => send(request, response, failureReply(failure))),
-        Effect.catchCause((cause) =>
-          Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.flatMap(internalError(cause), (reply) => send(request, response, reply)))
-      ))
+      const fiber = run(
+        Effect.gen(function* () {
+          if (!authorized(options.token, request, url.pathname)) return yield* send(request, response, failureReply(unauthorized()))
+          const body = yield* readBody(request, response)
+          const apiRequest: ApiRequest = {
+            method: request.method ?? "GET",
+            url,
+            accept: parseAccept(request.headers.accept),
+            contentType: (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase(),
+            userAgent: request.headers["user-agent"] ?? "",
+            body
+          }
+          const reply = yield* dispatch(settings, apiRequest)
+          yield* Effect.logDebug(`${apiRequest.method} ${request.url ?? "/"} ${reply._tag === "Body" ? reply.status : "200 (stream)"}`)
+          yield* send(request, response, reply)
+        }).pipe(
+          Effect.catch((failure: ApiFailure) => send(request, response, failureReply(failure))),
+          Effect.catchCause((cause) =>
+            Cause.hasInterruptsOnly(cause) ? Effect.void : Effect.flatMap(internalError(cause), (reply) => send(request, response, reply))
+          )
+        )
+      )
       // The client went away (or the reply is done): stop whatever still runs for it.
       response.on("close", () => fiber.interruptUnsafe())
     }

@@ -55,20 +55,23 @@ export type Fault = (request: {
 }) => Forbidden | Unavailable | undefined
 
 /** The store behind an in-memory KubeApi, for tests that need to look inside or break things. */
-export class InMemoryKubeStore extends Context.Service<InMemoryKubeStore, {
-  /** The current global resourceVersion. */
-  readonly resourceVersion: Effect.Effect<string>
-  /** Every stored object of a kind (frozen), in key order. */
-  readonly objects: (resource: Resource) => Effect.Effect<ReadonlyArray<KubeObject>>
-  /** How many watches are open: a consumer that stops must release its watch. */
-  readonly openWatches: Effect.Effect<number>
-  /** Forgets all watch history, as an etcd compaction: resuming from an older resourceVersion is Gone. */
-  readonly compact: Effect.Effect<void>
-  /** Fails the requests it picks (from now on, and watches at their start) until cleared with undefined. */
-  readonly setFault: (fault: Fault | undefined) => Effect.Effect<void>
-  /** Ends every open watch with this error, as a dropped connection does. */
-  readonly breakWatches: (error: Forbidden | Unavailable) => Effect.Effect<void>
-}>()("preheat/apiserver/store/InMemoryKubeStore") {}
+export class InMemoryKubeStore extends Context.Service<
+  InMemoryKubeStore,
+  {
+    /** The current global resourceVersion. */
+    readonly resourceVersion: Effect.Effect<string>
+    /** Every stored object of a kind (frozen), in key order. */
+    readonly objects: (resource: Resource) => Effect.Effect<ReadonlyArray<KubeObject>>
+    /** How many watches are open: a consumer that stops must release its watch. */
+    readonly openWatches: Effect.Effect<number>
+    /** Forgets all watch history, as an etcd compaction: resuming from an older resourceVersion is Gone. */
+    readonly compact: Effect.Effect<void>
+    /** Fails the requests it picks (from now on, and watches at their start) until cleared with undefined. */
+    readonly setFault: (fault: Fault | undefined) => Effect.Effect<void>
+    /** Ends every open watch with this error, as a dropped connection does. */
+    readonly breakWatches: (error: Forbidden | Unavailable) => Effect.Effect<void>
+  }
+>()("preheat/apiserver/store/InMemoryKubeStore") {}
 
 type Stored = KubeObject
 
@@ -173,7 +176,13 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     if (error !== undefined) throw error
   }
 
-  const internOrInvalid = (resource: Resource, name: string, namespace: string | undefined, value: JsonObject, previous: Stored | undefined): Stored => {
+  const internOrInvalid = (
+    resource: Resource,
+    name: string,
+    namespace: string | undefined,
+    value: JsonObject,
+    previous: Stored | undefined
+  ): Stored => {
     try {
       return intern(value, previous) as Stored
     } catch (error) {
@@ -219,10 +228,12 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       throw invalid(resource, name, undefined, [{ field: "metadata.namespace", message: "Required value" }])
     }
     if (!resource.namespaced && namespace !== undefined) {
-      throw invalid(resource, name, namespace, [{
-        field: "metadata.namespace",
-        message: `Forbidden: ${resource.kind} is cluster-scoped and takes no namespace`
-      }])
+      throw invalid(resource, name, namespace, [
+        {
+          field: "metadata.namespace",
+          message: `Forbidden: ${resource.kind} is cluster-scoped and takes no namespace`
+        }
+      ])
     }
     if (nameRequired && name === "") {
       throw invalid(resource, "", namespace, [{ field: "metadata.name", message: "Required value: name is required" }])
@@ -263,12 +274,18 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     const rv = ++resourceVersion
     const status = deletionStatus(kind.resource, object["status"])
     const marked = status === object["status"] ? object : Object.freeze({ ...object, status: intern(status, object["status"]) })
-    store(kind, key, object, withMetadata(marked as Stored, {
-      deletionTimestamp: rfc3339(now),
-      deletionGracePeriodSeconds: 0,
-      generation: (object.metadata.generation ?? 0) + 1,
-      resourceVersion: String(rv)
-    }), rv)
+    store(
+      kind,
+      key,
+      object,
+      withMetadata(marked as Stored, {
+        deletionTimestamp: rfc3339(now),
+        deletionGracePeriodSeconds: 0,
+        generation: (object.metadata.generation ?? 0) + 1,
+        resourceVersion: String(rv)
+      }),
+      rv
+    )
   }
 
   // Background garbage collection: a dependent with no owner left is deleted (respecting its own
@@ -388,10 +405,12 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       let name = given
       const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
       if (name === "" && generateName === "") {
-        throw invalid(resource, "", namespace, [{
-          field: "metadata.name",
-          message: "Required value: name or generateName is required"
-        }])
+        throw invalid(resource, "", namespace, [
+          {
+            field: "metadata.name",
+            message: "Required value: name or generateName is required"
+          }
+        ])
       }
       if (name === "") {
         // Five random characters after a prefix cut to leave room for them, as the real server.
@@ -402,22 +421,20 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         } while (kind.objects.has(objectKey(resource, name, namespace)))
       }
       const causes = metadataCauses(meta)
-      for (const msg of validateDns1123Subdomain(name)) causes.push({ field: "metadata.name", message: `Invalid value: ${quote(name)}: ${msg}` })
+      for (const msg of validateDns1123Subdomain(name))
+        causes.push({ field: "metadata.name", message: `Invalid value: ${quote(name)}: ${msg}` })
       const rvGiven = meta.resourceVersion
       if (rvGiven !== undefined && rvGiven !== null && rvGiven !== "") {
-        causes.push({ field: "metadata.resourceVersion", message: "Invalid value: resourceVersion should not be set on objects to be created" })
+        causes.push({
+          field: "metadata.resourceVersion",
+          message: "Invalid value: resourceVersion should not be set on objects to be created"
+        })
       }
       if (causes.length > 0) throw invalid(resource, name, namespace, causes)
       const key = objectKey(resource, name, namespace)
       if (kind.objects.has(key)) throw new AlreadyExists(target(resource, name, namespace))
       const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
-      const {
-        deletionTimestamp: _dt,
-        deletionGracePeriodSeconds: _dg,
-        resourceVersion: _rv,
-        uid: _uid,
-        ...userMeta
-      } = meta
+      const { deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, resourceVersion: _rv, uid: _uid, ...userMeta } = meta
       const candidate: Record<string, unknown> = {
         apiVersion: storedApiVersion(resource),
         kind: resource.kind,
@@ -453,10 +470,12 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       const rv = meta.resourceVersion
       if (rv === undefined || rv === null || rv === "") {
         if (isCustomResource(resource)) {
-          throw invalid(resource, name, namespace, [{
-            field: "metadata.resourceVersion",
-            message: "Invalid value: 0x0: must be specified for an update"
-          }])
+          throw invalid(resource, name, namespace, [
+            {
+              field: "metadata.resourceVersion",
+              message: "Invalid value: 0x0: must be specified for an update"
+            }
+          ])
         }
       } else if (rv !== old.resourceVersion) {
         throw conflict(resource, name, namespace, modified)
@@ -532,9 +551,8 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         (namespace === undefined || object.metadata.namespace === namespace) &&
         labelQuery.matches(object.metadata.labels) &&
         (!anyField || fieldQuery.matches((field) => fieldValue(object, field))),
-      key: pinned !== undefined && (!resource.namespaced || namespace !== undefined)
-        ? objectKey(resource, pinned.value, namespace)
-        : undefined
+      key:
+        pinned !== undefined && (!resource.namespaced || namespace !== undefined) ? objectKey(resource, pinned.value, namespace) : undefined
     }
   }
 
@@ -559,7 +577,10 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
 
   // What a watcher with this selection sees of an event: a change that makes an object match
   // arrives as ADDED, one that makes it stop matching as DELETED (as kube-apiserver's watch cache).
-  const seen = (event: HistoryEvent, matches: (object: Stored) => boolean): Extract<WatchEvent, { readonly object: unknown }> | undefined => {
+  const seen = (
+    event: HistoryEvent,
+    matches: (object: Stored) => boolean
+  ): Extract<WatchEvent, { readonly object: unknown }> | undefined => {
     const now = event.type !== "DELETED" && matches(event.object)
     const before = event.previous !== undefined && matches(event.previous)
     if (now) return { type: before ? "MODIFIED" : "ADDED", object: event.object }
@@ -640,7 +661,12 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     })
 
   const nextEvents = (resource: Resource, opened: OpenedWatch): Effect.Effect<Events, WatchError> => {
-    const { kind, selection: { key, matches }, state, epoch } = opened
+    const {
+      kind,
+      selection: { key, matches },
+      state,
+      epoch
+    } = opened
     let pending = opened.initial
     // As kube-apiserver's watch cache: a bookmark every interval and one 2 s before the deadline,
     // so that a client resuming after the timeout starts as close to now as possible.
@@ -650,7 +676,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       return beforeTimeout > now ? Math.min(now + bookmarkMillis, beforeTimeout) : Number.POSITIVE_INFINITY
     }
     let nextBookmarkAt = bookmarkAfter(opened.start)
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       for (;;) {
         if (watchBreak.epoch !== epoch && watchBreak.error !== undefined) return yield* Effect.fail(watchBreak.error)
         if (pending.length > 0) {
@@ -679,12 +705,13 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   }
 
   const watch = (resource: Resource, options: WatchOptions) =>
-    Stream.scoped(Stream.fromPull(
-      Effect.acquireRelease(
-        openWatch(resource, options),
-        ({ kind, selection: { key }, state }) => Effect.sync(() => closeWatch(kind, key, state))
-      ).pipe(Effect.map((opened) => nextEvents(resource, opened)))
-    ))
+    Stream.scoped(
+      Stream.fromPull(
+        Effect.acquireRelease(openWatch(resource, options), ({ kind, selection: { key }, state }) =>
+          Effect.sync(() => closeWatch(kind, key, state))
+        ).pipe(Effect.map((opened) => nextEvents(resource, opened)))
+      )
+    )
 
   const api = KubeApi.of({ get, list, watch, create, update, patch, delete: del })
 

@@ -23,8 +23,13 @@ export const quote = (u: unknown): string => {
 }
 
 export const isKubeError = (u: unknown): u is KubeError =>
-  u instanceof NotFound || u instanceof AlreadyExists || u instanceof Conflict || u instanceof Gone ||
-  u instanceof Invalid || u instanceof Forbidden || u instanceof Unavailable
+  u instanceof NotFound ||
+  u instanceof AlreadyExists ||
+  u instanceof Conflict ||
+  u instanceof Gone ||
+  u instanceof Invalid ||
+  u instanceof Forbidden ||
+  u instanceof Unavailable
 
 export const invalid = (resource: Resource, name: string, namespace: string | undefined, causes: ReadonlyArray<Cause>) =>
   new Invalid({ ...target(resource, name, namespace), causes })

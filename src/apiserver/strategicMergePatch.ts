@@ -91,7 +91,8 @@ const mergeList = (original: ReadonlyArray<unknown>, patch: ReadonlyArray<unknow
   }
   const out: Array<unknown> = [...original]
   for (const item of patch) {
-    if (!isPlainObject(item) || !Object.hasOwn(item, mergeKey)) fail(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`)
+    if (!isPlainObject(item) || !Object.hasOwn(item, mergeKey))
+      fail(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`)
     const element = item as JsonObject
     const index = out.findIndex((o) => isPlainObject(o) && JSON.stringify(o[mergeKey]) === JSON.stringify(element[mergeKey]))
     if (element["$patch"] === "delete") {

@@ -130,7 +130,8 @@ const hasType = (schema: StructuralSchema, value: unknown): boolean => {
 const rfc3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/
 
 /** apimachinery renders an invalid value as Go's %v/%q would: strings quoted, numbers bare. */
-const shown = (value: unknown): string => (typeof value === "string" ? quote(value) : typeof value === "object" ? quote(value) : String(value))
+const shown = (value: unknown): string =>
+  typeof value === "string" ? quote(value) : typeof value === "object" ? quote(value) : String(value)
 
 /**
  * Every violation of the schema's own keywords (not its CEL rules: see celRules.ts), in the words
@@ -162,7 +163,10 @@ export const schemaViolations = (schema: StructuralSchema, value: unknown, path 
       if (node.minItems !== undefined && v.length < node.minItems) {
         add(at, `Invalid value: ${v.length}: ${inBody(at)} should have at least ${node.minItems} items`)
       }
-      if (node.items !== undefined) v.forEach((item, i) => walk(node.items!, item, itemPath(at, i)))
+      if (node.items !== undefined)
+        v.forEach((item, i) => {
+          walk(node.items!, item, itemPath(at, i))
+        })
     }
     if (isPlainObject(v)) objectViolations(node, v, at, add, inBody, walk)
   }

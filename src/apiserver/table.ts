@@ -16,7 +16,12 @@ export interface TableConvertor {
   readonly cells: (object: KubeObject, now: number) => ReadonlyArray<unknown>
 }
 
-export const column = (name: string, type: string, description: string, options: { format?: string; priority?: number } = {}): ColumnDefinition => ({
+export const column = (
+  name: string,
+  type: string,
+  description: string,
+  options: { format?: string; priority?: number } = {}
+): ColumnDefinition => ({
   name,
   type,
   format: options.format ?? "",
@@ -35,7 +40,11 @@ export const nameColumn = column(
 export type IncludeObject = "None" | "Object" | "PartialObjectMetadata"
 
 export const parseIncludeObject = (value: string | null): IncludeObject | undefined =>
-  value === null || value === "" ? "PartialObjectMetadata" : value === "None" || value === "Object" || value === "PartialObjectMetadata" ? value : undefined
+  value === null || value === ""
+    ? "PartialObjectMetadata"
+    : value === "None" || value === "Object" || value === "PartialObjectMetadata"
+      ? value
+      : undefined
 
 const rowObject = (object: KubeObject, include: IncludeObject, tableApiVersion: string): unknown => {
   switch (include) {

@@ -50,16 +50,18 @@ const encode = (context: ObjectContext, event: Outgoing, now: number, first: { v
 
 // sendInitialEvents=true: the current objects as ADDED, a bookmark marking their end, then changes.
 const initialThenChanges = (context: ObjectContext, options: ListOptions, timeoutSeconds: number) =>
-  Stream.unwrap(Effect.gen(function*() {
-    const api = yield* KubeApi
-    const { items, resourceVersion } = yield* api.list(context.kind.resource, options)
-    const initial: Array<Outgoing> = items.map((object: KubeObject) => ({ type: "ADDED", object }))
-    initial.push({ type: "INITIAL-END", resourceVersion })
-    return Stream.concat(
-      Stream.fromIterable(initial),
-      api.watch(context.kind.resource, { ...options, resourceVersion, timeoutSeconds }) as Stream.Stream<Outgoing, KubeError>
-    )
-  }))
+  Stream.unwrap(
+    Effect.gen(function* () {
+      const api = yield* KubeApi
+      const { items, resourceVersion } = yield* api.list(context.kind.resource, options)
+      const initial: Array<Outgoing> = items.map((object: KubeObject) => ({ type: "ADDED", object }))
+      initial.push({ type: "INITIAL-END", resourceVersion })
+      return Stream.concat(
+        Stream.fromIterable(initial),
+        api.watch(context.kind.resource, { ...options, resourceVersion, timeoutSeconds }) as Stream.Stream<Outgoing, KubeError>
+      )
+    })
+  )
 
 const resourceVersionParam = (request: ApiRequest): Effect.Effect<string, ApiFailure> => {
   const value = query(request, "resourceVersion") ?? ""
@@ -69,7 +71,7 @@ const resourceVersionParam = (request: ApiRequest): Effect.Effect<string, ApiFai
 }
 
 export const watchObjects = (context: ObjectContext, request: ApiRequest, options: ListOptions) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const resourceVersion = yield* resourceVersionParam(request)
     const timeoutSeconds = (yield* integerParam(request, "timeoutSeconds")) ?? defaultTimeoutSeconds()

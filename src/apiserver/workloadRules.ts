@@ -15,7 +15,9 @@ const withSpec = (body: Body, defaults: (spec: Body) => Body): Body => ({ ...bod
 const rollingUpdate = (strategy: unknown, type: string, defaults: Body): Body => {
   const given = object(strategy)
   const kind = typeof given["type"] === "string" ? given["type"] : type
-  return kind !== "RollingUpdate" ? { ...given, type: kind } : { ...given, type: kind, rollingUpdate: { ...defaults, ...object(given["rollingUpdate"]) } }
+  return kind !== "RollingUpdate"
+    ? { ...given, type: kind }
+    : { ...given, type: kind, rollingUpdate: { ...defaults, ...object(given["rollingUpdate"]) } }
 }
 
 const defaultsByKind: Readonly<Record<string, (spec: Body) => Body>> = {
@@ -51,7 +53,9 @@ export const workloadDefaults = (kind: string, body: Body): Body => {
 
 // Go's %#v of a map[string]string, as field.Invalid prints the template's labels.
 const goMap = (labels: Readonly<Record<string, string>>): string =>
-  `map[string]string{${Object.entries(labels).map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(", ")}}`
+  `map[string]string{${Object.entries(labels)
+    .map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`)
+    .join(", ")}}`
 
 /** The causes kube-apiserver refuses a workload's spec with (empty when it is valid). */
 export const workloadCauses = (kind: string, body: Body): ReadonlyArray<Cause> => {
@@ -62,12 +66,19 @@ export const workloadCauses = (kind: string, body: Body): ReadonlyArray<Cause> =
   const template = object(spec["template"])
   const labels = object(object(template["metadata"])["labels"]) as Record<string, string>
   if (!isPlainObject(selector)) causes.push({ field: "spec.selector", message: "Required value" })
-  else if (Object.keys(object(selector["matchLabels"])).length === 0 && !(Array.isArray(selector["matchExpressions"]) && selector["matchExpressions"].length > 0)) {
+  else if (
+    Object.keys(object(selector["matchLabels"])).length === 0 &&
+    !(Array.isArray(selector["matchExpressions"]) && selector["matchExpressions"].length > 0)
+  ) {
     causes.push({ field: "spec.selector", message: `Invalid value: "{}": empty selector is invalid for ${kind.toLowerCase()}` })
   } else if (!matchesLabelSelector(selector as LabelSelector, labels)) {
-    causes.push({ field: "spec.template.metadata.labels", message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\`` })
+    causes.push({
+      field: "spec.template.metadata.labels",
+      message: `Invalid value: ${goMap(labels)}: \`selector\` does not match template \`labels\``
+    })
   }
   const containers = object(template["spec"])["containers"]
-  if (!Array.isArray(containers) || containers.length === 0) causes.push({ field: "spec.template.spec.containers", message: "Required value" })
+  if (!Array.isArray(containers) || containers.length === 0)
+    causes.push({ field: "spec.template.spec.containers", message: "Required value" })
   return causes
 }

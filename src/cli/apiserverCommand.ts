@@ -12,9 +12,7 @@ export const apiserverCommand = Command.make(
     ),
     port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on; 0 picks a free one (default 0)."), Flag.withDefault(0)),
     token: text("token", "Bearer token every request must carry (default: none, anyone may call).").pipe(Flag.optional),
-    kubeconfigOut: text("kubeconfig-out", "Write a kubeconfig for this server (kubectl, client-node) to this file.").pipe(
-      Flag.optional
-    ),
+    kubeconfigOut: text("kubeconfig-out", "Write a kubeconfig for this server (kubectl, client-node) to this file.").pipe(Flag.optional),
     webhookValidation: Flag.Boolean("webhook-validation").pipe(
       Flag.withDescription(
         "Also reject what the controller would mark invalid (image references, selectors), as a validating webhook would."
@@ -23,7 +21,7 @@ export const apiserverCommand = Command.make(
     )
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const token = Option.getOrUndefined(flags.token)
       const server = yield* startEmbeddedApiServer({
         host: flags.host,

@@ -19,17 +19,12 @@ class InvalidRegistryLimit extends Data.TaggedError("InvalidRegistryLimit")<{ re
 export const controllerCommand = Command.make(
   "controller",
   {
-    kubeconfig: text(
-      "kubeconfig",
-      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
-    ).pipe(Flag.optional),
+    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+      Flag.optional
+    ),
     context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
-    leaseNamespace: text("leader-election-namespace", "Namespace of the leader-election Lease.").pipe(
-      Flag.withDefault("preheat-system")
-    ),
-    leaseName: text("leader-election-name", "Name of the leader-election Lease.").pipe(
-      Flag.withDefault("preheat-controller")
-    ),
+    leaseNamespace: text("leader-election-namespace", "Namespace of the leader-election Lease.").pipe(Flag.withDefault("preheat-system")),
+    leaseName: text("leader-election-name", "Name of the leader-election Lease.").pipe(Flag.withDefault("preheat-controller")),
     secretNamespace: text("secret-namespace", "Namespace the daemons read pull-secret copies from.").pipe(
       Flag.withDefault(defaultSettings.secretNamespace)
     ),
@@ -48,7 +43,7 @@ export const controllerCommand = Command.make(
     logFormat: logFormatFlag
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const maxPullsPerRegistry = Option.getOrUndefined(flags.maxPullsPerRegistry)
       if (maxPullsPerRegistry !== undefined && maxPullsPerRegistry < 1) {
         return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))

@@ -2,7 +2,7 @@ import { Console, Effect, FileSystem, Option, Path } from "effect"
 import { Command, Flag } from "effect/cli"
 import { crdFileName, crdOf, kinds, renderCrd, renderCrds } from "../api/crd/manifests.ts"
 
-const writeFiles = Effect.fnUntraced(function*(directory: string) {
+const writeFiles = Effect.fnUntraced(function* (directory: string) {
   const fs = yield* FileSystem.FileSystem
   const path = yield* Path.Path
   yield* fs.makeDirectory(directory, { recursive: true })

@@ -19,20 +19,17 @@ export const daemonCommand = Command.make(
   "daemon",
   {
     nodeName: text("node-name", "The node this daemon pulls for; default: $NODE_NAME.").pipe(Flag.optional),
-    kubeconfig: text(
-      "kubeconfig",
-      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
-    ).pipe(Flag.optional),
+    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+      Flag.optional
+    ),
     context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
     runtimeSocket: text(
       "runtime-socket",
-      "CRI socket (path or unix:// URL); default: the first that answers of containerd, crio and " +
-        "cri-dockerd under --host-run-dir."
+      "CRI socket (path or unix:// URL); default: the first that answers of containerd, crio and " + "cri-dockerd under --host-run-dir."
     ).pipe(Flag.optional),
     simulatedRuntime: Flag.Boolean("simulated-runtime").pipe(
       Flag.withDescription(
-        "Pull on a simulated runtime (every image exists, ~50 MB/s) instead of the node's CRI runtime: " +
-          "for tests and local clusters."
+        "Pull on a simulated runtime (every image exists, ~50 MB/s) instead of the node's CRI runtime: " + "for tests and local clusters."
       ),
       Flag.withDefault(false)
     ),
@@ -61,7 +58,7 @@ export const daemonCommand = Command.make(
     logFormat: logFormatFlag
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const nodeName = Option.getOrUndefined(flags.nodeName) ?? process.env["NODE_NAME"]
       if (nodeName === undefined || nodeName === "") return yield* Effect.fail(new MissingNodeName())
       const kube = KubeLive.layer({
@@ -72,23 +69,24 @@ export const daemonCommand = Command.make(
         userAgent: `preheat-daemon/${version} (${nodeName})`
       })
       const run = flags.simulatedRuntime ? runSimulatedDaemon : runDaemon
-      return yield* run(daemonOptions({
-        nodeName,
-        runtimeSocket: Option.getOrUndefined(flags.runtimeSocket),
-        hostRunDir: flags.hostRunDir,
-        secretNamespace: flags.secretNamespace,
-        maxConcurrentPulls: flags.maxConcurrentPulls,
-        pinImages: flags.pinImages,
-        metricsHost: flags.metricsHost,
-        metricsPort: flags.metricsPort
-      })).pipe(
+      return yield* run(
+        daemonOptions({
+          nodeName,
+          runtimeSocket: Option.getOrUndefined(flags.runtimeSocket),
+          hostRunDir: flags.hostRunDir,
+          secretNamespace: flags.secretNamespace,
+          maxConcurrentPulls: flags.maxConcurrentPulls,
+          pinImages: flags.pinImages,
+          metricsHost: flags.metricsHost,
+          metricsPort: flags.metricsPort
+        })
+      ).pipe(
         Effect.provide(Layer.mergeAll(kube, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })
 ).pipe(
   Command.withDescription(
-    "Run the daemon on one node: watch its NodeImage, pull each tag through the node's CRI runtime, " +
-      "report status and progress."
+    "Run the daemon on one node: watch its NodeImage, pull each tag through the node's CRI runtime, " + "report status and progress."
   )
 )

@@ -9,14 +9,8 @@ export const devCommand = Command.make(
   "dev",
   {
     nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
-    host: Flag.String("host").pipe(
-      Flag.withDescription("Address of the API server (default 127.0.0.1)."),
-      Flag.withDefault("127.0.0.1")
-    ),
-    port: Flag.Int("port").pipe(
-      Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."),
-      Flag.withDefault(0)
-    ),
+    host: Flag.String("host").pipe(Flag.withDescription("Address of the API server (default 127.0.0.1)."), Flag.withDefault("127.0.0.1")),
+    port: Flag.Int("port").pipe(Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."), Flag.withDefault(0)),
     kubeconfigOut: Flag.String("kubeconfig").pipe(
       Flag.withDescription("Where to write the kubeconfig for kubectl (default: preheat-dev.kubeconfig in the temp dir)."),
       Flag.withDefault(join(tmpdir(), "preheat-dev.kubeconfig"))
@@ -27,7 +21,7 @@ export const devCommand = Command.make(
     )
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
       const cluster = yield* startDevCluster({
         nodes: flags.nodes,

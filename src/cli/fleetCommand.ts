@@ -17,10 +17,9 @@ export const fleetCommand = Command.make(
   "fleet",
   {
     nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes, node-1..node-N (default 3)."), Flag.withDefault(3)),
-    kubeconfig: text(
-      "kubeconfig",
-      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
-    ).pipe(Flag.optional),
+    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+      Flag.optional
+    ),
     context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
     secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
       Flag.withDefault(defaultDaemonOptions.secretNamespace)
@@ -37,7 +36,7 @@ export const fleetCommand = Command.make(
     logFormat: logFormatFlag
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
       // A client per group of nodes, each with the group's summed budget: one connection pool
       // holding thousands of watches is scanned linearly on every request (undici's Pool), a cost
@@ -54,11 +53,14 @@ export const fleetCommand = Command.make(
         first: g * nodesPerClient,
         count: Math.min(nodesPerClient, flags.nodes - g * nodesPerClient)
       }))
-      return yield* Effect.gen(function*() {
+      return yield* Effect.gen(function* () {
         const daemons = (yield* Effect.forEach(groups, ({ count, first }) =>
           Effect.flatMap(Layer.build(client(count)), (kube) =>
-            startFleet({ first, count, maxConcurrentPulls: flags.maxConcurrentPulls, secretNamespace: flags.secretNamespace })
-              .pipe(Effect.provideContext(kube))))).flat()
+            startFleet({ first, count, maxConcurrentPulls: flags.maxConcurrentPulls, secretNamespace: flags.secretNamespace }).pipe(
+              Effect.provideContext(kube)
+            )
+          )
+        )).flat()
         const ready = Effect.sync((): HealthReport => {
           const synced = daemons.filter((d) => d.hasSynced()).length
           return [{ name: "daemons-synced", ok: synced === daemons.length, message: `${synced}/${daemons.length}` }]

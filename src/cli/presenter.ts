@@ -8,9 +8,6 @@ import { CliOutput } from "effect/cli"
 export const usagePresenter = CliOutput.layerPresenter({
   present: (event) =>
     event._tag === "InvalidInvocation"
-      ? Console.error(
-        `error: ${event.errors.map((error) => error.message).join("; ")}. ` +
-          `See '${event.commandPath.join(" ")} --help'.`
-      )
+      ? Console.error(`error: ${event.errors.map((error) => error.message).join("; ")}. ` + `See '${event.commandPath.join(" ")} --help'.`)
       : CliOutput.defaultPresenter.present(event)
 })

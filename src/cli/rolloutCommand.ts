@@ -37,14 +37,13 @@ export const rolloutCommand = Command.make(
       Flag.withAlias("n"),
       Flag.optional
     ),
-    kubeconfig: text(
-      "kubeconfig",
-      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
-    ).pipe(Flag.optional),
+    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+      Flag.optional
+    ),
     context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Arguments first: a typo fails before any request.
       const workload = yield* Effect.fromResult(parseWorkload(flags.workload))
       const settings = yield* Effect.fromResult(parseImageSettings(flags.image))
@@ -53,10 +52,7 @@ export const rolloutCommand = Command.make(
       const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
       const config = yield* loadKubeConfig(source)
       // As kubectl: -n, else the context's namespace, else default.
-      const namespace = Option.getOrElse(
-        flags.namespace,
-        () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default"
-      )
+      const namespace = Option.getOrElse(flags.namespace, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
       const userAgent = `preheat-rollout/${version}`
       const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent }).pipe(Layer.provide(Metrics.layerTest))
       return yield* runRollout({ workload, namespace, settings, parallelism, timeout, screen: streamScreen(process.stdout) }).pipe(

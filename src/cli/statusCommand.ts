@@ -25,21 +25,17 @@ export const statusCommand = Command.make(
       Flag.withDescription("Keep watching and redraw on changes (Ctrl-C to stop)."),
       Flag.withDefault(false)
     ),
-    kubeconfig: text(
-      "kubeconfig",
-      "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config."
-    ).pipe(Flag.optional),
+    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+      Flag.optional
+    ),
     context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
   },
   (flags) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
       const config = yield* loadKubeConfig(source)
       // As kubectl: -n, else the context's namespace, else default.
-      const namespace = Option.getOrElse(
-        flags.namespace,
-        () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default"
-      )
+      const namespace = Option.getOrElse(flags.namespace, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
       const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent: `preheat-status/${version}` })
       return yield* runStatus({
         namespace,

@@ -39,7 +39,7 @@ export interface Controller {
  * The stores (watching from the start, so a new leader begins warm) and the reconcilers
  * that feed on them (SPEC §2).
  */
-export const makeController = Effect.fnUntraced(function*(
+export const makeController = Effect.fnUntraced(function* (
   settings: ControllerSettings
 ): Effect.fn.Return<Controller, never, KubeApi | Scheduler | Scope.Scope> {
   const scheduler = yield* Scheduler
@@ -56,7 +56,10 @@ export const makeController = Effect.fnUntraced(function*(
   const workloads = workloadHandlers(() => context!)
   const both = (a: (c: Change) => Effect.Effect<void>, b: (c: Change) => Effect.Effect<void>) => (c: Change) => Effect.andThen(a(c), b(c))
   // Handlers run from the first list on; the context they read is complete before any informer starts.
-  const lazy = <A>(handler: (a: A) => Effect.Effect<void>) => (a: A) => Effect.suspend(() => handler(a))
+  const lazy =
+    <A>(handler: (a: A) => Effect.Effect<void>) =>
+    (a: A) =>
+      Effect.suspend(() => handler(a))
   const partial = {
     settings,
     owners: new OwnerIndex(),
@@ -106,10 +109,13 @@ export const makeController = Effect.fnUntraced(function*(
   context = { ...partial, ...informers }
   const ctx = context
   const all = Object.values(informers)
-  const synced = Effect.all(all.map((i) => i.synced), { discard: true })
+  const synced = Effect.all(
+    all.map((i) => i.synced),
+    { discard: true }
+  )
 
   const reconcile = (observe?: (controller: string) => WorkerObserver) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Deciding before every store is complete would drop tags whose owners are not yet seen.
       yield* synced
       // The books open with the pulls a previous leader started, so the registry limit holds across a hand-over.
@@ -124,20 +130,24 @@ export const makeController = Effect.fnUntraced(function*(
             reconcile,
             backoff,
             ...(observe === undefined ? {} : { observe: observe(name) })
-          }))
+          })
+        )
       const resyncSecrets = Effect.flatMap(ctx.sourceSecrets.resync, handlers.sourceSecretsChanged).pipe(
         Effect.repeat(Schedule.spaced(Duration.millis(settings.secretResyncMs))),
         Effect.delay(Duration.millis(settings.secretResyncMs))
       )
-      return yield* Effect.all([
-        resyncSecrets,
-        run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
-        run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
-        run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
-        run("advancedcronjob", queues.advancedCronJob, reconcileAdvancedCronJob(ctx)),
-        run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx)),
-        run("workload", queues.workload, reconcileWorkload(ctx))
-      ], { concurrency: "unbounded" }).pipe(Effect.andThen(Effect.never))
+      return yield* Effect.all(
+        [
+          resyncSecrets,
+          run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
+          run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
+          run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
+          run("advancedcronjob", queues.advancedCronJob, reconcileAdvancedCronJob(ctx)),
+          run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx)),
+          run("workload", queues.workload, reconcileWorkload(ctx))
+        ],
+        { concurrency: "unbounded" }
+      ).pipe(Effect.andThen(Effect.never))
     })
 
   return { context: ctx, synced, hasSynced: () => all.every((i) => i.hasSynced()), reconcile }

@@ -11,13 +11,11 @@ const memo = <A>(decode: (input: unknown) => Result.Result<A, InvalidObject>) =>
   const cache = new WeakMap<KubeObject, Result.Result<A, InvalidObject>>()
   return (object: KubeObject): Result.Result<A, InvalidObject> => {
     let result = cache.get(object)
-    if (result === undefined) cache.set(object, result = decode(object))
+    if (result === undefined) cache.set(object, (result = decode(object)))
     return result
   }
 }
 
 export const decodedJob: (object: KubeObject) => Result.Result<ImagePullJob, InvalidObject> = memo(decodeImagePullJob)
-export const decodedListJob: (object: KubeObject) => Result.Result<ImageListPullJob, InvalidObject> = memo(
-  decodeImageListPullJob
-)
+export const decodedListJob: (object: KubeObject) => Result.Result<ImageListPullJob, InvalidObject> = memo(decodeImageListPullJob)
 export const decodedCronJob: (object: KubeObject) => Result.Result<AdvancedCronJob, InvalidObject> = memo(decodeAdvancedCronJob)

@@ -13,37 +13,37 @@ let sequence = 0
  * Events about cluster-scoped objects (NodeImage) go to the default namespace.
  */
 export const recordEvent = (component: string) => (involved: KubeObject, event: ObjectEvent) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const now = rfc3339(yield* Clock.currentTimeMillis)
     const name = involved.metadata.name ?? ""
     const namespace = involved.metadata.namespace ?? "default"
     // Unique like client-go's timestamp suffix, also for two events in the same (test) instant.
     const suffix = `${(yield* Clock.currentTimeNanos).toString(16)}${(sequence++).toString(16)}`
-    yield* api.create(resources.event, {
-      apiVersion: "v1",
-      kind: "Event",
-      metadata: { name: `${name.slice(0, 200)}.${suffix}`, namespace },
-      involvedObject: {
-        apiVersion: involved.apiVersion,
-        kind: involved.kind,
-        name,
-        ...(involved.metadata.namespace === undefined ? {} : { namespace: involved.metadata.namespace }),
-        uid: involved.metadata.uid
-      },
-      type: event.type,
-      reason: event.reason,
-      message: event.message,
-      firstTimestamp: now,
-      lastTimestamp: now,
-      count: 1,
-      source: { component },
-      reportingComponent: component
-    }).pipe(
-      Effect.catch((error) =>
-        Effect.logWarning("could not record event").pipe(
-          Effect.annotateLogs({ reason: event.reason, object: name, error: error._tag })
+    yield* api
+      .create(resources.event, {
+        apiVersion: "v1",
+        kind: "Event",
+        metadata: { name: `${name.slice(0, 200)}.${suffix}`, namespace },
+        involvedObject: {
+          apiVersion: involved.apiVersion,
+          kind: involved.kind,
+          name,
+          ...(involved.metadata.namespace === undefined ? {} : { namespace: involved.metadata.namespace }),
+          uid: involved.metadata.uid
+        },
+        type: event.type,
+        reason: event.reason,
+        message: event.message,
+        firstTimestamp: now,
+        lastTimestamp: now,
+        count: 1,
+        source: { component },
+        reportingComponent: component
+      })
+      .pipe(
+        Effect.catch((error) =>
+          Effect.logWarning("could not record event").pipe(Effect.annotateLogs({ reason: event.reason, object: name, error: error._tag }))
         )
       )
-    )
   })

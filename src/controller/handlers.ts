@@ -57,7 +57,10 @@ export const changeHandlers = (context: () => ControllerContext) => ({
         jobs.add(key)
         ctx.targets.get(key)?.touched(name)
       }
-      const membership = old === undefined || current === undefined || !sameLabels(old, current) ||
+      const membership =
+        old === undefined ||
+        current === undefined ||
+        !sameLabels(old, current) ||
         old.metadata.deletionTimestamp !== current.metadata.deletionTimestamp
       if (membership) {
         ctx.placement.nodes++
@@ -118,7 +121,12 @@ export const changeHandlers = (context: () => ControllerContext) => ({
       const old = before(change)
       const current = after(change)
       const placement = (pod: KubeObject | undefined) =>
-        JSON.stringify([pod?.["spec"] && (pod["spec"] as { nodeName?: string }).nodeName, (pod?.["status"] as { phase?: string } | undefined)?.phase, pod?.metadata.labels, pod?.metadata.deletionTimestamp])
+        JSON.stringify([
+          pod?.["spec"] && (pod["spec"] as { nodeName?: string }).nodeName,
+          (pod?.["status"] as { phase?: string } | undefined)?.phase,
+          pod?.metadata.labels,
+          pod?.metadata.deletionTimestamp
+        ])
       if (placement(old) === placement(current)) return Effect.void
       ctx.placement.pods++
       const namespace = (old ?? current)!.metadata.namespace

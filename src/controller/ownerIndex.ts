@@ -54,9 +54,9 @@ export class OwnerIndex {
 
   private add(uid: string, image: string, n: number): void {
     let images = this.byOwner.get(uid)
-    if (images === undefined) this.byOwner.set(uid, images = new Map())
+    if (images === undefined) this.byOwner.set(uid, (images = new Map()))
     let set = images.get(image)
-    if (set === undefined) images.set(image, set = new NodeSet())
+    if (set === undefined) images.set(image, (set = new NodeSet()))
     set.add(n)
   }
 

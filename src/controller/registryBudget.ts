@@ -60,10 +60,10 @@ export class RegistryBudget {
     this.remove(key)
     if (inFlight > 0 || held > 0) {
       const kept = before?.registry === registry ? before.waitingSince : undefined
-      const waitingSince = held === 0 ? undefined : kept ?? ++this.sequence
+      const waitingSince = held === 0 ? undefined : (kept ?? ++this.sequence)
       this.shares.set(key, { registry, inFlight, held, waitingSince })
       let entry = this.registries.get(registry)
-      if (entry === undefined) this.registries.set(registry, entry = { inFlight: 0, jobs: new Set() })
+      if (entry === undefined) this.registries.set(registry, (entry = { inFlight: 0, jobs: new Set() }))
       entry.inFlight += inFlight
       entry.jobs.add(key)
     }

@@ -25,7 +25,7 @@ export interface ControllerRoleOptions {
 /** Work queues whose waits feed the workqueue metrics. */
 export const schedulerWithMetrics: Layer.Layer<Scheduler, never, Metrics> = Layer.effect(
   Scheduler,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const metrics = yield* Metrics
     return Scheduler.of({
       queue: (name) =>
@@ -47,7 +47,7 @@ const phaseOf = (ctx: ControllerContext, raw: Parameters<typeof decodedJob>[0]):
 
 /** Gauges read from the stores (jobs by phase, nodes pulling, queue depth), every few seconds. */
 const sampleGauges = (ctx: ControllerContext) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
     for (const raw of ctx.jobs.values()) jobs[phaseOf(ctx, raw)]++
@@ -66,11 +66,11 @@ const sampleGauges = (ctx: ControllerContext) =>
  * so the next replica takes over at once.
  */
 export const runControllerRole = (options: ControllerRoleOptions) =>
-  Effect.gen(function*(): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
+  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)
-    const ready = Effect.gen(function*() {
+    const ready = Effect.gen(function* () {
       const leadership = yield* elector.status
       return [
         {
@@ -94,14 +94,12 @@ export const runControllerRole = (options: ControllerRoleOptions) =>
         lease: `${options.leaderElection.namespace}/${options.leaderElection.name}`
       })
     )
-    yield* Effect.forkScoped(
-      Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore)
-    )
+    yield* Effect.forkScoped(Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore))
     const observe = (name: string) => ({
       onFinished: (_key: string, millis: number, result: "success" | "error" | "requeue") =>
         Effect.runSync(metrics.recordReconcile(name, result, millis / 1000))
     })
-    const lead = Effect.gen(function*() {
+    const lead = Effect.gen(function* () {
       yield* metrics.setLeader(true)
       yield* Effect.logInfo("leading: reconciling")
       return yield* controller.reconcile(observe)

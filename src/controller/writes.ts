@@ -22,7 +22,7 @@ export const patchNodeImages = (
   changes: ReadonlyMap<string, ImageSpec | undefined>,
   labels?: Readonly<Record<string, string | null>>
 ) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const current = nodeImages.get(node)
     if (current === undefined) return
     const before = ((current["spec"] ?? {}) as { images?: Record<string, ImageSpec> }).images ?? {}
@@ -34,16 +34,20 @@ export const patchNodeImages = (
     const images = mergePatchBetween(before, after)
     if (images === undefined && labels === undefined) return
     const api = yield* KubeApi
-    const patched = yield* api.patch(resources.nodeImage, { name: node }, {
-      metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
-      ...(images === undefined ? {} : { spec: { images } })
-    })
+    const patched = yield* api.patch(
+      resources.nodeImage,
+      { name: node },
+      {
+        metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
+        ...(images === undefined ? {} : { spec: { images } })
+      }
+    )
     yield* nodeImages.written(patched)
   })
 
 /** Writes a new status when it differs from the stored one (a merge patch of the difference). */
 export const patchStatus = (resource: Resource, store: Informer, object: KubeObject, status: unknown) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const diff = mergePatchBetween(object["status"] ?? {}, status)
     if (diff === undefined) return object
     const api = yield* KubeApi
@@ -53,7 +57,7 @@ export const patchStatus = (resource: Resource, store: Informer, object: KubeObj
   })
 
 const keyOf = (object: KubeObject): string =>
-  object.metadata.namespace === undefined ? object.metadata.name ?? "" : `${object.metadata.namespace}/${object.metadata.name}`
+  object.metadata.namespace === undefined ? (object.metadata.name ?? "") : `${object.metadata.namespace}/${object.metadata.name}`
 
 /**
  * An object that must not be acted on (SPEC §1, issue: invalid objects): a Valid=False condition
@@ -61,19 +65,23 @@ const keyOf = (object: KubeObject): string =>
  * its Warning event once, not on every reconcile.
  */
 export const reportInvalid = (resource: Resource, store: Informer, object: KubeObject, reason: string, message: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const now = rfc3339(yield* Clock.currentTimeMillis)
     const status = (object["status"] ?? {}) as { conditions?: ReadonlyArray<never>; message?: string }
     const previous = (status.conditions ?? []) as ReadonlyArray<{ type: string; reason?: string; message?: string; status: string }>
     const valid = previous.find((c) => c.type === "Valid")
     const changed = valid?.status !== "False" || valid.reason !== reason || valid.message !== message
-    const conditions = setCondition(previous as never, {
-      type: "Valid",
-      status: "False",
-      reason,
-      message,
-      ...(object.metadata.generation === undefined ? {} : { observedGeneration: object.metadata.generation })
-    }, now)
+    const conditions = setCondition(
+      previous as never,
+      {
+        type: "Valid",
+        status: "False",
+        reason,
+        message,
+        ...(object.metadata.generation === undefined ? {} : { observedGeneration: object.metadata.generation })
+      },
+      now
+    )
     yield* patchStatus(resource, store, object, { ...status, conditions, message })
     return changed
   })

@@ -54,12 +54,15 @@ export interface PullRequest {
  * The node's container runtime, as CRI's ImageService (gRPC over the runtime's unix socket).
  * Live body: @grpc/grpc-js; test body: a fake runtime driven by Clock.
  */
-export class CriRuntime extends Context.Service<CriRuntime, {
-  readonly version: Effect.Effect<RuntimeVersion, CriError>
-  /** Resolves to the image id (image_ref) the runtime reports. */
-  readonly pullImage: (request: PullRequest) => Effect.Effect<string, CriError>
-  /** None when the node does not have the image. */
-  readonly imageStatus: (image: string) => Effect.Effect<Option.Option<ImageInfo>, CriError>
-  readonly listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError>
-  readonly removeImage: (image: string) => Effect.Effect<void, CriError>
-}>()("preheat/cri/CriRuntime") {}
+export class CriRuntime extends Context.Service<
+  CriRuntime,
+  {
+    readonly version: Effect.Effect<RuntimeVersion, CriError>
+    /** Resolves to the image id (image_ref) the runtime reports. */
+    readonly pullImage: (request: PullRequest) => Effect.Effect<string, CriError>
+    /** None when the node does not have the image. */
+    readonly imageStatus: (image: string) => Effect.Effect<Option.Option<ImageInfo>, CriError>
+    readonly listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError>
+    readonly removeImage: (image: string) => Effect.Effect<void, CriError>
+  }
+>()("preheat/cri/CriRuntime") {}

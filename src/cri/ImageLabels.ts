@@ -21,15 +21,15 @@ export type ImageLabelsError = ImageLabelsUnsupported | ImageLabelsFailed
  * image garbage collection reads containerd's `io.cri-containerd.pinned` label through CRI's
  * `Image.pinned`. Live body: grpc-js (src/cri/containerdImages.ts); test body: the fake runtime.
  */
-export class ImageLabels extends Context.Service<ImageLabels, {
-  /** Every image record with its labels. */
-  readonly list: Effect.Effect<ReadonlyArray<ImageRecord>, ImageLabelsError>
-  /**
-   * Sets (a value) or removes (undefined) the named labels of one record, leaving its other labels
-   * alone. A record that is gone by then is skipped: there is nothing left to label.
-   */
-  readonly setLabels: (
-    name: string,
-    labels: Readonly<Record<string, string | undefined>>
-  ) => Effect.Effect<void, ImageLabelsError>
-}>()("preheat/cri/ImageLabels") {}
+export class ImageLabels extends Context.Service<
+  ImageLabels,
+  {
+    /** Every image record with its labels. */
+    readonly list: Effect.Effect<ReadonlyArray<ImageRecord>, ImageLabelsError>
+    /**
+     * Sets (a value) or removes (undefined) the named labels of one record, leaving its other labels
+     * alone. A record that is gone by then is skipped: there is nothing left to label.
+     */
+    readonly setLabels: (name: string, labels: Readonly<Record<string, string | undefined>>) => Effect.Effect<void, ImageLabelsError>
+  }
+>()("preheat/cri/ImageLabels") {}

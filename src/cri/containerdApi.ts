@@ -2,13 +2,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Option } from "effect"
 import type { ContainerdApi } from "./containerdProgress.ts"
 import { isGrpcCode, serverStream, unary } from "./grpcCalls.ts"
-import type {
-  InfoResponse,
-  ListLeasesResponse,
-  ListResourcesResponse,
-  ListStatusesResponse,
-  ReadContentResponse
-} from "./grpcPackages.ts"
+import type { InfoResponse, ListLeasesResponse, ListResourcesResponse, ListStatusesResponse, ReadContentResponse } from "./grpcPackages.ts"
 
 /** containerd keeps what CRI pulls in this namespace. */
 const criNamespace = "k8s.io"
@@ -18,21 +12,20 @@ const options = { timeout, namespace: criNamespace }
 
 /** containerd's lease and content services (same socket as CRI) as the progress tracker reads them. */
 export const containerdApi = (content: grpc.Client, leases: grpc.Client): ContainerdApi => ({
-  leaseIds: Effect.map(
-    unary<ListLeasesResponse>(leases, "List", {}, options),
-    (response) => response.leases.map((lease) => lease.id)
-  ),
+  leaseIds: Effect.map(unary<ListLeasesResponse>(leases, "List", {}, options), (response) => response.leases.map((lease) => lease.id)),
   leaseResources: (id) =>
     Effect.map(unary<ListResourcesResponse>(leases, "ListResources", { id }, options), (response) => response.resources),
   ingests: Effect.map(unary<ListStatusesResponse>(content, "ListStatuses", {}, options), (response) => response.statuses),
   info: (digest) =>
     unary<InfoResponse>(content, "Info", { digest }, options).pipe(
       Effect.map((response) => Option.fromNullishOr(response.info)),
-      Effect.catchIf((error) => isGrpcCode(error, grpc.status.NOT_FOUND), () => Effect.succeed(Option.none()))
+      Effect.catchIf(
+        (error) => isGrpcCode(error, grpc.status.NOT_FOUND),
+        () => Effect.succeed(Option.none())
+      )
     ),
   read: (digest) =>
-    Effect.map(
-      serverStream<ReadContentResponse>(content, "Read", { digest }, options),
-      (chunks) => Buffer.concat(chunks.map((chunk) => chunk.data))
+    Effect.map(serverStream<ReadContentResponse>(content, "Read", { digest }, options), (chunks) =>
+      Buffer.concat(chunks.map((chunk) => chunk.data))
     )
 })

@@ -15,13 +15,15 @@ const options = { timeout, namespace: criNamespace }
  * A runtime on the socket that is not containerd (CRI-O, cri-dockerd) has no such service: gRPC
  * UNIMPLEMENTED. That is a fact about the node, not a passing failure.
  */
-const labelsError = (method: string) => (error: unknown): ImageLabelsError => {
-  if (isGrpcCode(error, grpc.status.UNIMPLEMENTED)) {
-    return new ImageLabelsUnsupported({ message: `the runtime has no containerd images service (${method}: UNIMPLEMENTED)` })
+const labelsError =
+  (method: string) =>
+  (error: unknown): ImageLabelsError => {
+    if (isGrpcCode(error, grpc.status.UNIMPLEMENTED)) {
+      return new ImageLabelsUnsupported({ message: `the runtime has no containerd images service (${method}: UNIMPLEMENTED)` })
+    }
+    const text = typeof error === "object" && error !== null && "details" in error ? String(error.details) : String(error)
+    return new ImageLabelsFailed({ message: `containerd images ${method}: ${redact(text)}` })
   }
-  const text = typeof error === "object" && error !== null && "details" in error ? String(error.details) : String(error)
-  return new ImageLabelsFailed({ message: `containerd images ${method}: ${redact(text)}` })
-}
 
 /**
  * Image labels over containerd's own images service on the CRI socket. Update carries a field mask
@@ -40,7 +42,10 @@ export const containerdImageLabels = (images: grpc.Client): ImageLabels["Service
       return unary<unknown>(images, "Update", request, options).pipe(
         Effect.asVoid,
         // Removed (by the kubelet's GC, say) between our listing and this update: nothing to label.
-        Effect.catchIf((error) => isGrpcCode(error, grpc.status.NOT_FOUND), () => Effect.void),
+        Effect.catchIf(
+          (error) => isGrpcCode(error, grpc.status.NOT_FOUND),
+          () => Effect.void
+        ),
         Effect.mapError(labelsError("Update"))
       )
     }

@@ -102,7 +102,7 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
    * comes, the lease was someone else's, and this pull simply shows no byte progress.
    */
   const findManifest = (content: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       for (const digest of content) {
         if (accepted.size > 0) return
         if (examined.has(digest)) continue
@@ -121,7 +121,7 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
       }
     })
 
-  return Effect.gen(function*() {
+  return Effect.gen(function* () {
     const resources = yield* api.leaseResources(lease)
     const content = resources.filter((r) => r.type === "content").map((r) => r.id)
     yield* findManifest(content)
@@ -143,13 +143,13 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
 }
 
 export const makePullTracker = (api: ContainerdApi, options: ProgressOptions = defaultProgressOptions): Effect.Effect<PullTracker> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const gate = yield* Semaphore.make(1)
     const claimed = new Set<string>()
 
     /** The lease that appeared after `before` and is nobody's yet, while the pull still runs. */
     const awaitLease = (before: ReadonlySet<string>, pull: Fiber.Fiber<unknown, unknown>) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const deadline = (yield* Clock.currentTimeMillis) + Duration.toMillis(options.leaseWait)
         while (true) {
           const ids = yield* api.leaseIds
@@ -162,45 +162,52 @@ export const makePullTracker = (api: ContainerdApi, options: ProgressOptions = d
 
     /** Sends the pull and claims its lease; `claim` records it so that it is released however we end. */
     const startPull = <A, E>(pull: Effect.Effect<A, E>, claim: (lease: string) => void) =>
-      gate.withPermits(1)(Effect.gen(function*() {
-        // A runtime without containerd's lease API (CRI-O, cri-dockerd) fails here: no progress.
-        const before = yield* Effect.option(api.leaseIds)
-        const fiber = yield* Effect.forkChild(pull)
-        const lease = Option.isNone(before) ? Option.none<string>() : yield* awaitLease(new Set(before.value), fiber)
-        if (Option.isSome(lease)) {
-          claimed.add(lease.value)
-          claim(lease.value)
-        }
-        return { fiber, lease }
-      }))
+      gate.withPermits(1)(
+        Effect.gen(function* () {
+          // A runtime without containerd's lease API (CRI-O, cri-dockerd) fails here: no progress.
+          const before = yield* Effect.option(api.leaseIds)
+          const fiber = yield* Effect.forkChild(pull)
+          const lease = Option.isNone(before) ? Option.none<string>() : yield* awaitLease(new Set(before.value), fiber)
+          if (Option.isSome(lease)) {
+            claimed.add(lease.value)
+            claim(lease.value)
+          }
+          return { fiber, lease }
+        })
+      )
 
     const track = <A, E>(image: string, pull: Effect.Effect<A, E>, report: Report): Effect.Effect<A, E> => {
       let ours: string | undefined
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const reporter = monotoneReporter(report)
         yield* reporter.start
         const { fiber, lease } = yield* startPull(pull, (id) => (ours = id))
-        if (Option.isNone(lease)) yield* Effect.logDebug(`no containerd lease seen for the pull of ${image}: progress shows 0 until it ends`)
-        const poller = Option.isNone(lease) ? undefined : yield* Effect.forkChild(
-          Effect.gen(function*() {
-            const read = leaseReader(api, lease.value, image)
-            while (true) {
-              const reading = yield* Effect.option(read)
-              if (Option.isSome(reading) && Option.isSome(reading.value)) {
-                yield* reporter.observe(reading.value.value.done, reading.value.value.total)
-              }
-              yield* Effect.sleep(options.interval)
-            }
-          })
-        )
-        const result = yield* Fiber.join(fiber).pipe(
-          Effect.ensuring(poller === undefined ? Effect.void : Fiber.interrupt(poller))
-        )
+        if (Option.isNone(lease))
+          yield* Effect.logDebug(`no containerd lease seen for the pull of ${image}: progress shows 0 until it ends`)
+        const poller = Option.isNone(lease)
+          ? undefined
+          : yield* Effect.forkChild(
+              Effect.gen(function* () {
+                const read = leaseReader(api, lease.value, image)
+                while (true) {
+                  const reading = yield* Effect.option(read)
+                  if (Option.isSome(reading) && Option.isSome(reading.value)) {
+                    yield* reporter.observe(reading.value.value.done, reading.value.value.total)
+                  }
+                  yield* Effect.sleep(options.interval)
+                }
+              })
+            )
+        const result = yield* Fiber.join(fiber).pipe(Effect.ensuring(poller === undefined ? Effect.void : Fiber.interrupt(poller)))
         yield* reporter.finish
         return result
-      }).pipe(Effect.ensuring(Effect.sync(() => {
-        if (ours !== undefined) claimed.delete(ours)
-      })))
+      }).pipe(
+        Effect.ensuring(
+          Effect.sync(() => {
+            if (ours !== undefined) claimed.delete(ours)
+          })
+        )
+      )
     }
 
     return { track }

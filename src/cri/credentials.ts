@@ -127,8 +127,7 @@ const matches = (key: Location, image: Location): boolean =>
   key.labels.every((label, i) => labelGlob(label)?.test(image.labels[i] ?? "") === true)
 
 /** Longest first; equal lengths reverse-lexically, the kubelet's order (exact hosts before globs). */
-const bySpecificity = (a: string, b: string): number =>
-  b.length - a.length || (a < b ? 1 : a > b ? -1 : 0)
+const bySpecificity = (a: string, b: string): number => b.length - a.length || (a < b ? 1 : a > b ? -1 : 0)
 
 /**
  * The credentials to try for `image`, in order; empty when no key matches (pull anonymously) or

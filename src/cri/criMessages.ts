@@ -19,17 +19,21 @@ export const pullImageRequest = (request: PullRequest): object => {
   const sandbox = request.sandboxConfig
   return {
     image: { image: request.image },
-    ...(auth === undefined ? {} : {
-      auth: {
-        username: auth.username ?? "",
-        password: auth.password ?? "",
-        auth: auth.auth ?? "",
-        identity_token: auth.identityToken ?? "",
-        registry_token: auth.registryToken ?? ""
-      }
-    }),
-    ...(sandbox === undefined ? {} : {
-      sandbox_config: { labels: sandbox.labels ?? {}, annotations: sandbox.annotations ?? {} }
-    })
+    ...(auth === undefined
+      ? {}
+      : {
+          auth: {
+            username: auth.username ?? "",
+            password: auth.password ?? "",
+            auth: auth.auth ?? "",
+            identity_token: auth.identityToken ?? "",
+            registry_token: auth.registryToken ?? ""
+          }
+        }),
+    ...(sandbox === undefined
+      ? {}
+      : {
+          sandbox_config: { labels: sandbox.labels ?? {}, annotations: sandbox.annotations ?? {} }
+        })
   }
 }

@@ -149,9 +149,7 @@ type Entry = typeof Entry.Type
 
 const Entries = Schema.Record(Schema.String, Entry)
 
-const decodeDockerConfigJson = Schema.decodeUnknownResult(
-  Schema.fromJsonString(Schema.Struct({ auths: Schema.optionalKey(Entries) }))
-)
+const decodeDockerConfigJson = Schema.decodeUnknownResult(Schema.fromJsonString(Schema.Struct({ auths: Schema.optionalKey(Entries) })))
 const decodeDockercfg = Schema.decodeUnknownResult(Schema.fromJsonString(Entries))
 
 const toIssues = SchemaIssue.makeFormatterStandardSchemaV1()
@@ -163,7 +161,7 @@ const entryFieldNames: ReadonlySet<PropertyKey> = new Set(Object.keys(Entry.fiel
  * and its path holds registry keys, so only the entry field name (a fixed word) is kept.
  */
 const shapeReason = (key: string, issue: SchemaIssue.Issue): string => {
-  const path = (toIssues(issue).issues[0]?.path ?? []).map((s) => typeof s === "object" ? s.key : s)
+  const path = (toIssues(issue).issues[0]?.path ?? []).map((s) => (typeof s === "object" ? s.key : s))
   const last = path[path.length - 1]
   const nested = path.length > 0 && path[0] === "auths" ? 1 : 0
   if (path.length === 0) return `${key} is not a JSON object`
@@ -172,7 +170,7 @@ const shapeReason = (key: string, issue: SchemaIssue.Issue): string => {
   return `an entry of ${key} is not an object`
 }
 
-const fromGo = (value: string | null | undefined): string | undefined => value === null || value === "" ? undefined : value
+const fromGo = (value: string | null | undefined): string | undefined => (value === null || value === "" ? undefined : value)
 
 /** `auth` is base64("user:password"); the kubelet splits it at the first colon and lets it win. */
 const toCredential = (entry: Entry): Result.Result<RegistryCredential, string> => {
@@ -182,9 +180,7 @@ const toCredential = (entry: Entry): Result.Result<RegistryCredential, string> =
     registryToken: fromGo(entry.registrytoken) ?? ""
   }
   if (auth === undefined) {
-    return Result.succeed(
-      registryCredential({ username: fromGo(entry.username) ?? "", password: fromGo(entry.password) ?? "", ...tokens })
-    )
+    return Result.succeed(registryCredential({ username: fromGo(entry.username) ?? "", password: fromGo(entry.password) ?? "", ...tokens }))
   }
   const decoded = Base64.decodeString(auth)
   const colon = Result.isSuccess(decoded) ? decoded.success.indexOf(":") : -1
@@ -218,15 +214,16 @@ export const parsePullSecret = (secret: SecretLike): Result.Result<ParsedSecret,
     )
   }
   const key = dataKeys[type]
-  const data = typeof secret.data === "object" && secret.data !== null ? secret.data as Record<string, unknown> : {}
+  const data = typeof secret.data === "object" && secret.data !== null ? (secret.data as Record<string, unknown>) : {}
   const encoded = data[key]
   if (typeof encoded !== "string" || encoded === "") return fail(`data has no "${key}"`)
   const json = Base64.decodeString(encoded)
   if (Result.isFailure(json)) return fail(`data["${key}"] is not base64`)
 
-  const decoded = type === secretTypes.dockerConfigJson
-    ? Result.map(decodeDockerConfigJson(json.success), (config) => config.auths ?? {})
-    : decodeDockercfg(json.success)
+  const decoded =
+    type === secretTypes.dockerConfigJson
+      ? Result.map(decodeDockerConfigJson(json.success), (config) => config.auths ?? {})
+      : decodeDockercfg(json.success)
   if (Result.isFailure(decoded)) return fail(shapeReason(key, decoded.failure.issue))
 
   const entries: Array<DockerConfigEntry> = []

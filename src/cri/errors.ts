@@ -18,10 +18,4 @@ export class InvalidReference extends Data.TaggedError("InvalidReference")<{ rea
 /** Anything else the runtime reported, with its message (never containing credentials). */
 export class RuntimeFailure extends Data.TaggedError("RuntimeFailure")<{ readonly message: string }> {}
 
-export type CriError =
-  | RuntimeUnavailable
-  | DeadlineExceeded
-  | ImageNotFound
-  | Unauthorized
-  | InvalidReference
-  | RuntimeFailure
+export type CriError = RuntimeUnavailable | DeadlineExceeded | ImageNotFound | Unauthorized | InvalidReference | RuntimeFailure

@@ -31,13 +31,17 @@ export const redact = (message: string, secrets: ReadonlyArray<string> = []): st
 }
 
 /** The secrets of one pull's credentials, for {@link redact}. */
-export const secretsOf = (auth: {
-  readonly username?: string
-  readonly password?: string
-  readonly auth?: string
-  readonly identityToken?: string
-  readonly registryToken?: string
-} | undefined): ReadonlyArray<string> => {
+export const secretsOf = (
+  auth:
+    | {
+        readonly username?: string
+        readonly password?: string
+        readonly auth?: string
+        readonly identityToken?: string
+        readonly registryToken?: string
+      }
+    | undefined
+): ReadonlyArray<string> => {
   if (auth === undefined) return []
   const secrets = [auth.password, auth.auth, auth.identityToken, auth.registryToken]
   if (auth.username !== undefined && auth.password !== undefined) {
@@ -53,8 +57,10 @@ interface GrpcStatusError {
 }
 
 const isGrpcStatusError = (error: unknown): error is GrpcStatusError =>
-  Predicate.hasProperty(error, "code") && Predicate.isNumber(error.code) &&
-  Predicate.hasProperty(error, "message") && Predicate.isString(error.message)
+  Predicate.hasProperty(error, "code") &&
+  Predicate.isNumber(error.code) &&
+  Predicate.hasProperty(error, "message") &&
+  Predicate.isString(error.message)
 
 export interface CallContext {
   /** The gRPC method, for messages about calls that name no image. */

@@ -11,8 +11,10 @@ export interface BlobRef {
 }
 
 const isDescriptor = (value: unknown): value is BlobRef =>
-  Predicate.hasProperty(value, "digest") && Predicate.isString(value.digest) &&
-  Predicate.hasProperty(value, "size") && Predicate.isNumber(value.size)
+  Predicate.hasProperty(value, "digest") &&
+  Predicate.isString(value.digest) &&
+  Predicate.hasProperty(value, "size") &&
+  Predicate.isNumber(value.size)
 
 /**
  * The config and layers of an image manifest (OCI or Docker schema 2), or undefined when the bytes
@@ -53,8 +55,7 @@ export const bytesDone = (
   committed: ReadonlySet<string>,
   ingestOffsets: ReadonlyMap<string, number>
 ): number =>
-  blobs.reduce((sum, blob) =>
-    sum + (committed.has(blob.digest) ? blob.size : Math.min(blob.size, ingestOffsets.get(blob.digest) ?? 0)), 0)
+  blobs.reduce((sum, blob) => sum + (committed.has(blob.digest) ? blob.size : Math.min(blob.size, ingestOffsets.get(blob.digest) ?? 0)), 0)
 
 export const totalBytes = (blobs: ReadonlyArray<BlobRef>): number => blobs.reduce((sum, blob) => sum + blob.size, 0)
 
@@ -93,6 +94,5 @@ export const labelsMatch = (labels: Readonly<Record<string, string>>, image: str
   const { host, path } = referenceRepository(image)
   // The label key carries the host without its port (`...source.127.0.0.1` for 127.0.0.1:5055).
   const hostname = host.replace(/:\d+$/, "")
-  return sources.some(([key, value]) =>
-    key.slice(distributionSource.length) === hostname && value.split(",").includes(path))
+  return sources.some(([key, value]) => key.slice(distributionSource.length) === hostname && value.split(",").includes(path))
 }

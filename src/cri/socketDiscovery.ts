@@ -15,11 +15,10 @@ export const socketNames: ReadonlyArray<string> = [
 /** /var/run on a host; a DaemonSet mounts the host's /var/run at /host/var/run. */
 export const defaultHostRunDir = "/var/run"
 
-export const candidateSockets = (hostRunDir: string): ReadonlyArray<string> =>
-  socketNames.map((name) => join(hostRunDir, name))
+export const candidateSockets = (hostRunDir: string): ReadonlyArray<string> => socketNames.map((name) => join(hostRunDir, name))
 
 /** A gRPC target for a socket path (`unix:///abs/path`); a target already written as `unix:...` is kept. */
-export const socketTarget = (socket: string): string => socket.startsWith("unix:") ? socket : `unix://${resolve(socket)}`
+export const socketTarget = (socket: string): string => (socket.startsWith("unix:") ? socket : `unix://${resolve(socket)}`)
 
 export interface DiscoveryOptions {
   /** The `--runtime-socket` flag: used as given, without asking it anything. */
@@ -27,8 +26,7 @@ export interface DiscoveryOptions {
   readonly hostRunDir?: string | undefined
 }
 
-const isSocket = (path: string): Effect.Effect<boolean> =>
-  Effect.sync(() => statSync(path, { throwIfNoEntry: false })?.isSocket() === true)
+const isSocket = (path: string): Effect.Effect<boolean> => Effect.sync(() => statSync(path, { throwIfNoEntry: false })?.isSocket() === true)
 
 /**
  * The socket to talk to: the given one, else the first candidate that answers `probe` (a Version
@@ -38,7 +36,7 @@ export const discoverSocket = (
   options: DiscoveryOptions,
   probe: (target: string) => Effect.Effect<unknown, CriError>
 ): Effect.Effect<string, RuntimeUnavailable> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (options.socket !== undefined && options.socket !== "") return socketTarget(options.socket)
     const hostRunDir = options.hostRunDir ?? defaultHostRunDir
     const tried: Array<string> = []

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import * as CriLive from "../../layers/criLive.ts"
-import { CriRuntime } from "../cri/CriRuntime.ts"
+import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { RuntimeUnavailable } from "../cri/errors.ts"
 import { makeInformer } from "../kube/informer.ts"
 import type { Informer } from "../kube/informer.ts"
@@ -37,7 +37,7 @@ export interface Daemon {
  * The daemon's work for the life of the scope (SPEC §3): a watch of this node's NodeImage only,
  * pull workers under the per-node cap, the status reporter, and image pins (`--pin-images`).
  */
-export const startDaemon = Effect.fnUntraced(function*(
+export const startDaemon = Effect.fnUntraced(function* (
   options: DaemonOptions
 ): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope> {
   const metrics = yield* Metrics
@@ -63,19 +63,21 @@ export const startDaemon = Effect.fnUntraced(function*(
     current: () => informer?.get(options.nodeName),
     resyncInterval: options.pinResyncInterval
   })
-  informer = yield* makeInformer(
-    resources.nodeImage,
-    { fieldSelector: `metadata.name=${options.nodeName}` },
-    () =>
-      Effect.suspend(() => {
-        const current = informer?.get(options.nodeName)
-        return Effect.andThen(puller.sync(current), pins.changed(current))
-      })
+  informer = yield* makeInformer(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }, () =>
+    Effect.suspend(() => {
+      const current = informer?.get(options.nodeName)
+      return Effect.andThen(puller.sync(current), pins.changed(current))
+    })
   )
   const watched = informer
   // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
   // whose tags went away meanwhile unpins what it pinned.
-  yield* Effect.forkScoped(Effect.andThen(watched.synced, Effect.suspend(() => pins.changed(watched.get(options.nodeName)))))
+  yield* Effect.forkScoped(
+    Effect.andThen(
+      watched.synced,
+      Effect.suspend(() => pins.changed(watched.get(options.nodeName)))
+    )
+  )
   const ready = Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)])
   const health = Effect.map(runtimeCheck, (runtime): HealthReport => [runtime, watchCheck(watched.hasSynced)]).pipe(
     Effect.provideContext(services)
@@ -90,7 +92,7 @@ export const startDaemon = Effect.fnUntraced(function*(
 })
 
 /** The daemon plus its ops endpoint; resolves with the bound port once both are up. */
-export const serveDaemon = Effect.fnUntraced(function*(
+export const serveDaemon = Effect.fnUntraced(function* (
   options: DaemonOptions
 ): Effect.fn.Return<
   { readonly daemon: Daemon; readonly port: number },
@@ -120,10 +122,7 @@ export const serveDaemon = Effect.fnUntraced(function*(
 export const runDaemon = (
   options: DaemonOptions
 ): Effect.Effect<never, RuntimeUnavailable | OpsServerError, KubeApi | Metrics | Scheduler> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never
-  }).pipe(
-    Effect.scoped,
-    Effect.provide(CriLive.layer({ socket: options.runtimeSocket, hostRunDir: options.hostRunDir }))
-  )
+  }).pipe(Effect.scoped, Effect.provide(CriLive.layer({ socket: options.runtimeSocket, hostRunDir: options.hostRunDir })))

@@ -18,9 +18,10 @@ export const nodeImageSpec = (object: KubeObject): Result.Result<NodeImageSpec, 
   const cached = cache.get(key)
   if (cached !== undefined) return cached
   const decoded = Result.mapError(decode(raw), (error) =>
-    format(error.issue).issues
-      .map((issue) => `spec.${fieldPath((issue.path ?? []) as ReadonlyArray<PropertyKey>)}: ${issue.message}`)
-      .join("; "))
+    format(error.issue)
+      .issues.map((issue) => `spec.${fieldPath((issue.path ?? []) as ReadonlyArray<PropertyKey>)}: ${issue.message}`)
+      .join("; ")
+  )
   cache.set(key, decoded)
   return decoded
 }

@@ -33,14 +33,16 @@ export const desiredNodeStatus = (options: {
     const tags: Array<ImageTagStatus> = []
     for (const t of entry.tags) {
       const reported = live.get(image)?.get(t.tag)
-      const status = reported !== undefined && (reported.version ?? 0) === t.version
-        ? reported
-        : stored?.imageStatuses?.[image]?.tags.find((s) => s.tag === t.tag)
+      const status =
+        reported !== undefined && (reported.version ?? 0) === t.version
+          ? reported
+          : stored?.imageStatuses?.[image]?.tags.find((s) => s.tag === t.tag)
       if (status !== undefined) tags.push(status)
     }
     if (tags.length > 0) imageStatuses[image] = { tags }
   }
-  const firstSync = stored?.firstSyncStatus ??
+  const firstSync =
+    stored?.firstSyncStatus ??
     (options.initial === undefined ? undefined : firstSyncStatus(options.initial, spec, imageStatuses, options.now))
   return {
     ...stored,

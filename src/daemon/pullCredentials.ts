@@ -23,7 +23,7 @@ export const pullCredentials = (
   pullSecrets: ReadonlyArray<ReferenceObject>,
   namespace: string
 ): Effect.Effect<PullCredentials, never, KubeApi> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     if (pullSecrets.length === 0) return { credentials: [], problems: [] }
     const api = yield* KubeApi
     const parsed: Array<ParsedSecret> = []

@@ -44,8 +44,7 @@ export const failedMessage = (reference: string, attempts: number, error: string
 export const pulledMessage = (reference: string, node: string, millis: number): string =>
   `pulled image ${reference} on node ${node} in ${seconds(millis)}`
 
-export const presentMessage = (reference: string, node: string): string =>
-  `image ${reference} is already present on node ${node}`
+export const presentMessage = (reference: string, node: string): string => `image ${reference} is already present on node ${node}`
 
 /** Problems with pull secrets are only worth a word when the pull failed. */
 export const withSecretProblems = (message: string, problems: ReadonlyArray<string>): string =>

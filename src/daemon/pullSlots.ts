@@ -20,11 +20,8 @@ export interface PullSlots {
   readonly counts: () => SlotCounts
 }
 
-export const makePullSlots = (
-  slots: number,
-  onChange: (counts: SlotCounts) => Effect.Effect<void>
-): Effect.Effect<PullSlots> =>
-  Effect.gen(function*() {
+export const makePullSlots = (slots: number, onChange: (counts: SlotCounts) => Effect.Effect<void>): Effect.Effect<PullSlots> =>
+  Effect.gen(function* () {
     const semaphore = yield* Semaphore.make(Math.max(1, slots))
     let active = 0
     let waiting = 0
@@ -38,7 +35,7 @@ export const makePullSlots = (
 
     const withSlot: PullSlots["withSlot"] = (hooks, use) =>
       Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (!(yield* Semaphore.takeIfAvailable(semaphore, 1))) {
             yield* adjust(0, 1)
             yield* hooks.onWaiting

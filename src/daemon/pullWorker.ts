@@ -43,11 +43,11 @@ const deadlineGraceMillis = 5_000
 type AttemptResult =
   | { readonly _tag: "Pulled"; readonly imageId: string }
   | {
-    readonly _tag: "Failed"
-    readonly error: CriError
-    readonly credentials: number
-    readonly problems: ReadonlyArray<string>
-  }
+      readonly _tag: "Failed"
+      readonly error: CriError
+      readonly credentials: number
+      readonly problems: ReadonlyArray<string>
+    }
 
 /**
  * The node's image for `reference`, if any: ImageStatus by the reference, then the image list
@@ -55,7 +55,7 @@ type AttemptResult =
  * "not known to be present": the pull then says what is wrong.
  */
 const presentImage = (reference: string): Effect.Effect<ImageInfo | undefined, never, CriRuntime> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cri = yield* CriRuntime
     const status = yield* cri.imageStatus(reference)
     if (Option.isSome(status)) return status.value
@@ -79,7 +79,7 @@ const attemptPull = (
   timeoutMillis: number,
   onProgress: (progress: PullProgress) => Effect.Effect<void>
 ): Effect.Effect<AttemptResult, never, CriRuntime | KubeApi> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const cri = yield* CriRuntime
     const { credentials, problems } = yield* pullCredentials(task.reference, task.pullSecrets, context.secretNamespace)
     const auths: ReadonlyArray<RegistryAuth | undefined> = credentials.length === 0 ? [undefined] : credentials
@@ -92,19 +92,21 @@ const attemptPull = (
       const left = timeoutMillis - ((yield* Clock.currentTimeMillis) - started)
       if (left <= 0) return failed(new DeadlineExceeded({ image: task.reference }))
       const auth = auths[i]
-      const pulled = yield* cri.pullImage({
-        image: task.reference,
-        timeout: Duration.millis(left),
-        onProgress,
-        ...(auth === undefined ? {} : { auth }),
-        ...(task.sandboxConfig === undefined ? {} : { sandboxConfig: task.sandboxConfig })
-      }).pipe(
-        Effect.timeoutOrElse({
-          duration: Duration.millis(left + deadlineGraceMillis),
-          orElse: () => Effect.fail(new DeadlineExceeded({ image: task.reference }))
-        }),
-        Effect.result
-      )
+      const pulled = yield* cri
+        .pullImage({
+          image: task.reference,
+          timeout: Duration.millis(left),
+          onProgress,
+          ...(auth === undefined ? {} : { auth }),
+          ...(task.sandboxConfig === undefined ? {} : { sandboxConfig: task.sandboxConfig })
+        })
+        .pipe(
+          Effect.timeoutOrElse({
+            duration: Duration.millis(left + deadlineGraceMillis),
+            orElse: () => Effect.fail(new DeadlineExceeded({ image: task.reference }))
+          }),
+          Effect.result
+        )
       if (Result.isSuccess(pulled)) return { _tag: "Pulled", imageId: pulled.success }
       if (pulled.failure._tag === "Unauthorized" && i < auths.length - 1) {
         yield* Effect.logDebug("registry refused a credential; trying the next").pipe(
@@ -125,12 +127,12 @@ const attemptPull = (
  * Interrupting the worker (tag removed, new version) cancels the pull in the runtime.
  */
 export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Effect<void, never, CriRuntime | KubeApi | Metrics> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const metrics = yield* Metrics
     const startedAt = yield* Clock.currentTimeMillis
 
     const finish = (status: ImageTagStatus, outcome: PullOutcome, eventMessage: string) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const end = yield* Clock.currentTimeMillis
         yield* context.report(status)
         yield* metrics.recordPull(outcome, (end - startedAt) / 1000)
@@ -187,13 +189,15 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       progress = 0
       bytesSeen = 0
       retryNote = attempt > 1 ? `attempt ${attempt} of ${policy.attempts}; last error: ${lastError}` : undefined
-      const result = yield* context.slots.withSlot(
-        {
-          onWaiting: context.report(waitingStatus(task, startedAt, retryNote)),
-          onAcquired: context.report(pullingStatus(task, startedAt, 0, retryNote))
-        },
-        attemptPull(task, context, timeout, onProgress)
-      ).pipe(Effect.annotateLogs({ attempt }))
+      const result = yield* context.slots
+        .withSlot(
+          {
+            onWaiting: context.report(waitingStatus(task, startedAt, retryNote)),
+            onAcquired: context.report(pullingStatus(task, startedAt, 0, retryNote))
+          },
+          attemptPull(task, context, timeout, onProgress)
+        )
+        .pipe(Effect.annotateLogs({ attempt }))
       if (result._tag === "Pulled") {
         const end = yield* Clock.currentTimeMillis
         const message = pulledMessage(task.reference, context.node, end - startedAt)
@@ -231,6 +235,4 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       lastFailure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(lastFailure),
       `${message} (node ${context.node})`
     )
-  }).pipe(
-    Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version })
-  )
+  }).pipe(Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }))

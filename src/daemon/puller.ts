@@ -31,7 +31,7 @@ export interface Puller {
  * scope; a worker whose tag left the spec or got a new version is interrupted, and its reports
  * stop counting the moment it is replaced, even before its interruption has finished.
  */
-export const makePuller = Effect.fnUntraced(function*(options: {
+export const makePuller = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly secretNamespace: string
   readonly component: string
@@ -49,7 +49,7 @@ export const makePuller = Effect.fnUntraced(function*(options: {
   let invalidSpec: string | undefined
 
   const stop = (key: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const worker = workers.get(key)
       if (worker === undefined) return
       workers.delete(key)
@@ -58,7 +58,7 @@ export const makePuller = Effect.fnUntraced(function*(options: {
     })
 
   const start = (task: TagTask) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const worker: Worker = { task, fiber: undefined, finished: false }
       workers.set(task.key, worker)
       const current = () => workers.get(task.key) === worker
@@ -66,20 +66,22 @@ export const makePuller = Effect.fnUntraced(function*(options: {
         node: options.nodeName,
         secretNamespace: options.secretNamespace,
         slots: options.slots,
-        report: (status) => current() ? options.reporter.report(task.image, status) : Effect.void,
+        report: (status) => (current() ? options.reporter.report(task.image, status) : Effect.void),
         finished: (result) =>
           current()
             ? recordPullEvent(options.component, options.current(), task.owners, {
-              type: result.succeeded ? "Normal" : "Warning",
-              reason: result.succeeded ? pullSucceededReason : pullFailedReason,
-              message: result.message
-            }).pipe(Effect.provideContext(services))
+                type: result.succeeded ? "Normal" : "Warning",
+                reason: result.succeeded ? pullSucceededReason : pullFailedReason,
+                message: result.message
+              }).pipe(Effect.provideContext(services))
             : Effect.void
       }).pipe(
-        Effect.ensuring(Effect.sync(() => {
-          worker.finished = true
-          worker.fiber = undefined
-        })),
+        Effect.ensuring(
+          Effect.sync(() => {
+            worker.finished = true
+            worker.fiber = undefined
+          })
+        ),
         Effect.provideContext(services)
       )
       const fiber = yield* Effect.forkIn(run, scope)
@@ -87,42 +89,43 @@ export const makePuller = Effect.fnUntraced(function*(options: {
     })
 
   const sync = (nodeImage: KubeObject | undefined): Effect.Effect<void> =>
-    lock.withPermit(Effect.gen(function*() {
-      if (nodeImage === undefined) {
-        for (const key of [...workers.keys()]) yield* stop(key)
-        lastSpec = undefined
-        return
-      }
-      const decoded = nodeImageSpec(nodeImage)
-      if (Result.isFailure(decoded)) {
-        // Keep what runs: a spec the daemon cannot read says nothing about which tags to stop.
-        if (invalidSpec !== decoded.failure) {
-          invalidSpec = decoded.failure
-          yield* Effect.logWarning("NodeImage spec does not decode; waiting for a valid one").pipe(
-            Effect.annotateLogs({ node: options.nodeName, problems: decoded.failure })
-          )
+    lock.withPermit(
+      Effect.gen(function* () {
+        if (nodeImage === undefined) {
+          for (const key of [...workers.keys()]) yield* stop(key)
+          lastSpec = undefined
+          return
         }
-        return
-      }
-      invalidSpec = undefined
-      const spec = decoded.success
-      yield* options.reporter.setInitial(initialTags(spec))
-      const known = new Map([...workers].map(([key, worker]) => [key, worker.task.version]))
-      const status = nodeImage["status"] as NodeImageStatus | undefined
-      const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
-      for (const key of plan.stop) yield* stop(key)
-      for (const task of plan.start) yield* start(task)
-      // New workers report at once, and that write carries the spec's changes too.
-      const specText = JSON.stringify(spec)
-      if (specText !== lastSpec) {
-        lastSpec = specText
-        if (plan.start.length === 0) yield* options.reporter.specChanged
-      }
-    }))
+        const decoded = nodeImageSpec(nodeImage)
+        if (Result.isFailure(decoded)) {
+          // Keep what runs: a spec the daemon cannot read says nothing about which tags to stop.
+          if (invalidSpec !== decoded.failure) {
+            invalidSpec = decoded.failure
+            yield* Effect.logWarning("NodeImage spec does not decode; waiting for a valid one").pipe(
+              Effect.annotateLogs({ node: options.nodeName, problems: decoded.failure })
+            )
+          }
+          return
+        }
+        invalidSpec = undefined
+        const spec = decoded.success
+        yield* options.reporter.setInitial(initialTags(spec))
+        const known = new Map([...workers].map(([key, worker]) => [key, worker.task.version]))
+        const status = nodeImage["status"] as NodeImageStatus | undefined
+        const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
+        for (const key of plan.stop) yield* stop(key)
+        for (const task of plan.start) yield* start(task)
+        // New workers report at once, and that write carries the spec's changes too.
+        const specText = JSON.stringify(spec)
+        if (specText !== lastSpec) {
+          lastSpec = specText
+          if (plan.start.length === 0) yield* options.reporter.specChanged
+        }
+      })
+    )
 
   return {
     sync,
-    running: () =>
-      new Map([...workers].filter(([, worker]) => !worker.finished).map(([key, worker]) => [key, worker.task.version]))
+    running: () => new Map([...workers].filter(([, worker]) => !worker.finished).map(([key, worker]) => [key, worker.task.version]))
   }
 })

@@ -40,10 +40,8 @@ export const simulatedRuntimeLayer = () =>
   fakeCriRuntimeLayer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize })
 
 /** runDaemon with the simulated runtime in place of the live CRI one; everything else is the same. */
-export const runSimulatedDaemon = (
-  options: DaemonOptions
-): Effect.Effect<never, OpsServerError, KubeApi | Metrics | Scheduler> =>
-  Effect.gen(function*() {
+export const runSimulatedDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | Metrics | Scheduler> =>
+  Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never
   }).pipe(Effect.scoped, Effect.provide(simulatedRuntimeLayer()))

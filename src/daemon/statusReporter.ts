@@ -37,7 +37,7 @@ class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly
  * with `mergePatchBetween` from the stored status to the wanted one, carrying the resourceVersion
  * it was computed from; on Conflict the object is read again and the patch computed anew.
  */
-export const makeStatusReporter = Effect.fnUntraced(function*(options: {
+export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly nodeImages: () => Informer
   readonly progressInterval: Duration.Input
@@ -52,7 +52,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
   let retryAt = Number.NEGATIVE_INFINITY
 
   const schedule = (urgent: boolean) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const due = Math.max(urgent ? now : lastWriteAt + intervalMillis, retryAt)
       yield* queue.add(statusKey, Math.max(0, due - now))
@@ -61,7 +61,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
   const report = (image: string, status: ImageTagStatus) =>
     Effect.suspend(() => {
       let tags = live.get(image)
-      if (tags === undefined) live.set(image, tags = new Map())
+      if (tags === undefined) live.set(image, (tags = new Map()))
       const previous = tags.get(status.tag)
       tags.set(status.tag, status)
       return schedule(previous === undefined || previous.phase !== status.phase || previous.version !== status.version)
@@ -77,7 +77,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
 
   /** Writes what differs between the stored status and the wanted one, if anything. */
   const writeOnce = (current: KubeObject) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const spec = nodeImageSpec(current)
       // The puller has logged why; nothing sensible can be counted against a spec it cannot read.
       if (Result.isFailure(spec)) return
@@ -95,7 +95,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
       yield* options.nodeImages().written(written)
     })
 
-  const write = Effect.gen(function*() {
+  const write = Effect.gen(function* () {
     const informer = options.nodeImages()
     let current = informer.get(options.nodeName)
     for (let attempt = 0; attempt < maxConflictRetries; attempt++) {
@@ -110,9 +110,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
       const fresh = yield* Effect.result(api.get(resources.nodeImage, { name: options.nodeName }))
       if (Result.isFailure(fresh)) {
         if (fresh.failure._tag === "NotFound") return
-        return yield* Effect.fail(
-          new StatusWriteFailed({ message: `${fresh.failure._tag} reading the NodeImage after a conflict` })
-        )
+        return yield* Effect.fail(new StatusWriteFailed({ message: `${fresh.failure._tag} reading the NodeImage after a conflict` }))
       }
       yield* informer.written(fresh.success)
       current = fresh.success
@@ -121,7 +119,7 @@ export const makeStatusReporter = Effect.fnUntraced(function*(options: {
   })
 
   let failures = 0
-  const writer = Effect.gen(function*() {
+  const writer = Effect.gen(function* () {
     const key = yield* queue.take
     // Reports from other fibers ready at this same instant join this write instead of the next.
     yield* Effect.yieldNow

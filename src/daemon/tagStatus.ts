@@ -2,7 +2,6 @@ import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { rfc3339 } from "../api/time.ts"
 import type { TagTask } from "./tagTask.ts"
 
-
 const base = (task: TagTask, startedAt: number) => ({ tag: task.tag, version: task.version, startTime: rfc3339(startedAt) })
 
 export const waitingStatus = (task: TagTask, startedAt: number, message?: string): ImageTagStatus => ({
@@ -34,13 +33,7 @@ export const succeededStatus = (
   message
 })
 
-export const failedStatus = (
-  task: TagTask,
-  startedAt: number,
-  completedAt: number,
-  progress: number,
-  message: string
-): ImageTagStatus => ({
+export const failedStatus = (task: TagTask, startedAt: number, completedAt: number, progress: number, message: string): ImageTagStatus => ({
   ...base(task, startedAt),
   phase: "Failed",
   progress,

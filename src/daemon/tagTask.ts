@@ -57,15 +57,11 @@ export const tagTasks = (spec: NodeImageSpec): ReadonlyArray<TagTask> => {
   return tasks
 }
 
-export const isFinishedPhase = (phase: ImageTagStatus["phase"] | undefined): boolean =>
-  phase === "Succeeded" || phase === "Failed"
+export const isFinishedPhase = (phase: ImageTagStatus["phase"] | undefined): boolean => phase === "Succeeded" || phase === "Failed"
 
 /** The reported status of one tag, whatever version it is for. */
-export const storedTagStatus = (
-  imageStatuses: NodeImageStatus["imageStatuses"],
-  image: string,
-  tag: string
-): ImageTagStatus | undefined => imageStatuses?.[image]?.tags.find((t) => t.tag === tag)
+export const storedTagStatus = (imageStatuses: NodeImageStatus["imageStatuses"], image: string, tag: string): ImageTagStatus | undefined =>
+  imageStatuses?.[image]?.tags.find((t) => t.tag === tag)
 
 /** Whether the status already shows this version of the tag finished: then it is not pulled (again). */
 export const finishedInStatus = (imageStatuses: NodeImageStatus["imageStatuses"], task: TagTask): boolean => {

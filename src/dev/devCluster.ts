@@ -37,17 +37,13 @@ export interface DevCluster {
  * for the workload controllers, the scheduler and the kubelets (./workloads/) make Deployments,
  * StatefulSets and DaemonSets run pods on the simulated nodes.
  */
-export const startDevCluster = (
-  options: DevOptions
-): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem> =>
+  Effect.gen(function* () {
     const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
     const fs = yield* FileSystem.FileSystem
     yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
-    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(
-      Layer.provideMerge(Metrics.layerTest)
-    )
-    yield* Effect.gen(function*() {
+    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
+    yield* Effect.gen(function* () {
       const api = yield* KubeApi
       const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }
       yield* api.create(resources.namespace, namespace)
@@ -61,9 +57,8 @@ export const startDevCluster = (
       yield* Effect.forkScoped(controller.reconcile())
       const runtimes = new Map<string, CriRuntime["Service"]>()
       for (let i = 0; i < options.nodes; i++) {
-        const runtime = i === 0 && options.runtimeSocket !== undefined
-          ? CriLive.layer({ socket: options.runtimeSocket })
-          : simulatedRuntimeLayer()
+        const runtime =
+          i === 0 && options.runtimeSocket !== undefined ? CriLive.layer({ socket: options.runtimeSocket }) : simulatedRuntimeLayer()
         // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
         const services = yield* Layer.build(runtime)
         yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))

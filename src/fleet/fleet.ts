@@ -29,25 +29,32 @@ export interface FleetOptions {
 export const startFleet = (
   options: FleetOptions
 ): Effect.Effect<ReadonlyArray<Daemon>, unknown, KubeApi | Metrics | Scheduler | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.
     const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
     const indices = Array.from({ length: options.count }, (_, i) => options.first + i)
-    yield* Effect.forEach(indices, (i) =>
-      Effect.gen(function*() {
-        const node = devNode(i)
-        yield* api.create(resources.node, node).pipe(Effect.catchTag("AlreadyExists", () => Effect.void))
-        yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
-      }), { concurrency: 16, discard: true })
+    yield* Effect.forEach(
+      indices,
+      (i) =>
+        Effect.gen(function* () {
+          const node = devNode(i)
+          yield* api.create(resources.node, node).pipe(Effect.catchTag("AlreadyExists", () => Effect.void))
+          yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
+        }),
+      { concurrency: 16, discard: true }
+    )
     return yield* Effect.forEach(indices, (i) =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // Built in the fleet's scope: each node keeps its own runtime (its images, its pulls).
         const runtime = yield* Layer.build(simulatedRuntimeLayer())
-        return yield* startDaemon(daemonOptions({
-          nodeName: `node-${i + 1}`,
-          maxConcurrentPulls: options.maxConcurrentPulls,
-          secretNamespace: options.secretNamespace
-        })).pipe(Effect.provideContext(runtime))
-      }))
+        return yield* startDaemon(
+          daemonOptions({
+            nodeName: `node-${i + 1}`,
+            maxConcurrentPulls: options.maxConcurrentPulls,
+            secretNamespace: options.secretNamespace
+          })
+        ).pipe(Effect.provideContext(runtime))
+      })
+    )
   })

@@ -45,34 +45,37 @@ export type WriteError = NotFound | Conflict | Invalid | Forbidden | Unavailable
  * The Kubernetes API as the controller and the daemon use it: the verbs, with errors as data so
  * that retries are decided by type. Live body: @kubernetes/client-node; test body: in memory.
  */
-export class KubeApi extends Context.Service<KubeApi, {
-  readonly get: (resource: Resource, key: ObjectKey) => Effect.Effect<KubeObject, ReadError>
-  readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Forbidden | Unavailable>
-  /**
-   * Changes after resourceVersion; fails with Gone when the server no longer has it. With
-   * timeoutSeconds, a server that sends bookmarks sends one shortly before that deadline.
-   */
-  readonly watch: (
-    resource: Resource,
-    options: ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
-  ) => Stream.Stream<WatchEvent, Gone | Forbidden | Unavailable>
-  readonly create: (
-    resource: Resource,
-    object: KubeObject
-  ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>
-  /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
-  readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
-  /** A JSON merge patch (RFC 7386): touches only the fields it names. */
-  readonly patch: (
-    resource: Resource,
-    key: ObjectKey,
-    patch: Record<string, unknown>,
-    subresource?: Subresource
-  ) => Effect.Effect<KubeObject, WriteError>
-  /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */
-  readonly delete: (
-    resource: Resource,
-    key: ObjectKey,
-    preconditions?: { readonly uid?: string }
-  ) => Effect.Effect<void, NotFound | Conflict | Forbidden | Unavailable>
-}>()("preheat/kube/KubeApi") {}
+export class KubeApi extends Context.Service<
+  KubeApi,
+  {
+    readonly get: (resource: Resource, key: ObjectKey) => Effect.Effect<KubeObject, ReadError>
+    readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Forbidden | Unavailable>
+    /**
+     * Changes after resourceVersion; fails with Gone when the server no longer has it. With
+     * timeoutSeconds, a server that sends bookmarks sends one shortly before that deadline.
+     */
+    readonly watch: (
+      resource: Resource,
+      options: ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
+    ) => Stream.Stream<WatchEvent, Gone | Forbidden | Unavailable>
+    readonly create: (
+      resource: Resource,
+      object: KubeObject
+    ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>
+    /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
+    readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
+    /** A JSON merge patch (RFC 7386): touches only the fields it names. */
+    readonly patch: (
+      resource: Resource,
+      key: ObjectKey,
+      patch: Record<string, unknown>,
+      subresource?: Subresource
+    ) => Effect.Effect<KubeObject, WriteError>
+    /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */
+    readonly delete: (
+      resource: Resource,
+      key: ObjectKey,
+      preconditions?: { readonly uid?: string }
+    ) => Effect.Effect<void, NotFound | Conflict | Forbidden | Unavailable>
+  }
+>()("preheat/kube/KubeApi") {}

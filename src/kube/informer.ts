@@ -52,7 +52,7 @@ const retryCap = Duration.seconds(30)
  * lists again after 410 Gone, and retries any other error with backoff (1 s doubling to 30 s),
  * because a controller that stops watching silently acts on stale state forever.
  */
-export const makeInformer = Effect.fnUntraced(function*(
+export const makeInformer = Effect.fnUntraced(function* (
   resource: Resource,
   options: ListOptions,
   onChange: (change: Change) => Effect.Effect<void>
@@ -79,7 +79,7 @@ export const makeInformer = Effect.fnUntraced(function*(
   }
 
   /** A fresh list replaces the store; the differences become changes, as if watched. */
-  const relist = Effect.gen(function*() {
+  const relist = Effect.gen(function* () {
     const list = yield* api.list(resource, options)
     const seen = new Set<string>()
     for (const object of list.items) {
@@ -103,7 +103,7 @@ export const makeInformer = Effect.fnUntraced(function*(
     })
   )
 
-  const loop = Effect.gen(function*() {
+  const loop = Effect.gen(function* () {
     let delay = retryFloor
     let needList = true
     while (true) {

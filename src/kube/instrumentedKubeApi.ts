@@ -37,11 +37,13 @@ const watchResult = (exit: Exit.Exit<unknown, KubeError>): ApiResult | undefined
  * calls and defects are not counted: neither says what the server answered.
  */
 export const instrumentKubeApi = (inner: KubeApi["Service"], metrics: Metrics["Service"]): KubeApi["Service"] => {
-  const counted = (verb: ApiVerb, kind: string) => <A, E extends KubeError, R>(call: Effect.Effect<A, E, R>) =>
-    call.pipe(
-      Effect.tap(() => metrics.countApiRequest(verb, kind, "ok")),
-      Effect.tapError((error) => metrics.countApiRequest(verb, kind, apiResultOf(error)))
-    )
+  const counted =
+    (verb: ApiVerb, kind: string) =>
+    <A, E extends KubeError, R>(call: Effect.Effect<A, E, R>) =>
+      call.pipe(
+        Effect.tap(() => metrics.countApiRequest(verb, kind, "ok")),
+        Effect.tapError((error) => metrics.countApiRequest(verb, kind, apiResultOf(error)))
+      )
 
   return KubeApi.of({
     get: (resource, key) => inner.get(resource, key).pipe(counted("get", resource.kind)),
@@ -58,15 +60,14 @@ export const instrumentKubeApi = (inner: KubeApi["Service"], metrics: Metrics["S
       inner.update(resource, object, subresource).pipe(counted("update", kindLabel(resource, subresource))),
     patch: (resource, key, patch, subresource) =>
       inner.patch(resource, key, patch, subresource).pipe(counted("patch", kindLabel(resource, subresource))),
-    delete: (resource, key, preconditions) =>
-      inner.delete(resource, key, preconditions).pipe(counted("delete", resource.kind))
+    delete: (resource, key, preconditions) => inner.delete(resource, key, preconditions).pipe(counted("delete", resource.kind))
   })
 }
 
 /** Replaces the KubeApi in context with one that counts its calls; provide the real one beneath it. */
 export const instrumentedKubeApiLayer: Layer.Layer<KubeApi, never, KubeApi | Metrics> = Layer.effect(
   KubeApi,
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     return instrumentKubeApi(yield* KubeApi, yield* Metrics)
   })
 )
@@ -81,7 +82,7 @@ const writeVerbs: ReadonlyArray<ApiVerb> = ["create", "update", "patch"]
  * API writes (create, update, patch; any kind, any result) counted so far, read from the metric
  * itself. Benchmarks compare it before and after a scenario.
  */
-export const apiWriteCount: Effect.Effect<number, never, Metrics> = Effect.gen(function*() {
+export const apiWriteCount: Effect.Effect<number, never, Metrics> = Effect.gen(function* () {
   const metrics = yield* Metrics
   let total = 0
   for (const verb of writeVerbs) total += yield* metrics.read("preheat_api_requests_total", { verb })

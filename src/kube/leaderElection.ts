@@ -51,10 +51,7 @@ export class InvalidLeaderElectionOptions extends Data.TaggedError("InvalidLeade
 
 /** client-go's choice: the host name (a pod's name) plus a random suffix, unique per process. */
 export const candidateIdentity = (podName?: string): Effect.Effect<string> =>
-  Effect.map(
-    Random.nextIntBetween(0, 0xffff_ffff),
-    (n) => `${podName ?? hostname()}_${n.toString(16).padStart(8, "0")}`
-  )
+  Effect.map(Random.nextIntBetween(0, 0xffff_ffff), (n) => `${podName ?? hostname()}_${n.toString(16).padStart(8, "0")}`)
 
 /** The fields of a Lease spec that leader election reads; others are kept as they are on write. */
 const LeaseSpec = Schema.Struct({
@@ -80,12 +77,12 @@ const validate = (leaseMillis: number, renewMillis: number, retryMillis: number)
   leaseMillis < 1000
     ? "leaseDuration must be at least 1 second"
     : leaseMillis <= renewMillis
-    ? "leaseDuration must be greater than renewDeadline"
-    : renewMillis <= retryMillis
-    ? "renewDeadline must be greater than retryPeriod"
-    : retryMillis <= 0
-    ? "retryPeriod must be positive"
-    : undefined
+      ? "leaseDuration must be greater than renewDeadline"
+      : renewMillis <= retryMillis
+        ? "renewDeadline must be greater than retryPeriod"
+        : retryMillis <= 0
+          ? "retryPeriod must be positive"
+          : undefined
 
 /**
  * Leader election on a Lease with client-go's semantics: acquire when the lease is absent,
@@ -96,10 +93,8 @@ const validate = (leaseMillis: number, renewMillis: number, retryMillis: number)
  * for an expired lease exactly one wins and the other sees Conflict. A lease has expired for us
  * when both its renewTime and our first sight of its current record are leaseDuration old.
  */
-export const makeLeaderElector = (
-  options: LeaderElectionOptions
-): Effect.Effect<LeaderElector, InvalidLeaderElectionOptions, KubeApi> =>
-  Effect.gen(function*() {
+export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect<LeaderElector, InvalidLeaderElectionOptions, KubeApi> =>
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const clock = yield* Clock.Clock
     const leaseSeconds = Math.ceil(Duration.toSeconds(options.leaseDuration ?? leaderElectionDefaults.leaseDuration))
@@ -147,7 +142,7 @@ export const makeLeaderElector = (
     const specOf = (lease: KubeObject): Record<string, unknown> => (lease.spec ?? {}) as Record<string, unknown>
 
     /** One client-go tryAcquireOrRenew: true when we hold the lease for leaseDuration from `at`. */
-    const attempt: Effect.Effect<boolean> = Effect.gen(function*() {
+    const attempt: Effect.Effect<boolean> = Effect.gen(function* () {
       const at = now()
       const current = yield* api.get(resources.lease, key).pipe(
         Effect.map(Option.some),
@@ -191,7 +186,7 @@ export const makeLeaderElector = (
     const attemptWithin = (millis: number) =>
       attempt.pipe(Effect.timeoutOption(Duration.millis(millis)), Effect.map(Option.getOrElse(() => false)))
 
-    const acquire = Effect.gen(function*() {
+    const acquire = Effect.gen(function* () {
       while (!(yield* attemptWithin(renewMillis))) yield* sleep(retryMillis)
     })
 
@@ -201,7 +196,7 @@ export const makeLeaderElector = (
      * counts from its start, so a slow server (a renewal taking seconds) does not cost leadership:
      * others count leaseDuration from when they saw the renewal land, later than this round's end.
      */
-    const keepRenewing = Effect.gen(function*() {
+    const keepRenewing = Effect.gen(function* () {
       while (true) {
         yield* sleep(retryMillis)
         const deadline = now() + renewMillis
@@ -228,9 +223,7 @@ export const makeLeaderElector = (
           leading = true
         }).pipe(Effect.andThen(Effect.logInfo("became leader")), Effect.andThen(Effect.forkChild(whileLeader))),
         (fiber) =>
-          Effect.raceFirst(keepRenewing, Fiber.join(fiber)).pipe(
-            Effect.flatMap((why) => Effect.logWarning("lost leadership", why))
-          ),
+          Effect.raceFirst(keepRenewing, Fiber.join(fiber)).pipe(Effect.flatMap((why) => Effect.logWarning("lost leadership", why))),
         (fiber) =>
           Effect.sync(() => {
             leading = false
@@ -238,7 +231,7 @@ export const makeLeaderElector = (
       )
 
     /** client-go's release: clear the holder and shorten the lease so a successor need not wait. */
-    const release: Effect.Effect<void> = Effect.gen(function*() {
+    const release: Effect.Effect<void> = Effect.gen(function* () {
       leading = false
       if (lastRenew === undefined) return
       const lease = yield* api.get(resources.lease, key)

@@ -1,8 +1,7 @@
 import type { KubeObject } from "./KubeApi.ts"
 
 /** `namespace/name`, or `name` for cluster-scoped objects: the key stores and work queues use. */
-export const objectKey = (object: KubeObject): string =>
-  keyOf(object.metadata.namespace, object.metadata.name ?? "")
+export const objectKey = (object: KubeObject): string => keyOf(object.metadata.namespace, object.metadata.name ?? "")
 
 export const keyOf = (namespace: string | undefined, name: string): string =>
   namespace === undefined || namespace === "" ? name : `${namespace}/${name}`

@@ -46,8 +46,7 @@ interface Token {
 }
 
 const isWhitespace = (c: string): boolean => c === " " || c === "\t" || c === "\r" || c === "\n"
-const isSpecial = (c: string): boolean =>
-  c === "=" || c === "!" || c === "(" || c === ")" || c === "," || c === ">" || c === "<"
+const isSpecial = (c: string): boolean => c === "=" || c === "!" || c === "(" || c === ")" || c === "," || c === ">" || c === "<"
 
 const lex = (input: string): Array<Token> => {
   const tokens: Array<Token> = []
@@ -147,14 +146,22 @@ class LabelParser {
   private parseOperator(): LabelOperator {
     const t = this.consume(false)
     switch (t.kind) {
-      case "in": return "in"
-      case "notin": return "notin"
-      case "=": return "="
-      case "==": return "=="
-      case "!=": return "!="
-      case ">": return "gt"
-      case "<": return "lt"
-      default: throw `found '${t.text}', expected: ${binaryOperators}`
+      case "in":
+        return "in"
+      case "notin":
+        return "notin"
+      case "=":
+        return "="
+      case "==":
+        return "=="
+      case "!=":
+        return "!="
+      case ">":
+        return "gt"
+      case "<":
+        return "lt"
+      default:
+        throw `found '${t.text}', expected: ${binaryOperators}`
     }
   }
 
@@ -231,7 +238,7 @@ const requirement = (key: string, operator: LabelOperator, raw: ReadonlyArray<st
 const matchesRequirement = (r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean => {
   // Object.hasOwn so that keys like "constructor" are not found on the prototype.
   const present = Object.hasOwn(labels, r.key)
-  const value = present ? labels[r.key] ?? "" : ""
+  const value = present ? (labels[r.key] ?? "") : ""
   switch (r.operator) {
     case "in":
     case "=":
@@ -344,7 +351,6 @@ export const parseFieldSelector = (selector: string): Result.Result<FieldSelecto
   }
   return Result.succeed({
     requirements,
-    matches: (get) =>
-      requirements.every((r) => ((get(r.field) ?? "") === r.value) === (r.operator === "="))
+    matches: (get) => requirements.every((r) => ((get(r.field) ?? "") === r.value) === (r.operator === "="))
   })
 }

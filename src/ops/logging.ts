@@ -15,8 +15,7 @@ const secretKey = /passw(or)?d|passphrase|token|credential|auth(orization)?$|doc
 /** A Secret, also as a list item (which carries no kind): every value of data/stringData is masked. */
 const isSecret = (object: Readonly<Record<string, unknown>>): boolean =>
   object["kind"] === "Secret" ||
-  (Predicate.isString(object["type"]) && Predicate.isObject(object["metadata"]) &&
-    ("data" in object || "stringData" in object))
+  (Predicate.isString(object["type"]) && Predicate.isObject(object["metadata"]) && ("data" in object || "stringData" in object))
 
 const maskValues = (value: unknown): unknown =>
   Predicate.isObject(value) ? Object.fromEntries(Object.keys(value).map((key) => [key, mask])) : mask
@@ -28,8 +27,8 @@ const redactFields = (value: Readonly<Record<string, unknown>>, ancestors: Set<o
     out[key] = secretKey.test(key)
       ? mask
       : secret && (key === "data" || key === "stringData")
-      ? maskValues(inner)
-      : redactIn(inner, ancestors)
+        ? maskValues(inner)
+        : redactIn(inner, ancestors)
   }
   return out
 }
@@ -99,7 +98,7 @@ export type LineSink = (line: string) => void
 
 // Logs go to stderr so stdout stays free for command output (crds, version).
 const toStderr: LineSink = (line) => {
-  process.stderr.write(line + "\n")
+  process.stderr.write(`${line}\n`)
 }
 
 export const jsonLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
@@ -117,7 +116,7 @@ export const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, vo
     const { time, level, msg, error, cause, ...fields } = logRecord(options)
     let line = `${String(time)} ${String(level).toUpperCase().padEnd(5)} ${String(msg)}`
     for (const [key, value] of Object.entries(fields)) line += ` ${key}=${textValue(value)}`
-    if (cause !== undefined) line += "\n" + String(cause)
+    if (cause !== undefined) line += `\n${String(cause)}`
     sink(line)
   })
 
@@ -132,9 +131,7 @@ export const loggingLayer = (options: {
   readonly sink?: LineSink
 }): Layer.Layer<never> => {
   const loggers = Logger.layer([options.format === "json" ? jsonLogger(options.sink) : textLogger(options.sink)])
-  return options.level === undefined
-    ? loggers
-    : Layer.mergeAll(loggers, Layer.succeed(References.MinimumLogLevel, options.level))
+  return options.level === undefined ? loggers : Layer.mergeAll(loggers, Layer.succeed(References.MinimumLogLevel, options.level))
 }
 
 /** `--log-format json|text` for `preheat controller` and `preheat daemon`. */

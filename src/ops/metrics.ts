@@ -5,15 +5,7 @@ import type { CriError } from "../cri/errors.ts"
 export type ReconcileResult = "success" | "error" | "requeue"
 export type ApiVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
 /** The outcome of an API call, named like the HTTP status it stands for. */
-export type ApiResult =
-  | "ok"
-  | "not_found"
-  | "conflict"
-  | "invalid"
-  | "forbidden"
-  | "unavailable"
-  | "gone"
-  | "already_exists"
+export type ApiResult = "ok" | "not_found" | "conflict" | "invalid" | "forbidden" | "unavailable" | "gone" | "already_exists"
 export type JobPhase = "running" | "completed" | "paused" | "invalid"
 export type PullWorkerState = "active" | "waiting"
 
@@ -24,16 +16,9 @@ export type PullWorkerState = "active" | "waiting"
 export type PullOutcome =
   | { readonly result: "succeeded"; readonly reason: "pulled" | "present" }
   | {
-    readonly result: "failed"
-    readonly reason:
-      | "runtime_unavailable"
-      | "timeout"
-      | "deadline"
-      | "not_found"
-      | "unauthorized"
-      | "invalid_reference"
-      | "runtime_error"
-  }
+      readonly result: "failed"
+      readonly reason: "runtime_unavailable" | "timeout" | "deadline" | "not_found" | "unauthorized" | "invalid_reference" | "runtime_error"
+    }
 
 export interface Exposition {
   readonly contentType: string
@@ -57,30 +42,33 @@ export const pullFailureOf = (error: CriError): PullOutcome => ({ result: "faile
  * global default one), so tests and two roles in one process do not see each other's samples.
  * Helpers are typed so label names and values cannot drift between the code and dashboards.
  */
-export class Metrics extends Context.Service<Metrics, {
-  readonly registry: Registry
-  /** One finished reconcile: counts it by result (errors also in reconcile_errors_total) and times it. */
-  readonly recordReconcile: (controller: string, result: ReconcileResult, seconds: number) => Effect.Effect<void>
-  readonly setWorkqueueDepth: (name: string, depth: number) => Effect.Effect<void>
-  /** Time a key spent due in the queue before a worker took it. */
-  readonly observeWorkqueueWait: (name: string, seconds: number) => Effect.Effect<void>
-  readonly countApiRequest: (verb: ApiVerb, kind: string, result: ApiResult) => Effect.Effect<void>
-  /** All phases at once, so a phase that emptied drops to 0 instead of keeping a stale value. */
-  readonly setJobs: (counts: Readonly<Record<JobPhase, number>>) => Effect.Effect<void>
-  readonly setNodesPulling: (count: number) => Effect.Effect<void>
-  readonly setLeader: (isLeader: boolean) => Effect.Effect<void>
-  /** One tag's pull finished (after retries), with its wall-clock duration. */
-  readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
-  readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
-  readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
-  /**
-   * The sum of a family's samples whose labels include `labels` (for a histogram: the number of
-   * observations). For tests and benchmarks, which read the metric itself instead of a shadow counter.
-   */
-  readonly read: (name: string, labels?: Readonly<Record<string, string>>) => Effect.Effect<number>
-  /** The text exposition of every family in this registry, for GET /metrics. */
-  readonly render: Effect.Effect<Exposition>
-}>()("preheat/ops/Metrics") {
+export class Metrics extends Context.Service<
+  Metrics,
+  {
+    readonly registry: Registry
+    /** One finished reconcile: counts it by result (errors also in reconcile_errors_total) and times it. */
+    readonly recordReconcile: (controller: string, result: ReconcileResult, seconds: number) => Effect.Effect<void>
+    readonly setWorkqueueDepth: (name: string, depth: number) => Effect.Effect<void>
+    /** Time a key spent due in the queue before a worker took it. */
+    readonly observeWorkqueueWait: (name: string, seconds: number) => Effect.Effect<void>
+    readonly countApiRequest: (verb: ApiVerb, kind: string, result: ApiResult) => Effect.Effect<void>
+    /** All phases at once, so a phase that emptied drops to 0 instead of keeping a stale value. */
+    readonly setJobs: (counts: Readonly<Record<JobPhase, number>>) => Effect.Effect<void>
+    readonly setNodesPulling: (count: number) => Effect.Effect<void>
+    readonly setLeader: (isLeader: boolean) => Effect.Effect<void>
+    /** One tag's pull finished (after retries), with its wall-clock duration. */
+    readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
+    readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
+    readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
+    /**
+     * The sum of a family's samples whose labels include `labels` (for a histogram: the number of
+     * observations). For tests and benchmarks, which read the metric itself instead of a shadow counter.
+     */
+    readonly read: (name: string, labels?: Readonly<Record<string, string>>) => Effect.Effect<number>
+    /** The text exposition of every family in this registry, for GET /metrics. */
+    readonly render: Effect.Effect<Exposition>
+  }
+>()("preheat/ops/Metrics") {
   /** For the running process: the families below plus process_* and nodejs_* default metrics. */
   static readonly layer = Layer.sync(Metrics, () => makeMetrics({ processMetrics: true }))
   /**

@@ -55,10 +55,8 @@ const checkTimeout = "10 seconds"
 const runChecks = <R>(checks: Effect.Effect<HealthReport, unknown, R>): Effect.Effect<HealthReport, never, R> =>
   checks.pipe(
     Effect.timeoutOption(checkTimeout),
-    Effect.map((report) => report._tag === "Some" ? report.value : [{ name: "checks", ok: false, message: "timed out" }]),
-    Effect.catchCause((cause) =>
-      Effect.succeed([{ name: "checks", ok: false, message: String(Cause.squash(cause)) }])
-    )
+    Effect.map((report) => (report._tag === "Some" ? report.value : [{ name: "checks", ok: false, message: "timed out" }])),
+    Effect.catchCause((cause) => Effect.succeed([{ name: "checks", ok: false, message: String(Cause.squash(cause)) }]))
   )
 
 /**
@@ -70,21 +68,12 @@ export const renderHealth = (endpoint: string, report: HealthReport, verbose: bo
   if (healthy && !verbose) return text(200, "ok")
   const lines = report
     .filter((check) => verbose || !check.ok)
-    .map((check) =>
-      check.ok
-        ? `[+]${check.name} ok`
-        : `[-]${check.name} failed: ${check.message ?? "reason unknown"}`
-    )
+    .map((check) => (check.ok ? `[+]${check.name} ok` : `[-]${check.name} failed: ${check.message ?? "reason unknown"}`))
   lines.push(`${endpoint} check ${healthy ? "passed" : "failed"}`)
-  return text(healthy ? 200 : 503, lines.join("\n") + "\n")
+  return text(healthy ? 200 : 503, `${lines.join("\n")}\n`)
 }
 
-const route = <R>(
-  options: OpsServerOptions<R>,
-  metrics: Metrics["Service"],
-  method: string,
-  url: URL
-): Effect.Effect<Reply, never, R> => {
+const route = <R>(options: OpsServerOptions<R>, metrics: Metrics["Service"], method: string, url: URL): Effect.Effect<Reply, never, R> => {
   const probes: Record<string, Effect.Effect<HealthReport, unknown, R>> = {
     "/healthz": options.health,
     "/readyz": options.ready
@@ -113,7 +102,7 @@ const send = (request: http.IncomingMessage, response: http.ServerResponse, repl
 export const serveOps = <R = never>(
   options: OpsServerOptions<R>
 ): Effect.Effect<{ readonly port: number }, OpsServerError, Scope.Scope | Metrics | R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const metrics = yield* Metrics
     const run = yield* FiberSet.makeRuntimePromise<R>()
 

@@ -8,6 +8,9 @@ import type { Resource } from "../kube/resources.ts"
  * kinds the roles write) does not send: it merges a template's containers by name, as
  * `kubectl set image` does. Live body: layers/strategicPatchLive.ts.
  */
-export class StrategicPatch extends Context.Service<StrategicPatch, {
-  readonly patch: (resource: Resource, key: ObjectKey, patch: Record<string, unknown>) => Effect.Effect<KubeObject, WriteError>
-}>()("preheat/rollout/StrategicPatch") {}
+export class StrategicPatch extends Context.Service<
+  StrategicPatch,
+  {
+    readonly patch: (resource: Resource, key: ObjectKey, patch: Record<string, unknown>) => Effect.Effect<KubeObject, WriteError>
+  }
+>()("preheat/rollout/StrategicPatch") {}

@@ -31,10 +31,12 @@ export const imageChanges = (
   if (missing !== undefined) return Result.fail(new ContainerNotFound({ container: missing.container }))
   const wanted = (c: TemplateContainer): string | undefined =>
     (settings.find((s) => s.container === c.name) ?? settings.find((s) => s.container === "*"))?.image
-  return Result.succeed(template.containers.flatMap((c) => {
-    const to = wanted(c)
-    return to === undefined || to === c.image ? [] : [{ list: c.list, name: c.name, from: c.image, to }]
-  }))
+  return Result.succeed(
+    template.containers.flatMap((c) => {
+      const to = wanted(c)
+      return to === undefined || to === c.image ? [] : [{ list: c.list, name: c.name, from: c.image, to }]
+    })
+  )
 }
 
 /**

@@ -31,9 +31,8 @@ export interface RolloutJob {
 const failedNodes = (view: JobView): ReadonlyArray<NodeFailure> =>
   view.nodes.map((n) => ({
     node: n.node,
-    message: n.phase === "Failed"
-      ? n.message ?? "failed"
-      : `still pulling when the job ended${view.message === "" ? "" : ` (${view.message})`}`
+    message:
+      n.phase === "Failed" ? (n.message ?? "failed") : `still pulling when the job ended${view.message === "" ? "" : ` (${view.message})`}`
   }))
 
 const failureOf = (job: RolloutJob, view: JobView | undefined): JobFailure | undefined => {
@@ -69,18 +68,17 @@ export const unfinished = (model: StatusModel, jobs: ReadonlyArray<RolloutJob>):
     if (view === undefined || view.phase === "invalid") return [failureOf(job, view)!]
     if (view.phase === "completed" && view.failed === 0) return []
     const done = view.succeeded + view.failed
-    return [{
-      job: job.name,
-      image: job.image,
-      reason: view.phase === "completed" ? `failed on ${view.failed} of ${view.desired} nodes` : `${done} of ${view.desired} nodes done`,
-      nodes: view.nodes.map((n) => ({ node: n.node, message: n.phase === "Pulling" ? "still pulling" : n.message ?? "failed" }))
-    }]
+    return [
+      {
+        job: job.name,
+        image: job.image,
+        reason: view.phase === "completed" ? `failed on ${view.failed} of ${view.desired} nodes` : `${done} of ${view.desired} nodes done`,
+        nodes: view.nodes.map((n) => ({ node: n.node, message: n.phase === "Pulling" ? "still pulling" : (n.message ?? "failed") }))
+      }
+    ]
   })
 }
 
 /** The lines after `error: ...`: each job's failure and its nodes. */
 export const failureLines = (failures: ReadonlyArray<JobFailure>): ReadonlyArray<string> =>
-  failures.flatMap((f) => [
-    `  ImagePullJob ${f.job} (${f.image}) ${f.reason}`,
-    ...f.nodes.map((n) => `    ${n.node}: ${n.message}`)
-  ])
+  failures.flatMap((f) => [`  ImagePullJob ${f.job} (${f.image}) ${f.reason}`, ...f.nodes.map((n) => `    ${n.node}: ${n.message}`)])

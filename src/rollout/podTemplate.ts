@@ -22,10 +22,9 @@ export interface WorkloadTemplate {
   readonly pullSecrets: ReadonlyArray<string>
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
-const field = (value: unknown, name: string): unknown => isRecord(value) ? value[name] : undefined
+const field = (value: unknown, name: string): unknown => (isRecord(value) ? value[name] : undefined)
 
 const containersOf = (podSpec: unknown, list: ContainerList): ReadonlyArray<TemplateContainer> => {
   const items = field(podSpec, list)
@@ -49,9 +48,9 @@ export const readTemplate = (workload: KubeObject, display: string): Result.Resu
   const secrets = field(podSpec, "imagePullSecrets")
   const pullSecrets = Array.isArray(secrets)
     ? secrets.flatMap((s) => {
-      const name = field(s, "name")
-      return typeof name === "string" && name !== "" ? [name] : []
-    })
+        const name = field(s, "name")
+        return typeof name === "string" && name !== "" ? [name] : []
+      })
     : []
   return Result.succeed({ uid: workload.metadata.uid ?? "", selector: selector as LabelSelector, containers, pullSecrets })
 }

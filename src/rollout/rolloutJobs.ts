@@ -65,9 +65,7 @@ const prefixOf = (workload: string, containers: ReadonlyArray<string>): string =
  */
 export const rolloutJobs = (input: RolloutJobsInput): ReadonlyArray<KubeObject> => {
   const deadline = input.timeout === undefined ? undefined : Math.max(1, Math.ceil(Duration.toSeconds(input.timeout)))
-  const target = input.nodes.length <= maxNodeNames
-    ? { selector: { names: [...input.nodes] } }
-    : { podSelector: input.template.selector }
+  const target = input.nodes.length <= maxNodeNames ? { selector: { names: [...input.nodes] } } : { podSelector: input.template.selector }
   return input.images.map((image) => ({
     apiVersion: resources.imagePullJob.apiVersion,
     kind: resources.imagePullJob.kind,
@@ -76,12 +74,14 @@ export const rolloutJobs = (input: RolloutJobsInput): ReadonlyArray<KubeObject> 
       generateName: prefixOf(input.workload.name, image.containers),
       labels: { [rolloutLabel]: input.rolloutId, "app.kubernetes.io/managed-by": "preheat" },
       annotations: { [workloadAnnotation]: displayName(input.workload) },
-      ownerReferences: [{
-        apiVersion: input.workload.kind.resource.apiVersion,
-        kind: input.workload.kind.resource.kind,
-        name: input.workload.name,
-        uid: input.template.uid
-      }]
+      ownerReferences: [
+        {
+          apiVersion: input.workload.kind.resource.apiVersion,
+          kind: input.workload.kind.resource.kind,
+          name: input.workload.name,
+          uid: input.template.uid
+        }
+      ]
     },
     spec: {
       image: image.image,

@@ -44,21 +44,21 @@ const names = (jobs: ReadonlyArray<RolloutJob>) => jobs.map((j) => j.name).join(
  * On a failure or timeout the workload stays as it was and the jobs stay for inspection; when
  * interrupted (Ctrl-C, SIGTERM) the jobs are deleted and the workload stays as it was.
  */
-export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOptions) {
+export const runRollout = Effect.fn("runRollout")(function* (options: RolloutOptions) {
   const api = yield* KubeApi
   const { kind, name } = options.workload
   const namespace = options.namespace
   const display = displayName(options.workload)
 
-  const workload = yield* api.get(kind.resource, { namespace, name }).pipe(
-    Effect.catchTag("NotFound", () => Effect.fail(new WorkloadNotFound({ plural: kind.resource.plural, name, namespace })))
-  )
+  const workload = yield* api
+    .get(kind.resource, { namespace, name })
+    .pipe(Effect.catchTag("NotFound", () => Effect.fail(new WorkloadNotFound({ plural: kind.resource.plural, name, namespace }))))
   const template = yield* Effect.fromResult(readTemplate(workload, display))
   const changes = yield* Effect.fromResult(imageChanges(template, options.settings))
   // As kubectl set image: nothing to change, nothing to say.
   if (changes.length === 0) return
 
-  const setImages = Effect.gen(function*() {
+  const setImages = Effect.gen(function* () {
     const patcher = yield* StrategicPatch
     yield* patcher.patch(kind.resource, { namespace, name }, setImagePatch(template, changes))
     yield* Console.log(`${display} image updated`)
@@ -90,13 +90,14 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
     timeout: options.timeout
   })
   const created: Array<RolloutJob> = []
-  const kept = `the ImagePullJobs stay for inspection until ${Duration.format(Duration.seconds(jobTtlSeconds))} after they ` +
+  const kept =
+    `the ImagePullJobs stay for inspection until ${Duration.format(Duration.seconds(jobTtlSeconds))} after they ` +
     `finished: kubectl get imagepulljobs -n ${namespace} -l ${rolloutLabel}=${rolloutId}`
 
   const failed = (headline: string, failures: ReadonlyArray<JobFailure>) =>
     Effect.fail(new PrePullFailed({ message: [headline, ...failureLines(failures), kept].join("\n") }))
 
-  const prePull = Effect.gen(function*() {
+  const prePull = Effect.gen(function* () {
     for (const [i, spec] of specs.entries()) {
       // Uninterruptible, so that a job the server created is always in `created` for the clean-up.
       const job = yield* api.create(resources.imagePullJob, spec).pipe(Effect.uninterruptible)
@@ -113,9 +114,10 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
       labelSelector: `${rolloutLabel}=${rolloutId}`,
       until: (model) => judge(model, created)._tag !== "Pulling"
     }).pipe(Effect.scoped)
-    const finished = options.timeout === undefined
-      ? Option.some(yield* view)
-      : yield* Effect.timeoutOption(view, Duration.sum(options.timeout, reportGrace))
+    const finished =
+      options.timeout === undefined
+        ? Option.some(yield* view)
+        : yield* Effect.timeoutOption(view, Duration.sum(options.timeout, reportGrace))
     if (Option.isSome(finished)) {
       const outcome = judge(finished.value, created)
       if (outcome._tag === "Failed") return yield* failed(`pre-pull for ${display} failed; ${display} is unchanged`, outcome.failures)
@@ -126,9 +128,7 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
       `pre-pull for ${display} did not finish within ${Duration.format(options.timeout!)}; ${display} is unchanged`,
       unfinished(model, created)
     )
-  }).pipe(
-    Effect.onInterrupt(() => cleanUp(namespace, created, display))
-  )
+  }).pipe(Effect.onInterrupt(() => cleanUp(namespace, created, display)))
 
   yield* prePull
   yield* setImages
@@ -136,7 +136,7 @@ export const runRollout = Effect.fn("runRollout")(function*(options: RolloutOpti
 
 /** The view's model from one list of the rollout's jobs and the NodeImages, for the timeout report. */
 const currentModel = (namespace: string, rolloutId: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const jobs = yield* api.list(resources.imagePullJob, { namespace, labelSelector: `${rolloutLabel}=${rolloutId}` })
     const nodeImages = yield* api.list(resources.nodeImage)
@@ -145,7 +145,7 @@ const currentModel = (namespace: string, rolloutId: string) =>
 
 /** Ctrl-C or SIGTERM while pre-pulling: the jobs go (their NodeImage tasks with them), the workload stays. */
 const cleanUp = (namespace: string, created: ReadonlyArray<RolloutJob>, display: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const left: Array<string> = []
     for (const job of created) {

@@ -22,11 +22,22 @@ const daemonSet: WorkloadKind = { resource: resources.daemonSet, display: "daemo
 
 // kubectl's names for them: singular, plural, short name, each also with the group (and version).
 const kinds: ReadonlyMap<string, WorkloadKind> = new Map(
-  ([
-    [["deployment", "deployments", "deploy"], deployment],
-    [["statefulset", "statefulsets", "sts"], statefulSet],
-    [["daemonset", "daemonsets", "ds"], daemonSet]
-  ] as const).flatMap(([names, kind]) => names.flatMap((n) => [[n, kind], [`${n}.apps`, kind], [`${n}.v1.apps`, kind]] as const))
+  (
+    [
+      [["deployment", "deployments", "deploy"], deployment],
+      [["statefulset", "statefulsets", "sts"], statefulSet],
+      [["daemonset", "daemonsets", "ds"], daemonSet]
+    ] as const
+  ).flatMap(([names, kind]) =>
+    names.flatMap(
+      (n) =>
+        [
+          [n, kind],
+          [`${n}.apps`, kind],
+          [`${n}.v1.apps`, kind]
+        ] as const
+    )
+  )
 )
 
 const usage = "WORKLOAD is TYPE/NAME or TYPE NAME, with TYPE deployment (deploy), statefulset (sts) or daemonset (ds)"
@@ -53,9 +64,11 @@ export const parseWorkload = (args: ReadonlyArray<string>): Result.Result<Worklo
   if (slash >= 0) {
     if (second !== undefined) {
       // kubectl's words for `kubectl get deploy deploy/web`.
-      return Result.fail(new WorkloadArgumentError({
-        message: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form"
-      }))
+      return Result.fail(
+        new WorkloadArgumentError({
+          message: "there is no need to specify a resource type as a separate argument when passing arguments in resource/name form"
+        })
+      )
     }
     return Result.flatMap(kindOf(first.slice(0, slash)), (kind) => named(kind, first.slice(slash + 1)))
   }

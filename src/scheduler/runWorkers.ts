@@ -36,19 +36,21 @@ export interface RunWorkersOptions<E, R> {
  * re-added so a queue that outlives its workers (leadership lost and regained) still has it.
  */
 export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E, R>): Effect.Effect<never, never, R> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const clock = yield* Clock.Clock
     const { backoff, observe, reconcile } = options
 
     const settle = (key: string, exit: Exit.Exit<Outcome, E>): Effect.Effect<ReconcileResult | undefined> => {
       if (Exit.isSuccess(exit)) {
         const after = exit.value.requeueAfter
-        return backoff.forget(key).pipe(
-          Effect.andThen(after === undefined ? Effect.succeed("success" as const) : Effect.as(queue.add(key, after), "requeue" as const))
-        )
+        return backoff
+          .forget(key)
+          .pipe(
+            Effect.andThen(after === undefined ? Effect.succeed("success" as const) : Effect.as(queue.add(key, after), "requeue" as const))
+          )
       }
       if (Cause.hasInterruptsOnly(exit.cause)) return Effect.as(queue.add(key), undefined)
-      return Effect.gen(function*() {
+      return Effect.gen(function* () {
         const delay = yield* backoff.next(key)
         const failures = yield* backoff.failures(key)
         const log = Cause.hasDies(exit.cause) ? Effect.logError : Effect.logWarning

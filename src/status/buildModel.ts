@@ -35,8 +35,7 @@ const millis = (timestamp: string | undefined): number | undefined => {
   return Number.isNaN(value) ? undefined : value
 }
 
-const condition = (conditions: ReadonlyArray<Condition> | undefined, type: string) =>
-  conditions?.find((c) => c.type === type)
+const condition = (conditions: ReadonlyArray<Condition> | undefined, type: string) => conditions?.find((c) => c.type === type)
 
 interface Lifecycle {
   readonly conditions?: ReadonlyArray<Condition>
@@ -105,10 +104,10 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
     if (!shown.has(node)) rows.push({ node, phase: "Failed" })
   }
   // Pulling first (what is happening), then failures; by name within each.
-  return rows.sort((a, b) => a.phase === b.phase ? a.node.localeCompare(b.node) : a.phase === "Pulling" ? -1 : 1)
+  return rows.sort((a, b) => (a.phase === b.phase ? a.node.localeCompare(b.node) : a.phase === "Pulling" ? -1 : 1))
 }
 
-const times = (status: Lifecycle & { readonly startTime?: string } | undefined) => {
+const times = (status: (Lifecycle & { readonly startTime?: string }) | undefined) => {
   const startTime = millis(status?.startTime)
   const completionTime = millis(status?.completionTime)
   return {
@@ -183,16 +182,13 @@ export const buildModel = (objects: StatusObjects): StatusModel => {
     const node = decodedNodeImage(o)
     return node === undefined ? [] : [node]
   })
-  const jobs = [
-    ...[...objects.imageListPullJobs].map(listJobView),
-    ...[...objects.imagePullJobs].map((o) => pullJobView(o, nodes))
-  ].filter((j) => j.namespace === objects.namespace)
+  const jobs = [...[...objects.imageListPullJobs].map(listJobView), ...[...objects.imagePullJobs].map((o) => pullJobView(o, nodes))]
+    .filter((j) => j.namespace === objects.namespace)
     .filter((j) => objects.job === undefined || j.name === objects.job || j.parent === objects.job)
   const group = (j: JobView) => j.parent ?? j.name
-  jobs.sort((a, b) =>
-    group(a).localeCompare(group(b)) ||
-    Number(a.parent !== undefined) - Number(b.parent !== undefined) ||
-    a.name.localeCompare(b.name)
+  jobs.sort(
+    (a, b) =>
+      group(a).localeCompare(group(b)) || Number(a.parent !== undefined) - Number(b.parent !== undefined) || a.name.localeCompare(b.name)
   )
   return {
     namespace: objects.namespace,

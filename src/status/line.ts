@@ -8,7 +8,7 @@ export interface Segment {
   readonly style?: Style
 }
 
-export const seg = (text: string, style?: Style): Segment => style === undefined ? { text } : { text, style }
+export const seg = (text: string, style?: Style): Segment => (style === undefined ? { text } : { text, style })
 
 /**
  * Joins segments into one line cut to `width` visible characters. Cutting happens before styling,

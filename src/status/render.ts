@@ -13,7 +13,7 @@ export const maxNodeRows = 10
 const phaseStyle: Record<JobPhase, Style> = { running: "cyan", completed: "green", paused: "yellow", invalid: "red" }
 
 const bar = (job: JobView, width: number, mode: RenderMode): ReadonlyArray<Segment> => {
-  const cells = (count: number) => job.desired <= 0 ? 0 : Math.floor((Math.min(count, job.desired) / job.desired) * width)
+  const cells = (count: number) => (job.desired <= 0 ? 0 : Math.floor((Math.min(count, job.desired) / job.desired) * width))
   const succeeded = cells(job.succeeded)
   const failed = Math.min(width - succeeded, cells(job.succeeded + job.failed) - succeeded)
   const rest = width - succeeded - failed

@@ -32,7 +32,7 @@ export class StatusError extends Error {}
  * Watches the jobs of one namespace and all NodeImages (a job's nodes are cluster-wide) and
  * draws the view: once, when the lists are in, or on every change with --watch.
  */
-export const runStatus = Effect.fnUntraced(function*(
+export const runStatus = Effect.fnUntraced(function* (
   options: StatusOptions
 ): Effect.fn.Return<StatusModel, StatusError, KubeApi | Scope.Scope> {
   const changes = yield* Queue.sliding<void>(1)
@@ -46,12 +46,14 @@ export const runStatus = Effect.fnUntraced(function*(
   const nodeImages = yield* makeInformer(resources.nodeImage, {}, changed)
 
   const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced], { discard: true })
-  yield* options.watch ? synced : synced.pipe(
-    Effect.timeoutOrElse({
-      duration: options.syncTimeout ?? Duration.seconds(30),
-      orElse: () => Effect.fail(new StatusError("could not list the jobs and NodeImages (see the warnings above)"))
-    })
-  )
+  yield* options.watch
+    ? synced
+    : synced.pipe(
+        Effect.timeoutOrElse({
+          duration: options.syncTimeout ?? Duration.seconds(30),
+          orElse: () => Effect.fail(new StatusError("could not list the jobs and NodeImages (see the warnings above)"))
+        })
+      )
 
   const frame = Effect.map(Clock.currentTimeMillis, (now) => {
     const model = buildModel({
@@ -76,9 +78,8 @@ export const runStatus = Effect.fnUntraced(function*(
   }
 
   // Plain output is a log: a new frame only when something changed, never for the clock alone.
-  const next = options.screen.mode === "terminal"
-    ? Queue.take(changes).pipe(Effect.timeoutOption(tick), Effect.asVoid)
-    : Queue.take(changes)
+  const next =
+    options.screen.mode === "terminal" ? Queue.take(changes).pipe(Effect.timeoutOption(tick), Effect.asVoid) : Queue.take(changes)
   while (true) {
     const { model, lines } = yield* frame
     options.screen.draw(lines)

@@ -20,7 +20,7 @@ export const streamScreen = (stream: NodeJS.WriteStream): Screen => {
   return {
     mode,
     // One column short of the edge: writing the last column wraps on some terminals.
-    width: () => mode === "terminal" ? Math.max(20, (stream.columns || 80) - 1) : Number.POSITIVE_INFINITY,
+    width: () => (mode === "terminal" ? Math.max(20, (stream.columns || 80) - 1) : Number.POSITIVE_INFINITY),
     draw: (lines) => {
       if (previous !== undefined) {
         if (mode === "terminal") {
@@ -31,7 +31,7 @@ export const streamScreen = (stream: NodeJS.WriteStream): Screen => {
           stream.write("\n")
         }
       }
-      stream.write(lines.map((l) => l + "\n").join(""))
+      stream.write(lines.map((l) => `${l}\n`).join(""))
       previous = lines.length
     }
   }

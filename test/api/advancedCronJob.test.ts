@@ -23,23 +23,61 @@ const decoder = (input: unknown) => {
 const template = { imageListPullJobTemplate: { spec: { images: ["nginx:1.25"] } } }
 const cron = (spec: Record<string, unknown>, name = "warm") => ({ metadata: { name }, spec: { schedule: "0 2 * * *", template, ...spec } })
 
-const help = "expected 5 fields (minute hour day-of-month month day-of-week), @yearly, @annually, @monthly, @weekly, " +
+const help =
+  "expected 5 fields (minute hour day-of-month month day-of-week), @yearly, @annually, @monthly, @weekly, " +
   "@daily, @midnight, @hourly or @every <duration>, optionally after CRON_TZ=<zone> or TZ=<zone>"
 
 describe("AdvancedCronJob schedules: the CRD rule and the decoder", () => {
   it.each([
-    "0 2 * * *", "*/1 * * * *", "* * * * *", "0,15,30,45 9-17 * * mon-FRI", "5/10 * ? * *", "0 0 1 jan,Jul *", "00 02 01 01 0",
-    "@hourly", "@daily", "@midnight", "@weekly", "@monthly", "@yearly", "@annually", "@every 1h30m", "@every 90s", "@every 1.5h",
-    "CRON_TZ=Europe/Berlin 0 9 * * *", "TZ=UTC */5 * * * *", "  0 2 * * *  ", "0\t2 * * *", "1-5/2 * * * *"
+    "0 2 * * *",
+    "*/1 * * * *",
+    "* * * * *",
+    "0,15,30,45 9-17 * * mon-FRI",
+    "5/10 * ? * *",
+    "0 0 1 jan,Jul *",
+    "00 02 01 01 0",
+    "@hourly",
+    "@daily",
+    "@midnight",
+    "@weekly",
+    "@monthly",
+    "@yearly",
+    "@annually",
+    "@every 1h30m",
+    "@every 90s",
+    "@every 1.5h",
+    "CRON_TZ=Europe/Berlin 0 9 * * *",
+    "TZ=UTC */5 * * * *",
+    "  0 2 * * *  ",
+    "0\t2 * * *",
+    "1-5/2 * * * *"
   ])("%j is accepted by both", (schedule) => {
     expect(cel(cron({ schedule }))).toEqual([])
     expect(decoder(cron({ schedule }))).toEqual([])
   })
 
   it.each([
-    "0 2 * *", "0 2 * * * *", "60 * * * *", "* 24 * * *", "* * 0 * *", "* * 32 * *", "* * * 13 *", "* * * * 7", "*/0 * * * *",
-    "@reboot", "@every", "@every 5", "@every 1d", "0 2 L * *", "0 2 * * MON#1", "0 2 * * 1W", "@Hourly", "not a schedule",
-    "TZ=UTC", "0 0 * * 5-", "0 0 * * ,1"
+    "0 2 * *",
+    "0 2 * * * *",
+    "60 * * * *",
+    "* 24 * * *",
+    "* * 0 * *",
+    "* * 32 * *",
+    "* * * 13 *",
+    "* * * * 7",
+    "*/0 * * * *",
+    "@reboot",
+    "@every",
+    "@every 5",
+    "@every 1d",
+    "0 2 L * *",
+    "0 2 * * MON#1",
+    "0 2 * * 1W",
+    "@Hourly",
+    "not a schedule",
+    "TZ=UTC",
+    "0 0 * * 5-",
+    "0 0 * * ,1"
   ])("%j is refused by both, in the same words", (schedule) => {
     const expected = [{ path: "spec.schedule", message: `invalid schedule ${schedule}: ${help}` }]
     expect(cel(cron({ schedule }))).toEqual(expected)
@@ -71,24 +109,37 @@ describe("generated schedules over the five fields' alphabet", () => {
       ? fc.integer({ min: min - 1, max: max + 1 }).map(String)
       : fc.oneof(fc.integer({ min: min - 1, max: max + 1 }).map(String), fc.constantFrom(...names, ...names.map((n) => n.toUpperCase())))
   const item = (v: fc.Arbitrary<string>) =>
-    fc.tuple(fc.oneof(fc.constantFrom("*", "?"), v, fc.tuple(v, v).map(([a, b]) => `${a}-${b}`)), fc.option(fc.integer({ min: 0, max: 70 })))
+    fc
+      .tuple(
+        fc.oneof(
+          fc.constantFrom("*", "?"),
+          v,
+          fc.tuple(v, v).map(([a, b]) => `${a}-${b}`)
+        ),
+        fc.option(fc.integer({ min: 0, max: 70 }))
+      )
       .map(([range, step]) => (step === null ? range : `${range}/${step}`))
   const field = (v: fc.Arbitrary<string>) => fc.array(item(v), { minLength: 1, maxLength: 3 }).map((items) => items.join(","))
-  const schedule = fc.tuple(
-    field(value(0, 59, [])),
-    field(value(0, 23, [])),
-    field(value(1, 31, [])),
-    field(value(1, 12, ["jan", "jul", "dec"])),
-    field(value(0, 6, ["sun", "wed", "sat"]))
-  ).map((fields) => fields.join(" "))
+  const schedule = fc
+    .tuple(
+      field(value(0, 59, [])),
+      field(value(0, 23, [])),
+      field(value(1, 31, [])),
+      field(value(1, 12, ["jan", "jul", "dec"])),
+      field(value(0, 6, ["sun", "wed", "sat"]))
+    )
+    .map((fields) => fields.join(" "))
 
   it("the CRD rule and the decoder refuse the same ones; the decoder alone only backward ranges", () => {
-    fc.assert(fc.property(schedule, (text) => {
-      const celRefusal = cel(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
-      const decoderRefusal = decoder(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
-      if (celRefusal !== undefined) expect(decoderRefusal).toEqual(celRefusal)
-      else if (decoderRefusal !== undefined) expect(decoderRefusal.message).toMatch(/From value is larger than to value/)
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(schedule, (text) => {
+        const celRefusal = cel(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
+        const decoderRefusal = decoder(cron({ schedule: text })).find((e) => e.path === "spec.schedule")
+        if (celRefusal !== undefined) expect(decoderRefusal).toEqual(celRefusal)
+        else if (decoderRefusal !== undefined) expect(decoderRefusal.message).toMatch(/From value is larger than to value/)
+      }),
+      { numRuns: 2000 }
+    )
   })
 
   it("a step beyond the field's range is robfig's: only the start (croner alone would refuse it)", () => {
@@ -105,28 +156,62 @@ describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
   const other = { jobTemplate: { spec: {} } }
   const withList = (spec: Record<string, unknown>) => cron({ template: { imageListPullJobTemplate: { spec: { images: ["a"], ...spec } } } })
   it.each([
-    ["no template", cron({ template: {} }), "spec.template",
-      "spec must have one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"],
-    ["two templates", cron({ template: { ...template, ...other } }), "spec.template",
-      "spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"],
-    ["timeZone and TZ=", cron({ schedule: "TZ=UTC 0 2 * * *", timeZone: "UTC" }), "spec.schedule",
-      "cannot use both timeZone field and TZ or CRON_TZ in schedule"],
+    [
+      "no template",
+      cron({ template: {} }),
+      "spec.template",
+      "spec must have one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
+    ],
+    [
+      "two templates",
+      cron({ template: { ...template, ...other } }),
+      "spec.template",
+      "spec can have only one template, either JobTemplate, BroadcastJobTemplate or ImageListPullJobTemplate should be provided"
+    ],
+    [
+      "timeZone and TZ=",
+      cron({ schedule: "TZ=UTC 0 2 * * *", timeZone: "UTC" }),
+      "spec.schedule",
+      "cannot use both timeZone field and TZ or CRON_TZ in schedule"
+    ],
     ["empty timeZone", cron({ timeZone: "" }), "spec.timeZone", "timeZone must be nil or non-empty string"],
-    ["Local", cron({ timeZone: "local" }), "spec.timeZone",
-      "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"],
-    ["Never template", withList({ completionPolicy: { type: "Never" } }),
-      "spec.template.imageListPullJobTemplate.spec.completionPolicy.type", "completionPolicy only support Always, current: Never"],
-    ["deadline", withList({ completionPolicy: { activeDeadlineSeconds: 14401 } }),
+    [
+      "Local",
+      cron({ timeZone: "local" }),
+      "spec.timeZone",
+      "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
+    ],
+    [
+      "Never template",
+      withList({ completionPolicy: { type: "Never" } }),
+      "spec.template.imageListPullJobTemplate.spec.completionPolicy.type",
+      "completionPolicy only support Always, current: Never"
+    ],
+    [
+      "deadline",
+      withList({ completionPolicy: { activeDeadlineSeconds: 14401 } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.activeDeadlineSeconds",
-      "activeDeadlineSeconds must be no more than 14400, current: 14401"],
-    ["ttl", withList({ completionPolicy: { ttlSecondsAfterFinished: 86401 } }),
+      "activeDeadlineSeconds must be no more than 14400, current: 14401"
+    ],
+    [
+      "ttl",
+      withList({ completionPolicy: { ttlSecondsAfterFinished: 86401 } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.ttlSecondsAfterFinished",
-      "ttlSecondsAfterFinished must be no more than 86400, current: 86401"],
-    ["bad image in the template", cron({ template: { imageListPullJobTemplate: { spec: { images: ["Nginx:1"] } } } }),
-      "spec.template.imageListPullJobTemplate.spec.images[0]", "invalid image Nginx:1: repository name must be lowercase"],
-    ["name with a dot", cron({}, "warm.up"), "metadata.name",
+      "ttlSecondsAfterFinished must be no more than 86400, current: 86401"
+    ],
+    [
+      "bad image in the template",
+      cron({ template: { imageListPullJobTemplate: { spec: { images: ["Nginx:1"] } } } }),
+      "spec.template.imageListPullJobTemplate.spec.images[0]",
+      "invalid image Nginx:1: repository name must be lowercase"
+    ],
+    [
+      "name with a dot",
+      cron({}, "warm.up"),
+      "metadata.name",
       "AdvancedCronJob name must consist of alphanumeric characters or '-' " +
-      "(e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')"],
+        "(e.g. 'example-com', regex used for validation is '^[a-zA-Z0-9\\-]+$')"
+    ],
     ["long name", cron({}, "a".repeat(64)), "metadata.name", "must be no more than 63 characters"]
   ])("%s", (_, input, path, message) => {
     expect(cel(input)).toContainEqual({ path, message })
@@ -151,7 +236,7 @@ describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
   it("an unknown concurrencyPolicy and negative limits are refused by the schema", () => {
     const r = decoder(cron({ concurrencyPolicy: "Sometimes", startingDeadlineSeconds: -1, failedJobsHistoryLimit: -1 }))
     expect(r.map((e) => e.path).sort()).toEqual(["spec.concurrencyPolicy", "spec.failedJobsHistoryLimit", "spec.startingDeadlineSeconds"])
-    const spec = (schema.properties!["spec"]!.properties)!
+    const spec = schema.properties!["spec"]!.properties!
     expect(spec["concurrencyPolicy"]!.enum).toEqual(["Allow", "Forbid", "Replace"])
     expect([spec["startingDeadlineSeconds"]!.minimum, spec["successfulJobsHistoryLimit"]!.minimum]).toEqual([0, 0])
   })

@@ -14,7 +14,13 @@ describe("CEL cost of the generated CRDs", () => {
     "%s: every rule and the total within kube-apiserver's limits",
     (_, schema) => {
       const costs = ruleCosts(schema as Record<string, unknown>)
-      const rows = costs.map((c) => ({ path: c.path, total: c.cost * c.cardinality, cost: c.cost, cardinality: c.cardinality, message: c.messageCost }))
+      const rows = costs.map((c) => ({
+        path: c.path,
+        total: c.cost * c.cardinality,
+        cost: c.cost,
+        cardinality: c.cardinality,
+        message: c.messageCost
+      }))
       for (const row of rows) {
         expect(row.total, `${row.path}: ${JSON.stringify(row)}`).toBeLessThanOrEqual(staticEstimatedCostLimit)
         expect(row.message, `${row.path} messageExpression`).toBeLessThanOrEqual(staticEstimatedCostLimit)

@@ -102,30 +102,89 @@ describe("CEL rules agree with the controller's validation", () => {
 
   const job = (spec: unknown) => ({ metadata: { name: "j" }, spec })
   const invalid: ReadonlyArray<[Kind, string, unknown]> = [
-    ["ImagePullJob", "can not set both names and labelSelector in this spec.selector", job({ image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } })],
+    [
+      "ImagePullJob",
+      "can not set both names and labelSelector in this spec.selector",
+      job({ image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } })
+    ],
     ["ImagePullJob", "duplicated name in selector names", job({ image: "a", selector: { names: ["n", "n"] } })],
     ["ImagePullJob", "can not set both selector and podSelector", job({ image: "a", selector: {}, podSelector: {} })],
     ["ImagePullJob", "invalid image Nginx:1: repository name must be lowercase", job({ image: "Nginx:1" })],
     ["ImagePullJob", "image can not be empty", job({ image: "" })],
     ["ImagePullJob", "unknown type of completionPolicy: Sometimes", job({ image: "a", completionPolicy: { type: "Sometimes" } })],
-    ["ImagePullJob", "invalid selector: matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'", job({ image: "a", selector: { matchExpressions: [{ key: "a", operator: "Exists" }, { key: "b", operator: "In" }] } })],
-    ["ImagePullJob", "invalid podSelector: matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'", job({ image: "a", podSelector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } })],
-    ["ImageListPullJob", "invalid selector: matchExpressions[0].operator: Unsupported value: \"Is\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"", job({ images: ["a"], selector: { matchExpressions: [{ key: "a", operator: "Is", values: ["x"] }] } })],
+    [
+      "ImagePullJob",
+      "invalid selector: matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+      job({
+        image: "a",
+        selector: {
+          matchExpressions: [
+            { key: "a", operator: "Exists" },
+            { key: "b", operator: "In" }
+          ]
+        }
+      })
+    ],
+    [
+      "ImagePullJob",
+      "invalid podSelector: matchExpressions[0].values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+      job({ image: "a", podSelector: { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] } })
+    ],
+    [
+      "ImageListPullJob",
+      'invalid selector: matchExpressions[0].operator: Unsupported value: "Is": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+      job({ images: ["a"], selector: { matchExpressions: [{ key: "a", operator: "Is", values: ["x"] }] } })
+    ],
     ["ImageListPullJob", "invalid image ...: invalid reference format", job({ images: ["nginx", "..."] })],
     ["ImageListPullJob", "image can not be empty", job({ images: ["nginx", ""] })],
-    ["ImagePullJob", "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType", job({ image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } })],
-    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 100 } })],
-    ["ImagePullJob", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", job({ image: "a", completionPolicy: { activeDeadlineSeconds: 699 }, pullPolicy: { timeoutSeconds: 700 } })],
-    ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: "200%" })],
+    [
+      "ImagePullJob",
+      "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType",
+      job({ image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } })
+    ],
+    [
+      "ImagePullJob",
+      "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)",
+      job({ image: "a", completionPolicy: { activeDeadlineSeconds: 100 } })
+    ],
+    [
+      "ImagePullJob",
+      "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)",
+      job({ image: "a", completionPolicy: { activeDeadlineSeconds: 699 }, pullPolicy: { timeoutSeconds: 700 } })
+    ],
+    [
+      "ImagePullJob",
+      "parallelism must be a non-negative integer or a percentage from 0% to 100%",
+      job({ image: "a", parallelism: "200%" })
+    ],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
     ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
     ["ImageListPullJob", "the maximum number of images cannot > 255", job({ images: Array.from({ length: 256 }, (_, i) => `i${i}`) })],
     ["ImageListPullJob", "can not set both selector and podSelector", job({ images: ["a"], selector: {}, podSelector: {} })],
-    ["NodeImage", "spec images length 257 can not be more than 256", { metadata: { name: "n" }, spec: { images: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`i${i}`, { tags: [{ tag: "t" }] }])) } }],
+    [
+      "NodeImage",
+      "spec images length 257 can not be more than 256",
+      {
+        metadata: { name: "n" },
+        spec: { images: Object.fromEntries(Array.from({ length: 257 }, (_, i) => [`i${i}`, { tags: [{ tag: "t" }] }])) }
+      }
+    ],
     ["NodeImage", "image name can not be empty", { metadata: { name: "n" }, spec: { images: { "": { tags: [] } } } }],
-    ["NodeImage", "tag for image nginx can not be empty", { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "" }] } } } }],
-    ["NodeImage", "duplicated tag v1 for image nginx", { metadata: { name: "n" }, spec: { images: { busybox: { tags: [{ tag: "v1" }] }, nginx: { tags: [{ tag: "v1" }, { tag: "v1" }] } } } }],
-    ["NodeImage", "version for nginx:v1 can not be less than 0", { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "v1", version: -1 }] } } } }]
+    [
+      "NodeImage",
+      "tag for image nginx can not be empty",
+      { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "" }] } } } }
+    ],
+    [
+      "NodeImage",
+      "duplicated tag v1 for image nginx",
+      { metadata: { name: "n" }, spec: { images: { busybox: { tags: [{ tag: "v1" }] }, nginx: { tags: [{ tag: "v1" }, { tag: "v1" }] } } } }
+    ],
+    [
+      "NodeImage",
+      "version for nginx:v1 can not be less than 0",
+      { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "v1", version: -1 }] } } } }
+    ]
   ]
 
   it.each(invalid)("%s: %s", (kind, message, input) => {
@@ -134,7 +193,16 @@ describe("CEL rules agree with the controller's validation", () => {
   })
 
   const valid: ReadonlyArray<[Kind, unknown]> = [
-    ["ImagePullJob", job({ image: "nginx:1.9.1", parallelism: "100%", selector: { names: ["a", "b"] }, completionPolicy: { activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 }, pullPolicy: { timeoutSeconds: 300 } })],
+    [
+      "ImagePullJob",
+      job({
+        image: "nginx:1.9.1",
+        parallelism: "100%",
+        selector: { names: ["a", "b"] },
+        completionPolicy: { activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 },
+        pullPolicy: { timeoutSeconds: 300 }
+      })
+    ],
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { type: "Never" }, podSelector: { matchLabels: { app: "x" } } })],
     ["ImagePullJob", job({ image: "nginx", selector: { matchLabels: { a: "b" } }, parallelism: 0 })],
     ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
@@ -170,11 +238,17 @@ describe("API versions as upstream's current CRDs", () => {
     expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([["v1alpha1", true, true]])
   })
 
-  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s serves v1alpha1 and v1beta1, stores v1beta1, converts with None", (_, definition) => {
-    const { spec } = crdOf(definition)
-    expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([["v1alpha1", true, false], ["v1beta1", true, true]])
-    expect(spec.conversion).toEqual({ strategy: "None" })
-  })
+  it.each(imageKinds.map((k) => [k.kind, k] as const))(
+    "%s serves v1alpha1 and v1beta1, stores v1beta1, converts with None",
+    (_, definition) => {
+      const { spec } = crdOf(definition)
+      expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+        ["v1alpha1", true, false],
+        ["v1beta1", true, true]
+      ])
+      expect(spec.conversion).toEqual({ strategy: "None" })
+    }
+  )
 
   // The fields one version has and the other lacks, in upstream's CRD and in ours: the same.
   const versionDifference = (versions: ReadonlyArray<Node>) => {
@@ -182,7 +256,7 @@ describe("API versions as upstream's current CRDs", () => {
     return { onlyAlpha: alpha!.filter((p) => !beta!.includes(p)), onlyBeta: beta!.filter((p) => !alpha!.includes(p)) }
   }
   it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: the versions differ as upstream's do", (_, definition) => {
-    const upstream = versionDifference(((upstreamCrd(definition)["spec"] as Node)["versions"]) as ReadonlyArray<Node>)
+    const upstream = versionDifference((upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>)
     const ours = versionDifference(crdOf(definition).spec.versions as unknown as ReadonlyArray<Node>)
     expect(ours).toEqual(upstream)
   })

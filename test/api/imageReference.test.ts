@@ -159,7 +159,7 @@ describe("formatting and derived names", () => {
     ["nginx", "docker.io/library/nginx:latest", true],
     ["nginx:1", "index.docker.io/library/nginx:1", true],
     ["nginx:1", "nginx:2", false],
-    ["nginx", "nginx@" + digest, false],
+    ["nginx", `nginx@${digest}`, false],
     [`nginx@${digest}`, `docker.io/library/nginx:x@${digest}`, true],
     [`nginx:1@${digest}`, "nginx:1", false],
     [`nginx@${digest}`, `nginx@sha256:${"f".repeat(64)}`, false],
@@ -178,7 +178,7 @@ const chars = (alphabet: string, minLength: number, maxLength: number) =>
 
 const lower = "abcdefghijklmnopqrstuvwxyz0123456789"
 const hostChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-const wordChars = hostChars + "_"
+const wordChars = `${hostChars}_`
 
 const separatorArb = fc.oneof(
   fc.constant("."),
@@ -193,16 +193,17 @@ const pathArb = fc.array(pathComponentArb, { minLength: 1, maxLength: 4 }).map((
 
 const hostComponentArb = fc.oneof(
   chars(hostChars, 1, 1),
-  fc.tuple(chars(hostChars, 1, 1), chars(hostChars + "-", 0, 8), chars(hostChars, 1, 1)).map((p) => p.join(""))
+  fc.tuple(chars(hostChars, 1, 1), chars(`${hostChars}-`, 0, 8), chars(hostChars, 1, 1)).map((p) => p.join(""))
 )
 const portArb = chars("0123456789", 1, 5)
 const withPort = (host: fc.Arbitrary<string>, required: boolean) =>
-  fc.tuple(host, required ? portArb : fc.option(portArb, { nil: undefined })).map(([h, p]) =>
-    p === undefined ? h : `${h}:${p}`
-  )
+  fc.tuple(host, required ? portArb : fc.option(portArb, { nil: undefined })).map(([h, p]) => (p === undefined ? h : `${h}:${p}`))
 const domainArb = fc.oneof(
   fc.constantFrom("docker.io", "index.docker.io", "registry.k8s.io", "ghcr.io", "quay.io"),
-  withPort(fc.array(hostComponentArb, { minLength: 2, maxLength: 4 }).map((cs) => cs.join(".")), false),
+  withPort(
+    fc.array(hostComponentArb, { minLength: 2, maxLength: 4 }).map((cs) => cs.join(".")),
+    false
+  ),
   withPort(fc.constant("localhost"), false),
   withPort(hostComponentArb, true),
   // a real IPv6 literal always has a colon, which is what makes it read as a registry
@@ -213,7 +214,7 @@ const domainArb = fc.oneof(
   // a single component is a registry only with uppercase in it (upstream's rule)
   hostComponentArb.filter((h) => h.toLowerCase() !== h)
 )
-const tagArb = fc.tuple(chars(wordChars, 1, 1), chars(wordChars + ".-", 0, 127)).map(([a, b]) => a + b)
+const tagArb = fc.tuple(chars(wordChars, 1, 1), chars(`${wordChars}.-`, 0, 127)).map(([a, b]) => a + b)
 const digestArb = fc.oneof(
   chars("0123456789abcdef", 64, 64).map((h) => `sha256:${h}`),
   chars("0123456789abcdef", 96, 96).map((h) => `sha384:${h}`),
@@ -266,7 +267,7 @@ describe("properties", () => {
   })
 
   it("never throws on arbitrary input, and what it accepts is a fixed point", () => {
-    const referenceish = fc.string({ unit: fc.constantFrom(..."aZ09:/@._-[]f ") , maxLength: 40 })
+    const referenceish = fc.string({ unit: fc.constantFrom(..."aZ09:/@._-[]f "), maxLength: 40 })
     fc.assert(
       fc.property(fc.oneof(fc.string(), fc.string({ unit: "binary" }), referenceish), (input) => {
         const result = parseImageReference(input)

@@ -35,9 +35,21 @@ describe("image reference CEL rules", () => {
   })
 
   it.each([
-    "nginx", "nginx:1.9.1", "busybox:1.29.2", "Foo/bar", "localhost/x", "localhost:5000/a/b:c", "registry.k8s.io/pause:3.10",
-    "[::1]:5000/x", `nginx@sha256:${hex(64)}`, `nginx:1@sha512:${hex(128)}`, hex(237), `a/${hex(243)}`,
-    `docker.io/${hex(237)}`, `index.docker.io/${hex(237)}`, `index.docker.io/a/${hex(243)}`
+    "nginx",
+    "nginx:1.9.1",
+    "busybox:1.29.2",
+    "Foo/bar",
+    "localhost/x",
+    "localhost:5000/a/b:c",
+    "registry.k8s.io/pause:3.10",
+    "[::1]:5000/x",
+    `nginx@sha256:${hex(64)}`,
+    `nginx:1@sha512:${hex(128)}`,
+    hex(237),
+    `a/${hex(243)}`,
+    `docker.io/${hex(237)}`,
+    `index.docker.io/${hex(237)}`,
+    `index.docker.io/a/${hex(243)}`
   ])("%j is accepted by both", (image) => {
     expect(celMessage(image)).toBeUndefined()
     expect(decoderMessage(image)).toBeUndefined()
@@ -55,10 +67,12 @@ describe("image reference CEL rules", () => {
   it("agree on generated strings over the grammar's alphabet", () => {
     const part = fc.string({ unit: fc.constantFrom(..."aZ09._-/:@[]"), maxLength: 12 })
     const digest = fc.constantFrom("", `@sha256:${hex(64)}`, "@sha256:", `@x+y:${hex(40)}`, `@SHA256:${hex(64)}`)
-    fc.assert(fc.property(part, part, digest, (a, b, d) => {
-      const image = `${a}${b}${d}`
-      expect(celMessage(image), image).toBe(decoderMessage(image))
-    }), { numRuns: 3000 })
+    fc.assert(
+      fc.property(part, part, digest, (a, b, d) => {
+        const image = `${a}${b}${d}`
+        expect(celMessage(image), image).toBe(decoderMessage(image))
+      }),
+      { numRuns: 3000 }
+    )
   })
 })
-

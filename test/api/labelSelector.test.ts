@@ -63,59 +63,95 @@ describe("validateLabelSelector", () => {
     ["empty", {}],
     ["empty parts", { matchLabels: {}, matchExpressions: [] }],
     ["labels", { matchLabels: { "kubernetes.io/hostname": "node-1", tier: "", "a.b/C_d": "x.Y-z" } }],
-    ["every operator", {
-      matchExpressions: [
-        { key: "a", operator: "In", values: ["x", "y"] },
-        { key: "b", operator: "NotIn", values: ["x"] },
-        { key: "c", operator: "Exists" },
-        { key: "d", operator: "DoesNotExist", values: [] },
-        { key: "e", operator: "In", values: [""] }
-      ]
-    }]
+    [
+      "every operator",
+      {
+        matchExpressions: [
+          { key: "a", operator: "In", values: ["x", "y"] },
+          { key: "b", operator: "NotIn", values: ["x"] },
+          { key: "c", operator: "Exists" },
+          { key: "d", operator: "DoesNotExist", values: [] },
+          { key: "e", operator: "In", values: [""] }
+        ]
+      }
+    ]
   ])("accepts %s", (_, selector) => {
     expect(validateLabelSelector(selector)).toEqual([])
   })
 
   it.each<[string, LabelSelector, ReadonlyArray<string>]>([
-    ["In without values", { matchExpressions: [{ key: "a", operator: "In" }] },
-      [`matchExpressions[0].values: ${requiredValues}`]],
-    ["NotIn with empty values", { matchExpressions: [{ key: "a", operator: "NotIn", values: [] }] },
-      [`matchExpressions[0].values: ${requiredValues}`]],
-    ["Exists with values", { matchExpressions: [{ key: "a", operator: "Exists", values: ["x"] }] },
-      [`matchExpressions[0].values: ${forbiddenValues}`]],
-    ["DoesNotExist with values", { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] },
-      [`matchExpressions[0].values: ${forbiddenValues}`]],
-    ["unknown operator", { matchExpressions: [{ key: "a", operator: "in", values: ["x"] }] },
-      ["matchExpressions[0].operator: Unsupported value: \"in\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\""]],
-    ["bad expression key", { matchExpressions: [{ key: "-a", operator: "Exists" }] },
-      [`matchExpressions[0].key: Invalid value: "-a": ${nameRegexMsg}`]],
-    ["bad expression value", {
-      matchExpressions: [{ key: "a", operator: "Exists" }, { key: "b", operator: "In", values: ["ok", "a b"] }]
-    }, [`matchExpressions[1].values[1]: Invalid value: "a b": ${labelValueRegexMsg}`]],
-    ["bad matchLabels key", { matchLabels: { "a/b/c/": "x" } }, [
-      "matchLabels: Invalid value: \"a/b/c/\": a qualified name must consist of alphanumeric characters, '-', '_' " +
-      "or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or " +
-      "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional " +
-      "DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-    ]],
-    ["bad matchLabels value", { matchLabels: { a: "x".repeat(64) } },
-      [`matchLabels: Invalid value: "${"x".repeat(64)}": must be no more than 63 characters`]],
-    ["Go-quoted values", { matchLabels: { "a\"\n": "b\\\u0001" } }, [
-      `matchLabels: Invalid value: "a\\"\\n": ${nameRegexMsg}`,
-      `matchLabels: Invalid value: "b\\\\\\x01": ${labelValueRegexMsg}`
-    ]],
-    ["several problems, labels sorted by key then expressions in order", {
-      matchLabels: { z: "-", "": "ok" },
-      matchExpressions: [{ key: "", operator: "Bogus", values: ["-"] }]
-    }, [
-      "matchLabels: Invalid value: \"\": name part must be non-empty",
-      `matchLabels: Invalid value: "": ${nameRegexMsg}`,
-      `matchLabels: Invalid value: "-": ${labelValueRegexMsg}`,
-      "matchExpressions[0].operator: Unsupported value: \"Bogus\": supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\"",
-      "matchExpressions[0].key: Invalid value: \"\": name part must be non-empty",
-      `matchExpressions[0].key: Invalid value: "": ${nameRegexMsg}`,
-      `matchExpressions[0].values[0]: Invalid value: "-": ${labelValueRegexMsg}`
-    ]]
+    ["In without values", { matchExpressions: [{ key: "a", operator: "In" }] }, [`matchExpressions[0].values: ${requiredValues}`]],
+    [
+      "NotIn with empty values",
+      { matchExpressions: [{ key: "a", operator: "NotIn", values: [] }] },
+      [`matchExpressions[0].values: ${requiredValues}`]
+    ],
+    [
+      "Exists with values",
+      { matchExpressions: [{ key: "a", operator: "Exists", values: ["x"] }] },
+      [`matchExpressions[0].values: ${forbiddenValues}`]
+    ],
+    [
+      "DoesNotExist with values",
+      { matchExpressions: [{ key: "a", operator: "DoesNotExist", values: ["x"] }] },
+      [`matchExpressions[0].values: ${forbiddenValues}`]
+    ],
+    [
+      "unknown operator",
+      { matchExpressions: [{ key: "a", operator: "in", values: ["x"] }] },
+      ['matchExpressions[0].operator: Unsupported value: "in": supported values: "In", "NotIn", "Exists", "DoesNotExist"']
+    ],
+    [
+      "bad expression key",
+      { matchExpressions: [{ key: "-a", operator: "Exists" }] },
+      [`matchExpressions[0].key: Invalid value: "-a": ${nameRegexMsg}`]
+    ],
+    [
+      "bad expression value",
+      {
+        matchExpressions: [
+          { key: "a", operator: "Exists" },
+          { key: "b", operator: "In", values: ["ok", "a b"] }
+        ]
+      },
+      [`matchExpressions[1].values[1]: Invalid value: "a b": ${labelValueRegexMsg}`]
+    ],
+    [
+      "bad matchLabels key",
+      { matchLabels: { "a/b/c/": "x" } },
+      [
+        "matchLabels: Invalid value: \"a/b/c/\": a qualified name must consist of alphanumeric characters, '-', '_' " +
+          "or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or " +
+          "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') with an optional " +
+          "DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+      ]
+    ],
+    [
+      "bad matchLabels value",
+      { matchLabels: { a: "x".repeat(64) } },
+      [`matchLabels: Invalid value: "${"x".repeat(64)}": must be no more than 63 characters`]
+    ],
+    [
+      "Go-quoted values",
+      { matchLabels: { 'a"\n': "b\\\u0001" } },
+      [`matchLabels: Invalid value: "a\\"\\n": ${nameRegexMsg}`, `matchLabels: Invalid value: "b\\\\\\x01": ${labelValueRegexMsg}`]
+    ],
+    [
+      "several problems, labels sorted by key then expressions in order",
+      {
+        matchLabels: { z: "-", "": "ok" },
+        matchExpressions: [{ key: "", operator: "Bogus", values: ["-"] }]
+      },
+      [
+        'matchLabels: Invalid value: "": name part must be non-empty',
+        `matchLabels: Invalid value: "": ${nameRegexMsg}`,
+        `matchLabels: Invalid value: "-": ${labelValueRegexMsg}`,
+        'matchExpressions[0].operator: Unsupported value: "Bogus": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
+        'matchExpressions[0].key: Invalid value: "": name part must be non-empty',
+        `matchExpressions[0].key: Invalid value: "": ${nameRegexMsg}`,
+        `matchExpressions[0].values[0]: Invalid value: "-": ${labelValueRegexMsg}`
+      ]
+    ]
   ])("rejects %s", (_, selector, expected) => {
     expect(validateLabelSelector(selector)).toEqual(expected)
   })
@@ -149,15 +185,24 @@ describe("matchesLabelSelector", () => {
     ["DoesNotExist, absent", expr("zone", "DoesNotExist"), labels, true],
     ["prototype keys are not labels (Exists)", expr("constructor", "Exists"), {}, false],
     ["prototype keys are not labels (DoesNotExist)", expr("toString", "DoesNotExist"), {}, true],
-    ["labels AND expressions, both hold",
+    [
+      "labels AND expressions, both hold",
       { matchLabels: { app: "web" }, matchExpressions: [{ key: "tier", operator: "In", values: ["frontend"] }] },
-      labels, true],
-    ["labels AND expressions, expression fails",
+      labels,
+      true
+    ],
+    [
+      "labels AND expressions, expression fails",
       { matchLabels: { app: "web" }, matchExpressions: [{ key: "tier", operator: "DoesNotExist" }] },
-      labels, false],
-    ["labels AND expressions, label fails",
+      labels,
+      false
+    ],
+    [
+      "labels AND expressions, label fails",
       { matchLabels: { app: "db" }, matchExpressions: [{ key: "tier", operator: "Exists" }] },
-      labels, false],
+      labels,
+      false
+    ],
     // Invalid requirements match nothing rather than everything.
     ["invalid: unknown operator", expr("app", "Bogus", ["web"]), labels, false],
     ["invalid: In without values", expr("app", "In"), labels, false],
@@ -173,25 +218,41 @@ describe("formatLabelSelector", () => {
   it.each<[string, LabelSelector, string]>([
     ["empty", {}, ""],
     ["empty parts", { matchLabels: {}, matchExpressions: [] }, ""],
-    ["the documented example, sorted by key", {
-      matchLabels: { a: "b" },
-      matchExpressions: [
-        { key: "e", operator: "Exists" },
-        { key: "d", operator: "DoesNotExist" },
-        { key: "c", operator: "In", values: ["y", "x"] }
-      ]
-    }, "a=b,c in (x,y),!d,e"],
-    ["notin and empty label value", {
-      matchLabels: { "kubernetes.io/os": "linux", blank: "" },
-      matchExpressions: [{ key: "zone", operator: "NotIn", values: ["b", "a"] }]
-    }, "blank=,kubernetes.io/os=linux,zone notin (a,b)"],
-    ["same key twice keeps both", {
-      matchLabels: { app: "web" },
-      matchExpressions: [{ key: "app", operator: "Exists" }]
-    }, "app,app=web"],
-    ["unknown operator is kept, not dropped", {
-      matchExpressions: [{ key: "app", operator: "Bogus", values: ["x"] }]
-    }, "app Bogus (x)"]
+    [
+      "the documented example, sorted by key",
+      {
+        matchLabels: { a: "b" },
+        matchExpressions: [
+          { key: "e", operator: "Exists" },
+          { key: "d", operator: "DoesNotExist" },
+          { key: "c", operator: "In", values: ["y", "x"] }
+        ]
+      },
+      "a=b,c in (x,y),!d,e"
+    ],
+    [
+      "notin and empty label value",
+      {
+        matchLabels: { "kubernetes.io/os": "linux", blank: "" },
+        matchExpressions: [{ key: "zone", operator: "NotIn", values: ["b", "a"] }]
+      },
+      "blank=,kubernetes.io/os=linux,zone notin (a,b)"
+    ],
+    [
+      "same key twice keeps both",
+      {
+        matchLabels: { app: "web" },
+        matchExpressions: [{ key: "app", operator: "Exists" }]
+      },
+      "app,app=web"
+    ],
+    [
+      "unknown operator is kept, not dropped",
+      {
+        matchExpressions: [{ key: "app", operator: "Bogus", values: ["x"] }]
+      },
+      "app Bogus (x)"
+    ]
   ])("%s", (_, selector, expected) => {
     expect(formatLabelSelector(selector)).toBe(expected)
   })
@@ -200,7 +261,10 @@ describe("formatLabelSelector", () => {
 describe("properties", () => {
   const labelName = fc.stringMatching(/^[A-Za-z0-9]([-A-Za-z0-9_.]{0,20}[A-Za-z0-9])?$/)
   const prefix = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?(\.[a-z0-9]([-a-z0-9]{0,8}[a-z0-9])?){0,2}$/)
-  const labelKey = fc.oneof(labelName, fc.tuple(prefix, labelName).map(([p, n]) => `${p}/${n}`))
+  const labelKey = fc.oneof(
+    labelName,
+    fc.tuple(prefix, labelName).map(([p, n]) => `${p}/${n}`)
+  )
   const labelValue = fc.oneof(fc.constant(""), labelName)
   // Small alphabets so that generated selectors and labels actually share keys and values.
   const sharedKey = fc.oneof(labelKey, fc.constantFrom("app", "tier", "zone"))
@@ -220,9 +284,11 @@ describe("properties", () => {
   )
 
   it("generated selectors are valid", () => {
-    fc.assert(fc.property(validSelector, (s) => {
-      expect(validateLabelSelector(s)).toEqual([])
-    }))
+    fc.assert(
+      fc.property(validSelector, (s) => {
+        expect(validateLabelSelector(s)).toEqual([])
+      })
+    )
   })
 
   it("(a) matchLabels L matches any superset of L", () => {
@@ -246,29 +312,35 @@ describe("properties", () => {
 
   it("(c) NotIn is the negation of In for present keys", () => {
     fc.assert(
-      fc.property(labelsArb, sharedKey, sharedValue, fc.array(sharedValue, { minLength: 1, maxLength: 4 }),
-        (l, key, value, values) => {
-          const present = { ...l, [key]: value }
-          const inSel = { matchExpressions: [{ key, operator: "In", values }] }
-          const notInSel = { matchExpressions: [{ key, operator: "NotIn", values }] }
-          expect(matchesLabelSelector(notInSel, present)).toBe(!matchesLabelSelector(inSel, present))
-          expect(matchesLabelSelector(inSel, present)).toBe(values.includes(value))
-        })
+      fc.property(labelsArb, sharedKey, sharedValue, fc.array(sharedValue, { minLength: 1, maxLength: 4 }), (l, key, value, values) => {
+        const present = { ...l, [key]: value }
+        const inSel = { matchExpressions: [{ key, operator: "In", values }] }
+        const notInSel = { matchExpressions: [{ key, operator: "NotIn", values }] }
+        expect(matchesLabelSelector(notInSel, present)).toBe(!matchesLabelSelector(inSel, present))
+        expect(matchesLabelSelector(inSel, present)).toBe(values.includes(value))
+      })
     )
   })
 
   it("(d) validation, matching and formatting never throw on arbitrary selectors", () => {
     const anyString = fc.string({ unit: "binary", maxLength: 80 })
-    const anySelector: fc.Arbitrary<LabelSelector> = fc.record({
-      matchLabels: fc.dictionary(anyString, anyString, { maxKeys: 4 }),
-      matchExpressions: fc.array(
-        fc.record(
-          { key: anyString, operator: fc.oneof(fc.constantFrom(...labelSelectorOperators), anyString), values: fc.array(anyString, { maxLength: 3 }) },
-          { requiredKeys: ["key", "operator"] }
-        ),
-        { maxLength: 4 }
-      )
-    }, { requiredKeys: [] })
+    const anySelector: fc.Arbitrary<LabelSelector> = fc.record(
+      {
+        matchLabels: fc.dictionary(anyString, anyString, { maxKeys: 4 }),
+        matchExpressions: fc.array(
+          fc.record(
+            {
+              key: anyString,
+              operator: fc.oneof(fc.constantFrom(...labelSelectorOperators), anyString),
+              values: fc.array(anyString, { maxLength: 3 })
+            },
+            { requiredKeys: ["key", "operator"] }
+          ),
+          { maxLength: 4 }
+        )
+      },
+      { requiredKeys: [] }
+    )
     fc.assert(
       fc.property(anySelector, fc.dictionary(anyString, anyString, { maxKeys: 4 }), (s, l) => {
         expect(validateLabelSelector(s).every((m) => typeof m === "string")).toBe(true)
@@ -283,7 +355,8 @@ describe("properties", () => {
     fc.assert(
       fc.property(validSelector, fc.nat(), (s, seed) => {
         const exprs = [...(s.matchExpressions ?? [])]
-        const rotated = exprs.map((e, i) => exprs[(i + seed) % exprs.length] ?? e)
+        const rotated = exprs
+          .map((e, i) => exprs[(i + seed) % exprs.length] ?? e)
           .map((e) => (e.values === undefined ? e : { ...e, values: [...e.values].reverse() }))
         expect(formatLabelSelector({ ...s, matchExpressions: rotated })).toBe(formatLabelSelector(s))
       })

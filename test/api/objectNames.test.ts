@@ -42,8 +42,17 @@ describe("patterns", () => {
 
 describe("validateQualifiedName", () => {
   it.each([
-    "a", "A", "1", "MyName", "my.name", "123-abc", "a_b-c.d", "kubernetes.io/hostname",
-    "example.com/MyName", "a".repeat(63), `${longestSubdomain}/a`
+    "a",
+    "A",
+    "1",
+    "MyName",
+    "my.name",
+    "123-abc",
+    "a_b-c.d",
+    "kubernetes.io/hostname",
+    "example.com/MyName",
+    "a".repeat(63),
+    `${longestSubdomain}/a`
   ])("accepts %j", (key) => {
     expect(validateQualifiedName(key)).toEqual([])
   })
@@ -60,7 +69,7 @@ describe("validateQualifiedName", () => {
     ["Example.com/a", [`prefix part ${subdomainRegexMsg}`]],
     ["a_b/c", [`prefix part ${subdomainRegexMsg}`]],
     ["a".repeat(64), ["name part must be no more than 63 characters"]],
-    ["-" + "a".repeat(63), ["name part must be no more than 63 characters", nameRegexMsg]],
+    [`-${"a".repeat(63)}`, ["name part must be no more than 63 characters", nameRegexMsg]],
     [`a${longestSubdomain}/a`, ["prefix part must be no more than 253 characters"]],
     ["é", [nameRegexMsg]],
     // apimachinery counts UTF-8 bytes: 32 × 2 bytes is over 63.
@@ -82,7 +91,7 @@ describe("validateLabelValue", () => {
     ["a b", [labelValueRegexMsg]],
     ["a/b", [labelValueRegexMsg]],
     ["a".repeat(64), ["must be no more than 63 characters"]],
-    ["_" + "a".repeat(63), ["must be no more than 63 characters", labelValueRegexMsg]]
+    [`_${"a".repeat(63)}`, ["must be no more than 63 characters", labelValueRegexMsg]]
   ])("rejects %j", (v, expected) => {
     expect(validateLabelValue(v)).toEqual(expected)
   })

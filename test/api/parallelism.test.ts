@@ -27,10 +27,12 @@ describe("parallelism", () => {
   })
 
   it("a non-zero percentage of some nodes is never 0, and never more than the nodes", () => {
-    fc.assert(fc.property(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 100_000 }), (pct, nodes) => {
-      const n = resolveParallelism(`${pct}%`, nodes)
-      expect(n).toBeGreaterThanOrEqual(1)
-      expect(n).toBeLessThanOrEqual(nodes)
-    }))
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 100 }), fc.integer({ min: 1, max: 100_000 }), (pct, nodes) => {
+        const n = resolveParallelism(`${pct}%`, nodes)
+        expect(n).toBeGreaterThanOrEqual(1)
+        expect(n).toBeLessThanOrEqual(nodes)
+      })
+    )
   })
 })

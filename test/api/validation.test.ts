@@ -25,7 +25,7 @@ describe("ImagePullJob", () => {
 
   it("keeps what the user set", () => {
     const spec = {
-      image: "registry.k8s.io/pause@sha256:" + "a".repeat(64),
+      image: `registry.k8s.io/pause@sha256:${"a".repeat(64)}`,
       parallelism: "25%",
       selector: { matchLabels: { zone: "a" } },
       completionPolicy: { type: "Always", activeDeadlineSeconds: 1200, ttlSecondsAfterFinished: 300 },
@@ -40,83 +40,146 @@ describe("ImagePullJob", () => {
 
   it.each<[string, Record<string, unknown>, FieldError]>([
     ["empty image", { image: "" }, { path: "spec.image", message: "image can not be empty" }],
-    ["invalid image", { image: "Nginx:1" }, {
-      path: "spec.image",
-      message: "invalid image Nginx:1: repository name must be lowercase"
-    }],
-    ["names and labels", { image: "a", selector: { names: ["n1"], matchLabels: { a: "b" } } }, {
-      path: "spec.selector",
-      message: "can not set both names and labelSelector in this spec.selector"
-    }],
-    ["names and expressions", {
-      image: "a",
-      selector: { names: ["n1"], matchExpressions: [{ key: "a", operator: "Exists" }] }
-    }, { path: "spec.selector", message: "can not set both names and labelSelector in this spec.selector" }],
-    ["duplicate names", { image: "a", selector: { names: ["n1", "n2", "n1"] } }, {
-      path: "spec.selector.names",
-      message: "duplicated name in selector names"
-    }],
-    ["bad selector", { image: "a", selector: { matchExpressions: [{ key: "a", operator: "In" }] } }, {
-      path: "spec.selector",
-      message:
-        "invalid selector: matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
-    }],
-    ["selector and podSelector", { image: "a", selector: {}, podSelector: { matchLabels: { a: "b" } } }, {
-      path: "spec",
-      message: "can not set both selector and podSelector"
-    }],
-    ["bad podSelector", { image: "a", podSelector: { matchLabels: { "a b": "c" } } }, {
-      path: "spec.podSelector",
-      message: expect.stringMatching(/^invalid podSelector: matchLabels: Invalid value: "a b": /) as unknown as string
-    }],
-    ["deadline below the default timeout", { image: "a", completionPolicy: { activeDeadlineSeconds: 599 } }, {
-      path: "spec.completionPolicy.activeDeadlineSeconds",
-      message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
-    }],
-    ["deadline below a set timeout", {
-      image: "a",
-      completionPolicy: { activeDeadlineSeconds: 700 },
-      pullPolicy: { timeoutSeconds: 800 }
-    }, {
-      path: "spec.completionPolicy.activeDeadlineSeconds",
-      message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
-    }],
-    ["deadline with Never", { image: "a", completionPolicy: { type: "Never", activeDeadlineSeconds: 1200 } }, {
-      path: "spec.completionPolicy",
-      message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
-    }],
-    ["ttl with Never", { image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 10 } }, {
-      path: "spec.completionPolicy",
-      message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
-    }],
-    ["unknown completion type", { image: "a", completionPolicy: { type: "Sometimes" } }, {
-      path: "spec.completionPolicy.type",
-      message: "unknown type of completionPolicy: Sometimes"
-    }],
-    ["negative parallelism", { image: "a", parallelism: -1 }, {
-      path: "spec.parallelism",
-      message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
-    }],
-    ["percentage over 100", { image: "a", parallelism: "101%" }, {
-      path: "spec.parallelism",
-      message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
-    }],
-    ["not a percentage", { image: "a", parallelism: "ten" }, {
-      path: "spec.parallelism",
-      message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
-    }]
+    [
+      "invalid image",
+      { image: "Nginx:1" },
+      {
+        path: "spec.image",
+        message: "invalid image Nginx:1: repository name must be lowercase"
+      }
+    ],
+    [
+      "names and labels",
+      { image: "a", selector: { names: ["n1"], matchLabels: { a: "b" } } },
+      {
+        path: "spec.selector",
+        message: "can not set both names and labelSelector in this spec.selector"
+      }
+    ],
+    [
+      "names and expressions",
+      {
+        image: "a",
+        selector: { names: ["n1"], matchExpressions: [{ key: "a", operator: "Exists" }] }
+      },
+      { path: "spec.selector", message: "can not set both names and labelSelector in this spec.selector" }
+    ],
+    [
+      "duplicate names",
+      { image: "a", selector: { names: ["n1", "n2", "n1"] } },
+      {
+        path: "spec.selector.names",
+        message: "duplicated name in selector names"
+      }
+    ],
+    [
+      "bad selector",
+      { image: "a", selector: { matchExpressions: [{ key: "a", operator: "In" }] } },
+      {
+        path: "spec.selector",
+        message: "invalid selector: matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'"
+      }
+    ],
+    [
+      "selector and podSelector",
+      { image: "a", selector: {}, podSelector: { matchLabels: { a: "b" } } },
+      {
+        path: "spec",
+        message: "can not set both selector and podSelector"
+      }
+    ],
+    [
+      "bad podSelector",
+      { image: "a", podSelector: { matchLabels: { "a b": "c" } } },
+      {
+        path: "spec.podSelector",
+        message: expect.stringMatching(/^invalid podSelector: matchLabels: Invalid value: "a b": /) as unknown as string
+      }
+    ],
+    [
+      "deadline below the default timeout",
+      { image: "a", completionPolicy: { activeDeadlineSeconds: 599 } },
+      {
+        path: "spec.completionPolicy.activeDeadlineSeconds",
+        message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
+      }
+    ],
+    [
+      "deadline below a set timeout",
+      {
+        image: "a",
+        completionPolicy: { activeDeadlineSeconds: 700 },
+        pullPolicy: { timeoutSeconds: 800 }
+      },
+      {
+        path: "spec.completionPolicy.activeDeadlineSeconds",
+        message: "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)"
+      }
+    ],
+    [
+      "deadline with Never",
+      { image: "a", completionPolicy: { type: "Never", activeDeadlineSeconds: 1200 } },
+      {
+        path: "spec.completionPolicy",
+        message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
+      }
+    ],
+    [
+      "ttl with Never",
+      { image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 10 } },
+      {
+        path: "spec.completionPolicy",
+        message: "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType"
+      }
+    ],
+    [
+      "unknown completion type",
+      { image: "a", completionPolicy: { type: "Sometimes" } },
+      {
+        path: "spec.completionPolicy.type",
+        message: "unknown type of completionPolicy: Sometimes"
+      }
+    ],
+    [
+      "negative parallelism",
+      { image: "a", parallelism: -1 },
+      {
+        path: "spec.parallelism",
+        message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
+      }
+    ],
+    [
+      "percentage over 100",
+      { image: "a", parallelism: "101%" },
+      {
+        path: "spec.parallelism",
+        message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
+      }
+    ],
+    [
+      "not a percentage",
+      { image: "a", parallelism: "ten" },
+      {
+        path: "spec.parallelism",
+        message: "parallelism must be a non-negative integer or a percentage from 0% to 100%"
+      }
+    ]
   ])("rejects %s with the SPEC message", (_, spec, expected) => {
     expect(errorsOf(decodeImagePullJob(job(spec)))).toContainEqual(expected)
   })
 
   it("reports every error of one object together", () => {
-    const errors = errorsOf(decodeImagePullJob(job({
-      image: "UPPER",
-      parallelism: "x%",
-      selector: { names: ["a", "a"], matchLabels: { a: "b" } },
-      podSelector: {},
-      completionPolicy: { type: "Never", ttlSecondsAfterFinished: 1 }
-    })))
+    const errors = errorsOf(
+      decodeImagePullJob(
+        job({
+          image: "UPPER",
+          parallelism: "x%",
+          selector: { names: ["a", "a"], matchLabels: { a: "b" } },
+          podSelector: {},
+          completionPolicy: { type: "Never", ttlSecondsAfterFinished: 1 }
+        })
+      )
+    )
     expect(errors.map((e) => e.path)).toEqual([
       "spec.image",
       "spec.selector",
@@ -129,11 +192,7 @@ describe("ImagePullJob", () => {
 
   it("reports shape errors with their field paths, never a stack trace", () => {
     const result = decodeImagePullJob(job({ image: 5, pullPolicy: { timeoutSeconds: "x", backoffLimit: -1 } }))
-    expect(errorsOf(result).map((e) => e.path)).toEqual([
-      "spec.image",
-      "spec.pullPolicy.timeoutSeconds",
-      "spec.pullPolicy.backoffLimit"
-    ])
+    expect(errorsOf(result).map((e) => e.path)).toEqual(["spec.image", "spec.pullPolicy.timeoutSeconds", "spec.pullPolicy.backoffLimit"])
     expect(Result.isFailure(result) && result.failure.message).toMatch(/^ImagePullJob "j" is invalid: spec\.image: /)
   })
 
@@ -182,11 +241,17 @@ describe("NodeImage", () => {
   })
 
   it("rejects with the SPEC messages", () => {
-    expect(errorsOf(decodeNodeImage(nodeImage({
-      "": { tags: [] },
-      nginx: { tags: [{ tag: "" }, { tag: "1.9", version: -1 }, { tag: "1.9" }] },
-      "registry.k8s.io/pause": { tags: [{ tag: "sha256:" + "0".repeat(64) }] }
-    })))).toEqual([
+    expect(
+      errorsOf(
+        decodeNodeImage(
+          nodeImage({
+            "": { tags: [] },
+            nginx: { tags: [{ tag: "" }, { tag: "1.9", version: -1 }, { tag: "1.9" }] },
+            "registry.k8s.io/pause": { tags: [{ tag: `sha256:${"0".repeat(64)}` }] }
+          })
+        )
+      )
+    ).toEqual([
       { path: "spec.images", message: "image name can not be empty" },
       { path: "spec.images.nginx.tags[0].tag", message: "tag for image nginx can not be empty" },
       { path: "spec.images.nginx.tags[1].version", message: "version for nginx:1.9 can not be less than 0" },
@@ -203,7 +268,7 @@ describe("NodeImage", () => {
 
   it("names a task whose name and tag do not form a reference", () => {
     expect(errorsOf(decodeNodeImage(nodeImage({ "Bad/Name": { tags: [{ tag: "v1" }] } })))).toEqual([
-      { path: "spec.images[\"Bad/Name\"].tags[0].tag", message: "invalid image Bad/Name:v1: repository name must be lowercase" }
+      { path: 'spec.images["Bad/Name"].tags[0].tag', message: "invalid image Bad/Name:v1: repository name must be lowercase" }
     ])
   })
 })
@@ -216,10 +281,13 @@ describe("decoders on arbitrary input", () => {
   ]
 
   it("return a value or a typed error, never throw", () => {
-    fc.assert(fc.property(fc.anything(), fc.nat(2), (input, i) => {
-      const result = decoders[i]!(input)
-      expect(Result.isSuccess(result) || result.failure._tag === "InvalidObject").toBe(true)
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.anything(), fc.nat(2), (input, i) => {
+        const result = decoders[i]!(input)
+        expect(Result.isSuccess(result) || result.failure._tag === "InvalidObject").toBe(true)
+      }),
+      { numRuns: 2000 }
+    )
   })
 
   it("never throw on objects shaped like the kinds", () => {
@@ -227,9 +295,12 @@ describe("decoders on arbitrary input", () => {
       fc.constantFrom("image", "images", "parallelism", "selector", "podSelector", "completionPolicy", "pullPolicy"),
       fc.jsonValue()
     )
-    fc.assert(fc.property(fc.record({ metadata: fc.jsonValue(), spec }), fc.nat(2), (input, i) => {
-      const result = decoders[i]!(input)
-      if (Result.isFailure(result)) expect(result.failure.errors.length).toBeGreaterThan(0)
-    }), { numRuns: 2000 })
+    fc.assert(
+      fc.property(fc.record({ metadata: fc.jsonValue(), spec }), fc.nat(2), (input, i) => {
+        const result = decoders[i]!(input)
+        if (Result.isFailure(result)) expect(result.failure.errors.length).toBeGreaterThan(0)
+      }),
+      { numRuns: 2000 }
+    )
   })
 })

@@ -47,7 +47,7 @@ const rawExchange = (head: string, chunks: ReadonlyArray<Buffer>, totalBytes: nu
     // Sends up to totalBytes of the body in chunks, stopping as soon as the server answered.
     const pump = () => {
       while (!answered && sent < totalBytes && !socket.destroyed) {
-        const chunk = chunks[sent / chunks[0]!.length % chunks.length]!
+        const chunk = chunks[(sent / chunks[0]!.length) % chunks.length]!
         sent += chunk.length
         if (!socket.write(chunk)) return void socket.once("drain", pump)
       }
@@ -106,7 +106,8 @@ describe("malformed JSON", () => {
 
   it("JSON nested deeper than 10000 levels is refused with 400, as kube-apiserver's decoder does", async () => {
     const ns = await namespace(server)
-    const body = `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ImagePullJob","metadata":{"name":"deep"},` +
+    const body =
+      `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ImagePullJob","metadata":{"name":"deep"},` +
       `"spec":{"image":"busybox","x":${nested(100_000)}}}`
     const created = await request(server, ipjPath(ns), { method: "POST", body })
     expect(created.status).toBe(400)
@@ -117,7 +118,8 @@ describe("malformed JSON", () => {
 
   it("JSON nested within the limit is decoded; unknown nested fields are pruned as usual", async () => {
     const ns = await namespace(server)
-    const body = `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ImagePullJob","metadata":{"name":"nested"},` +
+    const body =
+      `{"apiVersion":"apps.kruise.io/v1alpha1","kind":"ImagePullJob","metadata":{"name":"nested"},` +
       `"spec":{"image":"busybox","x":${nested(5000)}}}`
     const created = await request(server, ipjPath(ns), { method: "POST", body })
     expect(created.status, created.text).toBe(201)
@@ -136,14 +138,18 @@ describe("malformed JSON", () => {
           value,
           Buffer.from(`"}},"spec":{"image":"busybox"}}`)
         ])
-        const req = http.request(`${server.url}${ipjPath(ns)}`, {
-          method: "POST",
-          headers: { "content-type": "application/json", "content-length": body.length }
-        }, (response) => {
-          const chunks: Array<Buffer> = []
-          response.on("data", (c: Buffer) => chunks.push(c))
-          response.on("end", () => done({ status: response.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString("utf8")) }))
-        })
+        const req = http.request(
+          `${server.url}${ipjPath(ns)}`,
+          {
+            method: "POST",
+            headers: { "content-type": "application/json", "content-length": body.length }
+          },
+          (response) => {
+            const chunks: Array<Buffer> = []
+            response.on("data", (c: Buffer) => chunks.push(c))
+            response.on("end", () => done({ status: response.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString("utf8")) }))
+          }
+        )
         req.on("error", fail)
         req.end(body)
       })
@@ -175,16 +181,19 @@ describe("watches", () => {
     const opened: Array<http.ClientRequest> = []
     const firstEvents: Array<Promise<string>> = []
     try {
-      const started = Array.from({ length: count }, () =>
-        new Promise<void>((ready, fail) => {
-          const req = http.get(`${server.url}${ipjPath(ns)}?watch=true`, { agent }, (response) => {
-            expect(response.statusCode).toBe(200)
-            firstEvents.push(new Promise((seen) => response.once("data", (data: Buffer) => seen(data.toString("utf8")))))
-            ready()
+      const started = Array.from(
+        { length: count },
+        () =>
+          new Promise<void>((ready, fail) => {
+            const req = http.get(`${server.url}${ipjPath(ns)}?watch=true`, { agent }, (response) => {
+              expect(response.statusCode).toBe(200)
+              firstEvents.push(new Promise((seen) => response.once("data", (data: Buffer) => seen(data.toString("utf8")))))
+              ready()
+            })
+            req.on("error", (error) => (opened.includes(req) ? undefined : fail(error)))
+            opened.push(req)
           })
-          req.on("error", (error) => (opened.includes(req) ? undefined : fail(error)))
-          opened.push(req)
-        }))
+      )
       await Promise.all(started)
       await stillServing()
       const created = await request(server, ipjPath(ns), { method: "POST", body: imagePullJob("seen-by-all") })

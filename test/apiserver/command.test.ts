@@ -50,13 +50,18 @@ describe("preheat apiserver", () => {
       config.loadFromFile(kubeconfig)
       const namespaces = await config.makeApiClient(CoreV1Api).listNamespace()
       expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(["default", "kube-node-lease", "kube-public", "kube-system"])
-      const created = await config.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+      const created = (await config.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
         group: "apps.kruise.io",
         version: "v1alpha1",
         namespace: "default",
         plural: "imagepulljobs",
-        body: { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", metadata: { name: "from-client-node" }, spec: { image: "nginx" } }
-      }) as { spec: Record<string, unknown> }
+        body: {
+          apiVersion: "apps.kruise.io/v1alpha1",
+          kind: "ImagePullJob",
+          metadata: { name: "from-client-node" },
+          spec: { image: "nginx" }
+        }
+      })) as { spec: Record<string, unknown> }
       expect(created.spec).toMatchObject({ image: "nginx", parallelism: 1 })
       expect((await fetch(`${server.url}/api/v1/namespaces`)).status).toBe(401)
     } finally {
@@ -72,9 +77,13 @@ describe("preheat apiserver", () => {
     const kubeconfig = join(directory, "kubeconfig")
     const server = await start(["--kubeconfig-out", kubeconfig])
     try {
-      const out = execFileSync(kubectlPath, ["--kubeconfig", kubeconfig, "--cache-dir", join(directory, "cache"), "get", "namespaces", "-o", "name"], {
-        encoding: "utf8"
-      })
+      const out = execFileSync(
+        kubectlPath,
+        ["--kubeconfig", kubeconfig, "--cache-dir", join(directory, "cache"), "get", "namespaces", "-o", "name"],
+        {
+          encoding: "utf8"
+        }
+      )
       expect(out).toBe("namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system\n")
     } finally {
       server.child.kill("SIGINT")

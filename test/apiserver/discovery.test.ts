@@ -28,7 +28,12 @@ describe("discovery", () => {
     })
     const apis = await request(server, "/apis")
     expect(apis.json.kind).toBe("APIGroupList")
-    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual(["apps", "coordination.k8s.io", "apps.kruise.io", "authorization.k8s.io"])
+    expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual([
+      "apps",
+      "coordination.k8s.io",
+      "apps.kruise.io",
+      "authorization.k8s.io"
+    ])
     expect(apis.json.groups[2]).toEqual({
       name: "apps.kruise.io",
       // Both of upstream's versions; the newest preferred, as kube-apiserver sorts CRD versions.
@@ -69,8 +74,9 @@ describe("discovery", () => {
     expect((await request(server, "/apis/apps.kruise.io/v1")).status).toBe(404)
     const beta = await request(server, "/apis/apps.kruise.io/v1beta1")
     // AdvancedCronJob is v1alpha1 only, as upstream serves it.
-    expect(beta.json.resources.map((r: { name: string }) => r.name))
-      .toEqual(json.resources.map((r: { name: string }) => r.name).filter((n: string) => !n.startsWith("advancedcronjobs")))
+    expect(beta.json.resources.map((r: { name: string }) => r.name)).toEqual(
+      json.resources.map((r: { name: string }) => r.name).filter((n: string) => !n.startsWith("advancedcronjobs"))
+    )
   })
 
   it("aggregated discovery (apidiscovery.k8s.io/v2) when the Accept header asks for it", async () => {
@@ -89,7 +95,13 @@ describe("discovery", () => {
       verbs: ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"],
       shortNames: ["ipj"],
       categories: ["preheat"],
-      subresources: [{ subresource: "status", responseKind: { group: "apps.kruise.io", version: "v1alpha1", kind: "ImagePullJob" }, verbs: ["get", "patch", "update"] }]
+      subresources: [
+        {
+          subresource: "status",
+          responseKind: { group: "apps.kruise.io", version: "v1alpha1", kind: "ImagePullJob" },
+          verbs: ["get", "patch", "update"]
+        }
+      ]
     })
     const api = await request(server, "/api", { accept: aggregatedAccept })
     expect(api.json.items).toHaveLength(1)
@@ -116,7 +128,9 @@ describe("OpenAPI v3", () => {
       "apis/apps/v1",
       "apis/coordination.k8s.io/v1"
     ])
-    expect(json.paths["apis/apps.kruise.io/v1alpha1"].serverRelativeURL).toMatch(/^\/openapi\/v3\/apis\/apps\.kruise\.io\/v1alpha1\?hash=[0-9A-F]{128}$/)
+    expect(json.paths["apis/apps.kruise.io/v1alpha1"].serverRelativeURL).toMatch(
+      /^\/openapi\/v3\/apis\/apps\.kruise\.io\/v1alpha1\?hash=[0-9A-F]{128}$/
+    )
   })
 
   it("a document has, per kind, a patch on .../{name} with its group-version-kind and fieldValidation", async () => {
@@ -145,8 +159,10 @@ describe("OpenAPI v3", () => {
       { group: "apps.kruise.io", kind: "ImagePullJob", version: "v1beta1" }
     ])
     const secretFields = (doc: { components: { schemas: Record<string, any> } }, version: string) =>
-      Object.keys(doc.components.schemas[`io.kruise.apps.${version}.NodeImage`].properties.spec.properties.images
-        .additionalProperties.properties.pullSecrets.items.properties).sort()
+      Object.keys(
+        doc.components.schemas[`io.kruise.apps.${version}.NodeImage`].properties.spec.properties.images.additionalProperties.properties
+          .pullSecrets.items.properties
+      ).sort()
     expect(secretFields(beta, "v1beta1")).toEqual(["mode", "name", "namespace"])
     expect(secretFields(alpha, "v1alpha1")).toEqual(["name", "namespace"])
   })

@@ -11,7 +11,9 @@ import type { Kubectl } from "./kubectlClient.ts"
 
 if (!hasKubectl) console.warn(`SKIPPED: the kubectl tests need ${kubectlPath}, which is not installed here`)
 
-const title = hasKubectl ? "kubectl against the embedded API server" : `kubectl against the embedded API server (SKIPPED: no ${kubectlPath})`
+const title = hasKubectl
+  ? "kubectl against the embedded API server"
+  : `kubectl against the embedded API server (SKIPPED: no ${kubectlPath})`
 
 let server: RunningServer
 beforeAll(async () => {
@@ -70,12 +72,18 @@ describe.skipIf(!hasKubectl)(title, () => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(kubectl)
     const file = manifest(kubectl, "job.yaml", jobYaml(10))
-    expect(await kubectl(["apply", "-n", ns, "-f", file])).toMatchObject({ code: 0, stdout: "imagepulljob.apps.kruise.io/job-with-always created\n", stderr: "" })
+    expect(await kubectl(["apply", "-n", ns, "-f", file])).toMatchObject({
+      code: 0,
+      stdout: "imagepulljob.apps.kruise.io/job-with-always created\n",
+      stderr: ""
+    })
     expect((await kubectl(["apply", "-n", ns, "-f", file])).stdout).toBe("imagepulljob.apps.kruise.io/job-with-always unchanged\n")
     const changed = manifest(kubectl, "job.yaml", jobYaml(5))
     const configured = await kubectl(["apply", "-n", ns, "-f", changed, "-v=6"])
     expect(configured.stdout).toBe("imagepulljob.apps.kruise.io/job-with-always configured\n")
-    expect(configured.stderr).toMatch(/PATCH http:\/\/127\.0\.0\.1:\d+\/apis\/apps\.kruise\.io\/v1alpha1\/namespaces\/.*\/imagepulljobs\/job-with-always\?fieldManager=kubectl-client-side-apply&fieldValidation=Strict 200 OK/)
+    expect(configured.stderr).toMatch(
+      /PATCH http:\/\/127\.0\.0\.1:\d+\/apis\/apps\.kruise\.io\/v1alpha1\/namespaces\/.*\/imagepulljobs\/job-with-always\?fieldManager=kubectl-client-side-apply&fieldValidation=Strict 200 OK/
+    )
     const stored = await request(server, `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/imagepulljobs/job-with-always`)
     expect(stored.json.spec).toMatchObject({ parallelism: 5, imagePullPolicy: "IfNotPresent" })
     expect(stored.json.metadata.generation).toBe(2)
@@ -86,14 +94,29 @@ describe.skipIf(!hasKubectl)(title, () => {
     const ns = await namespace(kubectl)
     await kubectl(["apply", "-n", ns, "-f", manifest(kubectl, "job.yaml", jobYaml(10))])
     const patched = await kubectl([
-      "patch", "-n", ns, "ipj", "job-with-always", "--subresource=status", "--type=merge",
-      "-p", JSON.stringify({ status: { desired: 2, active: 1, succeeded: 1, failed: 0, message: "job is running, progress 50.0%" } })
+      "patch",
+      "-n",
+      ns,
+      "ipj",
+      "job-with-always",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { desired: 2, active: 1, succeeded: 1, failed: 0, message: "job is running, progress 50.0%" } })
     ])
     expect(patched.stdout).toBe("imagepulljob.apps.kruise.io/job-with-always patched\n")
     const { stdout } = await kubectl(["get", "-n", ns, "ipj"])
     const [header, row] = stdout.trimEnd().split("\n")
     expect(header?.split(/\s{2,}/)).toEqual(["NAME", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"])
-    expect(row?.split(/\s{2,}/)).toEqual(["job-with-always", "2", "1", "1", "0", expect.stringMatching(/^\d+s$/), "job is running, progress 50.0%"])
+    expect(row?.split(/\s{2,}/)).toEqual([
+      "job-with-always",
+      "2",
+      "1",
+      "1",
+      "0",
+      expect.stringMatching(/^\d+s$/),
+      "job is running, progress 50.0%"
+    ])
   })
 
   it("get nodeimage -o yaml; patch --type=merge from the seed document; strategic merge is refused", async () => {
@@ -101,24 +124,34 @@ describe.skipIf(!hasKubectl)(title, () => {
     const name = unique("node")
     await kubectl(["apply", "-f", manifest(kubectl, "ni.yaml", nodeImageYaml(name))])
     const patch = '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
-    expect(await kubectl(["patch", "nodeimage", name, "--type=merge", "-p", patch])).toMatchObject({ code: 0, stdout: `nodeimage.apps.kruise.io/${name} patched\n` })
+    expect(await kubectl(["patch", "nodeimage", name, "--type=merge", "-p", patch])).toMatchObject({
+      code: 0,
+      stdout: `nodeimage.apps.kruise.io/${name} patched\n`
+    })
     const { stdout } = await kubectl(["get", "nodeimage", name, "-o", "yaml"])
     const object = parse(stdout)
     expect(object.metadata.labels).toEqual({ "kubernetes.io/os": "linux" })
     // The CRD's defaults filled in what the patch left out.
-    expect(object.spec.images.ubuntu.tags).toEqual([{ tag: "latest", pullPolicy: { ttlSecondsAfterFinished: 300 }, version: 0, imagePullPolicy: "IfNotPresent" }])
+    expect(object.spec.images.ubuntu.tags).toEqual([
+      { tag: "latest", pullPolicy: { ttlSecondsAfterFinished: 300 }, version: 0, imagePullPolicy: "IfNotPresent" }
+    ])
     const table = await kubectl(["get", "ni", name])
     expect(table.stdout.split("\n")[0]?.split(/\s{2,}/)).toEqual(["NAME", "DESIRED", "PULLING", "SUCCEED", "FAILED", "AGE"])
     const strategic = await kubectl(["patch", "nodeimage", name, "-p", patch])
     expect(strategic.code).not.toBe(0)
-    expect(strategic.stderr).toContain("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json")
+    expect(strategic.stderr).toContain(
+      "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json"
+    )
   })
 
   it("delete removes the object and waits for it to go", async () => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(kubectl)
     await kubectl(["apply", "-n", ns, "-f", manifest(kubectl, "job.yaml", jobYaml(1))])
-    expect(await kubectl(["delete", "-n", ns, "ipj", "job-with-always"])).toMatchObject({ code: 0, stdout: `imagepulljob.apps.kruise.io "job-with-always" deleted\n` })
+    expect(await kubectl(["delete", "-n", ns, "ipj", "job-with-always"])).toMatchObject({
+      code: 0,
+      stdout: `imagepulljob.apps.kruise.io "job-with-always" deleted\n`
+    })
     const after = await kubectl(["get", "-n", ns, "ipj", "job-with-always"])
     expect(after.stderr).toBe(`Error from server (NotFound): imagepulljobs.apps.kruise.io "job-with-always" not found\n`)
   })
@@ -142,7 +175,13 @@ describe.skipIf(!hasKubectl)(title, () => {
     expect(invalid.stderr).toBe(
       `The ImagePullJob "job-with-always" is invalid: spec.selector: Invalid value: "object": can not set both names and labelSelector in this spec.selector\n`
     )
-    const unknown = await kubectl(["apply", "-n", ns, "-f", manifest(kubectl, "unknown.yaml", jobYaml(1).replace("  image:", "  imagge: x\n  image:"))])
+    const unknown = await kubectl([
+      "apply",
+      "-n",
+      ns,
+      "-f",
+      manifest(kubectl, "unknown.yaml", jobYaml(1).replace("  image:", "  imagge: x\n  image:"))
+    ])
     expect(unknown.stderr).toContain(`strict decoding error: unknown field "spec.imagge"`)
   })
 
@@ -153,9 +192,24 @@ describe.skipIf(!hasKubectl)(title, () => {
     const watching = kubectl.spawn(["get", "-n", ns, "ipj", "-w"])
     try {
       await eventually(async () => expect(watching.output()).toContain("job-with-always"))
-      await kubectl(["patch", "-n", ns, "ipj", "job-with-always", "--subresource=status", "--type=merge", "-p", '{"status":{"desired":7,"message":"job has completed"}}'])
+      await kubectl([
+        "patch",
+        "-n",
+        ns,
+        "ipj",
+        "job-with-always",
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"desired":7,"message":"job has completed"}}'
+      ])
       await eventually(async () => expect(watching.output()).toMatch(/job-with-always\s+7\s+0\s+0\s+0\s+\S+\s+job has completed/))
-      expect(watching.output().split("\n")[0]?.split(/\s{2,}/)[0]).toBe("NAME")
+      expect(
+        watching
+          .output()
+          .split("\n")[0]
+          ?.split(/\s{2,}/)[0]
+      ).toBe("NAME")
     } finally {
       await watching.stop()
     }
@@ -219,7 +273,9 @@ metadata:
     try {
       const refused = await kubectlFor(guarded, { token: "t0ken" })(["get", "ns", "default"])
       expect(refused.code).toBe(1)
-      expect(refused.stderr).toContain("error: You must be logged in to the server (the server has asked for the client to provide credentials)")
+      expect(refused.stderr).toContain(
+        "error: You must be logged in to the server (the server has asked for the client to provide credentials)"
+      )
     } finally {
       await guarded.close()
     }

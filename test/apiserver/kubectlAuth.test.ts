@@ -28,12 +28,20 @@ describe("access reviews", () => {
   it("allow everything; a review without attributes is 422, other verbs 405", async () => {
     const review = await request(server, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
       method: "POST",
-      body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: { verb: "delete", resource: "nodes" } } }
+      body: {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SelfSubjectAccessReview",
+        spec: { resourceAttributes: { verb: "delete", resource: "nodes" } }
+      }
     })
     expect(review.status).toBe(201)
     expect(review.json).toMatchObject({ kind: "SelfSubjectAccessReview", status: { allowed: true } })
     const empty = await request(server, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", { method: "POST", body: { spec: {} } })
-    expect(empty.json).toMatchObject({ code: 422, reason: "Invalid", message: expect.stringContaining("exactly one of nonResourceAttributes or resourceAttributes") })
+    expect(empty.json).toMatchObject({
+      code: 422,
+      reason: "Invalid",
+      message: expect.stringContaining("exactly one of nonResourceAttributes or resourceAttributes")
+    })
     expect((await request(server, "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews")).status).toBe(405)
   })
 })
@@ -41,7 +49,12 @@ describe("access reviews", () => {
 describe.skipIf(!hasKubectl)("kubectl auth can-i", () => {
   it("says yes, for resources, subresources and non-resource URLs", async () => {
     const kubectl = kubectlFor(server)
-    for (const args of [["create", "imagepulljobs.apps.kruise.io"], ["delete", "nodes"], ["patch", "nodeimages", "--subresource=status"], ["get", "/healthz"]]) {
+    for (const args of [
+      ["create", "imagepulljobs.apps.kruise.io"],
+      ["delete", "nodes"],
+      ["patch", "nodeimages", "--subresource=status"],
+      ["get", "/healthz"]
+    ]) {
       expect(await kubectl(["auth", "can-i", ...args]), args.join(" ")).toMatchObject({ code: 0, stdout: "yes\n" })
     }
   })
@@ -51,7 +64,10 @@ describe.skipIf(!hasKubectl)("kubectl auth can-i", () => {
     const listed = await kubectl(["auth", "can-i", "--list", "-n", "default"])
     expect(listed.stderr).toBe("")
     expect(listed.code).toBe(0)
-    const rows = listed.stdout.trim().split("\n").map((line) => line.trim().split(/\s+/))
+    const rows = listed.stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/))
     expect(rows).toEqual([
       ["Resources", "Non-Resource", "URLs", "Resource", "Names", "Verbs"],
       ["*.*", "[]", "[]", "[*]"],

@@ -22,8 +22,7 @@ afterAll(async () => {
   if (hasKubectl) await server.close()
 })
 
-const upstreamExample = (name: string): string =>
-  readFileSync(join(import.meta.dirname, "../upstream/docs-examples", name), "utf8")
+const upstreamExample = (name: string): string => readFileSync(join(import.meta.dirname, "../upstream/docs-examples", name), "utf8")
 
 const namespace = async (kubectl: Kubectl): Promise<string> => {
   const name = unique("upstream")
@@ -103,17 +102,32 @@ describe.skipIf(!hasKubectl)(title, () => {
   })
 
   it.each([
-    ["an upper-case image", job("bad", "  image: Nginx:1\n"),
-      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": invalid image Nginx:1: repository name must be lowercase`],
-    ["an empty image", job("bad", "  image: ''\n"),
-      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": image can not be empty`],
-    ["a list job's bad image", listJob("bad", "  images:\n  - nginx\n  - '...'\n"),
-      `The ImageListPullJob "bad" is invalid: spec.images[1]: Invalid value: "string": invalid image ...: invalid reference format`],
-    ["In without values", job("bad", "  image: nginx\n  selector:\n    matchExpressions:\n    - key: zone\n      operator: In\n"),
-      "The ImagePullJob \"bad\" is invalid: spec.selector: Invalid value: \"object\": invalid selector: matchExpressions[0].values: " +
-      "Required value: must be specified when `operator` is 'In' or 'NotIn'"],
-    ["a deadline below the timeout", job("bad", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 49\n  pullPolicy:\n    timeoutSeconds: 50\n"),
-      `The ImagePullJob "bad" is invalid: spec: Invalid value: "object": completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)`]
+    [
+      "an upper-case image",
+      job("bad", "  image: Nginx:1\n"),
+      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": invalid image Nginx:1: repository name must be lowercase`
+    ],
+    [
+      "an empty image",
+      job("bad", "  image: ''\n"),
+      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": image can not be empty`
+    ],
+    [
+      "a list job's bad image",
+      listJob("bad", "  images:\n  - nginx\n  - '...'\n"),
+      `The ImageListPullJob "bad" is invalid: spec.images[1]: Invalid value: "string": invalid image ...: invalid reference format`
+    ],
+    [
+      "In without values",
+      job("bad", "  image: nginx\n  selector:\n    matchExpressions:\n    - key: zone\n      operator: In\n"),
+      'The ImagePullJob "bad" is invalid: spec.selector: Invalid value: "object": invalid selector: matchExpressions[0].values: ' +
+        "Required value: must be specified when `operator` is 'In' or 'NotIn'"
+    ],
+    [
+      "a deadline below the timeout",
+      job("bad", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 49\n  pullPolicy:\n    timeoutSeconds: 50\n"),
+      `The ImagePullJob "bad" is invalid: spec: Invalid value: "object": completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)`
+    ]
   ])("apply refuses %s at once, in upstream's words", async (_, manifest, message) => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(kubectl)
@@ -123,11 +137,15 @@ describe.skipIf(!hasKubectl)(title, () => {
   })
 
   it.each([
-    ["a deadline equal to the timeout (upstream's e2e jobs use 50/50)",
-      job("ok", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 50\n  pullPolicy:\n    timeoutSeconds: 50\n")],
-    ["a list job's deadline below the default timeout (no such rule upstream)",
-      listJob("ok", "  images:\n  - nginx\n  completionPolicy:\n    activeDeadlineSeconds: 10\n")],
-    ["parallelism as a numeric string, as Helm's quote writes it", job("ok", "  image: nginx\n  parallelism: \"4\"\n")]
+    [
+      "a deadline equal to the timeout (upstream's e2e jobs use 50/50)",
+      job("ok", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 50\n  pullPolicy:\n    timeoutSeconds: 50\n")
+    ],
+    [
+      "a list job's deadline below the default timeout (no such rule upstream)",
+      listJob("ok", "  images:\n  - nginx\n  completionPolicy:\n    activeDeadlineSeconds: 10\n")
+    ],
+    ["parallelism as a numeric string, as Helm's quote writes it", job("ok", '  image: nginx\n  parallelism: "4"\n')]
   ])("apply accepts %s", async (_, manifest) => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(kubectl)
@@ -164,7 +182,10 @@ spec:
     // Strict field validation (kubectl's default) names the field a version lacks.
     const alpha = await apply(kubectl, undefined, nodeImage("v1alpha1"))
     expect(alpha.stderr).toContain(`unknown field "spec.images[nginx].pullSecrets[1].mode"`)
-    expect(await apply(kubectl, undefined, nodeImage("v1beta1"))).toMatchObject({ code: 0, stdout: `nodeimage.apps.kruise.io/${name} created\n` })
+    expect(await apply(kubectl, undefined, nodeImage("v1beta1"))).toMatchObject({
+      code: 0,
+      stdout: `nodeimage.apps.kruise.io/${name} created\n`
+    })
     const stored = parse((await kubectl(["get", "ni", name, "-o", "yaml"])).stdout) as Record<string, any>
     expect(stored.spec.images.nginx.pullSecrets).toEqual([{ name: "only-a-name" }, { namespace: "only-a-namespace", mode: "batch" }])
     expect(stored.spec.images.nginx.tags[0].ownerReferences[0]).toMatchObject({ resourceVersion: "42", fieldPath: "spec.image" })

@@ -19,7 +19,11 @@ afterAll(async () => {
   if (hasKubectl) await server.close()
 })
 
-const setUp = async (): Promise<{ readonly kubectl: Kubectl; readonly ns: string; readonly file: (name: string, text: string) => string }> => {
+const setUp = async (): Promise<{
+  readonly kubectl: Kubectl
+  readonly ns: string
+  readonly file: (name: string, text: string) => string
+}> => {
   const kubectl = kubectlFor(server)
   const ns = unique("apps")
   expect((await kubectl(["create", "namespace", ns])).code).toBe(0)
@@ -102,14 +106,23 @@ describe.skipIf(!hasKubectl)("apps/v1 workloads through kubectl", () => {
     expect(refused.stderr).toContain(
       'The Deployment "bad" is invalid: spec.template.metadata.labels: Invalid value: map[string]string{"app":"web"}: `selector` does not match template `labels`'
     )
-    const missing = await kubectl(["create", "-n", ns, "-f", file("none.yaml", `apiVersion: apps/v1
+    const missing = await kubectl([
+      "create",
+      "-n",
+      ns,
+      "-f",
+      file(
+        "none.yaml",
+        `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: db}
 spec:
   template:
     metadata: {labels: {app: db}}
     spec: {containers: [{name: db, image: postgres:16}]}
-`)])
+`
+      )
+    ])
     expect(missing.stderr).toContain('The StatefulSet "db" is invalid: spec.selector: Required value')
   })
 
@@ -120,7 +133,14 @@ spec:
     metadata: {labels: {app: x}}
     spec: {containers: [{name: x, image: "registry.k8s.io/pause:3.9"}]}
 `
-    const applied = await kubectl(["apply", "-n", ns, "-f", file("all.yaml", `apiVersion: apps/v1
+    const applied = await kubectl([
+      "apply",
+      "-n",
+      ns,
+      "-f",
+      file(
+        "all.yaml",
+        `apiVersion: apps/v1
 kind: StatefulSet
 metadata: {name: s}
 spec:
@@ -140,7 +160,9 @@ kind: ControllerRevision
 metadata: {name: s-1}
 revision: 1
 data: {spec: {template: {spec: {containers: [{name: x, image: "registry.k8s.io/pause:3.9"}]}}}}
-`)])
+`
+      )
+    ])
     expect(applied.stderr).toBe("")
     expect(applied.stdout.trim().split("\n")).toEqual([
       "statefulset.apps/s created",

@@ -56,7 +56,9 @@ describe("list", () => {
   it("a continue token whose snapshot is gone is 410 Expired, with an inconsistent token to go on", async () => {
     const ns = await namespace(server)
     await jobs(ns, 3)
-    const token = Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: "1", start: `${ns}/job-0`, snapshot: "gone" })).toString("base64url")
+    const token = Buffer.from(JSON.stringify({ v: "meta.k8s.io/v1", rv: "1", start: `${ns}/job-0`, snapshot: "gone" })).toString(
+      "base64url"
+    )
     const expired = await request(server, `${ipjPath(ns)}?limit=1&continue=${token}`)
     expect(expired.status).toBe(410)
     expect(expired.json.reason).toBe("Expired")
@@ -75,28 +77,53 @@ describe("list", () => {
     const answer = await request(server, `${ipjPath(ns)}?limit=500`, { accept: table })
     expect(answer.headers.get("content-type")).toBe("application/json;as=Table;v=v1;g=meta.k8s.io")
     expect(answer.json).toMatchObject({ kind: "Table", apiVersion: "meta.k8s.io/v1" })
-    expect(answer.json.columnDefinitions.map((c: { name: string }) => c.name)).toEqual(["Name", "TOTAL", "ACTIVE", "SUCCEED", "FAILED", "AGE", "MESSAGE"])
+    expect(answer.json.columnDefinitions.map((c: { name: string }) => c.name)).toEqual([
+      "Name",
+      "TOTAL",
+      "ACTIVE",
+      "SUCCEED",
+      "FAILED",
+      "AGE",
+      "MESSAGE"
+    ])
     expect(answer.json.columnDefinitions[0]).toMatchObject({ type: "string", format: "name" })
     const [row] = answer.json.rows
     expect(row.cells).toEqual(["job-0", 4, 1, 2, 1, expect.stringMatching(/^\d+s$/), "job is running, progress 75.0%"])
-    expect(row.object).toMatchObject({ kind: "PartialObjectMetadata", apiVersion: "meta.k8s.io/v1", metadata: { name: "job-0", namespace: ns } })
+    expect(row.object).toMatchObject({
+      kind: "PartialObjectMetadata",
+      apiVersion: "meta.k8s.io/v1",
+      metadata: { name: "job-0", namespace: ns }
+    })
     const full = await request(server, `${ipjPath(ns)}?includeObject=Object`, { accept: table })
     expect(full.json.rows[0].object.spec.image).toBe("nginx:1.25")
     const single = await request(server, ipjPath(ns, "job-0"), { accept: table })
     expect(single.json.rows).toHaveLength(1)
     const metadataOnly = await request(server, ipjPath(ns), { accept: "application/json;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io" })
-    expect(metadataOnly.json).toMatchObject({ kind: "PartialObjectMetadataList", items: [{ kind: "PartialObjectMetadata", metadata: { name: "job-0" } }] })
+    expect(metadataOnly.json).toMatchObject({
+      kind: "PartialObjectMetadataList",
+      items: [{ kind: "PartialObjectMetadata", metadata: { name: "job-0" } }]
+    })
   })
 
   it("tables of built-in kinds have kube-apiserver's columns", async () => {
     const ns = await namespace(server)
     await request(server, `/api/v1/namespaces/${ns}/pods`, {
       method: "POST",
-      body: { apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { nodeName: "n1", containers: [{ name: "c", image: "nginx" }] } }
+      body: {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "p" },
+        spec: { nodeName: "n1", containers: [{ name: "c", image: "nginx" }] }
+      }
     })
     const pods = await request(server, `/api/v1/namespaces/${ns}/pods`, { accept: table })
-    expect(pods.json.columnDefinitions.filter((c: { priority: number }) => c.priority === 0).map((c: { name: string }) => c.name))
-      .toEqual(["Name", "Ready", "Status", "Restarts", "Age"])
+    expect(pods.json.columnDefinitions.filter((c: { priority: number }) => c.priority === 0).map((c: { name: string }) => c.name)).toEqual([
+      "Name",
+      "Ready",
+      "Status",
+      "Restarts",
+      "Age"
+    ])
     expect(pods.json.rows[0].cells.slice(0, 4)).toEqual(["p", "0/1", "Pending", "0"])
     const node = unique("node")
     await request(server, "/api/v1/nodes", {
@@ -162,7 +189,13 @@ describe("watch", () => {
       const error = await stream.next()
       expect(error).toEqual({
         type: "ERROR",
-        object: expect.objectContaining({ kind: "Status", status: "Failure", reason: "Expired", code: 410, message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/) })
+        object: expect.objectContaining({
+          kind: "Status",
+          status: "Failure",
+          reason: "Expired",
+          code: 410,
+          message: expect.stringMatching(/^too old resource version: \d+ \(\d+\)$/)
+        })
       })
       expect(await stream.next()).toBeUndefined()
     } finally {
@@ -195,7 +228,10 @@ describe("watch", () => {
   it("sendInitialEvents: the current objects, a bookmark marking their end, then changes", async () => {
     const ns = await namespace(server)
     await jobs(ns, 2)
-    const stream = await watch(server, `${ipjPath(ns)}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`)
+    const stream = await watch(
+      server,
+      `${ipjPath(ns)}?watch=1&sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=NotOlderThan`
+    )
     try {
       expect((await stream.next())?.type).toBe("ADDED")
       expect((await stream.next())?.type).toBe("ADDED")

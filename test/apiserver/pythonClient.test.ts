@@ -27,13 +27,15 @@ const required = process.env["PREHEAT_REQUIRE_E2E"] === "1" || process.env["CI"]
 const run = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(python, [script, ...args], { timeout: 30_000 }, (error, stdout, stderr) =>
-      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+    )
   })
 
 describe.skipIf(!pythonClient && !required)("the official Python client", () => {
   let server: RunningServer
   beforeAll(async () => {
-    if (!pythonClient) throw new Error("python3-kubernetes is required (PREHEAT_REQUIRE_E2E=1 or CI): apt-get install -y python3-kubernetes")
+    if (!pythonClient)
+      throw new Error("python3-kubernetes is required (PREHEAT_REQUIRE_E2E=1 or CI): apt-get install -y python3-kubernetes")
     server = await startServer()
   })
   afterAll(() => server?.close())

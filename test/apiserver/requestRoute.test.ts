@@ -4,7 +4,13 @@ import { routeOf } from "../../src/apiserver/requestRoute.ts"
 const resource = (path: string) => {
   const route = routeOf(path)
   return route._tag === "Resource"
-    ? { kind: route.kind.resource.kind, namespace: route.namespace, name: route.name, subresource: route.subresource, watchPrefix: route.watchPrefix }
+    ? {
+        kind: route.kind.resource.kind,
+        namespace: route.namespace,
+        name: route.name,
+        subresource: route.subresource,
+        watchPrefix: route.watchPrefix
+      }
     : route._tag
 }
 
@@ -17,8 +23,14 @@ describe("request routes", () => {
     ["/api/v1/namespaces/a/pods/p/status", { kind: "Pod", namespace: "a", name: "p", subresource: "status", watchPrefix: false }],
     ["/api/v1/pods", { kind: "Pod", namespace: undefined, name: undefined, subresource: undefined, watchPrefix: false }],
     ["/api/v1/watch/namespaces/a/secrets", { kind: "Secret", namespace: "a", name: undefined, subresource: undefined, watchPrefix: true }],
-    ["/apis/apps.kruise.io/v1alpha1/nodeimages/n", { kind: "NodeImage", namespace: undefined, name: "n", subresource: undefined, watchPrefix: false }],
-    ["/apis/coordination.k8s.io/v1/namespaces/x/leases/l", { kind: "Lease", namespace: "x", name: "l", subresource: undefined, watchPrefix: false }]
+    [
+      "/apis/apps.kruise.io/v1alpha1/nodeimages/n",
+      { kind: "NodeImage", namespace: undefined, name: "n", subresource: undefined, watchPrefix: false }
+    ],
+    [
+      "/apis/coordination.k8s.io/v1/namespaces/x/leases/l",
+      { kind: "Lease", namespace: "x", name: "l", subresource: undefined, watchPrefix: false }
+    ]
   ])("%s", (path, expected) => {
     expect(resource(path)).toEqual(expected)
   })

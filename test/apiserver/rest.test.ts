@@ -88,14 +88,21 @@ describe("create, get, update", () => {
     expect(unconditional.json.details.causes).toEqual([
       { reason: "FieldValueInvalid", message: "Invalid value: 0x0: must be specified for an update", field: "metadata.resourceVersion" }
     ])
-    const renamed = await request(server, ipjPath(ns, "job"), { method: "PUT", body: { ...replaced.json, metadata: { ...replaced.json.metadata, name: "other" } } })
+    const renamed = await request(server, ipjPath(ns, "job"), {
+      method: "PUT",
+      body: { ...replaced.json, metadata: { ...replaced.json.metadata, name: "other" } }
+    })
     expect(renamed.json.message).toBe("the name of the object (other) does not match the name on the URL (job)")
   })
 
   it("the status subresource: the main resource ignores status, /status changes only status", async () => {
     const ns = await namespace(server)
     const created = await create(ns, imagePullJob("job"))
-    const main = await request(server, ipjPath(ns, "job"), { method: "PATCH", contentType: mergePatch, body: { status: { message: "ignored" } } })
+    const main = await request(server, ipjPath(ns, "job"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { status: { message: "ignored" } }
+    })
     expect(main.json.status).toBeUndefined()
     const status = await request(server, `${ipjPath(ns, "job")}/status`, {
       method: "PATCH",
@@ -153,7 +160,10 @@ describe("patches", () => {
     const failed = await request(server, ipjPath(ns, "job"), {
       method: "PATCH",
       contentType: jsonPatch,
-      body: [{ op: "test", path: "/spec/image", value: "nginx:1.25" }, { op: "remove", path: "/spec/pullSecrets" }]
+      body: [
+        { op: "test", path: "/spec/image", value: "nginx:1.25" },
+        { op: "remove", path: "/spec/pullSecrets" }
+      ]
     })
     expect(failed.status).toBe(422)
     expect(failed.json).toMatchObject({
@@ -166,12 +176,16 @@ describe("patches", () => {
 
   it("strategic merge patch is 415 on custom resources, as on a real server", async () => {
     const name = unique("node")
-    await request(server, nodeImagePath(), { method: "POST", body: { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec: {} } })
+    await request(server, nodeImagePath(), {
+      method: "POST",
+      body: { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec: {} }
+    })
     const refused = await request(server, nodeImagePath(name), { method: "PATCH", contentType: strategic, body: { spec: {} } })
     expect(refused.status).toBe(415)
     expect(refused.json).toMatchObject({
       reason: "UnsupportedMediaType",
-      message: "the body of the request was in an unknown format - accepted media types include: " +
+      message:
+        "the body of the request was in an unknown format - accepted media types include: " +
         "application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml"
     })
   })
@@ -182,7 +196,12 @@ describe("patches", () => {
       apiVersion: "v1",
       kind: "Pod",
       metadata: { name: "p", finalizers: ["a/b"] },
-      spec: { containers: [{ name: "main", image: "nginx", env: [{ name: "A", value: "1" }] }, { name: "side", image: "busybox" }] }
+      spec: {
+        containers: [
+          { name: "main", image: "nginx", env: [{ name: "A", value: "1" }] },
+          { name: "side", image: "busybox" }
+        ]
+      }
     }
     expect((await request(server, `/api/v1/namespaces/${ns}/pods`, { method: "POST", body: pod })).status).toBe(201)
     const patched = await request(server, `/api/v1/namespaces/${ns}/pods/p`, {
@@ -190,15 +209,36 @@ describe("patches", () => {
       contentType: strategic,
       body: {
         metadata: { finalizers: ["c/d"] },
-        spec: { containers: [{ name: "main", env: [{ name: "B", value: "2" }] }, { name: "side", $patch: "delete" }] }
+        spec: {
+          containers: [
+            { name: "main", env: [{ name: "B", value: "2" }] },
+            { name: "side", $patch: "delete" }
+          ]
+        }
       }
     })
     expect(patched.status, patched.text).toBe(200)
     expect(patched.json.metadata.finalizers).toEqual(["a/b", "c/d"])
-    expect(patched.json.spec.containers).toEqual([{ name: "main", image: "nginx", env: [{ name: "A", value: "1" }, { name: "B", value: "2" }] }])
+    expect(patched.json.spec.containers).toEqual([
+      {
+        name: "main",
+        image: "nginx",
+        env: [
+          { name: "A", value: "1" },
+          { name: "B", value: "2" }
+        ]
+      }
+    ])
     const node = unique("node")
-    await request(server, "/api/v1/nodes", { method: "POST", body: { apiVersion: "v1", kind: "Node", metadata: { name: node, labels: { a: "1" } } } })
-    const cordoned = await request(server, `/api/v1/nodes/${node}`, { method: "PATCH", contentType: strategic, body: { spec: { unschedulable: true } } })
+    await request(server, "/api/v1/nodes", {
+      method: "POST",
+      body: { apiVersion: "v1", kind: "Node", metadata: { name: node, labels: { a: "1" } } }
+    })
+    const cordoned = await request(server, `/api/v1/nodes/${node}`, {
+      method: "PATCH",
+      contentType: strategic,
+      body: { spec: { unschedulable: true } }
+    })
     expect(cordoned.json.spec).toEqual({ unschedulable: true })
     expect(cordoned.json.metadata.labels).toEqual({ a: "1" })
   })
@@ -206,7 +246,11 @@ describe("patches", () => {
   it("a patch that leaves the object unchanged keeps its resourceVersion", async () => {
     const ns = await namespace(server)
     const created = await create(ns, imagePullJob("job"))
-    const same = await request(server, ipjPath(ns, "job"), { method: "PATCH", contentType: mergePatch, body: { spec: { image: "nginx:1.25" } } })
+    const same = await request(server, ipjPath(ns, "job"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { spec: { image: "nginx:1.25" } }
+    })
     expect(same.json.metadata.resourceVersion).toBe(created.metadata.resourceVersion)
   })
 })
@@ -226,7 +270,11 @@ describe("delete", () => {
       body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Background" }
     })
     expect(marked.json.metadata.deletionTimestamp).toMatch(/Z$/)
-    const released = await request(server, ipjPath(ns, "held"), { method: "PATCH", contentType: mergePatch, body: { metadata: { finalizers: null } } })
+    const released = await request(server, ipjPath(ns, "held"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { metadata: { finalizers: null } }
+    })
     expect(released.status).toBe(200)
     expect((await request(server, ipjPath(ns, "held"))).status).toBe(404)
   })
@@ -289,7 +337,9 @@ describe("built-in kinds", () => {
     expect(deleting.json.metadata.deletionTimestamp).toBeDefined()
     const refused = await request(server, ipjPath(ns), { method: "POST", body: imagePullJob("late") })
     expect(refused.status).toBe(403)
-    expect(refused.json.message).toBe(`imagepulljobs.apps.kruise.io "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`)
+    expect(refused.json.message).toBe(
+      `imagepulljobs.apps.kruise.io "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`
+    )
     await eventually(async () => expect((await request(server, ipjPath(ns, "free"))).status).toBe(404))
     expect((await request(server, ipjPath(ns, "job"))).json.metadata.deletionTimestamp).toBeDefined()
     await request(server, ipjPath(ns, "job"), { method: "PATCH", contentType: mergePatch, body: { metadata: { finalizers: null } } })
@@ -311,7 +361,15 @@ describe("negotiation and authentication", () => {
     try {
       const anonymous = await request(guarded, "/api/v1/namespaces")
       expect(anonymous.status).toBe(401)
-      expect(anonymous.json).toEqual({ kind: "Status", apiVersion: "v1", metadata: {}, status: "Failure", message: "Unauthorized", reason: "Unauthorized", code: 401 })
+      expect(anonymous.json).toEqual({
+        kind: "Status",
+        apiVersion: "v1",
+        metadata: {},
+        status: "Failure",
+        message: "Unauthorized",
+        reason: "Unauthorized",
+        code: 401
+      })
       expect((await request(guarded, "/version", { token: "wrong" })).status).toBe(401)
       expect((await request(guarded, "/api/v1/namespaces", { token: "s3cret" })).status).toBe(200)
       expect((await request(guarded, "/readyz")).status).toBe(200)

@@ -38,7 +38,11 @@ export const request = async (server: { readonly url: string }, path: string, op
     headers["content-type"] = options.contentType ?? "application/json"
     body = typeof options.body === "string" ? options.body : JSON.stringify(options.body)
   }
-  const response = await fetch(`${server.url}${path}`, { method: options.method ?? "GET", headers, ...(body === undefined ? {} : { body }) })
+  const response = await fetch(`${server.url}${path}`, {
+    method: options.method ?? "GET",
+    headers,
+    ...(body === undefined ? {} : { body })
+  })
   const text = await response.text()
   let json: unknown
   try {
@@ -63,7 +67,11 @@ export interface OpenWatch {
   readonly close: () => void
 }
 
-export const watch = async (server: { readonly url: string }, path: string, options: { readonly accept?: string } = {}): Promise<OpenWatch> => {
+export const watch = async (
+  server: { readonly url: string },
+  path: string,
+  options: { readonly accept?: string } = {}
+): Promise<OpenWatch> => {
   const controller = new AbortController()
   const response = await fetch(`${server.url}${path}`, {
     signal: controller.signal,
@@ -119,7 +127,10 @@ export const imagePullJob = (name: string, spec: Record<string, unknown> = {}, m
 /** A namespace of the test's own, created over HTTP. */
 export const namespace = async (server: { readonly url: string }, prefix = "test"): Promise<string> => {
   const name = unique(prefix)
-  const created = await request(server, "/api/v1/namespaces", { method: "POST", body: { apiVersion: "v1", kind: "Namespace", metadata: { name } } })
+  const created = await request(server, "/api/v1/namespaces", {
+    method: "POST",
+    body: { apiVersion: "v1", kind: "Namespace", metadata: { name } }
+  })
   if (created.status !== 201) throw new Error(`namespace ${name}: ${created.text}`)
   return name
 }

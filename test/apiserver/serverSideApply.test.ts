@@ -41,7 +41,12 @@ const file = (kubectl: Kubectl, name: string, text: string) => {
 }
 
 const managed = (object: any) =>
-  Object.fromEntries((object.metadata.managedFields ?? []).map((m: any) => [`${m.manager}/${m.operation}${m.subresource ? `/${m.subresource}` : ""}`, m.fieldsV1]))
+  Object.fromEntries(
+    (object.metadata.managedFields ?? []).map((m: any) => [
+      `${m.manager}/${m.operation}${m.subresource ? `/${m.subresource}` : ""}`,
+      m.fieldsV1
+    ])
+  )
 
 describe("the apply API", () => {
   it("needs a fieldManager; force only with apply; the configuration's version must be the resource's", async () => {
@@ -52,27 +57,50 @@ describe("the apply API", () => {
       code: 422,
       message: 'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
     })
-    const forced = await request(server, `${ipjPath(ns, "api")}?force=true`, { method: "PATCH", contentType: "application/merge-patch+json", body: "{}" })
-    expect(forced.json).toMatchObject({ code: 422, message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch' })
-    const wrong = await request(server, `${ipjPath(ns, "api")}?fieldManager=m`, { method: "PATCH", contentType: apply, body: "apiVersion: v1\nkind: ImagePullJob\n" })
-    expect(wrong.json).toMatchObject({ code: 400, message: "Incorrect version specified in apply patch. Specified patch version: v1, expected: apps.kruise.io/v1alpha1" })
+    const forced = await request(server, `${ipjPath(ns, "api")}?force=true`, {
+      method: "PATCH",
+      contentType: "application/merge-patch+json",
+      body: "{}"
+    })
+    expect(forced.json).toMatchObject({
+      code: 422,
+      message: 'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch'
+    })
+    const wrong = await request(server, `${ipjPath(ns, "api")}?fieldManager=m`, {
+      method: "PATCH",
+      contentType: apply,
+      body: "apiVersion: v1\nkind: ImagePullJob\n"
+    })
+    expect(wrong.json).toMatchObject({
+      code: 400,
+      message: "Incorrect version specified in apply patch. Specified patch version: v1, expected: apps.kruise.io/v1alpha1"
+    })
     const created = await request(server, `${ipjPath(ns, "api")}?fieldManager=m`, { method: "PATCH", contentType: apply, body })
     expect(created.status).toBe(201)
-    expect(created.json.metadata.managedFields).toEqual([{
-      manager: "m",
-      operation: "Apply",
-      apiVersion: "apps.kruise.io/v1alpha1",
-      time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
-      fieldsType: "FieldsV1",
-      fieldsV1: { "f:spec": { "f:image": {} } }
-    }])
+    expect(created.json.metadata.managedFields).toEqual([
+      {
+        manager: "m",
+        operation: "Apply",
+        apiVersion: "apps.kruise.io/v1alpha1",
+        time: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/),
+        fieldsType: "FieldsV1",
+        fieldsV1: { "f:spec": { "f:image": {} } }
+      }
+    ])
   })
 
   it("refuses list items that collide or lack their keys, naming the path", async () => {
     const ns = await namespace(server)
     const pod = (containers: unknown) => JSON.stringify({ apiVersion: "v1", kind: "Pod", metadata: { name: "p" }, spec: { containers } })
     const path = `/api/v1/namespaces/${ns}/pods/p?fieldManager=m`
-    const twice = await request(server, path, { method: "PATCH", contentType: apply, body: pod([{ name: "app", image: "a" }, { name: "app", image: "b" }]) })
+    const twice = await request(server, path, {
+      method: "PATCH",
+      contentType: apply,
+      body: pod([
+        { name: "app", image: "a" },
+        { name: "app", image: "b" }
+      ])
+    })
     expect(twice.json).toMatchObject({
       code: 400,
       message: 'failed to create typed patch object (/v1, Kind=Pod): .spec.containers: duplicate entries for key [name="app"]'
@@ -88,7 +116,9 @@ describe("the apply API", () => {
 
   it("an object written without field management: its fields are first those of before-first-apply", async () => {
     const ns = await namespace(server)
-    await Effect.runPromise(server.api.create(resources.imagePullJob, imagePullJob("old", { parallelism: 2 }, { namespace: ns }) as KubeObject))
+    await Effect.runPromise(
+      server.api.create(resources.imagePullJob, imagePullJob("old", { parallelism: 2 }, { namespace: ns }) as KubeObject)
+    )
     const body = JSON.stringify(imagePullJob("old", { parallelism: 3 }))
     const refused = await request(server, `${ipjPath(ns, "old")}?fieldManager=m`, { method: "PATCH", contentType: apply, body })
     expect(refused.json).toMatchObject({
@@ -130,7 +160,11 @@ describe("the apply API", () => {
       "scaler/Update": { "f:spec": { "f:parallelism": {} } }
     })
     // [{}] clears managedFields, as kube-apiserver documents.
-    const cleared = await request(server, ipjPath(ns, "ua"), { method: "PATCH", contentType: "application/merge-patch+json", body: { metadata: { managedFields: [{}] } } })
+    const cleared = await request(server, ipjPath(ns, "ua"), {
+      method: "PATCH",
+      contentType: "application/merge-patch+json",
+      body: { metadata: { managedFields: [{}] } }
+    })
     expect(cleared.json.metadata.managedFields).toBeUndefined()
   })
 })
@@ -140,28 +174,35 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(server)
     const first = file(kubectl, "job.yaml", job("  parallelism: 2\n"))
-    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", first])).toMatchObject({ code: 0, stdout: "imagepulljob.apps.kruise.io/web serverside-applied\n" })
+    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", first])).toMatchObject({
+      code: 0,
+      stdout: "imagepulljob.apps.kruise.io/web serverside-applied\n"
+    })
     const created = (await request(server, ipjPath(ns, "web"))).json
     expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", first])).toMatchObject({ code: 0 })
     const again = (await request(server, ipjPath(ns, "web"))).json
     expect(again.metadata.resourceVersion).toBe(created.metadata.resourceVersion)
-    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job("  parallelism: 4\n"))])).toMatchObject({ code: 0 })
+    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job("  parallelism: 4\n"))])).toMatchObject({
+      code: 0
+    })
     const changed = (await request(server, ipjPath(ns, "web"))).json
     expect(changed.spec.parallelism).toBe(4)
     expect(changed.metadata.generation).toBe(2)
 
     const shown = await kubectl(["get", "imagepulljob", "web", "-n", ns, "-o", "yaml", "--show-managed-fields"])
-    expect(parse(shown.stdout).metadata.managedFields).toEqual([{
-      apiVersion: "apps.kruise.io/v1alpha1",
-      fieldsType: "FieldsV1",
-      fieldsV1: {
-        "f:metadata": { "f:labels": { "f:team": {} } },
-        "f:spec": { "f:image": {}, "f:parallelism": {}, "f:selector": { "f:names": {} } }
-      },
-      manager: "kubectl",
-      operation: "Apply",
-      time: expect.any(String)
-    }])
+    expect(parse(shown.stdout).metadata.managedFields).toEqual([
+      {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        fieldsType: "FieldsV1",
+        fieldsV1: {
+          "f:metadata": { "f:labels": { "f:team": {} } },
+          "f:spec": { "f:image": {}, "f:parallelism": {}, "f:selector": { "f:names": {} } }
+        },
+        manager: "kubectl",
+        operation: "Apply",
+        time: expect.any(String)
+      }
+    ])
     // Without the flag, kubectl hides them.
     expect(parse((await kubectl(["get", "imagepulljob", "web", "-n", ns, "-o", "yaml"])).stdout).metadata.managedFields).toBeUndefined()
   })
@@ -169,15 +210,26 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
   it("two field managers conflict over a value; --force-conflicts takes it over", async () => {
     const kubectl = kubectlFor(server)
     const ns = await namespace(server)
-    expect(await kubectl(["apply", "--server-side", "--field-manager=team-a", "-n", ns, "-f", file(kubectl, "a.yaml", job("  parallelism: 2\n"))]))
-      .toMatchObject({ code: 0 })
+    expect(
+      await kubectl([
+        "apply",
+        "--server-side",
+        "--field-manager=team-a",
+        "-n",
+        ns,
+        "-f",
+        file(kubectl, "a.yaml", job("  parallelism: 2\n"))
+      ])
+    ).toMatchObject({ code: 0 })
     const b = file(kubectl, "b.yaml", job("  parallelism: 5\n"))
     const refused = await kubectl(["apply", "--server-side", "--field-manager=team-b", "-n", ns, "-f", b])
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain('Apply failed with 1 conflict: conflict with "team-a": .spec.parallelism')
     expect((await request(server, ipjPath(ns, "web"))).json.spec.parallelism).toBe(2)
 
-    expect(await kubectl(["apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-n", ns, "-f", b])).toMatchObject({ code: 0 })
+    expect(await kubectl(["apply", "--server-side", "--field-manager=team-b", "--force-conflicts", "-n", ns, "-f", b])).toMatchObject({
+      code: 0
+    })
     const taken = (await request(server, ipjPath(ns, "web"))).json
     expect(taken.spec.parallelism).toBe(5)
     expect(managed(taken)["team-a/Apply"]["f:spec"]).toEqual({ "f:image": {}, "f:selector": { "f:names": {} } })
@@ -190,14 +242,19 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
     const full = file(kubectl, "job.yaml", job("  parallelism: 2\n  pullSecrets: [regcred]\n", "    team: a\n    tier: web\n"))
     expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", full])).toMatchObject({ code: 0 })
     // Another applier also sets tier: it stays when kubectl drops it; parallelism and pullSecrets go.
-    const other = "apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata:\n  name: web\n  labels:\n    tier: web\nspec:\n  image: nginx:1.25\n"
-    expect(await kubectl(["apply", "--server-side", "--field-manager=other", "-n", ns, "-f", file(kubectl, "other.yaml", other)])).toMatchObject({ code: 0 })
+    const other =
+      "apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata:\n  name: web\n  labels:\n    tier: web\nspec:\n  image: nginx:1.25\n"
+    expect(
+      await kubectl(["apply", "--server-side", "--field-manager=other", "-n", ns, "-f", file(kubectl, "other.yaml", other)])
+    ).toMatchObject({ code: 0 })
     expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job(""))])).toMatchObject({ code: 0 })
     const pruned = (await request(server, ipjPath(ns, "web"))).json
     expect(pruned.metadata.labels).toEqual({ team: "a", tier: "web" })
     expect(pruned.spec.parallelism).toBe(1) // the CRD's default, back once the applied value is gone
     expect(pruned.spec.pullSecrets).toBeUndefined()
-    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job("", "    other: x\n"))])).toMatchObject({ code: 0 })
+    expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job("", "    other: x\n"))])).toMatchObject({
+      code: 0
+    })
     expect((await request(server, ipjPath(ns, "web"))).json.metadata.labels).toEqual({ other: "x", tier: "web" })
   })
 
@@ -216,9 +273,13 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
 
     const node = `n-${ns}`
     const nodeYaml = (labels: string) => `apiVersion: v1\nkind: Node\nmetadata:\n  name: ${node}\n  labels:\n${labels}`
-    expect(await kubectl(["apply", "--server-side", "--field-manager=a", "-f", file(kubectl, "node.yaml", nodeYaml("    x: \"1\"\n"))])).toMatchObject({ code: 0 })
+    expect(
+      await kubectl(["apply", "--server-side", "--field-manager=a", "-f", file(kubectl, "node.yaml", nodeYaml('    x: "1"\n'))])
+    ).toMatchObject({ code: 0 })
     expect(await kubectl(["label", "node", node, "zone=2"])).toMatchObject({ code: 0 })
-    expect(await kubectl(["patch", "node", node, "--subresource=status", "--type=merge", "-p", '{"status":{"capacity":{"cpu":"4"}}}'])).toMatchObject({ code: 0 })
+    expect(
+      await kubectl(["patch", "node", node, "--subresource=status", "--type=merge", "-p", '{"status":{"capacity":{"cpu":"4"}}}'])
+    ).toMatchObject({ code: 0 })
     const labelled = (await request(server, `/api/v1/nodes/${node}`)).json
     expect(labelled.metadata.labels).toEqual({ x: "1", zone: "2" })
     expect(managed(labelled)).toEqual({
@@ -226,7 +287,13 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
       "kubectl-label/Update": { "f:metadata": { "f:labels": { "f:zone": {} } } },
       "kubectl-patch/Update/status": { "f:status": { ".": {}, "f:capacity": { ".": {}, "f:cpu": {} } } }
     })
-    const conflict = await kubectl(["apply", "--server-side", "--field-manager=a", "-f", file(kubectl, "node.yaml", nodeYaml("    x: \"1\"\n    zone: \"3\"\n"))])
+    const conflict = await kubectl([
+      "apply",
+      "--server-side",
+      "--field-manager=a",
+      "-f",
+      file(kubectl, "node.yaml", nodeYaml('    x: "1"\n    zone: "3"\n'))
+    ])
     expect(conflict.stderr).toContain('Apply failed with 1 conflict: conflict with "kubectl-label" using v1: .metadata.labels.zone')
   })
 
@@ -235,7 +302,16 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
     const ns = await namespace(server)
     expect(await kubectl(["apply", "--server-side", "-n", ns, "-f", file(kubectl, "job.yaml", job(""))])).toMatchObject({ code: 0 })
     const status = "apiVersion: apps.kruise.io/v1alpha1\nkind: ImagePullJob\nmetadata:\n  name: web\nstatus:\n  desired: 3\n  active: 1\n"
-    const applied = await kubectl(["apply", "--server-side", "--subresource=status", "--field-manager=ctl", "-n", ns, "-f", file(kubectl, "s.yaml", status)])
+    const applied = await kubectl([
+      "apply",
+      "--server-side",
+      "--subresource=status",
+      "--field-manager=ctl",
+      "-n",
+      ns,
+      "-f",
+      file(kubectl, "s.yaml", status)
+    ])
     expect(applied).toMatchObject({ code: 0 })
     const object = (await request(server, ipjPath(ns, "web"))).json
     expect(object.status).toMatchObject({ desired: 3, active: 1 })

@@ -8,7 +8,10 @@ const apply = (original: Record<string, unknown>, patch: unknown) => Result.getO
 const pod = {
   metadata: { labels: { a: "1" }, finalizers: ["x"] },
   spec: {
-    containers: [{ name: "main", image: "nginx", env: [{ name: "A", value: "1" }] }, { name: "side", image: "busybox" }],
+    containers: [
+      { name: "main", image: "nginx", env: [{ name: "A", value: "1" }] },
+      { name: "side", image: "busybox" }
+    ],
     tolerations: [{ key: "t1" }]
   }
 }
@@ -22,9 +25,20 @@ describe("strategic merge patch", () => {
   })
 
   it("lists with a merge key merge element by element; $patch: delete removes one", () => {
-    const patched = apply(pod, { spec: { containers: [{ name: "main", image: "nginx:2" }, { name: "new", image: "x" }, { name: "side", $patch: "delete" }] } })
+    const patched = apply(pod, {
+      spec: {
+        containers: [
+          { name: "main", image: "nginx:2" },
+          { name: "new", image: "x" },
+          { name: "side", $patch: "delete" }
+        ]
+      }
+    })
     expect(patched["spec"]).toMatchObject({
-      containers: [{ name: "main", image: "nginx:2", env: [{ name: "A", value: "1" }] }, { name: "new", image: "x" }]
+      containers: [
+        { name: "main", image: "nginx:2", env: [{ name: "A", value: "1" }] },
+        { name: "new", image: "x" }
+      ]
     })
   })
 

@@ -50,12 +50,12 @@ describe("structural schema", () => {
       "name: Too long: may not be more than 3 bytes",
       "name: Invalid value: \"ABCD\": name in body should match '^[a-z]+$'",
       "count: Invalid value: 9: count in body should be less than or equal to 5",
-      "mode: Unsupported value: \"C\": supported values: \"A\", \"B\"",
-      "either: Invalid value: \"number\": either in body must be of type integer,string: \"number\"",
+      'mode: Unsupported value: "C": supported values: "A", "B"',
+      'either: Invalid value: "number": either in body must be of type integer,string: "number"',
       "tags: Too many: 3: must have at most 2 items",
       "tags[0].k: Required value",
-      "labels[a]: Invalid value: \"integer\": labels[a] in body must be of type string: \"integer\"",
-      "when: Invalid value: \"yesterday\": when in body must be of type date-time: \"yesterday\""
+      'labels[a]: Invalid value: "integer": labels[a] in body must be of type string: "integer"',
+      'when: Invalid value: "yesterday": when in body must be of type date-time: "yesterday"'
     ])
     expect(schemaViolations(schema, { name: "ab", count: 1, either: "50%", when: "2030-01-01T00:00:00Z" })).toEqual([])
   })

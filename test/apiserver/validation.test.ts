@@ -11,11 +11,12 @@ beforeAll(async () => {
 afterAll(() => server.close())
 
 const decoderMessages = (kind: string, input: unknown): ReadonlyArray<string> => {
-  const result = kind === "ImagePullJob"
-    ? Result.map(decodeImagePullJob(input), () => undefined)
-    : kind === "ImageListPullJob"
-    ? Result.map(decodeImageListPullJob(input), () => undefined)
-    : Result.map(decodeNodeImage(input), () => undefined)
+  const result =
+    kind === "ImagePullJob"
+      ? Result.map(decodeImagePullJob(input), () => undefined)
+      : kind === "ImageListPullJob"
+        ? Result.map(decodeImageListPullJob(input), () => undefined)
+        : Result.map(decodeNodeImage(input), () => undefined)
   return Result.isFailure(result) ? result.failure.errors.map((e) => e.message) : []
 }
 
@@ -24,19 +25,49 @@ const nodeImagePath = "/apis/apps.kruise.io/v1alpha1/nodeimages"
 
 describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
   const cases: ReadonlyArray<readonly [string, string, string, Record<string, unknown>]> = [
-    ["ImagePullJob", "spec.selector", "can not set both names and labelSelector in this spec.selector", { image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } }],
+    [
+      "ImagePullJob",
+      "spec.selector",
+      "can not set both names and labelSelector in this spec.selector",
+      { image: "a", selector: { names: ["n"], matchLabels: { a: "b" } } }
+    ],
     ["ImagePullJob", "spec.selector.names", "duplicated name in selector names", { image: "a", selector: { names: ["n", "n"] } }],
     ["ImagePullJob", "spec", "can not set both selector and podSelector", { image: "a", selector: {}, podSelector: {} }],
-    ["ImagePullJob", "spec.completionPolicy", "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType", { image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } }],
-    ["ImagePullJob", "spec", "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)", { image: "a", completionPolicy: { activeDeadlineSeconds: 100 } }],
-    ["ImagePullJob", "spec.parallelism", "parallelism must be a non-negative integer or a percentage from 0% to 100%", { image: "a", parallelism: "200%" }],
+    [
+      "ImagePullJob",
+      "spec.completionPolicy",
+      "activeDeadlineSeconds and ttlSecondsAfterFinished can only work with Always CompletionPolicyType",
+      { image: "a", completionPolicy: { type: "Never", ttlSecondsAfterFinished: 5 } }
+    ],
+    [
+      "ImagePullJob",
+      "spec",
+      "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)",
+      { image: "a", completionPolicy: { activeDeadlineSeconds: 100 } }
+    ],
+    [
+      "ImagePullJob",
+      "spec.parallelism",
+      "parallelism must be a non-negative integer or a percentage from 0% to 100%",
+      { image: "a", parallelism: "200%" }
+    ],
     ["ImageListPullJob", "spec.images", "images cannot have duplicate values", { images: ["a", "b", "a"] }],
     // Upstream's webhook rules, refused by the CRD at once (issue 11), in upstream's words.
     ["ImagePullJob", "spec.image", "invalid image Nginx:1: repository name must be lowercase", { image: "Nginx:1" }],
     ["ImagePullJob", "spec.image", "image can not be empty", { image: "" }],
     ["ImageListPullJob", "spec.images[1]", "invalid image ...: invalid reference format", { images: ["nginx", "..."] }],
-    ["ImagePullJob", "spec.selector", "invalid selector: matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'", { image: "a", selector: { matchExpressions: [{ key: "a", operator: "In" }] } }],
-    ["ImagePullJob", "spec.completionPolicy.type", "unknown type of completionPolicy: Sometimes", { image: "a", completionPolicy: { type: "Sometimes" } }]
+    [
+      "ImagePullJob",
+      "spec.selector",
+      "invalid selector: matchExpressions[0].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",
+      { image: "a", selector: { matchExpressions: [{ key: "a", operator: "In" }] } }
+    ],
+    [
+      "ImagePullJob",
+      "spec.completionPolicy.type",
+      "unknown type of completionPolicy: Sometimes",
+      { image: "a", completionPolicy: { type: "Sometimes" } }
+    ]
   ]
 
   it.each(cases)("%s %s: %s", async (kind, field, message, spec) => {
@@ -56,7 +87,10 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
   it("NodeImage rules, with the messages the SPEC gives", async () => {
     const name = unique("node")
     const spec = { images: { nginx: { tags: [{ tag: "v1" }, { tag: "v1" }, { tag: "v2", version: -1 }] } } }
-    const answer = await request(server, nodeImagePath, { method: "POST", body: { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec } })
+    const answer = await request(server, nodeImagePath, {
+      method: "POST",
+      body: { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec }
+    })
     expect(answer.status).toBe(422)
     const messages = answer.json.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`)
     expect(messages).toContain(`spec.images: Invalid value: "object": duplicated tag v1 for image nginx`)
@@ -77,15 +111,22 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
       }
     })
     expect(answer.status).toBe(422)
-    const messages = answer.json.details.causes.map((c: { field: string; message: string; reason: string }) => `${c.reason} ${c.field}: ${c.message}`)
-    expect(messages).toEqual(expect.arrayContaining([
-      "FieldValueRequired spec.image: Required value",
-      `FieldValueInvalid spec.parallelism: Invalid value: "boolean": spec.parallelism in body must be of type integer,string: "boolean"`,
-      `FieldValueInvalid spec.completionPolicy.type: Invalid value: "string": unknown type of completionPolicy: Sometimes`,
-      "FieldValueInvalid spec.pullPolicy.timeoutSeconds: Invalid value: 0: spec.pullPolicy.timeoutSeconds in body should be greater than 0",
-      `FieldValueInvalid spec.pullSecrets: Invalid value: "string": spec.pullSecrets in body must be of type array: "string"`
-    ]))
-    const noSpec = await request(server, ipjPath(ns), { method: "POST", body: { apiVersion: kruise, kind: "ImagePullJob", metadata: { name: "bad" } } })
+    const messages = answer.json.details.causes.map(
+      (c: { field: string; message: string; reason: string }) => `${c.reason} ${c.field}: ${c.message}`
+    )
+    expect(messages).toEqual(
+      expect.arrayContaining([
+        "FieldValueRequired spec.image: Required value",
+        `FieldValueInvalid spec.parallelism: Invalid value: "boolean": spec.parallelism in body must be of type integer,string: "boolean"`,
+        `FieldValueInvalid spec.completionPolicy.type: Invalid value: "string": unknown type of completionPolicy: Sometimes`,
+        "FieldValueInvalid spec.pullPolicy.timeoutSeconds: Invalid value: 0: spec.pullPolicy.timeoutSeconds in body should be greater than 0",
+        `FieldValueInvalid spec.pullSecrets: Invalid value: "string": spec.pullSecrets in body must be of type array: "string"`
+      ])
+    )
+    const noSpec = await request(server, ipjPath(ns), {
+      method: "POST",
+      body: { apiVersion: kruise, kind: "ImagePullJob", metadata: { name: "bad" } }
+    })
     expect(noSpec.json.details.causes).toEqual([{ reason: "FieldValueRequired", message: "Required value", field: "spec" }])
   })
 
@@ -131,7 +172,10 @@ describe("unknown fields and defaults", () => {
     expect(warned.status).toBe(201)
     expect(warned.json.spec.foo).toBeUndefined()
     expect(warned.headers.get("warning")).toBe(`299 - "unknown field \\"spec.foo\\""`)
-    const ignored = await request(server, `${ipjPath(ns)}?fieldValidation=Ignore`, { method: "POST", body: imagePullJob("ignored", { foo: 1 }) })
+    const ignored = await request(server, `${ipjPath(ns)}?fieldValidation=Ignore`, {
+      method: "POST",
+      body: imagePullJob("ignored", { foo: 1 })
+    })
     expect(ignored.status).toBe(201)
     expect(ignored.json.spec.foo).toBeUndefined()
     expect(ignored.headers.get("warning")).toBeNull()
@@ -156,7 +200,12 @@ describe("unknown fields and defaults", () => {
     expect(patched.json.spec.imagePullPolicy).toBe("IfNotPresent")
     const node = await request(server, nodeImagePath, {
       method: "POST",
-      body: { apiVersion: kruise, kind: "NodeImage", metadata: { name: unique("node") }, spec: { images: { ubuntu: { tags: [{ tag: "latest" }] } } } }
+      body: {
+        apiVersion: kruise,
+        kind: "NodeImage",
+        metadata: { name: unique("node") },
+        spec: { images: { ubuntu: { tags: [{ tag: "latest" }] } } }
+      }
     })
     expect(node.json.spec.images.ubuntu.tags).toEqual([{ tag: "latest", version: 0, imagePullPolicy: "IfNotPresent" }])
   })
@@ -185,7 +234,9 @@ describe("decoder admission (opt-in): the controller's own validation, as a webh
       const fine = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("fine") })
       expect(fine.status).toBe(201)
       // Without the option the server accepts what the CRD accepts, as a real cluster does.
-      expect((await request(server, ipjPath("default"), { method: "POST", body: imagePullJob(unique("labels"), badLabels) })).status).toBe(201)
+      expect((await request(server, ipjPath("default"), { method: "POST", body: imagePullJob(unique("labels"), badLabels) })).status).toBe(
+        201
+      )
     } finally {
       await strict.close()
     }

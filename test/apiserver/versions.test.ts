@@ -41,7 +41,11 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     // Writing back what was read through the other version changes nothing: same resourceVersion.
     const unchanged = await request(server, jobs("v1alpha1", ns, "j"), { method: "PUT", body: alpha.json })
     expect(unchanged.json.metadata.resourceVersion).toBe(created.json.metadata.resourceVersion)
-    const patched = await request(server, jobs("v1alpha1", ns, "j"), { method: "PATCH", contentType: mergePatch, body: { spec: { parallelism: 3 } } })
+    const patched = await request(server, jobs("v1alpha1", ns, "j"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { spec: { parallelism: 3 } }
+    })
     expect(patched.json).toMatchObject({ apiVersion: "apps.kruise.io/v1alpha1", metadata: { generation: 2 } })
     expect((await request(server, jobs("v1beta1", ns, "j"))).json.spec.parallelism).toBe(3)
   })

@@ -26,11 +26,7 @@ interface Run {
   readonly stderr: string
 }
 
-const run = (
-  command: string,
-  args: ReadonlyArray<string>,
-  options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}
-): Run => {
+const run = (command: string, args: ReadonlyArray<string>, options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Run => {
   const result = spawnSync(command, args, {
     cwd: options.cwd ?? root,
     env: options.env ?? baseEnv,

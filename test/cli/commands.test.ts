@@ -44,7 +44,7 @@ describe("preheat command line", () => {
   })
 
   it.each([
-    [["bogus"], "error: Unknown subcommand \"bogus\" for \"preheat\". See 'preheat --help'.\n"],
+    [["bogus"], 'error: Unknown subcommand "bogus" for "preheat". See \'preheat --help\'.\n'],
     [["crds", "--nope"], "error: Unrecognized flag: --nope in command preheat crds. See 'preheat crds --help'.\n"],
     [["version", "--out"], "error: Unrecognized flag: --out in command preheat version. See 'preheat version --help'.\n"]
   ])("%j is a one-line usage error with exit code 2", (args, message) => {

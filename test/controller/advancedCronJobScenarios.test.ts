@@ -8,9 +8,13 @@ import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 
-const cronJob = (name: string, spec: Record<string, unknown>, template: Record<string, unknown> = {
-  imageListPullJobTemplate: { metadata: { labels: { app: "prefetch" } }, spec: { images: ["nginx:1.25", "redis:7.0"], parallelism: 2 } }
-}): KubeObject => ({
+const cronJob = (
+  name: string,
+  spec: Record<string, unknown>,
+  template: Record<string, unknown> = {
+    imageListPullJobTemplate: { metadata: { labels: { app: "prefetch" } }, spec: { images: ["nginx:1.25", "redis:7.0"], parallelism: 2 } }
+  }
+): KubeObject => ({
   apiVersion: "apps.kruise.io/v1alpha1",
   kind: "AdvancedCronJob",
   metadata: { name, namespace: "default" },
@@ -19,13 +23,13 @@ const cronJob = (name: string, spec: Record<string, unknown>, template: Record<s
 
 const status = (o: KubeObject) => (o["status"] ?? {}) as Record<string, unknown>
 
-const listJobNames = Effect.gen(function*() {
+const listJobNames = Effect.gen(function* () {
   const api = yield* KubeApi
   return (yield* api.list(resources.imageListPullJob, { namespace: "default" })).items.map((j) => j.metadata.name).sort()
 })
 
 const eventReasons = (name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const events = (yield* api.list(resources.event, { namespace: "default" })).items
     return events.filter((e) => (e["involvedObject"] as { name: string }).name === name).map((e) => e["reason"])
@@ -33,7 +37,7 @@ const eventReasons = (name: string) =>
 
 describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
   it.effect("each minute an owned ImageListPullJob that completes on the nodes; history limit 3; GC with the cron job", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // startCluster leaves the clock at 31 s: runs fall at 60 s, 120 s, ...
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 2000 })
       const api = yield* KubeApi
@@ -72,10 +76,11 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
       yield* api.delete(resources.advancedCronJob, { name: "warm", namespace: "default" })
       yield* advance(2000)
       expect(yield* listJobNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("Forbid: no new run while one is still pulling; the missed run starts when it finished", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 100_000 })
       const api = yield* KubeApi
       yield* api.create(resources.advancedCronJob, cronJob("slow", { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid" }))
@@ -91,41 +96,55 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
         lastScheduleTime: "1970-01-01T00:02:00Z",
         active: [{ name: "slow-120" }]
       })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a jobTemplate cron job is reported as not supported and never run", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.advancedCronJob, cronJob("batch", { schedule: "*/1 * * * *" }, {
-        jobTemplate: { spec: { template: { spec: { containers: [{ name: "c", image: "busybox" }], restartPolicy: "Never" } } } }
-      }))
+      yield* api.create(
+        resources.advancedCronJob,
+        cronJob(
+          "batch",
+          { schedule: "*/1 * * * *" },
+          {
+            jobTemplate: { spec: { template: { spec: { containers: [{ name: "c", image: "busybox" }], restartPolicy: "Never" } } } }
+          }
+        )
+      )
       yield* advance(120_000)
       const cron = yield* get(resources.advancedCronJob, "batch", "default")
       expect(status(cron)).toMatchObject({ type: "Job" })
-      expect((status(cron)["conditions"] as Array<unknown>)).toContainEqual(expect.objectContaining({
-        type: "Supported",
-        status: "False",
-        reason: "TemplateNotSupported"
-      }))
+      expect(status(cron)["conditions"] as Array<unknown>).toContainEqual(
+        expect.objectContaining({
+          type: "Supported",
+          status: "False",
+          reason: "TemplateNotSupported"
+        })
+      )
       expect(yield* eventReasons("batch")).toEqual(["TemplateNotSupported"])
       expect(yield* listJobNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("what only the decoder refuses (an unknown time zone) is reported Valid=False with a warning, never run", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.advancedCronJob, cronJob("mars", { schedule: "*/1 * * * *", timeZone: "Mars/Olympus" }))
       yield* advance(90_000)
       const cron = yield* get(resources.advancedCronJob, "mars", "default")
-      expect((status(cron)["conditions"] as Array<unknown>)).toEqual([expect.objectContaining({
-        type: "Valid",
-        status: "False",
-        reason: "Invalid",
-        message: "spec.timeZone: unknown time zone Mars/Olympus"
-      })])
+      expect(status(cron)["conditions"] as Array<unknown>).toEqual([
+        expect.objectContaining({
+          type: "Valid",
+          status: "False",
+          reason: "Invalid",
+          message: "spec.timeZone: unknown time zone Mars/Olympus"
+        })
+      ])
       expect(yield* eventReasons("mars")).toEqual(["Invalid"])
       expect(yield* listJobNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

@@ -70,14 +70,16 @@ describe("decideAdvancedCronJob: a run falls due", () => {
         namespace: "ns",
         labels: { app: "prefetch" },
         annotations: { note: "nightly", [scheduledTimeAnnotation]: "2026-12-01T12:00:00Z" },
-        ownerReferences: [{
-          apiVersion: "apps.kruise.io/v1alpha1",
-          kind: "AdvancedCronJob",
-          name: "warm",
-          uid: "cron-uid",
-          controller: true,
-          blockOwnerDeletion: true
-        }]
+        ownerReferences: [
+          {
+            apiVersion: "apps.kruise.io/v1alpha1",
+            kind: "AdvancedCronJob",
+            name: "warm",
+            uid: "cron-uid",
+            controller: true,
+            blockOwnerDeletion: true
+          }
+        ]
       },
       spec: cron.spec.template.imageListPullJobTemplate!.spec
     })
@@ -86,7 +88,10 @@ describe("decideAdvancedCronJob: a run falls due", () => {
       lastScheduleTime: "2026-12-01T12:00:00Z",
       active: [{ kind: "ImageListPullJob", name: `warm-${unix("2026-12-01T12:00:00Z")}`, namespace: "ns" }]
     })
-    expect(d.status.conditions?.map((c) => [c.type, c.status])).toEqual([["Valid", "True"], ["Supported", "True"]])
+    expect(d.status.conditions?.map((c) => [c.type, c.status])).toEqual([
+      ["Valid", "True"],
+      ["Supported", "True"]
+    ])
     expect(d.events).toEqual([{ type: "Normal", reason: "SuccessfulCreate", message: `Created job warm-${unix("2026-12-01T12:00:00Z")}` }])
     expect(d.wakeAt).toBe(at("2026-12-01T12:05:00Z"))
   })
@@ -229,15 +234,21 @@ describe("decideAdvancedCronJob: time zones", () => {
   })
 
   it("fall back: a fixed 01:30 run starts once, at the first 01:30 (EDT); an interval runs in both hours", () => {
-    const fixed = cronJob({ schedule: "30 1 * * *", timeZone: "America/New_York" }, {
-      status: { lastScheduleTime: "2026-11-01T05:30:00Z" }
-    })
+    const fixed = cronJob(
+      { schedule: "30 1 * * *", timeZone: "America/New_York" },
+      {
+        status: { lastScheduleTime: "2026-11-01T05:30:00Z" }
+      }
+    )
     // 01:30 EDT = 05:30Z already ran; 01:30 EST (06:30Z) is not another run: next is the 2nd, 01:30 EST.
     expect(decideAdvancedCronJob(fixed, [], at("2026-11-01T06:45:00Z")).create).toBeUndefined()
     expect(decideAdvancedCronJob(fixed, [], at("2026-11-01T06:45:00Z")).wakeAt).toBe(at("2026-11-02T06:30:00Z"))
-    const interval = cronJob({ schedule: "*/30 1 * * *", timeZone: "America/New_York" }, {
-      status: { lastScheduleTime: "2026-11-01T05:30:00Z" }
-    })
+    const interval = cronJob(
+      { schedule: "*/30 1 * * *", timeZone: "America/New_York" },
+      {
+        status: { lastScheduleTime: "2026-11-01T05:30:00Z" }
+      }
+    )
     expect(createdName(decideAdvancedCronJob(interval, [], at("2026-11-01T06:00:10Z")))).toBe(`warm-${unix("2026-11-01T06:00:00Z")}`)
   })
 

@@ -21,13 +21,15 @@ const withTag = (
   makeNodeImage(name, {
     images: {
       nginx: {
-        tags: [{
-          tag: "1.9.1",
-          version,
-          ownerReferences: [owner],
-          createdAt: "2026-12-02T10:00:00Z",
-          pullPolicy: tagPullPolicy(job.spec, `${jobUid}/${name}`)
-        }]
+        tags: [
+          {
+            tag: "1.9.1",
+            version,
+            ownerReferences: [owner],
+            createdAt: "2026-12-02T10:00:00Z",
+            pullPolicy: tagPullPolicy(job.spec, `${jobUid}/${name}`)
+          }
+        ]
       }
     },
     ...(phase === undefined ? {} : { statuses: { nginx: [{ tag: "1.9.1", phase, version, message: "boom" }] } })
@@ -107,7 +109,8 @@ describe("decideImagePullJob", () => {
 
   it("gives a Never job's tag a daily TTL and a deadline of max(1800, timeout)", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" }, pullPolicy: { timeoutSeconds: 3600 } })
-    const policy = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0, propagateEdits: true }).writes[0]!.entry!.tags[0]!.pullPolicy!
+    const policy = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0, propagateEdits: true }).writes[0]!.entry!.tags[0]!
+      .pullPolicy!
     expect(policy.activeDeadlineSeconds).toBe(3600)
     expect(Math.abs(policy.ttlSecondsAfterFinished! - 86400)).toBeLessThanOrEqual(600)
   })
@@ -158,7 +161,13 @@ describe("decideImagePullJob", () => {
   })
 
   it("a finished job edited afterwards keeps its result but observes the new generation", () => {
-    const status = { startTime: "2026-12-02T09:00:00Z", completionTime: "2026-12-02T09:55:00Z", desired: 1, succeeded: 1, observedGeneration: 1 }
+    const status = {
+      startTime: "2026-12-02T09:00:00Z",
+      completionTime: "2026-12-02T09:55:00Z",
+      desired: 1,
+      succeeded: 1,
+      observedGeneration: 1
+    }
     const job = makeJob({ image: "nginx:1.9.1" }, { status })
     const edited = { ...job, metadata: { ...job.metadata, generation: 2 } }
     const decision = decideImagePullJob({ job: edited, task, targets: [], stale: [], now: t0, propagateEdits: true })
@@ -186,7 +195,14 @@ describe("decideImagePullJob", () => {
 
   it("propagates an edited timeout to the tags it already wrote, without a new pull (SPEC §4.6)", () => {
     const job = makeJob({ image: "nginx:1.9.1", pullPolicy: { timeoutSeconds: 120 } })
-    const [write] = decideImagePullJob({ job, task, targets: [withTag("a", "Pulling", 2)], stale: [], now: t0, propagateEdits: true }).writes
+    const [write] = decideImagePullJob({
+      job,
+      task,
+      targets: [withTag("a", "Pulling", 2)],
+      stale: [],
+      now: t0,
+      propagateEdits: true
+    }).writes
     expect(write!.entry!.tags[0]).toMatchObject({ version: 2, pullPolicy: { timeoutSeconds: 120 } })
   })
 

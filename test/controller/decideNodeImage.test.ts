@@ -45,7 +45,10 @@ describe("decideNodeImage", () => {
   })
 
   it("fills in createdAt of a hand-written tag and never drops it for lacking one", () => {
-    const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images: { ubuntu: { tags: [{ tag: "latest", pullPolicy: { ttlSecondsAfterFinished: 300 } }] } } })
+    const nodeImage = makeNodeImage("node-1", {
+      labels: { zone: "a" },
+      images: { ubuntu: { tags: [{ tag: "latest", pullPolicy: { ttlSecondsAfterFinished: 300 } }] } }
+    })
     const decision = decide({ nodeImage })
     expect(decision.action).toBe("update")
     if (decision.action !== "update") return
@@ -53,7 +56,10 @@ describe("decideNodeImage", () => {
   })
 
   it("drops a tag whose owner jobs are all gone, and the image with it", () => {
-    const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images: { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z" }] } } })
+    const nodeImage = makeNodeImage("node-1", {
+      labels: { zone: "a" },
+      images: { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z" }] } }
+    })
     const decision = decide({ nodeImage, jobExists: () => false })
     expect(decision.action === "update" && [...decision.images]).toEqual([["nginx", undefined]])
   })
@@ -75,14 +81,24 @@ describe("decideNodeImage", () => {
     expect(none.action === "update" && none.images.get("nginx")).toMatchObject({ tags: [tag("u2")] })
     expect(none.action === "update" && none.images.get("nginx")).not.toHaveProperty("pullSecrets")
     // Two jobs on two tags of the image: the union of what they use.
-    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag("u3"), tag: "2" }]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
+    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag("u3"), tag: "2" }]), jobSecrets })).toEqual({
+      action: "none",
+      wakeAt: expect.any(Number)
+    })
     // A hand-written tag, or an owner whose secrets are unknown: nothing is dropped.
-    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag(), tag: "2" }]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
+    expect(decide({ nodeImage: nodeImage([tag("u1"), { ...tag(), tag: "2" }]), jobSecrets })).toEqual({
+      action: "none",
+      wakeAt: expect.any(Number)
+    })
     expect(decide({ nodeImage: nodeImage([tag("u9")]), jobSecrets })).toEqual({ action: "none", wakeAt: expect.any(Number) })
   })
 
   it("drops a tag once its TTL passed since it finished, and wakes for it before", () => {
-    const images = { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z", pullPolicy: { ttlSecondsAfterFinished: 600 } }] } }
+    const images = {
+      nginx: {
+        tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z", pullPolicy: { ttlSecondsAfterFinished: 600 } }]
+      }
+    }
     const statuses = { nginx: [{ tag: "1", phase: "Succeeded", version: 0, completionTime: "2026-12-02T09:55:00Z" }] }
     const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images, statuses })
     expect(decide({ nodeImage })).toEqual({ action: "none", wakeAt: Date.parse("2026-12-02T10:05:00Z") })
@@ -102,7 +118,11 @@ describe("decideNodeImage", () => {
   })
 
   it("marks a tag still pulling past its deadline plus the grace Failed", () => {
-    const images = { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z", pullPolicy: { activeDeadlineSeconds: 1200 } }] } }
+    const images = {
+      nginx: {
+        tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z", pullPolicy: { activeDeadlineSeconds: 1200 } }]
+      }
+    }
     const statuses = { nginx: [{ tag: "1", phase: "Pulling", version: 0 }] }
     const nodeImage = makeNodeImage("node-1", { labels: { zone: "a" }, images, statuses })
     expect(decide({ nodeImage, now: Date.parse("2026-12-02T09:29:59Z") }).action).toBe("none")
@@ -111,6 +131,4 @@ describe("decideNodeImage", () => {
       failures: [{ message: "pulling exceeds the activeDeadlineSeconds" }]
     })
   })
-
-
 })

@@ -40,7 +40,8 @@ const rollingDeployment = (o: Rolling = {}) => {
   const pods = [
     ...[1, 2, 3, 4].map((i) => pod(old, `web-aaa-${i}`, { node: `n${i}`, revisionLabel: "pod-template-hash", revision: "aaa" })),
     ...Array.from({ length: o.ready ?? 0 }, (_, i) =>
-      pod(next, `web-bbb-${i}`, { node: `n${i + 1}`, revisionLabel: "pod-template-hash", revision: "bbb" }))
+      pod(next, `web-bbb-${i}`, { node: `n${i + 1}`, revisionLabel: "pod-template-hash", revision: "bbb" })
+    )
   ]
   return { d, old, next, pods }
 }
@@ -87,8 +88,11 @@ describe("workload pre-download: Deployment", () => {
     })
     // A valid ImagePullJob by the project's own decoder (the API server checks the same through the CRD).
     expect(Result.isSuccess(decodeImagePullJob(job))).toBe(true)
-    expect(createdEvent(job))
-      .toEqual({ type: "Normal", reason: "CreatedImagePullJob", message: "created ImagePullJob web-bbb-app for image: web:2" })
+    expect(createdEvent(job)).toEqual({
+      type: "Normal",
+      reason: "CreatedImagePullJob",
+      message: "created ImagePullJob web-bbb-app for image: web:2"
+    })
   })
 
   it("the timeout annotation sets the pull timeout", () => {
@@ -140,7 +144,8 @@ describe("workload pre-download: Deployment", () => {
         ready
       })
       const unready = Array.from({ length: notReady }, (_, i) =>
-        pod(next, `web-bbb-x${i}`, { node: "n1", revisionLabel: "pod-template-hash", revision: "bbb", ready: false }))
+        pod(next, `web-bbb-x${i}`, { node: "n1", revisionLabel: "pod-template-hash", revision: "bbb", ready: false })
+      )
       return decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods: [...pods, ...unready] }))
     }
     expect(gate("2", 1).create).toEqual([])
@@ -221,11 +226,13 @@ describe("workload pre-download: Deployment", () => {
     const { d, next, old, pods } = rollingDeployment({ annotations: { "apps.kruise.io/image-predownload-parallelism": "ten" } })
     const first = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }))
     expect(first.create).toEqual([])
-    expect(first.events).toEqual([{
-      type: "Warning",
-      reason: "InvalidPreDownload",
-      message: "apps.kruise.io/image-predownload-parallelism: \"ten\" is not a positive integer"
-    }])
+    expect(first.events).toEqual([
+      {
+        type: "Warning",
+        reason: "InvalidPreDownload",
+        message: 'apps.kruise.io/image-predownload-parallelism: "ten" is not a positive integer'
+      }
+    ])
     const second = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }, { settled: first.settled }))
     expect(second.events).toEqual([])
   })
@@ -233,8 +240,12 @@ describe("workload pre-download: Deployment", () => {
   it.each([
     ["Recreate", { strategy: { type: "Recreate" } }, 4, "the Recreate strategy replaces every pod at once"],
     ["3 replicas", {}, 3, "3 replicas: pre-download starts above 3"],
-    ["maxUnavailable 100%", { strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "100%" } } }, 4,
-      "every pod is updated in one batch (maxUnavailable 4 >= replicas 4)"]
+    [
+      "maxUnavailable 100%",
+      { strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: "100%" } } },
+      4,
+      "every pod is updated in one batch (maxUnavailable 4 >= replicas 4)"
+    ]
   ])("skipped as upstream skips it: %s (one Normal event per revision)", (_name, spec, replicas, why) => {
     const { d, next, old, pods } = rollingDeployment({ spec, replicas })
     const first = decideWorkload(input("Deployment", d, { replicaSets: [old, next], pods }))
@@ -266,7 +277,8 @@ describe("workload pre-download: StatefulSet", () => {
       controllerRevision(set, "r2", { revision: 2 })
     ]
     const pods = [0, 1, 2, 3].map((i) =>
-      pod(set, `db-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: i === 3 ? "db-r2" : "db-r1" }))
+      pod(set, `db-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: i === 3 ? "db-r2" : "db-r1" })
+    )
     return { set, revisions, pods }
   }
 
@@ -319,7 +331,8 @@ describe("workload pre-download: DaemonSet", () => {
       controllerRevision(set, "h2", { revision: 2 })
     ]
     const pods = [0, 1, 2, 3].map((i) =>
-      pod(set, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: i < onNew ? "h2" : "h1" }))
+      pod(set, `agent-${i}`, { node: `n${i}`, revisionLabel: "controller-revision-hash", revision: i < onNew ? "h2" : "h1" })
+    )
     return { set, revisions, pods }
   }
 

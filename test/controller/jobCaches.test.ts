@@ -9,7 +9,7 @@ import { simulateDaemons } from "../support/simulatedDaemons.ts"
 
 describe("the controller's per-job caches", () => {
   it.effect("hold an entry per live job and none once the job is deleted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       for (const name of ["n1", "n2"]) yield* api.create(resources.node, readyNode(name))
       const controller = yield* makeController(defaultSettings)
@@ -32,5 +32,6 @@ describe("the controller's per-job caches", () => {
       // The finalizer is gone and so is the job: nothing of it may stay.
       expect((yield* Effect.flip(get(resources.imagePullJob, "a", "default")))._tag).toBe("NotFound")
       for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()]).toEqual(["default/b"])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

@@ -38,25 +38,27 @@ const summary = (tally: TargetTally) => ({
 
 describe("JobProgress", () => {
   it("kept up to date node by node, it tallies the targets as a walk of all of them does", () => {
-    fc.assert(fc.property(
-      fc.array(fc.constantFrom(...standings), { minLength: 1, maxLength: 30 }),
-      fc.array(fc.tuple(fc.nat(), fc.constantFrom(...standings), fc.boolean()), { maxLength: 60 }),
-      (initial, changes) => {
-        const names = initial.map((_, i) => `node-${i}`)
-        const store = new Map<string, NodeImage | undefined>(names.map((name, i) => [name, nodeImage(name, initial[i]!)]))
-        const lookup = (name: string) => store.get(name)
-        const progress = new JobProgress("f", names, task, lookup)
-        for (const [at, standing, reconcile] of changes) {
-          const name = names[at % names.length]!
-          store.set(name, nodeImage(name, standing))
-          progress.touched(name)
-          if (!reconcile) continue
-          progress.refresh(lookup)
-          const present = names.flatMap((n) => (store.get(n) === undefined ? [] : [store.get(n)!]))
-          expect(summary(progress.tally(lookup))).toEqual(summary(tallyOf(present, task)))
-          expect(progress.synced).toBe([...tallyOf(present, task).synced()].length)
+    fc.assert(
+      fc.property(
+        fc.array(fc.constantFrom(...standings), { minLength: 1, maxLength: 30 }),
+        fc.array(fc.tuple(fc.nat(), fc.constantFrom(...standings), fc.boolean()), { maxLength: 60 }),
+        (initial, changes) => {
+          const names = initial.map((_, i) => `node-${i}`)
+          const store = new Map<string, NodeImage | undefined>(names.map((name, i) => [name, nodeImage(name, initial[i]!)]))
+          const lookup = (name: string) => store.get(name)
+          const progress = new JobProgress("f", names, task, lookup)
+          for (const [at, standing, reconcile] of changes) {
+            const name = names[at % names.length]!
+            store.set(name, nodeImage(name, standing))
+            progress.touched(name)
+            if (!reconcile) continue
+            progress.refresh(lookup)
+            const present = names.flatMap((n) => (store.get(n) === undefined ? [] : [store.get(n)!]))
+            expect(summary(progress.tally(lookup))).toEqual(summary(tallyOf(present, task)))
+            expect(progress.synced).toBe([...tallyOf(present, task).synced()].length)
+          }
         }
-      }
-    ))
+      )
+    )
   })
 })

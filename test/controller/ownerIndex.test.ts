@@ -11,22 +11,24 @@ const sorted = <A>(xs: Iterable<A>) => [...xs].sort()
 
 describe("NodeSet", () => {
   it("holds what a Set of the same numbers holds", () => {
-    fc.assert(fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(300))), (ops) => {
-      const bits = new NodeSet()
-      const model = new Set<number>()
-      for (const [add, n] of ops) {
-        if (add) {
-          bits.add(n)
-          model.add(n)
-        } else {
-          bits.delete(n)
-          model.delete(n)
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.boolean(), fc.nat(300))), (ops) => {
+        const bits = new NodeSet()
+        const model = new Set<number>()
+        for (const [add, n] of ops) {
+          if (add) {
+            bits.add(n)
+            model.add(n)
+          } else {
+            bits.delete(n)
+            model.delete(n)
+          }
         }
-      }
-      expect(bits.size).toBe(model.size)
-      expect([...bits]).toEqual([...model].sort((a, b) => a - b))
-      for (let n = 0; n <= 300; n++) expect(bits.has(n)).toBe(model.has(n))
-    }))
+        expect(bits.size).toBe(model.size)
+        expect([...bits]).toEqual([...model].sort((a, b) => a - b))
+        for (let n = 0; n <= 300; n++) expect(bits.has(n)).toBe(model.has(n))
+      })
+    )
   })
 })
 
@@ -56,9 +58,11 @@ describe("OwnerIndex", () => {
     index.update("n2", n2, n2moved)
     const n1both = makeNodeImage("n1", { images: { nginx: owned("u1"), "nginx-next": owned("u1"), redis: owned("u2") } })
     index.update("n1", n1, n1both)
-    expect(sorted([...index.imagesOf("u1")].map(([node, image]) => `${node}/${image}`))).toEqual(
-      ["n1/nginx", "n1/nginx-next", "n2/nginx-next"]
-    )
+    expect(sorted([...index.imagesOf("u1")].map(([node, image]) => `${node}/${image}`))).toEqual([
+      "n1/nginx",
+      "n1/nginx-next",
+      "n2/nginx-next"
+    ])
     expect(sorted(index.nodesOf("u1"))).toEqual(["n1", "n2"])
 
     // n1 goes away; a new node reusing its number starts empty.

@@ -10,24 +10,31 @@ const source = (data: Record<string, string>, type = "kubernetes.io/dockerconfig
 
 describe("pull secret copies", () => {
   it("copies a referenced secret into the daemon's namespace with its provenance", () => {
-    const plan = planCopies([{ namespace: "team", name: "reg", jobs: ["team/b", "team/a"] }], () => source({ ".dockerconfigjson": "e30=" }), [], "preheat-daemon-config")
-    expect(plan.create).toEqual([{
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: {
-        name: "team.reg",
-        namespace: "preheat-daemon-config",
-        labels: { "preheat.kruise.io/secret-copy": "true", "app.kubernetes.io/managed-by": "preheat" },
-        annotations: {
-          "preheat.kruise.io/source-namespace": "team",
-          "preheat.kruise.io/source-name": "reg",
-          "preheat.kruise.io/source-uid": "s-uid",
-          "preheat.kruise.io/referenced-by": "team/a,team/b"
-        }
-      },
-      type: "kubernetes.io/dockerconfigjson",
-      data: { ".dockerconfigjson": "e30=" }
-    }])
+    const plan = planCopies(
+      [{ namespace: "team", name: "reg", jobs: ["team/b", "team/a"] }],
+      () => source({ ".dockerconfigjson": "e30=" }),
+      [],
+      "preheat-daemon-config"
+    )
+    expect(plan.create).toEqual([
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: {
+          name: "team.reg",
+          namespace: "preheat-daemon-config",
+          labels: { "preheat.kruise.io/secret-copy": "true", "app.kubernetes.io/managed-by": "preheat" },
+          annotations: {
+            "preheat.kruise.io/source-namespace": "team",
+            "preheat.kruise.io/source-name": "reg",
+            "preheat.kruise.io/source-uid": "s-uid",
+            "preheat.kruise.io/referenced-by": "team/a,team/b"
+          }
+        },
+        type: "kubernetes.io/dockerconfigjson",
+        data: { ".dockerconfigjson": "e30=" }
+      }
+    ])
   })
 
   it("keeps a copy in sync with its source and leaves an equal one alone", () => {
@@ -36,7 +43,9 @@ describe("pull secret copies", () => {
     const stored = { ...first, metadata: { ...first.metadata, resourceVersion: "7" } }
     expect(planCopies(refs, () => source({ ".dockerconfigjson": "e30=" }), [stored], "ns")).toEqual({ create: [], update: [], delete: [] })
     const changed = planCopies(refs, () => source({ ".dockerconfigjson": "bmV3" }), [stored], "ns")
-    expect(changed.update).toEqual([expect.objectContaining({ data: { ".dockerconfigjson": "bmV3" }, metadata: expect.objectContaining({ resourceVersion: "7" }) })])
+    expect(changed.update).toEqual([
+      expect.objectContaining({ data: { ".dockerconfigjson": "bmV3" }, metadata: expect.objectContaining({ resourceVersion: "7" }) })
+    ])
   })
 
   it("deletes copies nobody references, and does not copy secrets of other types", () => {
@@ -49,7 +58,7 @@ describe("pull secret copies", () => {
     expect(copyName("team", "reg")).toBe("team.reg")
     const long = copyName("n".repeat(63), "s".repeat(253))
     expect(long.length).toBeLessThanOrEqual(253)
-    expect(long).not.toBe(copyName("n".repeat(63), "s".repeat(252) + "t"))
+    expect(long).not.toBe(copyName("n".repeat(63), `${"s".repeat(252)}t`))
   })
 
   it("explains a missing secret and one of the wrong type", () => {

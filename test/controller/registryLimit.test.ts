@@ -20,13 +20,15 @@ const pulling = (name: string) =>
   makeNodeImage(name, {
     images: {
       nginx: {
-        tags: [{
-          tag: "1.9.1",
-          version: 0,
-          ownerReferences: [owner],
-          createdAt: "2026-12-02T10:00:00Z",
-          pullPolicy: tagPullPolicy(makeJob({ image: "nginx:1.9.1" }).spec, `${jobUid}/${name}`)
-        }]
+        tags: [
+          {
+            tag: "1.9.1",
+            version: 0,
+            ownerReferences: [owner],
+            createdAt: "2026-12-02T10:00:00Z",
+            pullPolicy: tagPullPolicy(makeJob({ image: "nginx:1.9.1" }).spec, `${jobUid}/${name}`)
+          }
+        ]
       }
     },
     statuses: { nginx: [{ tag: "1.9.1", phase: "Pulling", version: 0 }] }
@@ -37,7 +39,7 @@ describe("registryOf", () => {
     expect(registryOf("nginx")).toBe("docker.io")
     expect(registryOf("index.docker.io/library/nginx:1")).toBe("docker.io")
     expect(registryOf("registry.k8s.io/pause:3.9")).toBe("registry.k8s.io")
-    expect(registryOf("localhost:5000/app@sha256:" + "a".repeat(64))).toBe("localhost:5000")
+    expect(registryOf(`localhost:5000/app@sha256:${"a".repeat(64)}`)).toBe("localhost:5000")
     expect(registryOf("ghcr.io/org/app")).toBe("ghcr.io")
   })
 })

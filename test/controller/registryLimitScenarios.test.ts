@@ -26,20 +26,28 @@ const job = (name: string, image: string, parallelism: number): KubeObject => ({
 
 const status = (o: KubeObject) => (o["status"] ?? {}) as { active?: number; succeeded?: number; message?: string; completionTime?: string }
 
-interface TagSpec { readonly tag: string; readonly version: number; readonly ownerReferences?: ReadonlyArray<unknown> }
-interface TagStatus { readonly tag: string; readonly version?: number; readonly phase: string }
+interface TagSpec {
+  readonly tag: string
+  readonly version: number
+  readonly ownerReferences?: ReadonlyArray<unknown>
+}
+interface TagStatus {
+  readonly tag: string
+  readonly version?: number
+  readonly phase: string
+}
 
 /**
  * Nodes pulling from each registry as the NodeImages say: a tag some job owns whose status for
  * its version is not final yet (handed and not reported counts, as the controller counts it).
  */
-const inFlightByRegistry = Effect.gen(function*() {
+const inFlightByRegistry = Effect.gen(function* () {
   const api = yield* KubeApi
   const counts = new Map<string, number>()
   for (const node of (yield* api.list(resources.nodeImage)).items) {
     const images = (node["spec"] as { images?: Record<string, { tags: ReadonlyArray<TagSpec> }> }).images ?? {}
-    const statuses = (node["status"] as { imageStatuses?: Record<string, { tags: ReadonlyArray<TagStatus> }> } | undefined)
-      ?.imageStatuses ?? {}
+    const statuses =
+      (node["status"] as { imageStatuses?: Record<string, { tags: ReadonlyArray<TagStatus> }> } | undefined)?.imageStatuses ?? {}
     for (const [image, entry] of Object.entries(images)) {
       for (const tag of entry.tags) {
         if ((tag.ownerReferences ?? []).length === 0) continue
@@ -55,7 +63,7 @@ const inFlightByRegistry = Effect.gen(function*() {
 
 /** Moves simulated time on in small steps, keeping the largest count of nodes pulling per registry seen. */
 const sampling = (peaks: Map<string, number>, millis: number, step = 100) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let elapsed = 0; elapsed < millis; elapsed += step) {
       yield* advance(step, step)
       for (const [registry, count] of yield* inFlightByRegistry) peaks.set(registry, Math.max(peaks.get(registry) ?? 0, count))
@@ -66,7 +74,7 @@ const nodes = (n: number) => Array.from({ length: n }, (_, i) => readyNode(`n${S
 
 describe("the registry limit across jobs", () => {
   it.effect("never has more nodes pulling from a registry than the limit, over jobs and list jobs' children", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster(nodes(8), { pullMs: 2000 }, { maxConcurrentPullsPerRegistry: 3 })
       const api = yield* KubeApi
       yield* api.create(resources.imageListPullJob, {
@@ -88,10 +96,11 @@ describe("the registry limit across jobs", () => {
       expect(status(yield* get(resources.imageListPullJob, "list", "default"))).toMatchObject({ completionTime: expect.any(String) })
       expect(pulls.size).toBe(32)
       expect([...pulls.values()].every((n) => n === 1)).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a full registry holds up no job of another registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes(10), { pullMs: 2000 }, { maxConcurrentPullsPerRegistry: 2 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("hub", "nginx:1", 10))
@@ -106,10 +115,11 @@ describe("the registry limit across jobs", () => {
         completionTime: expect.any(String)
       })
       expect(status(yield* get(resources.imagePullJob, "hub", "default")).completionTime).toBeDefined()
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("shows the held-back nodes in the job's message and in preheat status, and drops them when done", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes(6), { pullMs: 3000 }, { maxConcurrentPullsPerRegistry: 2 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("first", "nginx:1", 2))
@@ -129,14 +139,16 @@ describe("the registry limit across jobs", () => {
       }
       const lines = render(buildModel(objects), Date.parse("1970-01-01T00:01:00Z"), 120, "plain")
       const at = lines.findIndex((l) => l.startsWith("ImagePullJob second"))
-      expect(lines.slice(at, at + 3).join("\n"))
-        .toContain("  job is running, progress 0.0%, 4 nodes waiting for registry docker.io (limit 2)")
+      expect(lines.slice(at, at + 3).join("\n")).toContain(
+        "  job is running, progress 0.0%, 4 nodes waiting for registry docker.io (limit 2)"
+      )
       yield* advance(30_000)
       expect(status(yield* get(resources.imagePullJob, "second", "default"))).toMatchObject({ succeeded: 6, message: "job has completed" })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("hands room on when pulls finish, oldest waiter first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes(4), { pullMs: 4000 }, { maxConcurrentPullsPerRegistry: 2 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("a", "nginx:1", 2))
@@ -158,10 +170,11 @@ describe("the registry limit across jobs", () => {
       for (const name of ["a", "b", "c"]) {
         expect(status(yield* get(resources.imagePullJob, name, "default"))).toMatchObject({ succeeded: 4, message: "job has completed" })
       }
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a job deleted mid-pull leaves no room behind: the waiting job takes it at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes(4), { pullMs: 20_000 }, { maxConcurrentPullsPerRegistry: 2 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("slow", "nginx:1", 2))
@@ -177,10 +190,11 @@ describe("the registry limit across jobs", () => {
       expect(waiting.message).toBe("job is running, progress 0.0%")
       yield* advance(45_000, 5000)
       expect(status(yield* get(resources.imagePullJob, "waiting", "default"))).toMatchObject({ succeeded: 4, message: "job has completed" })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a controller that starts leading counts the pulls its predecessor started", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       for (const node of nodes(4)) yield* api.create(resources.node, node)
       const settings = { ...defaultSettings, maxConcurrentPullsPerRegistry: 2 }
@@ -207,5 +221,6 @@ describe("the registry limit across jobs", () => {
       for (const name of ["slow", "next"]) {
         expect(status(yield* get(resources.imagePullJob, name, "default"))).toMatchObject({ succeeded: 4, message: "job has completed" })
       }
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

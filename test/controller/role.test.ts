@@ -26,12 +26,14 @@ const job = (name: string): KubeObject => ({
   spec: { image: "nginx:1.9.1" }
 })
 
-const holder = Effect.map(get(resources.lease, "preheat-controller", "preheat-system"), (lease) =>
-  (lease["spec"] as { holderIdentity?: string }).holderIdentity)
+const holder = Effect.map(
+  get(resources.lease, "preheat-controller", "preheat-system"),
+  (lease) => (lease["spec"] as { holderIdentity?: string }).holderIdentity
+)
 
 describe("controller replicas", () => {
   it.effect("exactly one reconciles; stopping it hands over within the lease time", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* api.create(resources.node, readyNode("n1"))
       yield* simulateDaemons({ pullMs: 1000 })
@@ -61,5 +63,6 @@ describe("controller replicas", () => {
       expect((yield* get(resources.imagePullJob, "second", "default"))["status"]).toMatchObject({ succeeded: 1 })
       expect(yield* reconciles(metricsB)).toBeGreaterThan(0)
       yield* Fiber.interrupt(b)
-    }).pipe(Effect.scoped, Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.scoped, Effect.provide(InMemoryKubeApi.layer))
+  )
 })

@@ -17,15 +17,19 @@ const status = (o: KubeObject) => o["status"] as Record<string, unknown> | undef
 
 describe("controller on an in-memory cluster", () => {
   it.effect("creates a NodeImage per Ready node after the delay", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("node-1", { zone: "a" }), readyNode("node-2")], { pullMs: 1000 })
       const api = yield* KubeApi
       const list = yield* api.list(resources.nodeImage)
-      expect(list.items.map((n) => [n.metadata.name, n.metadata.labels?.["zone"]])).toEqual([["node-1", "a"], ["node-2", undefined]])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+      expect(list.items.map((n) => [n.metadata.name, n.metadata.labels?.["zone"]])).toEqual([
+        ["node-1", "a"],
+        ["node-2", undefined]
+      ])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("runs an Always job on all nodes, one at a time, to completion", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2"), readyNode("n3")], { pullMs: 5000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("always", { image: "nginx:1.9.1", parallelism: 1 }))
@@ -36,7 +40,8 @@ describe("controller on an in-memory cluster", () => {
       const done = yield* get(resources.imagePullJob, "always", "default")
       expect(status(done)).toMatchObject({ desired: 3, active: 0, succeeded: 3, failed: 0, message: "job has completed" })
       expect([...pulls.values()]).toEqual([1, 1, 1])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })
 
 const secret = (name: string, data: Record<string, string>, type = "kubernetes.io/dockerconfigjson"): KubeObject => ({
@@ -48,20 +53,25 @@ const secret = (name: string, data: Record<string, string>, type = "kubernetes.i
 })
 
 const tagsOf = (nodeImage: KubeObject, image: string) =>
-  ((nodeImage["spec"] as { images?: Record<string, { tags: Array<{ tag: string; ownerReferences?: Array<{ uid: string }> }> }> }).images?.[image]?.tags ?? [])
+  (nodeImage["spec"] as { images?: Record<string, { tags: Array<{ tag: string; ownerReferences?: Array<{ uid: string }> }> }> }).images?.[
+    image
+  ]?.tags ?? []
 
 describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
   it.effect("a job with a pull secret: copy created, tracked, released after TTL deletion", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 2000 })
       const api = yield* KubeApi
       yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
-      yield* api.create(resources.imagePullJob, job("with-secret", {
-        image: "registry.example.com/app:1",
-        parallelism: 2,
-        pullSecrets: ["registry"],
-        completionPolicy: { ttlSecondsAfterFinished: 60 }
-      }))
+      yield* api.create(
+        resources.imagePullJob,
+        job("with-secret", {
+          image: "registry.example.com/app:1",
+          parallelism: 2,
+          pullSecrets: ["registry"],
+          completionPolicy: { ttlSecondsAfterFinished: 60 }
+        })
+      )
       yield* advance(1000)
       const copy = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
       expect(copy.metadata.annotations).toMatchObject({
@@ -80,18 +90,22 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(gone._tag).toBe("NotFound")
       const copyGone = yield* Effect.flip(get(resources.secret, "default.registry", "preheat-daemon-config"))
       expect(copyGone._tag).toBe("NotFound")
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a deleted job's secret reference leaves the image another job still pulls", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
       yield* api.create(resources.imagePullJob, job("with-secret", { image: "nginx:1", pullSecrets: ["registry"] }))
       yield* api.create(resources.imagePullJob, job("without", { image: "nginx:1" }))
       yield* advance(3000)
-      const entry = (o: KubeObject) => (o["spec"] as { images: Record<string, { pullSecrets?: unknown; tags: Array<unknown> }> }).images["nginx"]
-      expect(entry(yield* get(resources.nodeImage, "n1"))?.pullSecrets).toEqual([{ namespace: "preheat-daemon-config", name: "default.registry" }])
+      const entry = (o: KubeObject) =>
+        (o["spec"] as { images: Record<string, { pullSecrets?: unknown; tags: Array<unknown> }> }).images["nginx"]
+      expect(entry(yield* get(resources.nodeImage, "n1"))?.pullSecrets).toEqual([
+        { namespace: "preheat-daemon-config", name: "default.registry" }
+      ])
       yield* api.delete(resources.imagePullJob, { name: "with-secret", namespace: "default" })
       yield* advance(1000)
       const after = entry(yield* get(resources.nodeImage, "n1"))
@@ -99,14 +113,18 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(after?.pullSecrets).toBeUndefined()
       const copyGone = yield* Effect.flip(get(resources.secret, "default.registry", "preheat-daemon-config"))
       expect(copyGone._tag).toBe("NotFound")
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a Never job whose secret changes: the copy follows", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       const source = yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
-      yield* api.create(resources.imagePullJob, job("never", { image: "nginx", pullSecrets: ["registry"], completionPolicy: { type: "Never" } }))
+      yield* api.create(
+        resources.imagePullJob,
+        job("never", { image: "nginx", pullSecrets: ["registry"], completionPolicy: { type: "Never" } })
+      )
       yield* advance(3000)
       yield* api.update(resources.secret, { ...source, data: { ".dockerconfigjson": "eyJhdXRocyI6e319" } })
       yield* advance(1000)
@@ -118,38 +136,52 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(copy["data"]).toEqual({ ".dockerconfigjson": "eyJhdXRocyI6e319" })
       const never = yield* get(resources.imagePullJob, "never", "default")
       expect(status(never)?.["completionTime"]).toBeUndefined()
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("an Always job on one named node; its tag goes promptly when the job is deleted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("named", { image: "busybox:1.29.2", selector: { names: ["n2"] } }))
       yield* advance(3000)
-      expect(status(yield* get(resources.imagePullJob, "named", "default"))).toMatchObject({ desired: 1, succeeded: 1, message: "job has completed" })
+      expect(status(yield* get(resources.imagePullJob, "named", "default"))).toMatchObject({
+        desired: 1,
+        succeeded: 1,
+        message: "job has completed"
+      })
       expect([...pulls.keys()]).toEqual(["n2/busybox:1.29.2"])
       expect(tagsOf(yield* get(resources.nodeImage, "n2"), "busybox")).toHaveLength(1)
       yield* api.delete(resources.imagePullJob, { name: "named", namespace: "default" })
       yield* advance(1000)
       expect(tagsOf(yield* get(resources.nodeImage, "n2"), "busybox")).toEqual([])
       expect((yield* Effect.flip(get(resources.imagePullJob, "named", "default")))._tag).toBe("NotFound")
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a Never job on all nodes never completes and picks up a new node", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.imagePullJob, job("forever", { image: "nginx", parallelism: "100%", completionPolicy: { type: "Never" } }))
+      yield* api.create(
+        resources.imagePullJob,
+        job("forever", { image: "nginx", parallelism: "100%", completionPolicy: { type: "Never" } })
+      )
       yield* advance(3000)
-      expect(status(yield* get(resources.imagePullJob, "forever", "default"))).toMatchObject({ desired: 2, succeeded: 2, message: "job is running, progress 100.0%" })
+      expect(status(yield* get(resources.imagePullJob, "forever", "default"))).toMatchObject({
+        desired: 2,
+        succeeded: 2,
+        message: "job is running, progress 100.0%"
+      })
       yield* api.create(resources.node, readyNode("n3"))
       yield* advance(35_000)
       expect(status(yield* get(resources.imagePullJob, "forever", "default"))).toMatchObject({ desired: 3, succeeded: 3 })
       expect(pulls.get("n3/nginx:latest")).toBe(1)
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a Never job re-pulls about daily", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("daily", { image: "nginx", completionPolicy: { type: "Never" } }))
@@ -157,10 +189,11 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(pulls.get("n1/nginx:latest")).toBe(1)
       yield* advance(24 * 3600_000 + 11 * 60_000, 60_000)
       expect(pulls.get("n1/nginx:latest")).toBe(2)
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("two jobs pulling the same image one after the other", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("first", { image: "nginx:1.9.1", parallelism: 2 }))
@@ -172,10 +205,11 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       expect(tagsOf(yield* get(resources.nodeImage, "n1"), "nginx")[0]?.ownerReferences).toHaveLength(2)
       // The second job's owner bumped the version: each node pulled for each job.
       expect([...pulls.values()]).toEqual([2, 2])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a list job with one failing node", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1"), readyNode("n2")], {
         pullMs: 1000,
         failure: (node, image) => (node === "n2" && image === "busybox" ? "manifest unknown" : undefined)
@@ -196,16 +230,17 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
         failedImageStatuses: [{ name: "busybox:1.29.2", message: "failed on 1 nodes: n2" }]
       })
       expect(status(list)?.["completionTime"]).toBeDefined()
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("an invalid job gets Valid=False and a Warning event, and is not acted on until fixed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("bad", { image: "nginx", selector: { names: ["n1"] }, podSelector: {} }))
       yield* advance(1000)
       const reported = yield* get(resources.imagePullJob, "bad", "default")
-      expect((status(reported)?.["conditions"] as Array<unknown>)[0]).toMatchObject({
+      expect((status(reported)!["conditions"] as Array<unknown>)[0]).toMatchObject({
         type: "Valid",
         status: "False",
         reason: "Invalid",
@@ -217,10 +252,11 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       yield* api.update(resources.imagePullJob, { ...reported, spec: { image: "nginx", selector: { names: ["n1"] } } })
       yield* advance(3000)
       expect(status(yield* get(resources.imagePullJob, "bad", "default"))).toMatchObject({ succeeded: 1 })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a missing pull secret is reported on the job the same way", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("nosecret", { image: "nginx", pullSecrets: ["missing"] }))
@@ -231,10 +267,11 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       // Read again at the next resync of the secrets jobs reference.
       yield* advance(defaultSettings.secretResyncMs + 3000)
       expect(status(yield* get(resources.imagePullJob, "nosecret", "default"))).toMatchObject({ succeeded: 1 })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("an unresponsive daemon's tags are failed after the grace, and the job completes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000, silent: (node) => node === "n2" })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("silent", { image: "nginx", parallelism: 2 }))
@@ -247,11 +284,15 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       })
       const events = yield* api.list(resources.event, { namespace: "default" })
       expect(events.items.map((e) => e["message"])).toContain("image nginx:latest on node n2: node has not responded for a long time")
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("parallelism is never exceeded while statuses race", () =>
-    Effect.gen(function*() {
-      yield* startCluster(Array.from({ length: 10 }, (_, i) => readyNode(`n${i}`)), { pullMs: 3000 })
+    Effect.gen(function* () {
+      yield* startCluster(
+        Array.from({ length: 10 }, (_, i) => readyNode(`n${i}`)),
+        { pullMs: 3000 }
+      )
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("bounded", { image: "nginx", parallelism: 3 }))
       let maxActive = 0
@@ -260,19 +301,22 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
         const nodes = (yield* api.list(resources.nodeImage)).items
         const pulling = nodes.filter((n) => {
           const tags = tagsOf(n, "nginx")
-          const statuses = ((n["status"] as { imageStatuses?: Record<string, { tags: Array<{ phase: string }> }> } | undefined)?.imageStatuses?.["nginx"]?.tags ?? [])
+          const statuses =
+            (n["status"] as { imageStatuses?: Record<string, { tags: Array<{ phase: string }> }> } | undefined)?.imageStatuses?.["nginx"]
+              ?.tags ?? []
           return tags.length > 0 && !statuses.some((s) => s.phase === "Succeeded")
         }).length
         maxActive = Math.max(maxActive, pulling)
       }
       expect(maxActive).toBe(3)
       expect(status(yield* get(resources.imagePullJob, "bounded", "default"))).toMatchObject({ succeeded: 10 })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })
 
 describe("following Nodes and edits", () => {
   it.effect("NodeImage labels follow the Node, and the NodeImage goes with it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1", { zone: "a" })], { pullMs: 1000 })
       const api = yield* KubeApi
       const node = yield* get(resources.node, "n1")
@@ -282,11 +326,15 @@ describe("following Nodes and edits", () => {
       yield* api.delete(resources.node, { name: "n1" })
       yield* advance(1000)
       expect((yield* Effect.flip(get(resources.nodeImage, "n1")))._tag).toBe("NotFound")
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("raising parallelism of a running job takes effect at once", () =>
-    Effect.gen(function*() {
-      yield* startCluster(Array.from({ length: 6 }, (_, i) => readyNode(`n${i}`)), { pullMs: 10_000 })
+    Effect.gen(function* () {
+      yield* startCluster(
+        Array.from({ length: 6 }, (_, i) => readyNode(`n${i}`)),
+        { pullMs: 10_000 }
+      )
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("edited", { image: "nginx", parallelism: 1 }))
       yield* advance(2000)
@@ -295,10 +343,11 @@ describe("following Nodes and edits", () => {
       yield* api.update(resources.imagePullJob, { ...current, spec: { ...(current["spec"] as object), parallelism: 3 } })
       yield* advance(2000)
       expect(status(yield* get(resources.imagePullJob, "edited", "default"))).toMatchObject({ active: 3 })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("changing a job's image releases the old tag and pulls the new one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imagePullJob, job("retag", { image: "nginx:1", completionPolicy: { type: "Never" } }))
@@ -307,10 +356,11 @@ describe("following Nodes and edits", () => {
       yield* api.update(resources.imagePullJob, { ...current, spec: { ...(current["spec"] as object), image: "nginx:2" } })
       yield* advance(3000)
       expect(tagsOf(yield* get(resources.nodeImage, "n1"), "nginx").map((t) => t.tag)).toEqual(["2"])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a list job's template edit replaces its children", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(resources.imageListPullJob, {
@@ -329,5 +379,6 @@ describe("following Nodes and edits", () => {
       expect(after).toHaveLength(2)
       expect(after.map((j) => j.metadata.name).some((n) => before.includes(n))).toBe(false)
       expect(after.every((j) => (j["spec"] as { pullPolicy: { timeoutSeconds: number } }).pullPolicy.timeoutSeconds === 100)).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

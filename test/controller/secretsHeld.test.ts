@@ -18,7 +18,7 @@ const secret = (namespace: string, name: string): KubeObject => ({
 
 describe("the Secrets the controller holds", () => {
   it.effect("are the copies and the sources jobs reference, nothing else; a deleted job's source is forgotten", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* api.create(resources.node, readyNode("n1"))
       for (const ns of ["default", "other"]) for (let i = 0; i < 5; i++) yield* api.create(resources.secret, secret(ns, `s${i}`))
@@ -42,5 +42,6 @@ describe("the Secrets the controller holds", () => {
       yield* advance(3000)
       expect(controller.context.sourceSecrets.size()).toBe(0)
       expect(controller.context.secretCopies.size()).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

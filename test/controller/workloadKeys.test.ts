@@ -11,10 +11,12 @@ const on = { "apps.kruise.io/image-predownload-parallelism": "1" }
 /** 50 annotated Deployments with a ReplicaSet and 4 pods each, one StatefulSet, one DaemonSet, one plain Deployment. */
 const cluster = () => {
   const deployments = Array.from({ length: 50 }, (_, i) =>
-    deployment({ name: `web${i}`, uid: `d${i}`, images: { app: "web:1" }, annotations: on }))
+    deployment({ name: `web${i}`, uid: `d${i}`, images: { app: "web:1" }, annotations: on })
+  )
   const replicaSets = deployments.map((d, i) => replicaSet(d, `h${i}`, { replicas: 4, revision: 1, uid: `rs${i}` }))
   const pods = replicaSets.flatMap((rs, i) =>
-    [0, 1, 2, 3].map((j) => pod(rs, `web${i}-${j}`, { node: `n${j}`, revisionLabel: "pod-template-hash", revision: `h${i}` })))
+    [0, 1, 2, 3].map((j) => pod(rs, `web${i}-${j}`, { node: `n${j}`, revisionLabel: "pod-template-hash", revision: `h${i}` }))
+  )
   const plain = deployment({ name: "plain", uid: "dp", images: { app: "web:1" } })
   const plainRs = replicaSet(plain, "p", { replicas: 1, revision: 1, uid: "rsp" })
   const sts = statefulSet({ name: "db", uid: "s1", images: { db: "db:1" }, annotations: on })
@@ -93,10 +95,12 @@ describe("workload keys: which workload a change wakes", () => {
 
   it("a ControllerRevision wakes its StatefulSet or DaemonSet", () => {
     const { ds, lookup, sts } = cluster()
-    expect(workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(sts, "r2", { revision: 2 }) }, lookup))
-      .toEqual(["StatefulSet:default/db"])
-    expect(workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(ds, "h2", { revision: 2 }) }, lookup))
-      .toEqual(["DaemonSet:default/agent"])
+    expect(
+      workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(sts, "r2", { revision: 2 }) }, lookup)
+    ).toEqual(["StatefulSet:default/db"])
+    expect(
+      workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(ds, "h2", { revision: 2 }) }, lookup)
+    ).toEqual(["DaemonSet:default/agent"])
   })
 
   it("a pre-download job wakes its workload when it comes or goes, not on its status reports; other jobs never", () => {

@@ -18,15 +18,14 @@ import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet
 const on = { "apps.kruise.io/image-predownload-parallelism": "2" }
 const nodes = ["n1", "n2", "n3", "n4"].map((n) => readyNode(n))
 
-const jobs = Effect.gen(function*() {
+const jobs = Effect.gen(function* () {
   const api = yield* KubeApi
   return (yield* api.list(resources.imagePullJob, { namespace: "default" })).items
 })
-const summary = (list: ReadonlyArray<KubeObject>) =>
-  list.map((j) => [j.metadata.name, (j["spec"] as { image: string }).image]).sort()
+const summary = (list: ReadonlyArray<KubeObject>) => list.map((j) => [j.metadata.name, (j["spec"] as { image: string }).image]).sort()
 const statusOf = (o: KubeObject) => (o["status"] ?? {}) as Record<string, unknown>
 const eventsAbout = (name: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return (yield* api.list(resources.event, { namespace: "default" })).items
       .filter((e) => (e["involvedObject"] as { name: string }).name === name)
@@ -34,7 +33,7 @@ const eventsAbout = (name: string) =>
   })
 /** A pod as the kubelet reports it: created, then its status (phase, Ready) through the status subresource. */
 const createPod = (object: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     yield* api.create(resources.pod, object)
     yield* api.patch(resources.pod, { name: object.metadata.name ?? "", namespace: "default" }, { status: object["status"] }, "status")
@@ -42,19 +41,19 @@ const createPod = (object: KubeObject) =>
 type WorkloadResource = typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet
 const at = (name: string) => ({ name, namespace: "default" })
 const patchStatus = (resource: typeof resources.pod | WorkloadResource, name: string, status: Record<string, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     yield* api.patch(resource, at(name), { status }, "status")
   })
 const setImages = (resource: WorkloadResource, name: string, app: string, images: Record<string, string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return yield* api.patch(resource, { name, namespace: "default" }, { spec: { template: template(app, images) } })
   })
 
 describe("workload-driven pre-pull, through the controller", () => {
   it.effect("Deployment: an image change pre-pulls on the nodes of the old pods; an Event; GC with the Deployment", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { pulls } = yield* startCluster(nodes, { pullMs: 2000 })
       const api = yield* KubeApi
       const d1 = yield* api.create(resources.deployment, deployment({ name: "web", images: { app: "web:1" }, annotations: on }))
@@ -81,16 +80,20 @@ describe("workload-driven pre-pull, through the controller", () => {
       const done = (yield* jobs)[0]!
       expect(statusOf(done)).toMatchObject({ desired: 3, succeeded: 3, failed: 0 })
       expect([...pulls.keys()].sort()).toEqual(["n1/web:2", "n2/web:2", "n3/web:2"])
-      expect(yield* eventsAbout("web"))
-        .toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob web-bbb-app for image: web:2"])
+      expect(yield* eventsAbout("web")).toContainEqual([
+        "Normal",
+        "CreatedImagePullJob",
+        "created ImagePullJob web-bbb-app for image: web:2"
+      ])
 
       yield* api.delete(resources.deployment, { name: "web", namespace: "default" })
       yield* advance(1000)
       expect(yield* jobs).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("StatefulSet: min-updated-ready-pods holds the pre-pull until that many pods of the update revision are Ready", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes, { pullMs: 2000 })
       const api = yield* KubeApi
       const gated = { ...on, "apps.kruise.io/image-predownload-min-updated-ready-pods": "1" }
@@ -119,10 +122,11 @@ describe("workload-driven pre-pull, through the controller", () => {
       expect(summary(yield* jobs)).toEqual([["db-r2-db", "db:2"]])
       yield* advance(6000)
       expect(statusOf((yield* jobs)[0]!)).toMatchObject({ desired: 3, succeeded: 3 })
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("DaemonSet: an edit before completion replaces the jobs; a removed annotation stops them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes, { pullMs: 20_000 })
       const api = yield* KubeApi
       const annotations = { "apps.kruise.io/image-predownload-parallelism": "1" }
@@ -148,22 +152,27 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* advance(3000)
       expect(summary(yield* jobs)).toEqual([["agent-h3-agent", "agent:3"]])
       const events = yield* eventsAbout("agent")
-      expect(events).toContainEqual(
-        ["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"]
-      )
+      expect(events).toContainEqual([
+        "Normal",
+        "DeletedImagePullJob",
+        "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"
+      ])
       expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob agent-h3-agent for image: agent:3"])
 
       const removed = { metadata: { annotations: { "apps.kruise.io/image-predownload-parallelism": null } } }
       yield* api.patch(resources.daemonSet, at("agent"), removed)
       yield* advance(3000)
       expect(yield* jobs).toEqual([])
-      expect(yield* eventsAbout("agent")).toContainEqual(
-        ["Normal", "DeletedImagePullJob", "deleted ImagePullJob agent-h3-agent: the pre-download annotation was removed"]
-      )
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+      expect(yield* eventsAbout("agent")).toContainEqual([
+        "Normal",
+        "DeletedImagePullJob",
+        "deleted ImagePullJob agent-h3-agent: the pre-download annotation was removed"
+      ])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a pod change reconciles only its own workload, among 20 annotated Deployments", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       for (const node of nodes) yield* api.create(resources.node, node)
       for (let i = 0; i < 20; i++) {
@@ -184,10 +193,11 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* api.patch(resources.pod, at("web7-2"), { metadata: { annotations: { note: "x" } } })
       yield* advance(2000)
       expect(started).toEqual(["Deployment:default/web7"])
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer)))
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 
   it.effect("a refused create is a Warning event on the workload, and is retried until it succeeds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* startCluster(nodes, { pullMs: 2000 })
       const api = yield* KubeApi
       const store = yield* InMemoryKubeStore
@@ -205,10 +215,14 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
       yield* advance(3000)
       expect(yield* jobs).toEqual([])
-      expect(yield* eventsAbout("web"))
-        .toContainEqual(["Warning", "FailedCreateImagePullJob", "failed to create ImagePullJob web-bbb-app: quota exceeded"])
+      expect(yield* eventsAbout("web")).toContainEqual([
+        "Warning",
+        "FailedCreateImagePullJob",
+        "failed to create ImagePullJob web-bbb-app: quota exceeded"
+      ])
       yield* store.setFault(undefined)
       yield* advance(30_000)
       expect(summary(yield* jobs)).toEqual([["web-bbb-app", "web:2"]])
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), schedulerLayer()))))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), schedulerLayer())))
+  )
 })

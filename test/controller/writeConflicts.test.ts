@@ -18,7 +18,7 @@ import { simulateDaemons } from "../support/simulatedDaemons.ts"
 const conflicting = (conflicts: number) =>
   Layer.effect(
     KubeApi,
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       let left = conflicts
       return KubeApi.of({
@@ -36,7 +36,7 @@ const conflicting = (conflicts: number) =>
 
 describe("a job whose NodeImage writes conflict", () => {
   it.effect("looks again within a second instead of backing off further with every conflict", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* api.create(resources.node, readyNode("n1"))
       const controller = yield* makeController(defaultSettings)
@@ -54,5 +54,6 @@ describe("a job whose NodeImage writes conflict", () => {
       yield* advance(20_000, 100)
       const status = (yield* get(resources.imagePullJob, "busy", "default"))["status"]
       expect(status).toMatchObject({ desired: 1, succeeded: 1, message: "job has completed" })
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(conflicting(14), schedulerLayer()))))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(conflicting(14), schedulerLayer())))
+  )
 })

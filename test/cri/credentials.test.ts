@@ -86,7 +86,7 @@ describe("credentialsFor: kubelet keyring matching", () => {
     { rule: "host is not a suffix match", keys: { "example.com": "e" }, image: "a.example.com/x", expected: [] },
     { rule: "host:port", keys: { "localhost:5000": "l" }, image: "localhost:5000/a/b:c", expected: ["l"] },
     { rule: "port must match (key has one)", keys: { "localhost:5000": "l" }, image: "localhost/a", expected: [] },
-    { rule: "port must match (image has one)", keys: { "localhost": "l" }, image: "localhost:5000/a", expected: [] },
+    { rule: "port must match (image has one)", keys: { localhost: "l" }, image: "localhost:5000/a", expected: [] },
     { rule: "port must match (different)", keys: { "reg.example.com:443": "r" }, image: "reg.example.com:5000/a", expected: [] },
     { rule: "glob label", keys: { "*.example.com": "g" }, image: "a.example.com/x", expected: ["g"] },
     { rule: "glob needs a label", keys: { "*.example.com": "g" }, image: "example.com/x", expected: [] },
@@ -102,7 +102,12 @@ describe("credentialsFor: kubelet keyring matching", () => {
     { rule: "bad glob matches nothing", keys: { "reg-[a.example.com": "g" }, image: "a.example.com/x", expected: [] },
     { rule: "path prefix", keys: { "quay.io/coreos": "c" }, image: "quay.io/coreos/etcd", expected: ["c"] },
     { rule: "path not a prefix", keys: { "quay.io/coreos": "c" }, image: "quay.io/other/etcd", expected: [] },
-    { rule: "path prefix is a string prefix, as in the kubelet", keys: { "quay.io/core": "c" }, image: "quay.io/coreos/etcd", expected: ["c"] },
+    {
+      rule: "path prefix is a string prefix, as in the kubelet",
+      keys: { "quay.io/core": "c" },
+      image: "quay.io/coreos/etcd",
+      expected: ["c"]
+    },
     { rule: "trailing slash keeps the path segment", keys: { "quay.io/core/": "c" }, image: "quay.io/coreos/etcd", expected: [] },
     { rule: "https scheme stripped", keys: { "https://quay.io": "s" }, image: "quay.io/a", expected: ["s"] },
     { rule: "http scheme stripped", keys: { "http://quay.io/coreos": "s" }, image: "quay.io/coreos/etcd", expected: ["s"] },
@@ -110,8 +115,18 @@ describe("credentialsFor: kubelet keyring matching", () => {
     { rule: "docker.io for an official image", keys: { "docker.io": "hub" }, image: "nginx", expected: ["hub"] },
     { rule: "index.docker.io", keys: { "index.docker.io": "hub" }, image: "nginx:1.25", expected: ["hub"] },
     { rule: "registry-1.docker.io", keys: { "registry-1.docker.io": "hub" }, image: "user/app", expected: ["hub"] },
-    { rule: "https://index.docker.io/v1/", keys: { "https://index.docker.io/v1/": "hub" }, image: "docker.io/library/nginx", expected: ["hub"] },
-    { rule: "docker hub image named with index.docker.io", keys: { "docker.io": "hub" }, image: "index.docker.io/user/app", expected: ["hub"] },
+    {
+      rule: "https://index.docker.io/v1/",
+      keys: { "https://index.docker.io/v1/": "hub" },
+      image: "docker.io/library/nginx",
+      expected: ["hub"]
+    },
+    {
+      rule: "docker hub image named with index.docker.io",
+      keys: { "docker.io": "hub" },
+      image: "index.docker.io/user/app",
+      expected: ["hub"]
+    },
     { rule: "docker hub key is not another registry", keys: { "docker.io": "hub" }, image: "quay.io/nginx", expected: [] },
     { rule: "docker hub org path", keys: { "docker.io/myorg": "org" }, image: "myorg/app:1", expected: ["org"] },
     { rule: "docker hub org path miss", keys: { "docker.io/myorg": "org" }, image: "nginx", expected: [] },
@@ -171,42 +186,50 @@ describe("credentialsFor: kubelet keyring matching", () => {
 
 describe("parsePullSecret: formats", () => {
   it("reads kubernetes.io/dockerconfigjson with username and password", () => {
-    const secret = parseOk(dockerConfigJson("regcred", {
-      auths: { "quay.io": { username: "alice", password: "s3cret", email: "a@example.com" } }
-    }))
+    const secret = parseOk(
+      dockerConfigJson("regcred", {
+        auths: { "quay.io": { username: "alice", password: "s3cret", email: "a@example.com" } }
+      })
+    )
     expect(secret.namespace).toBe("preheat")
     expect(secret.name).toBe("regcred")
     expect(secret.entries).toEqual([{ registry: "quay.io", credential: registryCredential({ username: "alice", password: "s3cret" }) }])
   })
 
   it("splits auth at the first colon and lets it win over username/password", () => {
-    const secret = parseOk(dockerConfigJson("regcred", {
-      auths: { "quay.io": { username: "ignored", password: "ignored", auth: b64("bob:pa:ss") } }
-    }))
+    const secret = parseOk(
+      dockerConfigJson("regcred", {
+        auths: { "quay.io": { username: "ignored", password: "ignored", auth: b64("bob:pa:ss") } }
+      })
+    )
     expect(secret.entries[0]?.credential).toStrictEqual(registryCredential({ username: "bob", password: "pa:ss" }))
   })
 
   it("keeps identity and registry tokens", () => {
-    const secret = parseOk(dockerConfigJson("tokens", {
-      auths: { "example.azurecr.io": { identitytoken: "id-token", registrytoken: "reg-token" } }
-    }))
-    expect(secret.entries[0]?.credential).toStrictEqual(
-      registryCredential({ identityToken: "id-token", registryToken: "reg-token" })
+    const secret = parseOk(
+      dockerConfigJson("tokens", {
+        auths: { "example.azurecr.io": { identitytoken: "id-token", registrytoken: "reg-token" } }
+      })
     )
+    expect(secret.entries[0]?.credential).toStrictEqual(registryCredential({ identityToken: "id-token", registryToken: "reg-token" }))
   })
 
   it("treats empty and null fields as absent, like Go's zero values", () => {
-    const secret = parseOk(dockerConfigJson("empty", {
-      auths: { "quay.io": { username: "u", password: "", auth: null, identitytoken: "" } }
-    }))
+    const secret = parseOk(
+      dockerConfigJson("empty", {
+        auths: { "quay.io": { username: "u", password: "", auth: null, identitytoken: "" } }
+      })
+    )
     expect(secret.entries[0]?.credential).toStrictEqual(registryCredential({ username: "u" }))
   })
 
   it("reads kubernetes.io/dockercfg (registries at the top level)", () => {
-    const secret = parseOk(dockercfg("legacy", {
-      "https://index.docker.io/v1/": { auth: b64("carol:pw") },
-      "quay.io": { username: "dave", password: "pw2" }
-    }))
+    const secret = parseOk(
+      dockercfg("legacy", {
+        "https://index.docker.io/v1/": { auth: b64("carol:pw") },
+        "quay.io": { username: "dave", password: "pw2" }
+      })
+    )
     expect(secret.entries).toEqual([
       { registry: "https://index.docker.io/v1/", credential: registryCredential({ username: "carol", password: "pw" }) },
       { registry: "quay.io", credential: registryCredential({ username: "dave", password: "pw2" }) }
@@ -265,10 +288,26 @@ describe("parsePullSecret: malformed secrets", () => {
       secret: withData(json, ".dockercfg", b64(JSON.stringify({ [registry]: { password: secretText } }))),
       reason: `data has no ".dockerconfigjson"`
     },
-    { problem: "no data", secret: { metadata: { namespace: "team", name: "broken" }, type: json }, reason: `data has no ".dockerconfigjson"` },
-    { problem: "not base64", secret: withData(json, ".dockerconfigjson", `{${secretText}}`), reason: `data[".dockerconfigjson"] is not base64` },
-    { problem: "not JSON", secret: withData(json, ".dockerconfigjson", b64(`{"auths": ${secretText}`)), reason: ".dockerconfigjson is not a JSON object" },
-    { problem: "a JSON array", secret: withData(json, ".dockerconfigjson", b64(JSON.stringify([secretText]))), reason: ".dockerconfigjson is not a JSON object" },
+    {
+      problem: "no data",
+      secret: { metadata: { namespace: "team", name: "broken" }, type: json },
+      reason: `data has no ".dockerconfigjson"`
+    },
+    {
+      problem: "not base64",
+      secret: withData(json, ".dockerconfigjson", `{${secretText}}`),
+      reason: `data[".dockerconfigjson"] is not base64`
+    },
+    {
+      problem: "not JSON",
+      secret: withData(json, ".dockerconfigjson", b64(`{"auths": ${secretText}`)),
+      reason: ".dockerconfigjson is not a JSON object"
+    },
+    {
+      problem: "a JSON array",
+      secret: withData(json, ".dockerconfigjson", b64(JSON.stringify([secretText]))),
+      reason: ".dockerconfigjson is not a JSON object"
+    },
     {
       problem: "auths not an object",
       secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: secretText }))),
@@ -281,7 +320,11 @@ describe("parsePullSecret: malformed secrets", () => {
     },
     {
       problem: "a password that is not a string",
-      secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { [registry]: { username: secretText, password: 12345 } } }))),
+      secret: withData(
+        json,
+        ".dockerconfigjson",
+        b64(JSON.stringify({ auths: { [registry]: { username: secretText, password: 12345 } } }))
+      ),
       reason: `an entry's "password" is not a string`
     },
     {
@@ -365,7 +408,16 @@ describe("credentials never print", () => {
         )
         const credential = secret.entries[0]?.credential
         expect(credential?.password).toBe(password)
-        const [matched] = credentialsFor(registry === "*.example.com" ? "a.example.com/x" : registry === "localhost:5000" ? "localhost:5000/x" : registry === "quay.io" ? "quay.io/x" : "nginx", [secret])
+        const [matched] = credentialsFor(
+          registry === "*.example.com"
+            ? "a.example.com/x"
+            : registry === "localhost:5000"
+              ? "localhost:5000/x"
+              : registry === "quay.io"
+                ? "quay.io/x"
+                : "nginx",
+          [secret]
+        )
         expect(renderings(credential)).toEqual(referenceRenderings.credential)
         expect(renderings(matched)).toEqual(referenceRenderings.credential)
         expect(renderings(secret)).toEqual(referenceRenderings.secret)

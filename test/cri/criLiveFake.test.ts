@@ -16,7 +16,7 @@ import { serviceConstructors } from "../../src/cri/grpcPackages.ts"
  * do on demand (hang, say UNKNOWN with a header in the text, vanish).
  */
 
-const imageId = "sha256:" + "f".repeat(64)
+const imageId = `sha256:${"f".repeat(64)}`
 const leakedHeader = "Authorization: Basic c2VjcmV0LXVzZXI6c2VjcmV0LXBhc3M="
 
 type Handler = (call: { request: { image?: { image?: string } } }, callback: grpc.sendUnaryData<object>) => void
@@ -39,8 +39,7 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
   let runtime: ManagedRuntime.ManagedRuntime<CriRuntime | ImageLabels, unknown>
   const cri = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) =>
     runtime.runPromise(Effect.flatMap(Effect.service(CriRuntime), f))
-  const failure = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) =>
-    cri((s) => Effect.flip(f(s)))
+  const failure = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) => cri((s) => Effect.flip(f(s)))
   const labelsFailure = <A, E>(f: (service: ImageLabels["Service"]) => Effect.Effect<A, E>) =>
     runtime.runPromise(Effect.flatMap(Effect.service(ImageLabels), (s) => Effect.flip(f(s))))
 
@@ -62,7 +61,7 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
         callback({ code: grpc.status.NOT_FOUND, details: "no such image" })
     })
     await new Promise<void>((resolve, reject) =>
-      server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (error) => error ? reject(error) : resolve())
+      server.bindAsync(`unix://${socket}`, grpc.ServerCredentials.createInsecure(), (error) => (error ? reject(error) : resolve()))
     )
     // Found by discovery: only crio/crio.sock exists under this run dir.
     runtime = ManagedRuntime.make(CriLive.layer({ hostRunDir: dir, progressInterval: Duration.millis(10) }))
@@ -84,7 +83,10 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
       s.pullImage({ image: "example.com/app:v1", timeout: Duration.seconds(5), onProgress: (p) => Effect.sync(() => void events.push(p)) })
     )
     expect(id).toBe(imageId)
-    expect(events).toEqual([{ bytesDone: 0, bytesTotal: 0, percent: 0 }, { bytesDone: 0, bytesTotal: 0, percent: 100 }])
+    expect(events).toEqual([
+      { bytesDone: 0, bytesTotal: 0, percent: 0 },
+      { bytesDone: 0, bytesTotal: 0, percent: 100 }
+    ])
   })
 
   it("an unauthorized pull is Unauthorized, with the header the runtime echoed redacted", async () => {
@@ -117,8 +119,9 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
 
   it("image labels: no containerd images service (UNIMPLEMENTED) is ImageLabelsUnsupported, for list and update", async () => {
     expect(await labelsFailure((s) => s.list)).toEqual(expect.objectContaining({ _tag: "ImageLabelsUnsupported" }))
-    expect(await labelsFailure((s) => s.setLabels("example.com/app:v1", { "io.cri-containerd.pinned": "pinned" })))
-      .toEqual(expect.objectContaining({ _tag: "ImageLabelsUnsupported" }))
+    expect(await labelsFailure((s) => s.setLabels("example.com/app:v1", { "io.cri-containerd.pinned": "pinned" }))).toEqual(
+      expect.objectContaining({ _tag: "ImageLabelsUnsupported" })
+    )
   })
 
   // Last: it stops the server.
@@ -128,8 +131,9 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
     // The first call may meet the closing connection (CANCELLED), the next finds no socket (UNAVAILABLE).
     expect((await failure((s) => s.version))._tag).toBe("RuntimeUnavailable")
     expect((await failure((s) => s.version))._tag).toBe("RuntimeUnavailable")
-    expect((await failure((s) => s.pullImage({ image: "example.com/app:v1", timeout: Duration.seconds(5) })))._tag)
-      .toBe("RuntimeUnavailable")
+    expect((await failure((s) => s.pullImage({ image: "example.com/app:v1", timeout: Duration.seconds(5) })))._tag).toBe(
+      "RuntimeUnavailable"
+    )
     // A runtime gone is a passing failure, not "unsupported" (which would turn pinning off for good).
     expect((await labelsFailure((s) => s.list))._tag).toBe("ImageLabelsFailed")
   })

@@ -23,7 +23,7 @@ const ref = (name: string, namespace = secretNamespace) => ({ namespace, name })
 
 /** Makes the registry accept only `good`, recording the usernames it was offered in order. */
 const guardRegistry = (good: string | undefined) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fake = yield* FakeCriRuntime
     const offered: Array<string> = []
     yield* fake.requireAuth(image, (auth: RegistryAuth | undefined) => {
@@ -34,14 +34,14 @@ const guardRegistry = (good: string | undefined) =>
   })
 
 const createSecrets = (...secrets: ReadonlyArray<ReturnType<typeof secret>>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     for (const s of secrets) yield* api.create(resources.secret, s)
   })
 
 describe("daemon: pull secrets", () => {
   it.effect("tries every matching credential in order; a refusal moves on to the next", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const offered = yield* guardRegistry("good")
       yield* createSecrets(
@@ -54,10 +54,11 @@ describe("daemon: pull secrets", () => {
       expect(offered).toEqual(["bad", "good"])
       expect((yield* fake.pulls).map((p) => p.authenticated)).toEqual([true, true])
       expect((yield* tagStatus(image, "v1"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the most specific registry key comes first", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const offered = yield* guardRegistry("team")
       yield* createSecrets(
         secret("host", { "registry.example.com": { username: "host", password: "p" } }),
@@ -68,10 +69,11 @@ describe("daemon: pull secrets", () => {
       yield* advance(1000)
       expect(offered).toEqual(["team"])
       expect((yield* tagStatus(image, "v1"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("pulls anonymously when no credential matches the registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createSecrets(secret("other", { "other.example.com": { username: "u", password: "p" } }))
       yield* createNodeImage({ [image]: { pullSecrets: [ref("other")], tags: [tag("v1")] } })
@@ -79,10 +81,11 @@ describe("daemon: pull secrets", () => {
       yield* advance(1000)
       expect((yield* fake.pulls).map((p) => p.authenticated)).toEqual([false])
       expect((yield* tagStatus(image, "v1"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("never falls back to anonymous when every matching credential is refused", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const offered = yield* guardRegistry(undefined)
       yield* createSecrets(
@@ -98,13 +101,15 @@ describe("daemon: pull secrets", () => {
       expect((yield* fake.pulls).every((p) => p.authenticated)).toBe(true)
       expect(yield* tagStatus(image, "v1")).toMatchObject({
         phase: "Failed",
-        message: `failed to pull image ${image}:v1 after 2 attempts: registry refused the credentials: ` +
+        message:
+          `failed to pull image ${image}:v1 after 2 attempts: registry refused the credentials: ` +
           "fake registry: 401 Unauthorized (all 2 matching credentials were refused)"
       })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a missing, foreign or malformed secret is named in the failure, and the pull goes on without it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* guardRegistry("good")
       const api = yield* KubeApi
@@ -130,10 +135,11 @@ describe("daemon: pull secrets", () => {
       expect(message).toContain("pull secret preheat-daemon-config/opaque is unusable")
       expect(message).toContain("pull secret preheat-daemon-config/ has no name")
       expect(message).toContain("pull secret / has no name")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a secret fixed between attempts is used by the next attempt", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* guardRegistry("good")
       yield* createSecrets(secret("creds", { "registry.example.com": { username: "bad", password: "p" } }))
       yield* createNodeImage({ [image]: { pullSecrets: [ref("creds")], tags: [tag("v1")] } })
@@ -145,7 +151,8 @@ describe("daemon: pull secrets", () => {
       yield* api.update(resources.secret, { ...current, data: fixed["data"] })
       yield* advance(2000)
       expect((yield* tagStatus(image, "v1"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: credentials never leak", () => {
@@ -153,15 +160,20 @@ describe("daemon: credentials never leak", () => {
   const username = "robot"
 
   it.effect("a failing authenticated pull shows the password in no status field, event or log line", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines: Array<string> = []
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* guardRegistry(undefined)
         yield* createSecrets(secret("creds", { "registry.example.com": { username, password } }))
         yield* createNodeImage({
           [image]: {
             pullSecrets: [ref("creds")],
-            tags: [tag("v1", { pullPolicy: { backoffLimit: 2 }, ownerReferences: [{ kind: "ImagePullJob", namespace: "apps", name: "job", uid: "u1" }] })]
+            tags: [
+              tag("v1", {
+                pullPolicy: { backoffLimit: 2 },
+                ownerReferences: [{ kind: "ImagePullJob", namespace: "apps", name: "job", uid: "u1" }]
+              })
+            ]
           }
         })
         yield* launch()
@@ -173,12 +185,9 @@ describe("daemon: credentials never leak", () => {
       const recorded = yield* events
       expect(recorded.map((e) => e.reason)).toEqual(["PullImageFailed", "PullImageFailed"])
       expect(lines.length).toBeGreaterThanOrEqual(3)
-      const forbidden = [
-        password,
-        Buffer.from(`${username}:${password}`).toString("base64"),
-        Buffer.from(password).toString("base64")
-      ]
+      const forbidden = [password, Buffer.from(`${username}:${password}`).toString("base64"), Buffer.from(password).toString("base64")]
       const outputs = [JSON.stringify(status), ...recorded.map((e) => JSON.stringify(e)), ...lines]
       for (const output of outputs) for (const secretText of forbidden) expect(output).not.toContain(secretText)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })

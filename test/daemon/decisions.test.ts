@@ -12,9 +12,14 @@ import { DeadlineExceeded, ImageNotFound } from "../../src/cri/errors.ts"
 const digest = `sha256:${"d".repeat(64)}`
 
 const spec = (images: Record<string, ReadonlyArray<{ readonly tag: string; readonly version?: number }>>): NodeImageSpec => ({
-  images: Object.fromEntries(Object.entries(images).map(([name, tags]) => [name, {
-    tags: tags.map((t) => ({ imagePullPolicy: "IfNotPresent" as const, ...t, version: t.version ?? 0 }))
-  }]))
+  images: Object.fromEntries(
+    Object.entries(images).map(([name, tags]) => [
+      name,
+      {
+        tags: tags.map((t) => ({ imagePullPolicy: "IfNotPresent" as const, ...t, version: t.version ?? 0 }))
+      }
+    ])
+  )
 })
 
 const statusOf = (tag: string, phase: ImageTagStatus["phase"], version = 0): ImageTagStatus => ({ tag, phase, version })
@@ -27,7 +32,15 @@ describe("tagTasks", () => {
         "quay.io/app": {
           pullSecrets: [{ namespace: "ns", name: "s" }],
           sandboxConfig: { labels: { a: "b" } },
-          tags: [{ tag: digest, version: 0, imagePullPolicy: "IfNotPresent", pullPolicy: { timeoutSeconds: 30, backoffLimit: 0, activeDeadlineSeconds: 90 }, createdAt: "2026-01-01T00:00:00Z" }]
+          tags: [
+            {
+              tag: digest,
+              version: 0,
+              imagePullPolicy: "IfNotPresent",
+              pullPolicy: { timeoutSeconds: 30, backoffLimit: 0, activeDeadlineSeconds: 90 },
+              createdAt: "2026-01-01T00:00:00Z"
+            }
+          ]
         }
       }
     })
@@ -65,12 +78,23 @@ describe("planWorkers", () => {
   })
 
   it("a finished status of another version does not count", () => {
-    const plan = planWorkers(tasks, { app: { tags: [statusOf("b", "Failed", 0)] } }, new Map([["app a", 0], ["app c", 0]]))
+    const plan = planWorkers(
+      tasks,
+      { app: { tags: [statusOf("b", "Failed", 0)] } },
+      new Map([
+        ["app a", 0],
+        ["app c", 0]
+      ])
+    )
     expect(plan.start.map((t) => `${t.key}@${t.version}`)).toEqual(["app b@1"])
   })
 
   it("leaves workers of this process alone, running or finished, and stops those of removed tags or old versions", () => {
-    const known = new Map([["app a", 0], ["app b", 0], ["app gone", 0]])
+    const known = new Map([
+      ["app a", 0],
+      ["app b", 0],
+      ["app gone", 0]
+    ])
     const plan = planWorkers(tasks, undefined, known)
     expect(plan.stop).toEqual(["app b", "app gone"])
     expect(plan.start.map((t) => `${t.key}@${t.version}`)).toEqual(["app b@1", "app c@0"])
@@ -85,7 +109,10 @@ describe("attempt policy", () => {
   })
 
   it("bounds an attempt by the timeout and by the time left before the deadline", () => {
-    const policy = attemptPolicy({ ...task!, timeoutSeconds: 60, backoffLimit: 2, activeDeadlineSeconds: 100, createdAt: "1970-01-01T00:00:10Z" }, 50_000)
+    const policy = attemptPolicy(
+      { ...task!, timeoutSeconds: 60, backoffLimit: 2, activeDeadlineSeconds: 100, createdAt: "1970-01-01T00:00:10Z" },
+      50_000
+    )
     expect(policy).toEqual({ attempts: 3, timeoutMillis: 60_000, deadlineAt: 110_000 })
     expect(attemptTimeoutMillis(policy, 20_000)).toBe(60_000)
     expect(attemptTimeoutMillis(policy, 80_000)).toBe(30_000)
@@ -115,7 +142,14 @@ describe("findImage", () => {
   })
 
   it("does not match another tag, registry or digest, nor a tag for a digest", () => {
-    for (const ref of ["nginx:1.26", "nginx", "quay.io/nginx:1.25", `nginx@sha256:${"e".repeat(64)}`, `registry.example.com:5000/team/app@${digest}`, "NOT A REF"]) {
+    for (const ref of [
+      "nginx:1.26",
+      "nginx",
+      "quay.io/nginx:1.25",
+      `nginx@sha256:${"e".repeat(64)}`,
+      `registry.example.com:5000/team/app@${digest}`,
+      "NOT A REF"
+    ]) {
       expect(findImage(ref, images), ref).toBeUndefined()
     }
   })
@@ -126,7 +160,13 @@ describe("desiredNodeStatus", () => {
 
   it("takes live reports for the spec's version, else what is stored; drops what left the spec; keeps other fields", () => {
     const live = new Map([
-      ["app", new Map([["b", statusOf("b", "Pulling", 1)], ["a", statusOf("a", "Pulling", 7)]])]
+      [
+        "app",
+        new Map([
+          ["b", statusOf("b", "Pulling", 1)],
+          ["a", statusOf("a", "Pulling", 7)]
+        ])
+      ]
     ])
     const stored = {
       note: "kept",
@@ -160,8 +200,9 @@ describe("firstSyncStatus", () => {
 
   it("waits for every initial tag's current version to finish", () => {
     expect(firstSyncStatus(initial, current, { app: { tags: [statusOf("a", "Succeeded")] } }, 0)).toBeUndefined()
-    expect(firstSyncStatus(initial, current, { app: { tags: [statusOf("a", "Succeeded"), statusOf(digest, "Succeeded", 3)] } }, 0))
-      .toBeUndefined()
+    expect(
+      firstSyncStatus(initial, current, { app: { tags: [statusOf("a", "Succeeded"), statusOf(digest, "Succeeded", 3)] } }, 0)
+    ).toBeUndefined()
   })
 
   it("is Failed naming the failed tags, or Succeeded", () => {
@@ -170,8 +211,9 @@ describe("firstSyncStatus", () => {
       status: "Failed",
       message: `1 of 2 images failed to pull: app@${digest}`
     })
-    expect(firstSyncStatus(initial, current, { app: { tags: [statusOf("a", "Succeeded"), statusOf(digest, "Succeeded")] } }, 0))
-      .toMatchObject({ status: "Succeeded", message: "2 images pulled" })
+    expect(
+      firstSyncStatus(initial, current, { app: { tags: [statusOf("a", "Succeeded"), statusOf(digest, "Succeeded")] } }, 0)
+    ).toMatchObject({ status: "Succeeded", message: "2 images pulled" })
   })
 })
 

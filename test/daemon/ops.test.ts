@@ -15,7 +15,7 @@ const get = (port: number, path: string) =>
 
 describe("daemon: metrics", () => {
   it.effect("counts pulls by result and reason, times them, adds up bytes and shows the workers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const metrics = yield* Metrics
       yield* fake.fail("app:bad", { kind: "Unauthorized", times: "always" })
@@ -32,12 +32,13 @@ describe("daemon: metrics", () => {
       expect(yield* metrics.read("preheat_pulled_bytes_total")).toBe(10 * 1024 * 1024)
       expect(yield* metrics.read("preheat_pull_workers", { state: "active" })).toBe(0)
       expect(yield* metrics.read("preheat_pull_workers", { state: "waiting" })).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: health", () => {
   it.effect("healthy when the runtime answers Version and the NodeImage has been listed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const daemon = yield* launch()
       expect(daemon.hasSynced()).toBe(true)
@@ -48,20 +49,23 @@ describe("daemon: health", () => {
       yield* fake.setAvailable(false)
       expect((yield* daemon.health)[0]).toEqual({ name: "runtime", ok: false, message: "fake runtime is unavailable" })
       expect(yield* daemon.ready).toEqual([{ name: "nodeimage-watch", ok: true }])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: ops endpoint", () => {
   it.live("serves /healthz, /readyz and /metrics next to the daemon", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
-      const { daemon, port } = yield* serveDaemon(daemonOptions({
-        nodeName: node,
-        secretNamespace,
-        metricsHost: "127.0.0.1",
-        metricsPort: 0
-      }))
+      const { daemon, port } = yield* serveDaemon(
+        daemonOptions({
+          nodeName: node,
+          secretNamespace,
+          metricsHost: "127.0.0.1",
+          metricsPort: 0
+        })
+      )
       yield* daemon.synced
       expect(yield* get(port, "/healthz")).toEqual({ status: 200, body: "ok" })
       expect(yield* get(port, "/readyz")).toEqual({ status: 200, body: "ok" })
@@ -79,5 +83,6 @@ describe("daemon: ops endpoint", () => {
       Effect.scoped,
       Effect.provide(testLayer({ latency: "20 millis" })),
       Effect.provide(loggingLayer({ format: "json", sink: () => undefined }))
-    ))
+    )
+  )
 })

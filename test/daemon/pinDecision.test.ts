@@ -17,7 +17,11 @@ const hex = (c: string) => c.repeat(64)
 const never = { kind: "ImagePullJob", namespace: "default", name: "warm", uid: "u-never" }
 const always = { kind: "ImagePullJob", namespace: "default", name: "once", uid: "u-always" }
 const deleted = { kind: "ImagePullJob", namespace: "default", name: "old", uid: "u-gone" }
-const policies = new Map<string, OwnerPolicy>([["u-never", "Never"], ["u-always", "Always"], ["u-gone", "gone"]])
+const policies = new Map<string, OwnerPolicy>([
+  ["u-never", "Never"],
+  ["u-always", "Always"],
+  ["u-gone", "gone"]
+])
 
 const nginx: ImageInfo = {
   id: `sha256:${hex("a")}`,
@@ -35,12 +39,14 @@ describe("pinDemand: which references a node's tags want pinned", () => {
     pinDemand({ previous, current, held: [], policies, now })
 
   it("a tag owned by a Never job is wanted; Always, deleted and ownerless (hand-written) tags are not", () => {
-    expect(demand([
-      { reference: "nginx:1.25", owners: [never] },
-      { reference: "redis:7", owners: [always] },
-      { reference: "busybox:1", owners: [deleted] },
-      { reference: "alpine:3", owners: [] }
-    ]).wanted).toEqual(["nginx:1.25"])
+    expect(
+      demand([
+        { reference: "nginx:1.25", owners: [never] },
+        { reference: "redis:7", owners: [always] },
+        { reference: "busybox:1", owners: [deleted] },
+        { reference: "alpine:3", owners: [] }
+      ]).wanted
+    ).toEqual(["nginx:1.25"])
   })
 
   it("one Never owner among several is enough", () => {
@@ -48,8 +54,7 @@ describe("pinDemand: which references a node's tags want pinned", () => {
   })
 
   it("an owner whose policy is unknown (not read, not a job) does not pin", () => {
-    expect(demand([{ reference: "nginx:1.25", owners: [{ kind: "ImagePullJob", name: "x", uid: "u-unknown" }] }]).wanted)
-      .toEqual([])
+    expect(demand([{ reference: "nginx:1.25", owners: [{ kind: "ImagePullJob", name: "x", uid: "u-unknown" }] }]).wanted).toEqual([])
   })
 
   it("a Never tag removed before its TTL (job deleted, node deselected) is not held", () => {

@@ -19,7 +19,8 @@ const job = (name: string, type: "Always" | "Never", image = "nginx:1.25") =>
       kind: "ImagePullJob",
       metadata: { name, namespace: "default" },
       spec: { image, completionPolicy: { type } }
-    }))
+    })
+  )
 
 const ownerOf = (object: KubeObject) => ({
   apiVersion: "apps.kruise.io/v1alpha1",
@@ -34,7 +35,7 @@ const jobTag = (name: string, owner: KubeObject, extra: Record<string, unknown> 
   tag(name, { ownerReferences: [ownerOf(owner)], ...extra })
 
 /** Every image record on the node whose labels say pinned, and whether preheat's marker is on it. */
-const pinnedRecords = Effect.gen(function*() {
+const pinnedRecords = Effect.gen(function* () {
   const fake = yield* FakeCriRuntime
   const pinned: Array<{ readonly name: string; readonly ours: boolean }> = []
   for (const image of yield* fake.images) {
@@ -49,7 +50,7 @@ const pinnedRecords = Effect.gen(function*() {
 const pinnedNames = Effect.map(pinnedRecords, (records) => records.map((r) => r.name).sort())
 
 const recordsOf = (reference: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fake = yield* FakeCriRuntime
     const image = (yield* fake.images).find((i) => i.repoTags.some((t) => t.endsWith(`/${reference}`)))
     return image === undefined ? [] : [image.id, ...image.repoTags, ...image.repoDigests].sort()
@@ -59,7 +60,7 @@ const minutes = (n: number) => n * 60_000
 
 describe("daemon --pin-images", () => {
   it.effect("pins every record of an image pulled for a Never job, not one pulled for an Always job", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const warm = yield* job("warm", "Never")
       const once = yield* job("once", "Always", "redis:7")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] }, redis: { tags: [jobTag("7", once)] } })
@@ -72,20 +73,22 @@ describe("daemon --pin-images", () => {
       expect(nginx).toHaveLength(3)
       expect(yield* pinnedNames).toEqual(nginx)
       expect((yield* pinnedRecords).every((r) => r.ours)).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("off by default: nothing is pinned", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
       yield* launch()
       yield* advance(2000)
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Succeeded")
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the tag removed before its TTL (job deleted, node no longer selected): unpinned at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm, { pullPolicy: { ttlSecondsAfterFinished: 86400 } })] } })
       yield* launch({ pinImages: true })
@@ -96,10 +99,11 @@ describe("daemon --pin-images", () => {
       expect(yield* pinnedNames).toEqual([])
       // The labels went; the image stays (pinning never removes images).
       expect(yield* recordsOf("nginx:1.25")).toHaveLength(3)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the job changed to Always (the controller rewrites the tag's pull policy): unpinned", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm, { pullPolicy: { ttlSecondsAfterFinished: 86400 } })] } })
@@ -110,10 +114,11 @@ describe("daemon --pin-images", () => {
       yield* setImages({ nginx: { tags: [jobTag("1.25", warm, { pullPolicy: { ttlSecondsAfterFinished: 900 } })] } })
       yield* advance(100)
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the job deleted while its tag stays (no NodeImage change): unpinned at the next resync, 10 min", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
@@ -125,10 +130,11 @@ describe("daemon --pin-images", () => {
       expect(yield* pinnedNames).toHaveLength(3)
       yield* advance(minutes(1) + 2000, 10_000)
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a job re-created under the same name (another uid) does not keep the old tag's pin", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const warm = yield* job("warm", "Never")
       yield* api.delete(resources.imagePullJob, { namespace: "default", name: "warm" })
@@ -138,10 +144,11 @@ describe("daemon --pin-images", () => {
       yield* advance(2000)
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Succeeded")
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the daily re-pull: a Never tag dropped at its TTL keeps its pin until the job writes it again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const warm = yield* job("warm", "Never")
       const policy = { pullPolicy: { ttlSecondsAfterFinished: 60 } }
@@ -167,7 +174,8 @@ describe("daemon --pin-images", () => {
       yield* api.delete(resources.imagePullJob, { namespace: "default", name: "warm" })
       yield* advance(minutes(10) + 1000, 10_000)
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   const earlierRun = {
     images: [
@@ -176,7 +184,7 @@ describe("daemon --pin-images", () => {
     ]
   }
   /** What an earlier run left: nginx pinned by preheat, pause pinned by containerd (the sandbox image). */
-  const pinnedEarlier = Effect.gen(function*() {
+  const pinnedEarlier = Effect.gen(function* () {
     const fake = yield* FakeCriRuntime
     for (const name of [`sha256:${"a".repeat(64)}`, "docker.io/library/nginx:1.25", `docker.io/library/nginx@sha256:${"d".repeat(64)}`]) {
       yield* fake.imageLabels.setLabels(name, { [pinnedLabel]: "pinned", [preheatPinLabel]: "true" })
@@ -185,16 +193,17 @@ describe("daemon --pin-images", () => {
   })
 
   it.effect("a restart after the tag went away: preheat's pins are removed at start, others' pins stay", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* pinnedEarlier
       yield* createNodeImage({})
       yield* launch({ pinImages: true })
       yield* advance(100)
       expect(yield* pinnedRecords).toEqual([{ name: "registry.k8s.io/pause:3.9", ours: false }])
-    }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun)))
+  )
 
   it.effect("a restart with no NodeImage at all unpins too; one with the tag still wanted keeps the pin", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* pinnedEarlier
       yield* launch({ pinImages: true })
       yield* advance(100)
@@ -202,18 +211,21 @@ describe("daemon --pin-images", () => {
     }).pipe(
       Effect.scoped,
       Effect.provide(testLayer(earlierRun)),
-      Effect.andThen(Effect.gen(function*() {
-        yield* pinnedEarlier
-        const warm = yield* job("warm", "Never")
-        yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
-        yield* launch({ pinImages: true })
-        yield* advance(100)
-        expect(yield* pinnedNames).toHaveLength(4)
-      }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun))))
-    ))
+      Effect.andThen(
+        Effect.gen(function* () {
+          yield* pinnedEarlier
+          const warm = yield* job("warm", "Never")
+          yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
+          yield* launch({ pinImages: true })
+          yield* advance(100)
+          expect(yield* pinnedNames).toHaveLength(4)
+        }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun)))
+      )
+    )
+  )
 
   it.effect("turned off: the pins of an earlier run are removed once at start, without reading any job", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* pinnedEarlier
       const warm = yield* job("warm", "Never")
@@ -222,14 +234,15 @@ describe("daemon --pin-images", () => {
       yield* advance(minutes(20), 10_000)
       expect(yield* pinnedNames).toEqual(["registry.k8s.io/pause:3.9"])
       expect((yield* fake.calls).filter((c) => c.method === "listImageRecords")).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer(earlierRun)))
+  )
 
   it.effect("a runtime without containerd's images service: one warning, pulls go on, no label calls after", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const lines: Array<string> = []
       const warm = yield* job("warm", "Never")
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
         yield* launch({ pinImages: true })
         yield* advance(2000)
@@ -237,17 +250,21 @@ describe("daemon --pin-images", () => {
         yield* advance(minutes(20), 10_000)
       }).pipe(Effect.provide(loggingLayer({ format: "json", sink: (line) => lines.push(line) })))
       expect((yield* tagStatus("nginx", "1.26"))?.phase).toBe("Succeeded")
-      const warnings = lines.map((line) => JSON.parse(line) as Record<string, unknown>)
+      const warnings = lines
+        .map((line) => JSON.parse(line) as Record<string, unknown>)
         .filter((l) => typeof l["msg"] === "string" && l["msg"].startsWith("--pin-images"))
-      expect(warnings).toEqual([expect.objectContaining({
-        level: "warn",
-        msg: "--pin-images: the runtime has no containerd images service; images are not pinned on this node"
-      })])
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          level: "warn",
+          msg: "--pin-images: the runtime has no containerd images service; images are not pinned on this node"
+        })
+      ])
       expect((yield* fake.calls).filter((c) => c.method === "listImageRecords" || c.method === "setImageLabels")).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer({ imageLabels: "unsupported" }))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ imageLabels: "unsupported" })))
+  )
 
   it.effect("owner jobs are read once per spec change and per resync, not again when a pull finishes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const inner = yield* KubeApi
       const reads: Array<string> = []
       const counting = KubeApi.of({
@@ -259,7 +276,7 @@ describe("daemon --pin-images", () => {
       })
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* launch({ pinImages: true })
         yield* advance(2000)
         expect(yield* pinnedNames).toHaveLength(3)
@@ -272,10 +289,11 @@ describe("daemon --pin-images", () => {
         yield* advance(minutes(10), 10_000)
         expect(reads).toEqual(["warm", "warm", "warm"])
       }).pipe(Effect.provideService(KubeApi, counting))
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the runtime not answering: pins stay as they are, and are brought up to date once it answers", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
@@ -290,5 +308,6 @@ describe("daemon --pin-images", () => {
       // Retries back off from 1 s, doubling, at most a minute apart.
       yield* advance(60_000, 1000)
       expect(yield* pinnedNames).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })

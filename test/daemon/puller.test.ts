@@ -4,32 +4,30 @@ import { TestClock } from "effect/testing"
 import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import {
-  advance,
-  createNodeImage,
-  launch,
-  nodeStatus,
-  setImages,
-  settle,
-  tag,
-  tagStatus,
-  testLayer
-} from "./support/daemonHarness.ts"
+import { advance, createNodeImage, launch, nodeStatus, setImages, settle, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
 
 const hex = (c: string) => c.repeat(64)
 const idA = `sha256:${hex("a")}`
 const digest = `sha256:${hex("d")}`
 
-const starts = Effect.map(Effect.flatMap(Effect.service(FakeCriRuntime), (f) => f.pulls), (pulls) => pulls.map((p) => p.startedAt))
+const starts = Effect.map(
+  Effect.flatMap(Effect.service(FakeCriRuntime), (f) => f.pulls),
+  (pulls) => pulls.map((p) => p.startedAt)
+)
 
 describe("daemon: one worker per tag", () => {
   it.effect("pulls a tag: Pulling at once, then Succeeded with the image id and progress 100", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.setLatency("nginx:1.25", "3 seconds")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       yield* launch()
-      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Pulling", version: 0, progress: 0, startTime: "1970-01-01T00:00:00Z" })
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({
+        phase: "Pulling",
+        version: 0,
+        progress: 0,
+        startTime: "1970-01-01T00:00:00Z"
+      })
       yield* advance(1500)
       const progress = (yield* tagStatus("nginx", "1.25"))?.progress ?? 0
       expect(progress).toBeGreaterThan(0)
@@ -41,20 +39,22 @@ describe("daemon: one worker per tag", () => {
       expect(status?.message).toBe("pulled image nginx:1.25 on node node-1 in 3s")
       expect((yield* fake.pulls).map((p) => p.image)).toEqual(["nginx:1.25"])
       expect(yield* nodeStatus).toMatchObject({ desired: 1, succeeded: 1, pulling: 0, waiting: 0, failed: 0 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("watches only its own NodeImage", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } }, "node-2")
       yield* createNodeImage({ redis: { tags: [tag("7")] } })
       yield* launch()
       yield* advance(2000)
       expect((yield* fake.pulls).map((p) => p.image)).toEqual(["redis:7"])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("picks up a NodeImage created after the daemon started, and tags added later", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* launch()
       yield* createNodeImage({})
@@ -63,34 +63,38 @@ describe("daemon: one worker per tag", () => {
       yield* advance(1000)
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded" })
       expect(yield* fake.pulls).toHaveLength(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: a spec it cannot read", () => {
   it.effect("is reported in the log and waited out; the fixed spec is acted on", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const lines: Array<string> = []
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* createNodeImage({ nginx: { tags: [{ tag: 5 }] } })
         yield* launch()
         yield* advance(1000)
       }).pipe(Effect.provide(loggingLayer({ format: "json", sink: (line) => lines.push(line) })))
       expect(yield* fake.pulls).toEqual([])
-      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(expect.objectContaining({
-        level: "warn",
-        msg: "NodeImage spec does not decode; waiting for a valid one",
-        problems: expect.stringContaining("spec.images.nginx.tags[0].tag")
-      }))
+      expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
+        expect.objectContaining({
+          level: "warn",
+          msg: "NodeImage spec does not decode; waiting for a valid one",
+          problems: expect.stringContaining("spec.images.nginx.tags[0].tag")
+        })
+      )
       yield* setImages({ nginx: { tags: [tag("1.25")] } })
       yield* advance(1000)
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: per-node cap", () => {
   it.effect("tags over maxConcurrentPulls report Waiting until a slot frees", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const metrics = yield* Metrics
       yield* fake.setLatency("app:b", "3 seconds")
@@ -111,19 +115,21 @@ describe("daemon: per-node cap", () => {
       expect(yield* nodeStatus).toMatchObject({ desired: 3, succeeded: 3, pulling: 0 })
       expect(yield* starts).toEqual([0, 0, 1000])
       expect(yield* metrics.read("preheat_pull_workers", { state: "active" })).toBe(0)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the default cap is 2", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b"), tag("c"), tag("d")] } })
       yield* launch()
       expect(yield* nodeStatus).toMatchObject({ pulling: 2, waiting: 2 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: attempts, backoff and deadlines", () => {
   it.effect("retries failed attempts after 1 s, 2 s, 4 s and succeeds on the fourth", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: 3, message: "connection reset by peer" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
@@ -138,10 +144,11 @@ describe("daemon: attempts, backoff and deadlines", () => {
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Pulling")
       yield* advance(1000)
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", completionTime: "1970-01-01T00:00:08Z" })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("fails after backoffLimit + 1 attempts with the last error; the backoff stops growing at 30 s", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const metrics = yield* Metrics
       yield* fake.fail("nginx:1.25", { kind: "ImageNotFound", times: "always", message: "manifest unknown" })
@@ -154,10 +161,11 @@ describe("daemon: attempts, backoff and deadlines", () => {
       expect(status?.message).toBe("failed to pull image nginx:1.25 after 8 attempts: image not found: manifest unknown")
       expect(yield* nodeStatus).toMatchObject({ failed: 1, pulling: 0 })
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "not_found" })).toBe(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the default is 4 attempts (backoffLimit 3)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: "always" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
@@ -165,26 +173,31 @@ describe("daemon: attempts, backoff and deadlines", () => {
       yield* advance(20_000, 1000)
       expect(yield* starts).toEqual([0, 1000, 3000, 7000])
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Failed")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("each attempt is cut off at timeoutSeconds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { timeoutSeconds: 5, backoffLimit: 1 } })] } })
       yield* launch()
       yield* advance(10_900)
       const pulls = yield* fake.pulls
-      expect(pulls.map((p) => [p.startedAt, p.endedAt, Duration.toMillis(p.timeout)])).toEqual([[0, 5000, 5000], [6000, undefined, 5000]])
+      expect(pulls.map((p) => [p.startedAt, p.endedAt, Duration.toMillis(p.timeout)])).toEqual([
+        [0, 5000, 5000],
+        [6000, undefined, 5000]
+      ])
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Pulling")
       yield* advance(100)
       const status = yield* tagStatus("nginx", "1.25")
       expect(status).toMatchObject({ phase: "Failed", completionTime: "1970-01-01T00:00:11Z" })
       expect(status?.message).toBe("failed to pull image nginx:1.25 after 2 attempts: pull timed out after 5s")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("activeDeadlineSeconds bounds the attempt: counted from createdAt, then Failed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const metrics = yield* Metrics
       yield* fake.hang("nginx:1.25")
@@ -200,10 +213,11 @@ describe("daemon: attempts, backoff and deadlines", () => {
         "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 6s"
       )
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "deadline" })).toBe(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("the last attempt ended by the deadline reports the deadline", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const metrics = yield* Metrics
       yield* fake.hang("nginx:1.25")
@@ -214,10 +228,11 @@ describe("daemon: attempts, backoff and deadlines", () => {
         "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 5s"
       )
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "deadline" })).toBe(1)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("no attempt starts past the deadline: a retry whose backoff would end there fails at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: "always", after: "3 seconds" })
       yield* createNodeImage({
@@ -227,12 +242,16 @@ describe("daemon: attempts, backoff and deadlines", () => {
       yield* advance(6000)
       const pulls = yield* fake.pulls
       // 3 s attempt, 1 s backoff, then only 1 s left before the deadline; after that a 2 s backoff cannot fit.
-      expect(pulls.map((p) => [p.startedAt, Duration.toMillis(p.timeout)])).toEqual([[0, 3000], [4000, 1000]])
+      expect(pulls.map((p) => [p.startedAt, Duration.toMillis(p.timeout)])).toEqual([
+        [0, 3000],
+        [4000, 1000]
+      ])
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Failed", completionTime: "1970-01-01T00:00:05Z" })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a tag already past its deadline fails without pulling", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* TestClock.adjust(20_000)
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { activeDeadlineSeconds: 10 } })] } })
@@ -242,13 +261,14 @@ describe("daemon: attempts, backoff and deadlines", () => {
         message: "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds"
       })
       expect(yield* fake.pulls).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: imagePullPolicy and references", () => {
   for (const key of ["nginx", "docker.io/nginx", "library/nginx", "docker.io/library/nginx", "index.docker.io/library/nginx"]) {
     it.effect(`IfNotPresent: an image on the node by tag succeeds at once without pulling (${key})`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const fake = yield* FakeCriRuntime
         const metrics = yield* Metrics
         yield* createNodeImage({ [key]: { tags: [tag("1.25")] } })
@@ -257,32 +277,32 @@ describe("daemon: imagePullPolicy and references", () => {
         expect((yield* tagStatus(key, "1.25"))?.message).toContain("already present")
         expect(yield* fake.pulls).toEqual([])
         expect(yield* metrics.read("preheat_pulls_total", { result: "succeeded", reason: "present" })).toBe(1)
-      }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["docker.io/library/nginx:1.25"], id: idA }] }))))
+      }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["docker.io/library/nginx:1.25"], id: idA }] })))
+    )
   }
 
   it.effect("IfNotPresent: an image on the node by digest succeeds at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ busybox: { tags: [tag(digest)] } })
       yield* launch()
       expect(yield* tagStatus("busybox", digest)).toMatchObject({ phase: "Succeeded", imageID: idA })
       expect(yield* fake.pulls).toEqual([])
-    }).pipe(
-      Effect.scoped,
-      Effect.provide(testLayer({ images: [{ references: [`docker.io/library/busybox@${digest}`], id: idA }] }))
-    ))
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: [`docker.io/library/busybox@${digest}`], id: idA }] })))
+  )
 
   it.effect("IfNotPresent: the same tag is not the same digest, so a digest tag is pulled", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ busybox: { tags: [tag(digest)] } })
       yield* launch()
       yield* advance(1000)
       expect((yield* fake.pulls).map((p) => p.image)).toEqual([`busybox@${digest}`])
-    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["busybox:1.36"], id: idA }] }))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["busybox:1.36"], id: idA }] })))
+  )
 
   it.effect("Always: pulls even though the node has the image", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.push({ reference: "nginx:1.25", id: `sha256:${hex("b")}` })
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { imagePullPolicy: "Always" })] } })
@@ -290,31 +310,34 @@ describe("daemon: imagePullPolicy and references", () => {
       yield* advance(1000)
       expect((yield* fake.pulls).map((p) => p.image)).toEqual(["nginx:1.25"])
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", imageID: `sha256:${hex("b")}` })
-    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["docker.io/library/nginx:1.25"], id: idA }] }))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["docker.io/library/nginx:1.25"], id: idA }] })))
+  )
 
   it.effect("a digest tag is pulled as name@sha256:..., never name:sha256:...", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ "registry.example.com/team/app": { tags: [tag(digest)] } })
       yield* launch()
       yield* advance(1000)
       expect((yield* fake.pulls).map((p) => p.image)).toEqual([`registry.example.com/team/app@${digest}`])
       expect((yield* tagStatus("registry.example.com/team/app", digest))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("sandboxConfig is passed to the runtime as given", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const sandboxConfig = { labels: { team: "a" }, annotations: { "example.com/why": "preheat" } }
       yield* createNodeImage({ nginx: { sandboxConfig, tags: [tag("1.25")] } })
       yield* launch()
       expect((yield* fake.pulls)[0]?.sandboxConfig).toEqual(sandboxConfig)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: spec changes and restarts", () => {
   it.effect("a removed tag stops its worker, cancels the pull and leaves the status", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] }, redis: { tags: [tag("7")] } })
@@ -328,10 +351,11 @@ describe("daemon: spec changes and restarts", () => {
       const status = yield* nodeStatus
       expect(Object.keys(status.imageStatuses ?? {})).toEqual(["redis"])
       expect(status).toMatchObject({ desired: 1, succeeded: 1, pulling: 0 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a new version interrupts the running worker and pulls again", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
@@ -344,10 +368,11 @@ describe("daemon: spec changes and restarts", () => {
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Pulling", version: 1 })
       yield* advance(2000)
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", version: 1 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a new version of a finished tag is pulled again (Always)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { imagePullPolicy: "Always" })] } })
       yield* launch()
@@ -357,10 +382,11 @@ describe("daemon: spec changes and restarts", () => {
       yield* advance(1000)
       expect(yield* fake.pulls).toHaveLength(2)
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", version: 1 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("after a restart finished tags are not pulled again; the one in flight starts over", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.setLatency("app:big", "10 seconds")
       yield* fake.fail("app:missing", { kind: "ImageNotFound", times: "always" })
@@ -387,5 +413,6 @@ describe("daemon: spec changes and restarts", () => {
       yield* advance(10_000)
       expect((yield* tagStatus("app", "big"))?.phase).toBe("Succeeded")
       expect((yield* fake.pulls).map((p) => p.image).sort()).toEqual(["app:big", "app:big", "app:missing", "app:small"])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })

@@ -32,16 +32,17 @@ const statusOf = (body: Record<string, unknown>) => body["status"] as Record<str
 
 describe("daemon: status writes", () => {
   it.effect("a burst of reports at one instant becomes one write", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const log = yield* PatchLog
       yield* createNodeImage({ app: { tags: ["a", "b", "c", "d", "e"].map((t) => tag(t)) } })
       yield* launch({ maxConcurrentPulls: 5 })
       expect(log.statusPatches.map((p) => p.at)).toEqual([0])
       expect(yield* nodeStatus).toMatchObject({ desired: 5, pulling: 5 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("progress is written at most once a second; a phase change goes out at once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const log = yield* PatchLog
       yield* fake.setLatency("app:long", "10 seconds")
@@ -61,10 +62,11 @@ describe("daemon: status writes", () => {
       // 100 progress reports of each pull became about a dozen writes.
       expect(log.statusPatches.length).toBeLessThanOrEqual(13)
       expect(yield* tagStatus("app", "long")).toMatchObject({ phase: "Succeeded", progress: 100 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer({ progressSteps: 100 }))))
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ progressSteps: 100 })))
+  )
 
   it.effect("each write is a merge patch of the difference, checked against the resourceVersion it was computed from", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       const log = yield* PatchLog
       yield* fake.setLatency("app:a", "3 seconds")
@@ -75,10 +77,11 @@ describe("daemon: status writes", () => {
       expect(progress).toBeDefined()
       expect(Object.keys(statusOf(progress!.body))).toEqual(["imageStatuses"])
       expect((progress!.body["metadata"] as Record<string, unknown>)["resourceVersion"]).toMatch(/^\d+$/)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a concurrent write makes the patch conflict: it is computed again on fresh state", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const log = yield* PatchLog
       yield* createNodeImage({ app: { tags: [tag("a")] } })
@@ -91,15 +94,14 @@ describe("daemon: status writes", () => {
       expect((yield* getNodeImage).metadata.labels).toEqual({ zone: "b" })
       yield* advance(1000)
       expect((yield* tagStatus("app", "a"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a write the API server refuses is retried until it lands", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const store = yield* InMemoryKubeStore
       yield* createNodeImage({ app: { tags: [tag("a")] } })
-      yield* store.setFault((request) =>
-        request.verb === "patch" ? new Unavailable({ message: "etcd leader changed" }) : undefined
-      )
+      yield* store.setFault((request) => (request.verb === "patch" ? new Unavailable({ message: "etcd leader changed" }) : undefined))
       const log = yield* PatchLog
       yield* launch()
       yield* advance(2900)
@@ -110,21 +112,32 @@ describe("daemon: status writes", () => {
       yield* advance(100)
       expect(log.statusPatches.map((p) => p.at)).toEqual([0, 1000, 3000])
       expect((yield* tagStatus("app", "a"))?.phase).toBe("Succeeded")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("drops the status of tags and images that left the spec, keeps fields it does not own", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* createNodeImage({ app: { tags: [tag("a")] } })
-      yield* api.patch(resources.nodeImage, { name: node }, {
-        status: {
-          note: "kept",
-          imageStatuses: {
-            gone: { tags: [{ tag: "1", phase: "Succeeded", version: 0 }] },
-            app: { tags: [{ tag: "old", phase: "Failed", version: 0 }, { tag: "a", phase: "Pulling", version: 0 }] }
+      yield* api.patch(
+        resources.nodeImage,
+        { name: node },
+        {
+          status: {
+            note: "kept",
+            imageStatuses: {
+              gone: { tags: [{ tag: "1", phase: "Succeeded", version: 0 }] },
+              app: {
+                tags: [
+                  { tag: "old", phase: "Failed", version: 0 },
+                  { tag: "a", phase: "Pulling", version: 0 }
+                ]
+              }
+            }
           }
-        }
-      }, "status")
+        },
+        "status"
+      )
       yield* launch()
       yield* advance(1000)
       const status = yield* nodeStatus
@@ -132,27 +145,36 @@ describe("daemon: status writes", () => {
       expect(Object.keys(status.imageStatuses ?? {})).toEqual(["app"])
       expect(status.imageStatuses?.["app"]?.tags.map((t) => [t.tag, t.phase])).toEqual([["a", "Succeeded"]])
       expect(status).toMatchObject({ desired: 1, succeeded: 1 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a tag the controller marked Failed for this version is left alone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const fake = yield* FakeCriRuntime
       yield* createNodeImage({ app: { tags: [tag("a")] } })
-      yield* api.patch(resources.nodeImage, { name: node }, {
-        status: { imageStatuses: { app: { tags: [{ tag: "a", phase: "Failed", version: 0, message: "node has not responded for a long time" }] } } }
-      }, "status")
+      yield* api.patch(
+        resources.nodeImage,
+        { name: node },
+        {
+          status: {
+            imageStatuses: { app: { tags: [{ tag: "a", phase: "Failed", version: 0, message: "node has not responded for a long time" }] } }
+          }
+        },
+        "status"
+      )
       yield* launch()
       yield* advance(1000)
       expect(yield* fake.pulls).toEqual([])
       expect(yield* tagStatus("app", "a")).toMatchObject({ phase: "Failed", message: "node has not responded for a long time" })
       expect(yield* nodeStatus).toMatchObject({ desired: 1, failed: 1 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: firstSyncStatus", () => {
   it.effect("is set once every tag present at start has finished: Failed when one failed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.fail("app:b", { kind: "ImageNotFound", times: "always" })
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b", { pullPolicy: { backoffLimit: 0 } })] } })
@@ -166,19 +188,25 @@ describe("daemon: firstSyncStatus", () => {
       yield* advance(2000)
       expect((yield* tagStatus("app", "c"))?.phase).toBe("Succeeded")
       expect((yield* nodeStatus)["firstSyncStatus"]).toEqual(first)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("Succeeded at once for an empty NodeImage; a tag removed before finishing no longer counts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("app:a")
       yield* createNodeImage({})
       yield* launch()
-      expect((yield* nodeStatus)["firstSyncStatus"]).toEqual({ syncAt: "1970-01-01T00:00:00Z", status: "Succeeded", message: "no images to pull" })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+      expect((yield* nodeStatus)["firstSyncStatus"]).toEqual({
+        syncAt: "1970-01-01T00:00:00Z",
+        status: "Succeeded",
+        message: "no images to pull"
+      })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("a tag removed before finishing no longer holds it back", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("app:a")
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b")] } })
@@ -186,11 +214,16 @@ describe("daemon: firstSyncStatus", () => {
       yield* advance(500)
       yield* setImages({ app: { tags: [tag("b")] } })
       yield* advance(500)
-      expect((yield* nodeStatus)["firstSyncStatus"]).toEqual({ syncAt: "1970-01-01T00:00:01Z", status: "Succeeded", message: "1 image pulled" })
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+      expect((yield* nodeStatus)["firstSyncStatus"]).toEqual({
+        syncAt: "1970-01-01T00:00:01Z",
+        status: "Succeeded",
+        message: "1 image pulled"
+      })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("is kept as it is across a restart", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* createNodeImage({ app: { tags: [tag("a")] } })
       const first = yield* Scope.make()
       yield* launch().pipe(Scope.provide(first))
@@ -204,51 +237,67 @@ describe("daemon: firstSyncStatus", () => {
       yield* advance(1000)
       expect((yield* tagStatus("app", "b"))?.phase).toBe("Succeeded")
       expect((yield* nodeStatus)["firstSyncStatus"]).toEqual(synced)
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })
 
 describe("daemon: events", () => {
   const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", namespace: "apps", name: "warm-nginx", uid: "uid-1" }
 
   it.effect("PullImageSucceed (Normal) to the NodeImage and each owning job", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const other = { ...owner, name: "second", uid: "uid-2" }
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner, other] })] } })
       yield* launch()
       yield* advance(1000)
-      const recorded = [...yield* events].sort(byInvolved)
+      const recorded = [...(yield* events)].sort(byInvolved)
       expect(recorded.map((e) => [e.type, e.reason, e.metadata.namespace, e.involvedObject])).toEqual([
-        ["Normal", "PullImageSucceed", "default", {
-          apiVersion: "apps.kruise.io/v1alpha1",
-          kind: "NodeImage",
-          name: node,
-          uid: (yield* getNodeImage).metadata.uid
-        }],
-        ["Normal", "PullImageSucceed", "apps", { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }],
-        ["Normal", "PullImageSucceed", "apps", { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }]
+        [
+          "Normal",
+          "PullImageSucceed",
+          "default",
+          {
+            apiVersion: "apps.kruise.io/v1alpha1",
+            kind: "NodeImage",
+            name: node,
+            uid: (yield* getNodeImage).metadata.uid
+          }
+        ],
+        [
+          "Normal",
+          "PullImageSucceed",
+          "apps",
+          { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }
+        ],
+        [
+          "Normal",
+          "PullImageSucceed",
+          "apps",
+          { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
+        ]
       ])
       expect(recorded[0]?.message).toBe("pulled image nginx:1.25 on node node-1 in 1s")
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("PullImageFailed (Warning) with the reason, once per pull, not per attempt", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.fail("nginx:1.25", { kind: "ImageNotFound", times: "always", message: "manifest unknown" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner], pullPolicy: { backoffLimit: 1 } })] } })
       yield* launch()
       yield* advance(2000)
-      const recorded = [...yield* events].sort(byInvolved)
+      const recorded = [...(yield* events)].sort(byInvolved)
       expect(recorded.map((e) => [e.type, e.reason, e.metadata.namespace])).toEqual([
         ["Warning", "PullImageFailed", "default"],
         ["Warning", "PullImageFailed", "apps"]
       ])
-      expect(recorded[0]?.message).toBe(
-        "failed to pull image nginx:1.25 after 2 attempts: image not found: manifest unknown (node node-1)"
-      )
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+      expect(recorded[0]?.message).toBe("failed to pull image nginx:1.25 after 2 attempts: image not found: manifest unknown (node node-1)")
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 
   it.effect("no event for a pull stopped because its tag was removed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* FakeCriRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner] })] } })
@@ -258,5 +307,6 @@ describe("daemon: events", () => {
       yield* advance(500)
       yield* settle
       expect(yield* events).toEqual([])
-    }).pipe(Effect.scoped, Effect.provide(testLayer())))
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
 })

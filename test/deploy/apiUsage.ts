@@ -36,22 +36,22 @@ const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
 
 export const apiUsage: ReadonlyArray<ApiUse> = [
   // controller: informers (src/controller/controller.ts), all namespaces
-  ...([
-    "imagePullJob",
-    "imageListPullJob",
-    "advancedCronJob",
-    "nodeImage",
-    "node",
-    "pod",
-    // workload-driven pre-pull (src/controller/workload/): the workloads and what tells their revisions
-    "deployment",
-    "statefulSet",
-    "daemonSet",
-    "replicaSet",
-    "controllerRevision"
-  ] as const).flatMap((kind) =>
-    (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))
-  ),
+  ...(
+    [
+      "imagePullJob",
+      "imageListPullJob",
+      "advancedCronJob",
+      "nodeImage",
+      "node",
+      "pod",
+      // workload-driven pre-pull (src/controller/workload/): the workloads and what tells their revisions
+      "deployment",
+      "statefulSet",
+      "daemonSet",
+      "replicaSet",
+      "controllerRevision"
+    ] as const
+  ).flatMap((kind) => (["list", "watch"] as const).map((verb): ApiUse => ({ role: "controller", verb, kind, scope: cluster }))),
   // controller: the Secrets jobs name as pull secrets, read one by one (src/controller/pullSecrets/sourceSecrets.ts)
   { role: "controller", verb: "get", kind: "secret", scope: cluster },
   // controller: ImagePullJob (finalizer patch, status, TTL delete, ImageListPullJob children)
@@ -74,14 +74,16 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
     implicitBecause: "blockOwnerDeletion: true"
   },
   // controller: pre-download jobs are owned by their workload with blockOwnerDeletion, as upstream's
-  ...(["deployment", "statefulSet", "daemonSet"] as const).map((kind): ApiUse => ({
-    role: "controller",
-    verb: "update",
-    kind,
-    subresource: "finalizers",
-    scope: cluster,
-    implicitBecause: "blockOwnerDeletion: true"
-  })),
+  ...(["deployment", "statefulSet", "daemonSet"] as const).map(
+    (kind): ApiUse => ({
+      role: "controller",
+      verb: "update",
+      kind,
+      subresource: "finalizers",
+      scope: cluster,
+      implicitBecause: "blockOwnerDeletion: true"
+    })
+  ),
   // controller: AdvancedCronJob (src/controller/advancedCronJob/)
   { role: "controller", verb: "patch", kind: "advancedCronJob", subresource: "status", scope: cluster },
   {

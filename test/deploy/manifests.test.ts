@@ -32,12 +32,17 @@ const crdDir = join(deployDir, "crds")
 type Obj = Record<string, any>
 
 const readDocs = (file: string): Array<Obj> =>
-  parseAllDocuments(readFileSync(file, "utf8")).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`${relative(root, file)}: ${doc.errors.map(String).join("; ")}`)
-    return doc.toJS() as Obj
-  }).filter((doc) => doc !== null && doc !== undefined)
+  parseAllDocuments(readFileSync(file, "utf8"))
+    .map((doc) => {
+      if (doc.errors.length > 0) throw new Error(`${relative(root, file)}: ${doc.errors.map(String).join("; ")}`)
+      return doc.toJS() as Obj
+    })
+    .filter((doc) => doc !== null && doc !== undefined)
 
-const yamlFiles = (dir: string) => readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort()
+const yamlFiles = (dir: string) =>
+  readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort()
 
 const manifestFiles = yamlFiles(deployDir).filter((f) => f !== "kustomization.yaml")
 const manifests: Array<Obj & { file: string }> = manifestFiles.flatMap((file) =>
@@ -84,11 +89,11 @@ interface FlagInfo {
 }
 
 const helpOf = (role: Role): Map<string, FlagInfo> => {
-  const result = spawnSync(
-    process.execPath,
-    ["--experimental-strip-types", "--no-warnings", join(root, "src/main.ts"), role, "--help"],
-    { encoding: "utf8", cwd: root, env: { ...process.env, NO_COLOR: "1" } }
-  )
+  const result = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", join(root, "src/main.ts"), role, "--help"], {
+    encoding: "utf8",
+    cwd: root,
+    env: { ...process.env, NO_COLOR: "1" }
+  })
   expect(result.status, result.stderr).toBe(0)
   const flags = new Map<string, FlagInfo>()
   const section = result.stdout.split(/^GLOBAL FLAGS$/m)[0]!.split(/^FLAGS$/m)[1] ?? ""
@@ -152,9 +157,7 @@ describe("workloads", () => {
     const source = readFileSync(join(root, "src/cli/controllerCommand.ts"), "utf8")
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-namespace"]}")`)
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-name"]}")`)
-    expect(readFileSync(join(root, "src/cli/daemonCommand.ts"), "utf8")).toContain(
-      `Flag.withDefault("${defaults.daemon["host-run-dir"]}")`
-    )
+    expect(readFileSync(join(root, "src/cli/daemonCommand.ts"), "utf8")).toContain(`Flag.withDefault("${defaults.daemon["host-run-dir"]}")`)
   })
 
   it.each(roles)("%s: the metrics port is the code's (default or arg), named, and probed", (role) => {
@@ -188,8 +191,9 @@ describe("workloads", () => {
     const selectors = [
       ...ofKind("PodDisruptionBudget").map((p) => p.spec.selector.matchLabels),
       ...ofKind("Service").map((s) => s.spec.selector),
-      ...workloads.controller.spec.template.spec.affinity.podAntiAffinity
-        .preferredDuringSchedulingIgnoredDuringExecution.map((t: Obj) => t.podAffinityTerm.labelSelector.matchLabels)
+      ...workloads.controller.spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution.map(
+        (t: Obj) => t.podAffinityTerm.labelSelector.matchLabels
+      )
     ]
     expect(selectors.length).toBeGreaterThanOrEqual(3)
     for (const selector of selectors) {
@@ -321,7 +325,7 @@ const callArgs = (text: string, open: number): Array<string> => {
       else if (c === quote) quote = undefined
       continue
     }
-    if (c === "\"" || c === "'" || c === "`") quote = c
+    if (c === '"' || c === "'" || c === "`") quote = c
     else if (c === "(" || c === "[" || c === "{") depth++
     else if (c === ")" || c === "]" || c === "}") {
       depth--
@@ -362,7 +366,7 @@ const scan = (role: Role): { found: Array<Found>; files: Map<string, string> } =
   const found: Array<Found> = []
   for (const [file, text] of files) {
     const rel = relative(root, file)
-    for (const match of text.matchAll(/\bapi\.(get|list|watch|create|update|patch|delete)\(/g)) {
+    for (const match of text.matchAll(/\bapi\s*\.(get|list|watch|create|update|patch|delete)\(/g)) {
       const args = callArgs(text, match.index! + match[0].length - 1)
       const subresource = args.length > 0 && /^["']status["']$/.test(args[args.length - 1]!) ? "status" : undefined
       const literal = /^resources\.(\w+)$/.exec(args[0] ?? "")
@@ -374,8 +378,7 @@ const scan = (role: Role): { found: Array<Found>; files: Map<string, string> } =
       const helper = Object.values(helpers).find(
         (h) => h.file === rel && h.calls.some((c) => c.verb === match[1] && c.subresource === subresource)
       )
-      expect(helper, `${rel}: api.${match[1]}(${args[0]}, ...) is not on a literal resources.X nor in a known helper`)
-        .toBeDefined()
+      expect(helper, `${rel}: api.${match[1]}(${args[0]}, ...) is not on a literal resources.X nor in a known helper`).toBeDefined()
     }
     for (const [name, helper] of Object.entries(helpers)) {
       for (const match of text.matchAll(new RegExp(`\\b${name}\\(`, "g"))) {
@@ -402,13 +405,15 @@ const groupOf = (kind: string) => {
 }
 
 const expectedGrants = (): Set<string> =>
-  new Set(apiUsage.map((use: ApiUse) => {
-    const resource = resources[use.kind as ResourceKey]
-    const scope = use.scope === "cluster" ? "cluster" : flagValue(use.role, use.scope.namespaceFlag)
-    const names = use.resourceNameFlag === undefined ? [] : [flagValue(use.role, use.resourceNameFlag)]
-    const plural = `${resource.plural}${use.subresource === undefined ? "" : `/${use.subresource}`}`
-    return grantKey(use.role, use.verb, groupOf(use.kind), plural, scope, names)
-  }))
+  new Set(
+    apiUsage.map((use: ApiUse) => {
+      const resource = resources[use.kind as ResourceKey]
+      const scope = use.scope === "cluster" ? "cluster" : flagValue(use.role, use.scope.namespaceFlag)
+      const names = use.resourceNameFlag === undefined ? [] : [flagValue(use.role, use.resourceNameFlag)]
+      const plural = `${resource.plural}${use.subresource === undefined ? "" : `/${use.subresource}`}`
+      return grantKey(use.role, use.verb, groupOf(use.kind), plural, scope, names)
+    })
+  )
 
 const grantedByRbac = (): Set<string> => {
   const roleOfAccount = new Map<string, Role>(
@@ -419,9 +424,7 @@ const grantedByRbac = (): Set<string> => {
     const namespaced = binding.kind === "RoleBinding"
     const ref = binding.roleRef
     expect(ref.apiGroup).toBe("rbac.authorization.k8s.io")
-    const target = namespaced && ref.kind === "Role"
-      ? one("Role", ref.name)
-      : one("ClusterRole", ref.name)
+    const target = namespaced && ref.kind === "Role" ? one("Role", ref.name) : one("ClusterRole", ref.name)
     if (namespaced && ref.kind === "Role") expect(target.metadata.namespace).toBe(binding.metadata.namespace)
     const scope = namespaced ? binding.metadata.namespace : "cluster"
     for (const subject of binding.subjects as Array<Obj>) {
@@ -528,11 +531,12 @@ describe("examples", () => {
       }
       expect(doc.apiVersion, file).toBe(doc.kind === "Secret" ? "v1" : "apps.kruise.io/v1alpha1")
       if (doc.kind === "ImagePullJob" || doc.kind === "ImageListPullJob" || doc.kind === "AdvancedCronJob") {
-        const decode: (input: unknown) => Result.Result<unknown, InvalidObject> = doc.kind === "ImagePullJob"
-          ? decodeImagePullJob
-          : doc.kind === "ImageListPullJob"
-          ? decodeImageListPullJob
-          : decodeAdvancedCronJob
+        const decode: (input: unknown) => Result.Result<unknown, InvalidObject> =
+          doc.kind === "ImagePullJob"
+            ? decodeImagePullJob
+            : doc.kind === "ImageListPullJob"
+              ? decodeImageListPullJob
+              : decodeAdvancedCronJob
         const failure = Result.match(decode(doc), { onSuccess: () => undefined, onFailure: (e) => e })
         if (failure !== undefined) throw new Error(`${file}: ${JSON.stringify(failure)}`)
         continue

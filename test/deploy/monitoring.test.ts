@@ -16,7 +16,9 @@ type Obj = Record<string, any>
 
 const dir = resolve(import.meta.dirname, "../../deploy/monitoring")
 const yamlDocs = (file: string): Array<Obj> =>
-  parseAllDocuments(readFileSync(join(dir, file), "utf8")).map((d) => d.toJS() as Obj).filter((d) => d !== null)
+  parseAllDocuments(readFileSync(join(dir, file), "utf8"))
+    .map((d) => d.toJS() as Obj)
+    .filter((d) => d !== null)
 
 const monitors = yamlDocs("monitors.yaml")
 const rules = yamlDocs("alerts.yaml")[0]!
@@ -48,12 +50,22 @@ const exposedSeries = (): Map<string, ReadonlySet<string>> => {
 
 /** Labels Prometheus Operator puts on every target, plus what the monitors' relabelings add. */
 const targetLabels = new Set([
-  "job", "instance", "namespace", "pod", "container", "service", "endpoint",
-  ...monitors.flatMap((m) => [...(m.spec.endpoints ?? []), ...(m.spec.podMetricsEndpoints ?? [])])
+  "job",
+  "instance",
+  "namespace",
+  "pod",
+  "container",
+  "service",
+  "endpoint",
+  ...monitors
+    .flatMap((m) => [...(m.spec.endpoints ?? []), ...(m.spec.podMetricsEndpoints ?? [])])
     .flatMap((e: Obj) => (e.relabelings ?? []).map((r: Obj) => r.targetLabel as string))
 ])
-const jobs = new Set(monitors.flatMap((m) => [...(m.spec.endpoints ?? []), ...(m.spec.podMetricsEndpoints ?? [])])
-  .flatMap((e: Obj) => (e.relabelings ?? []).filter((r: Obj) => r.targetLabel === "job").map((r: Obj) => r.replacement as string)))
+const jobs = new Set(
+  monitors
+    .flatMap((m) => [...(m.spec.endpoints ?? []), ...(m.spec.podMetricsEndpoints ?? [])])
+    .flatMap((e: Obj) => (e.relabelings ?? []).filter((r: Obj) => r.targetLabel === "job").map((r: Obj) => r.replacement as string))
+)
 
 const series = exposedSeries()
 
@@ -72,7 +84,7 @@ const problems = (expr: string): Array<string> => {
       out.push(`no metric ${selector.metric}`)
       continue
     }
-    labels.forEach((l) => used.add(l))
+    for (const l of labels) used.add(l)
     for (const matcher of selector.matchers) {
       if (matcher.label === "__name__") continue
       if (!labels.has(matcher.label) && !targetLabels.has(matcher.label)) out.push(`${selector.metric} has no label ${matcher.label}`)
@@ -100,13 +112,13 @@ const ruleList = (rules.spec.groups as Array<Obj>).flatMap((g) => g.rules as Arr
 
 describe("the checker", () => {
   it("finds a metric that does not exist, a wrong label, an unknown job and a syntax error", () => {
-    expect(problems('sum(rate(preheat_pull_total[5m]))')).toEqual(["no metric preheat_pull_total"])
+    expect(problems("sum(rate(preheat_pull_total[5m]))")).toEqual(["no metric preheat_pull_total"])
     expect(problems('sum(rate(preheat_pulls_total{phase="failed"}[5m]))')).toEqual(["preheat_pulls_total has no label phase"])
-    expect(problems('sum by (phase) (rate(preheat_pulls_total[5m]))')).toEqual(["no metric in the expression has label phase"])
+    expect(problems("sum by (phase) (rate(preheat_pulls_total[5m]))")).toEqual(["no metric in the expression has label phase"])
     expect(problems('up{job="preheat"}')).toEqual(["no monitor sets job preheat"])
-    expect(problems('sum(rate(preheat_pulls_total[5m])')).not.toEqual([])
+    expect(problems("sum(rate(preheat_pulls_total[5m])")).not.toEqual([])
     expect(problems('{__name__="preheat_nope"}')).toEqual(["no metric preheat_nope"])
-    expect(problems('histogram_quantile(0.9, sum by (le) (rate(preheat_pull_duration_seconds_bucket[$__rate_interval])))')).toEqual([])
+    expect(problems("histogram_quantile(0.9, sum by (le) (rate(preheat_pull_duration_seconds_bucket[$__rate_interval])))")).toEqual([])
   })
 })
 
@@ -125,10 +137,17 @@ describe("the Grafana dashboard", () => {
   it("covers what operators ask for", () => {
     const all = dashboardExprs.map((e) => e.expr).join("\n")
     for (const metric of [
-      "preheat_jobs", "preheat_pulls_total", "preheat_pulled_bytes_total", "preheat_pull_duration_seconds_bucket",
-      "preheat_workqueue_depth", "preheat_reconcile_duration_seconds_bucket", "preheat_api_requests_total", "preheat_leader",
+      "preheat_jobs",
+      "preheat_pulls_total",
+      "preheat_pulled_bytes_total",
+      "preheat_pull_duration_seconds_bucket",
+      "preheat_workqueue_depth",
+      "preheat_reconcile_duration_seconds_bucket",
+      "preheat_api_requests_total",
+      "preheat_leader",
       "preheat_pull_workers"
-    ]) expect(all).toContain(metric)
+    ])
+      expect(all).toContain(metric)
   })
 
   it("has template variables whose queries name existing metrics and labels", () => {
@@ -144,9 +163,9 @@ describe("the Grafana dashboard", () => {
 
 describe("the PrometheusRule", () => {
   it("alerts on failing pulls, stuck jobs, a daemon not reporting and no leader", () => {
-    expect(ruleList.map((r) => r.alert)).toEqual(expect.arrayContaining([
-      "PreheatPullsFailing", "PreheatJobsStuck", "PreheatDaemonNotReporting", "PreheatControllerWithoutLeader"
-    ]))
+    expect(ruleList.map((r) => r.alert)).toEqual(
+      expect.arrayContaining(["PreheatPullsFailing", "PreheatJobsStuck", "PreheatDaemonNotReporting", "PreheatControllerWithoutLeader"])
+    )
   })
 
   it.each(ruleList.map((r) => [r.alert as string, r] as const))("%s names only metrics and labels the code registers", (_, rule) => {
@@ -164,7 +183,8 @@ describe("the monitors", () => {
   it("scrape the metrics ports of deploy/'s controller Service and daemon pods", () => {
     const deploy = resolve(dir, "..")
     const docs = ["controller.yaml", "daemon.yaml"].flatMap((f) =>
-      parseAllDocuments(readFileSync(join(deploy, f), "utf8")).map((d) => d.toJS() as Obj))
+      parseAllDocuments(readFileSync(join(deploy, f), "utf8")).map((d) => d.toJS() as Obj)
+    )
     const service = docs.find((d) => d.kind === "Service")!
     const daemonSet = docs.find((d) => d.kind === "DaemonSet")!
     const serviceMonitor = monitors.find((m) => m.kind === "ServiceMonitor")!

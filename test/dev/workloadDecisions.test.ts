@@ -126,8 +126,13 @@ describe("rolling update of a Deployment", () => {
 
 describe("pods removed first", () => {
   it("are unscheduled, then pending, then not ready, then the newest", () => {
-    const pod = (name: string, nodeName: string | undefined, running: boolean, ready: boolean, created: string) =>
-      ({ name, nodeName, running, ready, created })
+    const pod = (name: string, nodeName: string | undefined, running: boolean, ready: boolean, created: string) => ({
+      name,
+      nodeName,
+      running,
+      ready,
+      created
+    })
     const pods = [
       pod("ready-old", "n1", true, true, "2026-01-01T00:00:00Z"),
       pod("ready-new", "n1", true, true, "2026-01-02T00:00:00Z"),
@@ -141,8 +146,13 @@ describe("pods removed first", () => {
 })
 
 describe("StatefulSet plan", () => {
-  const pod = (ordinal: number, revision: string, ready = true, terminating = false): OrdinalPod =>
-    ({ ordinal, name: `db-${ordinal}`, revision, ready, terminating })
+  const pod = (ordinal: number, revision: string, ready = true, terminating = false): OrdinalPod => ({
+    ordinal,
+    name: `db-${ordinal}`,
+    revision,
+    ready,
+    terminating
+  })
   const base = { replicas: 3, currentRevision: "db-a", updateRevision: "db-a", parallel: false, partition: 0 }
 
   it("creates pods in order, each once its predecessors are Ready", () => {
@@ -180,12 +190,21 @@ describe("DaemonSet plan", () => {
     { name: "node-3", ready: true, matches: false },
     { name: "node-4", ready: false, matches: true }
   ]
-  const pod = (name: string, nodeName: string, updated: boolean, ready = true): DaemonPod =>
-    ({ name, nodeName, updated, ready, terminating: false, created: "2026-01-01T00:00:00Z" })
+  const pod = (name: string, nodeName: string, updated: boolean, ready = true): DaemonPod => ({
+    name,
+    nodeName,
+    updated,
+    ready,
+    terminating: false,
+    created: "2026-01-01T00:00:00Z"
+  })
 
   it("puts one pod on every matching Ready node and removes pods from nodes that no longer match", () => {
-    expect(planDaemonSet({ nodes, pods: [], maxUnavailable: 1 }))
-      .toEqual({ create: ["node-1", "node-2"], delete: [], desired: ["node-1", "node-2"] })
+    expect(planDaemonSet({ nodes, pods: [], maxUnavailable: 1 })).toEqual({
+      create: ["node-1", "node-2"],
+      delete: [],
+      desired: ["node-1", "node-2"]
+    })
     const plan = planDaemonSet({ nodes, pods: [pod("a", "node-3", true), pod("b", "node-1", true)], maxUnavailable: 1 })
     expect(plan).toEqual({ create: ["node-2"], delete: ["a"], desired: ["node-1", "node-2"] })
   })
@@ -228,7 +247,8 @@ describe("scheduler's choice", () => {
   it("says why no node fits, in kube-scheduler's words", () => {
     expect(chooseNode({ zone: "b" }, nodes, () => 0)).toEqual({
       _tag: "Unschedulable",
-      message: "0/4 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, " +
+      message:
+        "0/4 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, " +
         "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable."
     })
   })

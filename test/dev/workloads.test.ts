@@ -38,7 +38,7 @@ const workload = (kind: "Deployment" | "StatefulSet" | "DaemonSet", name: string
 
 /** Polls until `check` gives a value (10 s at most). */
 const until = <A>(what: string, check: Effect.Effect<A | undefined, unknown, KubeApi>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let i = 0; i < 500; i++) {
       const value = yield* check
       if (value !== undefined) return value
@@ -48,7 +48,7 @@ const until = <A>(what: string, check: Effect.Effect<A | undefined, unknown, Kub
   })
 
 const list = (resource: (typeof resources)[keyof typeof resources], labelSelector: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return (yield* api.list(resource, { namespace: "default", labelSelector })).items
   })
@@ -58,10 +58,13 @@ const spec = (o: KubeObject) => o["spec"] as Record<string, any>
 const status = (o: KubeObject) => (o["status"] ?? {}) as Record<string, any>
 
 /** Two nodes: node-1 (amd64) already has nginx:1.27.0, node-2 (arm64) has nothing; pulls take 200 ms. */
-const cluster = Effect.gen(function*() {
+const cluster = Effect.gen(function* () {
   const api = yield* KubeApi
   const runtimes = new Map<string, FakeCriHandle>()
-  for (const [name, arch] of [["node-1", "amd64"], ["node-2", "arm64"]] as const) {
+  for (const [name, arch] of [
+    ["node-1", "amd64"],
+    ["node-2", "arm64"]
+  ] as const) {
     yield* api.create(resources.node, node(name, arch))
     runtimes.set(name, yield* makeFakeCriRuntime({ latency: Duration.millis(200) }))
   }
@@ -72,12 +75,16 @@ const cluster = Effect.gen(function*() {
 
 describe("dev cluster workloads", () => {
   it.live("run a Deployment's pods through the nodes' runtimes and roll it to a new ReplicaSet", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const runtimes = yield* cluster
       yield* api.create(resources.deployment, workload("Deployment", "web", "nginx:1.27.0", { replicas: 2 }))
-      const ready = yield* until("web rolled out", Effect.map(api.get(resources.deployment, { namespace: "default", name: "web" }), (d) =>
-        status(d)["updatedReplicas"] === 2 && status(d)["availableReplicas"] === 2 ? d : undefined))
+      const ready = yield* until(
+        "web rolled out",
+        Effect.map(api.get(resources.deployment, { namespace: "default", name: "web" }), (d) =>
+          status(d)["updatedReplicas"] === 2 && status(d)["availableReplicas"] === 2 ? d : undefined
+        )
+      )
       expect(status(ready)["conditions"]).toMatchObject([
         { type: "Available", status: "True", reason: "MinimumReplicasAvailable" },
         { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable" }
@@ -93,42 +100,60 @@ describe("dev cluster workloads", () => {
         return events.find((e) => (e["involvedObject"] as { name: string }).name === pod.metadata.name)?.["message"]
       }
       expect(messageFor("node-1")).toBe(`Container image "nginx:1.27.0" already present on machine`)
-      expect(messageFor("node-2"))
-        .toMatch(/^Successfully pulled image "nginx:1\.27\.0" in \d+ms \(\d+ms including waiting\)\. Image size: \d+ bytes\.$/)
+      expect(messageFor("node-2")).toMatch(
+        /^Successfully pulled image "nginx:1\.27\.0" in \d+ms \(\d+ms including waiting\)\. Image size: \d+ bytes\.$/
+      )
       for (const pod of pods) {
         const running = { phase: "Running", containerStatuses: [{ image: "docker.io/library/nginx:1.27.0", ready: true }] }
         expect(status(pod)).toMatchObject(running)
       }
 
       const [first] = yield* list(resources.replicaSet, "app=web")
-      yield* api.patch(resources.deployment, { namespace: "default", name: "web" }, {
-        spec: { template: { spec: { containers: [{ name: "c", image: "nginx:1.28.0" }] } } }
-      })
-      yield* until("web rolled to the new template", Effect.gen(function*() {
-        const sets = yield* list(resources.replicaSet, "app=web")
-        const next = sets.find((s) => s.metadata.name !== first!.metadata.name)
-        const newPods = yield* list(resources.pod, "app=web")
-        return next !== undefined && spec(next)["replicas"] === 2 && status(next)["availableReplicas"] === 2 &&
+      yield* api.patch(
+        resources.deployment,
+        { namespace: "default", name: "web" },
+        {
+          spec: { template: { spec: { containers: [{ name: "c", image: "nginx:1.28.0" }] } } }
+        }
+      )
+      yield* until(
+        "web rolled to the new template",
+        Effect.gen(function* () {
+          const sets = yield* list(resources.replicaSet, "app=web")
+          const next = sets.find((s) => s.metadata.name !== first!.metadata.name)
+          const newPods = yield* list(resources.pod, "app=web")
+          return next !== undefined &&
+            spec(next)["replicas"] === 2 &&
+            status(next)["availableReplicas"] === 2 &&
             spec(sets.find((s) => s.metadata.name === first!.metadata.name)!)["replicas"] === 0 &&
-            newPods.length === 2 && newPods.every((p) => labels(p)["pod-template-hash"] === labels(next)["pod-template-hash"])
-          ? true
-          : undefined
-      }))
-    }).pipe(Effect.scoped, Effect.provide(layer)))
+            newPods.length === 2 &&
+            newPods.every((p) => labels(p)["pod-template-hash"] === labels(next)["pod-template-hash"])
+            ? true
+            : undefined
+        })
+      )
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  )
 
   it.live("replace StatefulSet pods from the highest ordinal down and run DaemonSet pods on matching nodes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* cluster
       yield* api.create(resources.statefulSet, workload("StatefulSet", "db", "redis:7.2", { replicas: 3 }))
-      yield* api.create(resources.daemonSet, workload("DaemonSet", "agent", "busybox:1.36", {
-        template: {
-          metadata: { labels: { app: "agent" } },
-          spec: { nodeSelector: { "kubernetes.io/arch": "amd64" }, containers: [{ name: "c", image: "busybox:1.36" }] }
-        }
-      }))
+      yield* api.create(
+        resources.daemonSet,
+        workload("DaemonSet", "agent", "busybox:1.36", {
+          template: {
+            metadata: { labels: { app: "agent" } },
+            spec: { nodeSelector: { "kubernetes.io/arch": "amd64" }, containers: [{ name: "c", image: "busybox:1.36" }] }
+          }
+        })
+      )
       const revisionOf = (name: string) => Effect.map(api.get(resources.statefulSet, { namespace: "default", name }), (s) => status(s))
-      const first = yield* until("db ready", Effect.map(revisionOf("db"), (s) => (s["readyReplicas"] === 3 ? s : undefined)))
+      const first = yield* until(
+        "db ready",
+        Effect.map(revisionOf("db"), (s) => (s["readyReplicas"] === 3 ? s : undefined))
+      )
       const started = new Map((yield* list(resources.pod, "app=db")).map((p) => [p.metadata.name, p.metadata.creationTimestamp]))
       expect([...started.keys()].sort()).toEqual(["db-0", "db-1", "db-2"])
 
@@ -136,31 +161,51 @@ describe("dev cluster workloads", () => {
       const order: Array<string> = []
       const from = (yield* api.list(resources.pod, { namespace: "default" })).resourceVersion
       yield* api.watch(resources.pod, { namespace: "default", labelSelector: "app=db", resourceVersion: from }).pipe(
-        Stream.runForEach((e) => Effect.sync(() => {
-          if (e.type === "ADDED") order.push(e.object.metadata.name ?? "")
-        })),
+        Stream.runForEach((e) =>
+          Effect.sync(() => {
+            if (e.type === "ADDED") order.push(e.object.metadata.name ?? "")
+          })
+        ),
         Effect.forkScoped
       )
-      yield* api.patch(resources.statefulSet, { namespace: "default", name: "db" }, {
-        spec: { template: { spec: { containers: [{ name: "c", image: "redis:7.4" }] } } }
-      })
-      const done = yield* until("db rolled", Effect.map(revisionOf("db"), (s) =>
-        s["updateRevision"] !== first["updateRevision"] && s["currentRevision"] === s["updateRevision"] &&
-          s["updatedReplicas"] === 3 && s["readyReplicas"] === 3
-          ? s
-          : undefined))
+      yield* api.patch(
+        resources.statefulSet,
+        { namespace: "default", name: "db" },
+        {
+          spec: { template: { spec: { containers: [{ name: "c", image: "redis:7.4" }] } } }
+        }
+      )
+      const done = yield* until(
+        "db rolled",
+        Effect.map(revisionOf("db"), (s) =>
+          s["updateRevision"] !== first["updateRevision"] &&
+          s["currentRevision"] === s["updateRevision"] &&
+          s["updatedReplicas"] === 3 &&
+          s["readyReplicas"] === 3
+            ? s
+            : undefined
+        )
+      )
       expect(order).toEqual(["db-2", "db-1", "db-0"])
       expect(done["updateRevision"]).not.toBe(first["updateRevision"])
       const revisions = yield* list(resources.controllerRevision, "app=db")
       expect(revisions.map((r) => [r.metadata.name, r["revision"]]).sort()).toEqual(
-        [[first["updateRevision"], 1], [done["updateRevision"], 2]].sort()
+        [
+          [first["updateRevision"], 1],
+          [done["updateRevision"], 2]
+        ].sort()
       )
 
-      const agents = yield* until("agent on node-1", Effect.map(list(resources.pod, "app=agent"), (pods) =>
-        pods.length === 1 && status(pods[0]!)["phase"] === "Running" ? pods : undefined))
+      const agents = yield* until(
+        "agent on node-1",
+        Effect.map(list(resources.pod, "app=agent"), (pods) =>
+          pods.length === 1 && status(pods[0]!)["phase"] === "Running" ? pods : undefined
+        )
+      )
       expect(spec(agents[0]!)["nodeName"]).toBe("node-1")
       const hash = labels(agents[0]!)["controller-revision-hash"]
       const [revision] = yield* list(resources.controllerRevision, "app=agent")
       expect(revision!.metadata.name).toBe(`agent-${hash}`)
-    }).pipe(Effect.scoped, Effect.provide(layer)))
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  )
 })

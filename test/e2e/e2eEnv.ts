@@ -15,9 +15,7 @@ export interface E2eRuntime {
 }
 
 /** Handed from the global setup to the tests: the runtime, or why there is none. */
-export type E2eContext =
-  | { readonly runtime: E2eRuntime }
-  | { readonly skipReason: string }
+export type E2eContext = { readonly runtime: E2eRuntime } | { readonly skipReason: string }
 
 declare module "vitest" {
   interface ProvidedContext {

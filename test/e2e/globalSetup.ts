@@ -18,9 +18,10 @@ export default function setup(project: TestProject): (() => void) | undefined {
   if (!existsSync(envFilePath()) || runScript("status").status !== 0) {
     const started = runScript("start")
     if (started.status !== 0) {
-      const reason = started.error !== undefined
-        ? `test/e2e/runtime.sh start could not run: ${started.error.message}`
-        : `test/e2e/runtime.sh start failed (exit ${started.status ?? started.signal}); see its output above`
+      const reason =
+        started.error !== undefined
+          ? `test/e2e/runtime.sh start could not run: ${started.error.message}`
+          : `test/e2e/runtime.sh start failed (exit ${started.status ?? started.signal}); see its output above`
       if (required) throw new Error(`PREHEAT_REQUIRE_E2E=1 and ${reason}`)
       process.stderr.write(`\n[e2e] SKIPPING every e2e test: ${reason}\n\n`)
       project.provide("preheatE2e", { skipReason: reason })

@@ -63,12 +63,17 @@ const runJob = async (
   expect(applied.code, applied.stderr).toBe(0)
   let makespanMs = 0
   const faultOver = fault(image, () => makespanMs > 0)
-  const completed = eventually(`${name} complete`, async () => {
-    const time = await fc.cluster.ok(["get", "ipj", name, "-o", "jsonpath={.status.completionTime}"])
-    if (time === "") return undefined
-    makespanMs = Date.now() - started
-    return true
-  }, 400_000, 200)
+  const completed = eventually(
+    `${name} complete`,
+    async () => {
+      const time = await fc.cluster.ok(["get", "ipj", name, "-o", "jsonpath={.status.completionTime}"])
+      if (time === "") return undefined
+      makespanMs = Date.now() - started
+      return true
+    },
+    400_000,
+    200
+  )
   await Promise.all([completed, faultOver])
   fc.proxy.clear()
   const counts = fc.proxy.resetCounts()
@@ -87,14 +92,22 @@ const runJob = async (
   for (const [what, count] of repeats) expect({ what, count: Math.min(count, 2) }).toEqual({ what, count })
 
   await fc.cluster.ok(["delete", "ipj", name])
-  await eventually(`no NodeImage keeping ${image}`, async () => {
-    const nodeImages: Array<any> = (await fc.cluster.getYaml(["nodeimages"])).items
-    return nodeImages.every((nodeImage) => specTags(nodeImage, image.split(":")[0]!).length === 0) ? true : undefined
-  }, 60_000)
-  await eventually("no secret copy left", async () => {
-    const copies = await fc.cluster.ok(["get", "secrets", "-n", "preheat-daemon-config", "-o", "name"])
-    return copies.trim() === "" ? true : undefined
-  }, 60_000)
+  await eventually(
+    `no NodeImage keeping ${image}`,
+    async () => {
+      const nodeImages: Array<any> = (await fc.cluster.getYaml(["nodeimages"])).items
+      return nodeImages.every((nodeImage) => specTags(nodeImage, image.split(":")[0]!).length === 0) ? true : undefined
+    },
+    60_000
+  )
+  await eventually(
+    "no secret copy left",
+    async () => {
+      const copies = await fc.cluster.ok(["get", "secrets", "-n", "preheat-daemon-config", "-o", "name"])
+      return copies.trim() === "" ? true : undefined
+    },
+    60_000
+  )
   return { makespanMs, counts }
 }
 
@@ -102,10 +115,13 @@ const runJob = async (
 const summarize = (scenario: string, run: Run, parallelism: number, faultMs: number | undefined, extra = ""): string => {
   const base = faultFree[parallelism]
   const limitMs = base === undefined || faultMs === undefined ? undefined : 1.25 * base.makespanMs + faultMs
-  const line = `[faults] ${scenario}: requests ${run.counts.requests}, retries ${run.counts.retries}, relists ${run.counts.lists}, ` +
+  const line =
+    `[faults] ${scenario}: requests ${run.counts.requests}, retries ${run.counts.retries}, relists ${run.counts.lists}, ` +
     `watches ${run.counts.watches}, faulted ${JSON.stringify(run.counts.faulted)}, makespan ${(run.makespanMs / 1000).toFixed(1)} s` +
-    (base === undefined ? "" : ` (fault-free ${(base.makespanMs / 1000).toFixed(1)} s` +
-      (limitMs === undefined ? ")" : `, limit ${(limitMs / 1000).toFixed(1)} s)`)) +
+    (base === undefined
+      ? ""
+      : ` (fault-free ${(base.makespanMs / 1000).toFixed(1)} s` +
+        (limitMs === undefined ? ")" : `, limit ${(limitMs / 1000).toFixed(1)} s)`)) +
     (extra === "" ? "" : `, ${extra}`)
   summaries.push(line)
   console.info(line)
@@ -183,16 +199,22 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
       while (!completed()) {
         const nodeImages: Array<any> = (await fc.cluster.getYaml(["nodeimages"])).items
         // Active: the tag asked of the node and not finished there yet.
-        const active = nodeImages.filter((nodeImage) =>
-          specTags(nodeImage, repository).length > 0 && !["Succeeded", "Failed"].includes(tagPhases(nodeImage, repository)["v1"] ?? "")
+        const active = nodeImages.filter(
+          (nodeImage) =>
+            specTags(nodeImage, repository).length > 0 && !["Succeeded", "Failed"].includes(tagPhases(nodeImage, repository)["v1"] ?? "")
         ).length
         maxActive = Math.max(maxActive, active)
         for (const { process } of fc.controllers) peakMiB = Math.max(peakMiB, memoryOf(process).rssMiB)
         await sleep(250)
       }
     })
-    summarize("every write 5 s late", run, 1, undefined,
-      `most active nodes ${maxActive} (parallelism 1), controller peak RSS ${peakMiB.toFixed(0)} MiB`)
+    summarize(
+      "every write 5 s late",
+      run,
+      1,
+      undefined,
+      `most active nodes ${maxActive} (parallelism 1), controller peak RSS ${peakMiB.toFixed(0)} MiB`
+    )
     expect(maxActive).toBe(1)
     expect(peakMiB).toBeLessThan(400)
   }, 600_000)
@@ -212,10 +234,15 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
     const run = await runJob("outage", 3, async (image) => {
       const repository = image.split(":")[0]!
       // Down once every node has been given the tag: the pulls are under way.
-      await eventually("the tag given to every node", async () => {
-        const nodeImages: Array<any> = (await fc.cluster.getYaml(["nodeimages"])).items
-        return nodeImages.filter((nodeImage) => specTags(nodeImage, repository).length > 0).length === nodes.length ? true : undefined
-      }, 60_000, 100)
+      await eventually(
+        "the tag given to every node",
+        async () => {
+          const nodeImages: Array<any> = (await fc.cluster.getYaml(["nodeimages"])).items
+          return nodeImages.filter((nodeImage) => specTags(nodeImage, repository).length > 0).length === nodes.length ? true : undefined
+        },
+        60_000,
+        100
+      )
       const before = await pullsOn(fc)
       await fc.proxy.down()
       await sleep(outageMs - 5_000)
@@ -227,12 +254,21 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
       sampling = false
     })
     await sampler
-    const afterLeaders = await eventually("a leader after the outage", async () => {
-      const now = await leaders()
-      return now.includes(1) ? now : undefined
-    }, 30_000)
-    summarize("fully down for 120 s once every node pulls", run, 3, outageMs,
-      `pulls finished while down ${JSON.stringify(pullsInOutage)}, samples with two leaders ${bothLeading}`)
+    const afterLeaders = await eventually(
+      "a leader after the outage",
+      async () => {
+        const now = await leaders()
+        return now.includes(1) ? now : undefined
+      },
+      30_000
+    )
+    summarize(
+      "fully down for 120 s once every node pulls",
+      run,
+      3,
+      outageMs,
+      `pulls finished while down ${JSON.stringify(pullsInOutage)}, samples with two leaders ${bothLeading}`
+    )
     expect(pullsInOutage).toEqual(Object.fromEntries(nodes.map((node) => [node, 1])))
     expect(bothLeading).toBe(0)
     expect(afterLeaders.filter((l) => l === 1)).toHaveLength(1)

@@ -40,38 +40,73 @@ export const startFaultCluster = async (nodes: ReadonlyArray<string>, controller
   const started: FaultCluster["controllers"] = []
   const cluster = await Cluster.startWith(async (cluster) => {
     const upstream = apiserverUrl(cluster.kubeconfig)
-    const faults = proxy = await FaultProxy.start(upstream)
+    const faults = (proxy = await FaultProxy.start(upstream))
     // Each process has its own address on the proxy, which so tells whose retry a request is.
     const proxied = async (name: string) => {
       const file = join(cluster.dir, `kubeconfig-${name}`)
-      writeFileSync(file, readFileSync(cluster.kubeconfig, "utf8").split(upstream).join(await faults.urlFor(name)))
+      writeFileSync(
+        file,
+        readFileSync(cluster.kubeconfig, "utf8")
+          .split(upstream)
+          .join(await faults.urlFor(name))
+      )
       return file
     }
     await cluster.createNodes(nodes, {})
     await cluster.ok([
-      "create", "secret", "docker-registry", "regcred", "--docker-server=example.com", "--docker-username=u", "--docker-password=p"
+      "create",
+      "secret",
+      "docker-registry",
+      "regcred",
+      "--docker-server=example.com",
+      "--docker-username=u",
+      "--docker-password=p"
     ])
     for (const node of nodes) {
       const port = await freePort()
       daemonPorts[node] = port
       const daemon = cluster.spawn(`daemon-${node}`, [
-        "daemon", "--simulated-runtime", "--node-name", node, "--kubeconfig", await proxied(node),
-        "--metrics-port", String(port), "--metrics-host", "127.0.0.1"
+        "daemon",
+        "--simulated-runtime",
+        "--node-name",
+        node,
+        "--kubeconfig",
+        await proxied(node),
+        "--metrics-port",
+        String(port),
+        "--metrics-host",
+        "127.0.0.1"
       ])
       await cluster.waitHealthy(daemon, port)
     }
     for (let i = 1; i <= controllers; i++) {
       const port = await freePort()
       const name = `controller-${i}`
-      const controller = cluster.spawn(name, [
-        "controller", "--kubeconfig", await proxied(name), "--metrics-port", String(port), "--metrics-host", "127.0.0.1",
-        "--node-ready-delay-seconds", "1", "--leader-election-namespace", "preheat-system"
-      ], { POD_NAME: name })
+      const controller = cluster.spawn(
+        name,
+        [
+          "controller",
+          "--kubeconfig",
+          await proxied(name),
+          "--metrics-port",
+          String(port),
+          "--metrics-host",
+          "127.0.0.1",
+          "--node-ready-delay-seconds",
+          "1",
+          "--leader-election-namespace",
+          "preheat-system"
+        ],
+        { POD_NAME: name }
+      )
       await cluster.waitHealthy(controller, port)
       started.push({ process: controller, port })
     }
     await eventually("a NodeImage per node", async () => {
-      const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n").filter((n) => n !== "")
+      const names = (await cluster.ok(["get", "nodeimages", "-o", "name"]))
+        .trim()
+        .split("\n")
+        .filter((n) => n !== "")
       return names.length === nodes.length ? names : undefined
     })
   })
@@ -80,9 +115,9 @@ export const startFaultCluster = async (nodes: ReadonlyArray<string>, controller
 
 export const pullsOn = async (fc: FaultCluster): Promise<Record<string, number>> =>
   Object.fromEntries(
-    await Promise.all(Object.entries(fc.daemonPorts).map(async ([node, port]) =>
-      [node, metricSum(await scrape(port), "preheat_pulls_total")] as const
-    ))
+    await Promise.all(
+      Object.entries(fc.daemonPorts).map(async ([node, port]) => [node, metricSum(await scrape(port), "preheat_pulls_total")] as const)
+    )
   )
 
 export const jobManifest = (name: string, image: string, parallelism: number) => `apiVersion: apps.kruise.io/v1alpha1

@@ -8,17 +8,26 @@ import { imageIndex, mediaTypes, platformImage, writeLayout, type RunConfig } fr
 import type { TarEntry } from "../../build/tar.ts"
 
 const run: RunConfig = {
-  User: "65532:65532", Entrypoint: ["/usr/local/bin/preheat"], Cmd: ["--help"], Env: ["PATH=/usr/local/bin"],
-  WorkingDir: "/", ExposedPorts: { "8080/tcp": {} }, Labels: {}
+  User: "65532:65532",
+  Entrypoint: ["/usr/local/bin/preheat"],
+  Cmd: ["--help"],
+  Env: ["PATH=/usr/local/bin"],
+  WorkingDir: "/",
+  ExposedPorts: { "8080/tcp": {} },
+  Labels: {}
 }
 const files = (arch: string): ReadonlyArray<TarEntry> => [
   { kind: "dir", path: "/usr", mode: 0o755 },
   { kind: "file", path: "/usr/preheat", mode: 0o755, content: Buffer.from(`binary for ${arch}\n`.repeat(100)) }
 ]
-const build = () => imageIndex([
-  platformImage({ architecture: "amd64", os: "linux" }, files("amd64"), run, { a: "1" }),
-  platformImage({ architecture: "arm64", os: "linux", variant: "v8" }, files("arm64"), run, { a: "1" })
-], { a: "1" })
+const build = () =>
+  imageIndex(
+    [
+      platformImage({ architecture: "amd64", os: "linux" }, files("amd64"), run, { a: "1" }),
+      platformImage({ architecture: "arm64", os: "linux", variant: "v8" }, files("arm64"), run, { a: "1" })
+    ],
+    { a: "1" }
+  )
 
 const sha = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes).digest("hex")}`
 
@@ -39,13 +48,18 @@ describe("OCI image layout", () => {
       for (const name of readdirSync(blobs)) expect(sha(readFileSync(join(blobs, name)))).toBe(`sha256:${name}`)
       const read = (digest: string) => readFileSync(join(blobs, digest.slice(7)))
       const top = JSON.parse(readFileSync(join(dir, "index.json"), "utf8"))
-      expect(top.manifests).toEqual([{
-        mediaType: mediaTypes.index, digest: image.index.digest, size: image.index.size,
-        annotations: { "org.opencontainers.image.ref.name": "0.1.0" }
-      }])
+      expect(top.manifests).toEqual([
+        {
+          mediaType: mediaTypes.index,
+          digest: image.index.digest,
+          size: image.index.size,
+          annotations: { "org.opencontainers.image.ref.name": "0.1.0" }
+        }
+      ])
       const index = JSON.parse(read(top.manifests[0].digest).toString())
       expect(index.manifests.map((m: any) => m.platform)).toEqual([
-        { architecture: "amd64", os: "linux" }, { architecture: "arm64", os: "linux", variant: "v8" }
+        { architecture: "amd64", os: "linux" },
+        { architecture: "arm64", os: "linux", variant: "v8" }
       ])
       const manifest = JSON.parse(read(index.manifests[1].digest).toString())
       const config = JSON.parse(read(manifest.config.digest).toString())

@@ -15,7 +15,10 @@ describe("the executable's libraries", () => {
   it.runIf(process.arch === "x64")("are what ldd lists for the Node binary, found without running it", () => {
     const ldd = spawnSync("ldd", [process.execPath], { encoding: "utf8" })
     expect(ldd.status).toBe(0)
-    const fromLdd = ldd.stdout.split("\n").map((l) => l.trim().split(/\s+/)[0]!).filter((n) => n !== "" && !n.startsWith("linux-vdso"))
+    const fromLdd = ldd.stdout
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/)[0]!)
+      .filter((n) => n !== "" && !n.startsWith("linux-vdso"))
     const closure = libraryClosure(process.execPath, amd64)
     expect(closure.map((l) => basename(l.imagePath)).sort()).toEqual(fromLdd.map((n) => basename(n)).sort())
     expect(closure.map((l) => l.imagePath)).toContain("/lib64/ld-linux-x86-64.so.2")
@@ -48,12 +51,14 @@ describe("the executable's libraries", () => {
   })
 
   it("parses readelf's program interpreter, machine and NEEDED entries", () => {
-    const info = parseReadelf([
-      "  Machine:                           AArch64",
-      "      [Requesting program interpreter: /lib/ld-linux-aarch64.so.1]",
-      " 0x0000000000000001 (NEEDED)             Shared library: [libstdc++.so.6]",
-      " 0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]"
-    ].join("\n"))
+    const info = parseReadelf(
+      [
+        "  Machine:                           AArch64",
+        "      [Requesting program interpreter: /lib/ld-linux-aarch64.so.1]",
+        " 0x0000000000000001 (NEEDED)             Shared library: [libstdc++.so.6]",
+        " 0x0000000000000001 (NEEDED)             Shared library: [libc.so.6]"
+      ].join("\n")
+    )
     expect(info).toEqual({ machine: "AArch64", interpreter: "/lib/ld-linux-aarch64.so.1", needed: ["libstdc++.so.6", "libc.so.6"] })
   })
 })

@@ -30,8 +30,14 @@ describe("tar", () => {
       expect(lines.map((l) => l.split(/\s+/).slice(5).join(" "))).toEqual([
         `${"d".repeat(90)}/`,
         `${"d".repeat(90)}/${"f".repeat(60)}`,
-        "home/", "home/nonroot/", "tmp/", "usr/", "usr/local/", "usr/local/bin/",
-        "usr/local/bin/alias -> tool", "usr/local/bin/tool"
+        "home/",
+        "home/nonroot/",
+        "tmp/",
+        "usr/",
+        "usr/local/",
+        "usr/local/bin/",
+        "usr/local/bin/alias -> tool",
+        "usr/local/bin/tool"
       ])
       expect(lines[3]).toMatch(/^drwx------ 65532\/65532 +0 1970-01-01 00:00 home\/nonroot\/$/)
       expect(lines[4]).toMatch(/^drwxrwxrwt 0\/0 /)
@@ -55,7 +61,12 @@ describe("tar", () => {
 
   it("refuses a missing parent directory, duplicates and paths leaving the root", () => {
     expect(() => tar([{ kind: "file", path: "/etc/passwd", mode: 0o644, content: Buffer.alloc(0) }])).toThrow(TarError)
-    expect(() => tar([{ kind: "dir", path: "/etc", mode: 0o755 }, { kind: "dir", path: "etc/", mode: 0o755 }])).toThrow(/duplicate/)
+    expect(() =>
+      tar([
+        { kind: "dir", path: "/etc", mode: 0o755 },
+        { kind: "dir", path: "etc/", mode: 0o755 }
+      ])
+    ).toThrow(/duplicate/)
     expect(() => tar([{ kind: "dir", path: "/../etc", mode: 0o755 }])).toThrow(/bad path/)
   })
 })

@@ -64,19 +64,18 @@ const field = (object: KubeObject, path: string): unknown => {
 
 // At the end of the test: finalizers off, then delete, ignoring what is already gone.
 const removeAtEnd = (resource: Resource, key: ObjectKey) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     yield* Effect.addFinalizer(() =>
-      api.patch(resource, key, { metadata: { finalizers: null } }).pipe(
-        Effect.ignore,
-        Effect.andThen(api.delete(resource, key).pipe(Effect.ignore))
-      )
+      api
+        .patch(resource, key, { metadata: { finalizers: null } })
+        .pipe(Effect.ignore, Effect.andThen(api.delete(resource, key).pipe(Effect.ignore)))
     )
   })
 
 /** Creates an object that the test's end removes. */
 const make = (resource: Resource, object: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const created = yield* api.create(resource, object)
     yield* removeAtEnd(resource, keyOf(created))
@@ -84,7 +83,7 @@ const make = (resource: Resource, object: KubeObject) =>
   })
 
 // A namespace of the test's own; on a real server deleting it also deletes what is left inside.
-const testNamespace = Effect.gen(function*() {
+const testNamespace = Effect.gen(function* () {
   const api = yield* KubeApi
   const name = unique("preheat-conformance")
   yield* api.create(namespaces, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
@@ -102,7 +101,7 @@ const bounded = <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.timeout(self, 
 
 /** The first n non-bookmark events of a watch, or a failure if they do not come in time. */
 const firstEvents = (resource: Resource, options: ListOptions & { readonly resourceVersion: string }, n: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return yield* api.watch(resource, options).pipe(
       Stream.filter((e) => e.type !== "BOOKMARK"),
@@ -117,7 +116,7 @@ const summary = (events: ReadonlyArray<WatchEvent>): Array<string> =>
 
 // Polls until the object is gone, as garbage collection may be asynchronous.
 const awaitGone = (resource: Resource, key: ObjectKey) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     yield* api.get(resource, key).pipe(
       Effect.matchEffect({
@@ -132,7 +131,7 @@ const awaitGone = (resource: Resource, key: ObjectKey) =>
 export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>): void => {
   layer(kubeApi, { excludeTestServices: true })(`KubeApi conformance: ${name}`, (it) => {
     it.effect("create assigns the server's fields; get and list return the object", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job-a"))
@@ -155,20 +154,22 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.deepStrictEqual(names(listed.items), ["job-a"])
         assert.isNotEmpty(listed.resourceVersion)
         assert.strictEqual(listed.items[0]?.metadata.uid, created.metadata.uid)
-      }))
+      })
+    )
 
     it.effect("cluster-scoped objects have no namespace", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const name = unique("conformance-node")
         const created = yield* make(resources.nodeImage, nodeImage(name))
         assert.isUndefined(created.metadata.namespace)
         const got = yield* api.get(resources.nodeImage, { name })
         assert.strictEqual(got.metadata.uid, created.metadata.uid)
-      }))
+      })
+    )
 
     it.effect("generateName makes a unique name from the prefix", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const ns = yield* testNamespace
         const object = imagePullJob(ns, "")
         const withPrefix = { ...object, metadata: { namespace: ns, generateName: "job-" } }
@@ -176,19 +177,21 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         const b = yield* make(resources.imagePullJob, withPrefix)
         assert.match(a.metadata.name ?? "", /^job-[a-z0-9]+$/)
         assert.notStrictEqual(a.metadata.name, b.metadata.name)
-      }))
+      })
+    )
 
     it.effect("a second object of the same name is AlreadyExists", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         yield* make(resources.imagePullJob, imagePullJob(ns, "twice"))
         const error = yield* Effect.flip(api.create(resources.imagePullJob, imagePullJob(ns, "twice")))
         assert.strictEqual(error._tag, "AlreadyExists")
-      }))
+      })
+    )
 
     it.effect("a missing object is NotFound for get, update, patch and delete", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const key = { name: "missing", namespace: ns }
@@ -198,10 +201,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual((yield* Effect.flip(api.patch(resources.imagePullJob, key, { spec: { parallelism: 2 } })))._tag, "NotFound")
         assert.strictEqual((yield* Effect.flip(api.delete(resources.imagePullJob, key)))._tag, "NotFound")
         assert.strictEqual((yield* Effect.flip(api.get(resources.nodeImage, { name: unique("missing") })))._tag, "NotFound")
-      }))
+      })
+    )
 
     it.effect("update replaces the object and needs the current resourceVersion", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job", { labels: { a: "1" } }))
@@ -220,20 +224,22 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(stale._tag, "Conflict")
         const got = yield* api.get(resources.imagePullJob, keyOf(created))
         assert.strictEqual(field(got, "spec.image"), "nginx:1.26")
-      }))
+      })
+    )
 
     it.effect("an update of a custom resource without resourceVersion is Invalid", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
         const { resourceVersion: _, ...metadata } = created.metadata
         const error = yield* Effect.flip(api.update(resources.imagePullJob, { ...created, metadata }))
         assert.strictEqual(error._tag, "Invalid")
-      }))
+      })
+    )
 
     it.effect("an update that changes nothing keeps the resourceVersion", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
@@ -241,10 +247,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(same.metadata.resourceVersion, created.metadata.resourceVersion)
         const patched = yield* api.patch(resources.imagePullJob, keyOf(created), { spec: { image: "nginx:1.25" } })
         assert.strictEqual(patched.metadata.resourceVersion, created.metadata.resourceVersion)
-      }))
+      })
+    )
 
     it.effect("the status subresource: main writes ignore status, status writes keep only status", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
@@ -256,12 +263,16 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(field(main, "spec.parallelism"), 3)
         assert.isUndefined(field(main, "status.message"))
 
-        const status = yield* api.update(resources.imagePullJob, {
-          ...main,
-          metadata: { ...main.metadata, labels: { ignored: "yes" } },
-          spec: { image: "nginx:1.25", parallelism: 9 },
-          status: { message: "from status", desired: 2 }
-        }, "status")
+        const status = yield* api.update(
+          resources.imagePullJob,
+          {
+            ...main,
+            metadata: { ...main.metadata, labels: { ignored: "yes" } },
+            spec: { image: "nginx:1.25", parallelism: 9 },
+            status: { message: "from status", desired: 2 }
+          },
+          "status"
+        )
         assert.strictEqual(field(status, "status.message"), "from status")
         assert.strictEqual(field(status, "spec.parallelism"), 3)
         assert.isUndefined(status.metadata.labels?.["ignored"])
@@ -270,10 +281,15 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         const staleStatus = yield* Effect.flip(api.update(resources.imagePullJob, { ...main, status: { message: "stale" } }, "status"))
         assert.strictEqual(staleStatus._tag, "Conflict")
 
-        const patchedStatus = yield* api.patch(resources.imagePullJob, keyOf(created), {
-          spec: { parallelism: 7 },
-          status: { active: 1 }
-        }, "status")
+        const patchedStatus = yield* api.patch(
+          resources.imagePullJob,
+          keyOf(created),
+          {
+            spec: { parallelism: 7 },
+            status: { active: 1 }
+          },
+          "status"
+        )
         assert.strictEqual(field(patchedStatus, "status.active"), 1)
         assert.strictEqual(field(patchedStatus, "status.message"), "from status")
         assert.strictEqual(field(patchedStatus, "spec.parallelism"), 3)
@@ -284,10 +300,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         })
         assert.strictEqual(field(patchedMain, "status.message"), "from status")
         assert.deepStrictEqual(patchedMain.metadata.labels, { a: "b" })
-      }))
+      })
+    )
 
     it.effect("generation counts spec changes only", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
@@ -300,10 +317,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(respecced.metadata.generation, 2)
         const replaced = yield* api.update(resources.imagePullJob, { ...respecced, spec: { image: "nginx:1.26", parallelism: 4 } })
         assert.strictEqual(replaced.metadata.generation, 3)
-      }))
+      })
+    )
 
     it.effect("merge patch merges objects, replaces lists, null deletes, and resourceVersion is a precondition", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(
@@ -323,20 +341,23 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.isUndefined(field(cleared, "spec.pullSecrets"))
         assert.strictEqual(field(cleared, "spec.image"), "nginx:1.25")
 
-        const stale = yield* Effect.flip(api.patch(resources.imagePullJob, key, {
-          metadata: { resourceVersion: created.metadata.resourceVersion },
-          spec: { parallelism: 5 }
-        }))
+        const stale = yield* Effect.flip(
+          api.patch(resources.imagePullJob, key, {
+            metadata: { resourceVersion: created.metadata.resourceVersion },
+            spec: { parallelism: 5 }
+          })
+        )
         assert.strictEqual(stale._tag, "Conflict")
         const current = yield* api.patch(resources.imagePullJob, key, {
           metadata: { resourceVersion: cleared.metadata.resourceVersion },
           spec: { parallelism: 5 }
         })
         assert.strictEqual(field(current, "spec.parallelism"), 5)
-      }))
+      })
+    )
 
     it.effect("delete with finalizers marks the object; clearing them removes it", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "held", { finalizers: ["preheat.test/hold"] }))
@@ -347,19 +368,22 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.deepStrictEqual(marked.metadata.finalizers, ["preheat.test/hold"])
         assert.isAtLeast(marked.metadata.generation ?? 0, created.metadata.generation ?? 0)
 
-        const adding = yield* Effect.flip(api.patch(resources.imagePullJob, key, {
-          metadata: { finalizers: ["preheat.test/hold", "preheat.test/another"] }
-        }))
+        const adding = yield* Effect.flip(
+          api.patch(resources.imagePullJob, key, {
+            metadata: { finalizers: ["preheat.test/hold", "preheat.test/another"] }
+          })
+        )
         assert.strictEqual(adding._tag, "Invalid")
 
         // Other writes still work while the object waits for its finalizers.
         yield* api.patch(resources.imagePullJob, key, { status: { message: "finishing" } }, "status")
         yield* api.patch(resources.imagePullJob, key, { metadata: { finalizers: null } })
         assert.strictEqual((yield* Effect.flip(api.get(resources.imagePullJob, key)))._tag, "NotFound")
-      }))
+      })
+    )
 
     it.effect("delete honours a uid precondition, which protects a re-created object", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const first = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
@@ -371,10 +395,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(error._tag, "Conflict")
         const still = yield* api.get(resources.imagePullJob, key)
         assert.strictEqual(still.metadata.uid, second.metadata.uid)
-      }))
+      })
+    )
 
     it.effect("deleting an owner garbage-collects its dependents", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const parent = yield* make(resources.imageListPullJob, {
@@ -388,14 +413,16 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
           metadata: {
             name: "child",
             namespace: ns,
-            ownerReferences: [{
-              apiVersion: kruise,
-              kind: "ImageListPullJob",
-              name: "parent",
-              uid: parent.metadata.uid ?? "",
-              controller: true,
-              blockOwnerDeletion: true
-            }]
+            ownerReferences: [
+              {
+                apiVersion: kruise,
+                kind: "ImageListPullJob",
+                name: "parent",
+                uid: parent.metadata.uid ?? "",
+                controller: true,
+                blockOwnerDeletion: true
+              }
+            ]
           }
         })
         const bystander = yield* make(resources.imagePullJob, imagePullJob(ns, "bystander"))
@@ -403,10 +430,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         yield* awaitGone(resources.imagePullJob, keyOf(child))
         const kept = yield* api.get(resources.imagePullJob, keyOf(bystander))
         assert.strictEqual(kept.metadata.uid, bystander.metadata.uid)
-      }))
+      })
+    )
 
     it.effect("label selectors select on list", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         yield* make(resources.imagePullJob, imagePullJob(ns, "a", { labels: { tier: "web", zone: "1" } }))
@@ -425,10 +453,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.deepStrictEqual(yield* select("!zone"), ["b", "d"])
         assert.deepStrictEqual(yield* select("tier=web,zone=2"), ["c"])
         assert.deepStrictEqual(yield* select("tier=none"), [])
-      }))
+      })
+    )
 
     it.effect("field selectors select by name and namespace on every kind", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const other = yield* testNamespace
@@ -439,19 +468,26 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.deepStrictEqual(names(yield* select({ namespace: ns, fieldSelector: "metadata.name=a" })), ["a"])
         assert.deepStrictEqual(names(yield* select({ namespace: ns, fieldSelector: "metadata.name!=a" })), ["b"])
         const everywhere = yield* select({ fieldSelector: `metadata.namespace=${other}` })
-        assert.deepStrictEqual(everywhere.map((o) => `${o.metadata.namespace}/${o.metadata.name}`), [`${other}/a`])
+        assert.deepStrictEqual(
+          everywhere.map((o) => `${o.metadata.namespace}/${o.metadata.name}`),
+          [`${other}/a`]
+        )
         const byBoth = yield* select({ fieldSelector: `metadata.name==a,metadata.namespace=${ns}` })
-        assert.deepStrictEqual(byBoth.map((o) => o.metadata.namespace), [ns])
+        assert.deepStrictEqual(
+          byBoth.map((o) => o.metadata.namespace),
+          [ns]
+        )
 
         const node = unique("conformance-node")
         yield* make(resources.nodeImage, nodeImage(node))
         yield* make(resources.nodeImage, nodeImage(unique("conformance-node")))
         const nodeImages = yield* api.list(resources.nodeImage, { fieldSelector: `metadata.name=${node}` })
         assert.deepStrictEqual(names(nodeImages.items), [node])
-      }))
+      })
+    )
 
     it.effect("pods are selectable by spec.nodeName and status.phase", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const nodeA = unique("conformance-node")
@@ -464,10 +500,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.deepStrictEqual(yield* select(`spec.nodeName!=${nodeA}`), ["elsewhere"])
         assert.deepStrictEqual(yield* select("status.phase=Running"), ["on-a"])
         assert.deepStrictEqual(yield* select(`status.phase!=Running,spec.nodeName!=${nodeA}`), ["elsewhere"])
-      }))
+      })
+    )
 
     it.effect("a watch from a list's resourceVersion sees ADDED, MODIFIED and DELETED in order", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const start = yield* api.list(resources.imagePullJob, { namespace: ns })
@@ -483,10 +520,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(versions[2], statusWritten.metadata.resourceVersion)
         const deleted = events[3]
         assert.strictEqual(deleted?.type === "DELETED" ? deleted.object.metadata.uid : undefined, created.metadata.uid)
-      }))
+      })
+    )
 
     it.effect("a running watch delivers writes made after it started", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const start = yield* api.list(resources.imagePullJob, { namespace: ns })
@@ -504,10 +542,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         yield* make(resources.imagePullJob, imagePullJob(ns, "second"))
         const events = yield* Fiber.join(watching)
         assert.deepStrictEqual(summary(events), ["ADDED first", "ADDED second"])
-      }))
+      })
+    )
 
     it.effect("a watch resumed from a mid-stream resourceVersion sees only later events", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
@@ -524,10 +563,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
           assert.strictEqual(only.object.metadata.resourceVersion, last.metadata.resourceVersion)
           assert.strictEqual(field(only.object, "spec.parallelism"), 3)
         }
-      }))
+      })
+    )
 
     it.effect("a watch from resourceVersion 0 starts with the existing objects as ADDED", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         yield* make(resources.imagePullJob, imagePullJob(ns, "a"))
@@ -536,10 +576,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         yield* make(resources.imagePullJob, imagePullJob(ns, "c"))
         const events = yield* firstEvents(resources.imagePullJob, { namespace: ns, resourceVersion: "0" }, 2)
         assert.deepStrictEqual(summary(events).sort(), ["ADDED a", "ADDED c"])
-      }))
+      })
+    )
 
     it.effect("a label-selected watch sees objects enter and leave the selection", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const ns = yield* testNamespace
         const start = yield* api.list(resources.imagePullJob, { namespace: ns })
@@ -556,10 +597,11 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
           5
         )
         assert.deepStrictEqual(summary(events), ["ADDED job", "DELETED job", "ADDED job", "MODIFIED job", "DELETED job"])
-      }))
+      })
+    )
 
     it.effect("a field-selected watch sees only the named object", () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         const api = yield* KubeApi
         const mine = unique("conformance-node")
         const theirs = unique("conformance-node")
@@ -574,6 +616,7 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
           2
         )
         assert.deepStrictEqual(summary(events), [`ADDED ${mine}`, `MODIFIED ${mine}`])
-      }))
+      })
+    )
   })
 }

@@ -17,21 +17,27 @@ const asOverTheWire = Layer.effect(
       list: (resource, options) => Effect.map(api.list(resource, options), (l) => ({ ...l, items: l.items.map(fresh) })),
       watch: (resource, options) =>
         Stream.map(api.watch(resource, options), (e) => (e.type === "BOOKMARK" ? e : { ...e, object: fresh(e.object) }))
-    }))
+    })
+  )
 ).pipe(Layer.provideMerge(InMemoryKubeApi.layer))
 
-const tag = { tag: "1.25", version: 0, createdAt: "2026-12-02T10:00:00Z", ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "j", uid: "u1" }] }
+const tag = {
+  tag: "1.25",
+  version: 0,
+  createdAt: "2026-12-02T10:00:00Z",
+  ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "j", uid: "u1" }]
+}
 const nodeImage = (name: string): KubeObject => ({
   apiVersion: "apps.kruise.io/v1alpha1",
   kind: "NodeImage",
   metadata: { name },
   spec: { images: { nginx: { tags: [tag] } } }
 })
-const imagesOf = (o: KubeObject | undefined) => (o?.["spec"] as { images: Record<string, unknown> }).images
+const imagesOf = (o: KubeObject | undefined) => (o!["spec"] as { images: Record<string, unknown> }).images
 
 describe("informer", () => {
   it.effect("holds objects from a live server with unchanged parts shared between versions and equal values once", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       yield* api.create(resources.nodeImage, nodeImage("n1"))
       yield* api.create(resources.nodeImage, nodeImage("n2"))
@@ -42,12 +48,12 @@ describe("informer", () => {
       expect(Object.isFrozen(before)).toBe(true)
 
       yield* api.patch(resources.nodeImage, { name: "n1" }, { status: { desired: 1 } }, "status")
-      const statusWritten = Effect.suspend(() =>
-        informer.get("n1")?.["status"] === undefined ? Effect.fail("not yet") : Effect.void)
+      const statusWritten = Effect.suspend(() => (informer.get("n1")?.["status"] === undefined ? Effect.fail("not yet") : Effect.void))
       yield* Effect.eventually(Effect.andThen(Effect.yieldNow, statusWritten))
       const after = informer.get("n1")
       expect(after).not.toBe(before)
       expect(after?.["spec"]).toBe(before?.["spec"])
       expect(after?.["status"]).toEqual({ desired: 1 })
-    }).pipe(Effect.scoped, Effect.provide(asOverTheWire)))
+    }).pipe(Effect.scoped, Effect.provide(asOverTheWire))
+  )
 })

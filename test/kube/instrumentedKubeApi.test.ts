@@ -62,9 +62,7 @@ const fakeKubeApi = Layer.sync(KubeApi, () => {
         : Effect.fail(new NotFound(target(resource, key.name)))
     },
     delete: (resource, key) =>
-      objects.delete(keyOf(resource, key.name, key.namespace))
-        ? Effect.void
-        : Effect.fail(new NotFound(target(resource, key.name)))
+      objects.delete(keyOf(resource, key.name, key.namespace)) ? Effect.void : Effect.fail(new NotFound(target(resource, key.name)))
   })
 })
 
@@ -72,13 +70,14 @@ const apiLayer = withApiMetrics(fakeKubeApi).pipe(Layer.provideMerge(Metrics.lay
 
 const requests = (labels: { verb?: string; kind?: string; result?: string }) =>
   Effect.flatMap(Effect.service(Metrics), (metrics) =>
-    metrics.read("preheat_api_requests_total", Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined))))
+    metrics.read("preheat_api_requests_total", Object.fromEntries(Object.entries(labels).filter(([, v]) => v !== undefined)))
+  )
 
 const node1: KubeObject = { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: "node-1" } }
 
 describe("instrumented KubeApi", () => {
   it.effect("counts each call by verb, kind and result, the status subresource as kind/status", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kube = yield* KubeApi
       const created = yield* kube.create(resources.nodeImage, node1)
       yield* kube.create(resources.nodeImage, node1).pipe(Effect.flip) // AlreadyExists
@@ -112,12 +111,16 @@ describe("instrumented KubeApi", () => {
         "delete NodeImage ok": yield* requests({ verb: "delete", kind: "NodeImage", result: "ok" }),
         "delete NodeImage not_found": yield* requests({ verb: "delete", kind: "NodeImage", result: "not_found" })
       }
-      expect(Object.values(counts).every((count) => count === 1), JSON.stringify(counts)).toBe(true)
+      expect(
+        Object.values(counts).every((count) => count === 1),
+        JSON.stringify(counts)
+      ).toBe(true)
       expect(yield* requests({})).toBe(14)
-    }).pipe(Effect.provide(apiLayer)))
+    }).pipe(Effect.provide(apiLayer))
+  )
 
   it.effect("a watch counts once when it ends: by its error, or ok when the consumer stops it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kube = yield* KubeApi
       yield* kube.create(resources.nodeImage, node1)
       yield* kube.create(resources.nodeImage, { ...node1, metadata: { name: "node-2" } })
@@ -131,10 +134,11 @@ describe("instrumented KubeApi", () => {
       expect(first).toHaveLength(1)
       expect(yield* requests({ verb: "watch", kind: "NodeImage", result: "ok" })).toBe(1)
       expect(yield* requests({ verb: "watch" })).toBe(2)
-    }).pipe(Effect.provide(apiLayer)))
+    }).pipe(Effect.provide(apiLayer))
+  )
 
   it.effect("apiWriteCount reads create, update and patch (any result) from the metric itself", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kube = yield* KubeApi
       expect(yield* apiWriteCount).toBe(0)
       const created = yield* kube.create(resources.nodeImage, node1)
@@ -145,10 +149,11 @@ describe("instrumented KubeApi", () => {
       yield* kube.list(resources.nodeImage)
       yield* kube.delete(resources.nodeImage, { name: "node-1" })
       expect(yield* apiWriteCount).toBe(4)
-    }).pipe(Effect.provide(apiLayer)))
+    }).pipe(Effect.provide(apiLayer))
+  )
 
   it.effect("wraps the in-memory API server: conflicts, not-found and a watch answered Gone", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const kube = yield* KubeApi
       const created = yield* kube.create(resources.nodeImage, node1)
       const updated = yield* kube.update(resources.nodeImage, { ...created, spec: { images: {} } })
@@ -157,7 +162,9 @@ describe("instrumented KubeApi", () => {
       yield* kube.get(resources.nodeImage, { name: "node-2" }).pipe(Effect.flip)
       yield* kube.update(resources.nodeImage, { ...updated, metadata: { ...updated.metadata, labels: { a: "b" } } }).pipe(Effect.flip)
       // With a history of one event, resuming from the first write is too old.
-      const gone = yield* Stream.runDrain(kube.watch(resources.nodeImage, { resourceVersion: created.metadata.resourceVersion! })).pipe(Effect.flip)
+      const gone = yield* Stream.runDrain(kube.watch(resources.nodeImage, { resourceVersion: created.metadata.resourceVersion! })).pipe(
+        Effect.flip
+      )
       expect(gone._tag).toBe("Gone")
 
       expect(yield* requests({ verb: "update", kind: "NodeImage", result: "ok" })).toBe(1)
@@ -166,7 +173,6 @@ describe("instrumented KubeApi", () => {
       expect(yield* requests({ verb: "get", kind: "NodeImage", result: "not_found" })).toBe(1)
       expect(yield* requests({ verb: "watch", kind: "NodeImage", result: "gone" })).toBe(1)
       expect(yield* apiWriteCount).toBe(5)
-    }).pipe(
-      Effect.provide(withApiMetrics(InMemoryKubeApi.layerWith({ historyLimit: 1 })).pipe(Layer.provideMerge(Metrics.layerTest)))
-    ))
+    }).pipe(Effect.provide(withApiMetrics(InMemoryKubeApi.layerWith({ historyLimit: 1 })).pipe(Layer.provideMerge(Metrics.layerTest))))
+  )
 })

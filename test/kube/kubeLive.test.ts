@@ -90,52 +90,55 @@ const writeKubeconfig = (text: string): string => {
 /** A server on 127.0.0.1:0 answering with `handler`, and a kubeconfig (token, skip TLS verify) for it. */
 const fakeServer = (handler: Handler): Effect.Effect<FakeServer, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.promise(() =>
-      new Promise<{ readonly server: http.Server; readonly fake: FakeServer }>((resolve) => {
-        const received: Array<Received> = []
-        const closed = new Set<number>()
-        const server = http.createServer((raw, response) => {
-          const chunks: Array<Buffer> = []
-          raw.on("data", (chunk: Buffer) => chunks.push(chunk))
-          raw.on("end", () => {
-            const index = received.length
-            const request = {
-              method: raw.method ?? "",
-              url: new URL(raw.url ?? "/", "http://fake"),
-              headers: raw.headers,
-              body: Buffer.concat(chunks).toString("utf8")
-            }
-            received.push(request)
-            response.on("close", () => closed.add(index))
-            handler(request, response, raw)
+    Effect.promise(
+      () =>
+        new Promise<{ readonly server: http.Server; readonly fake: FakeServer }>((resolve) => {
+          const received: Array<Received> = []
+          const closed = new Set<number>()
+          const server = http.createServer((raw, response) => {
+            const chunks: Array<Buffer> = []
+            raw.on("data", (chunk: Buffer) => chunks.push(chunk))
+            raw.on("end", () => {
+              const index = received.length
+              const request = {
+                method: raw.method ?? "",
+                url: new URL(raw.url ?? "/", "http://fake"),
+                headers: raw.headers,
+                body: Buffer.concat(chunks).toString("utf8")
+              }
+              received.push(request)
+              response.on("close", () => closed.add(index))
+              handler(request, response, raw)
+            })
+          })
+          server.listen(0, "127.0.0.1", () => {
+            const address = server.address()
+            const port = typeof address === "object" && address !== null ? address.port : 0
+            const url = `http://127.0.0.1:${port}`
+            resolve({ server, fake: { url, received, closed, kubeconfig: writeKubeconfig(kubeconfigYaml(url)) } })
           })
         })
-        server.listen(0, "127.0.0.1", () => {
-          const address = server.address()
-          const port = typeof address === "object" && address !== null ? address.port : 0
-          const url = `http://127.0.0.1:${port}`
-          resolve({ server, fake: { url, received, closed, kubeconfig: writeKubeconfig(kubeconfigYaml(url)) } })
-        })
-      })
     ),
     ({ server }) =>
-      Effect.promise(() =>
-        new Promise<void>((resolve) => {
-          server.closeAllConnections()
-          server.close(() => resolve())
-        })
+      Effect.promise(
+        () =>
+          new Promise<void>((resolve) => {
+            server.closeAllConnections()
+            server.close(() => resolve())
+          })
       )
   ).pipe(Effect.map(({ fake }) => fake))
 
 /** A port nothing listens on (any more), so connecting is refused. */
-const closedPort: Effect.Effect<number> = Effect.promise(() =>
-  new Promise((resolve) => {
-    const server = http.createServer()
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+const closedPort: Effect.Effect<number> = Effect.promise(
+  () =>
+    new Promise((resolve) => {
+      const server = http.createServer()
+      server.listen(0, "127.0.0.1", () => {
+        const address = server.address()
+        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
+      })
     })
-  })
 )
 
 const options = (fake: FakeServer, extra: Partial<KubeLiveOptions> = {}): KubeLiveOptions => ({
@@ -150,7 +153,7 @@ const options = (fake: FakeServer, extra: Partial<KubeLiveOptions> = {}): KubeLi
 
 /** A live KubeApi on a fake server answering with `handler`. */
 const liveApi = (handler: Handler, extra: Partial<KubeLiveOptions> = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fake = yield* fakeServer(handler)
     const api = yield* make(options(fake, extra))
     return { fake, api }
@@ -189,7 +192,7 @@ const noCredentials = (error: unknown): void => {
 
 describe("kubeconfig", () => {
   it.live("an http server with insecure-skip-tls-verify is used with the user's token and our user agent", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, api } = yield* liveApi((_, response) => json(response, 200, object("job", "ns")))
       const got = yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
       assert.strictEqual(got.metadata.name, "job")
@@ -199,30 +202,33 @@ describe("kubeconfig", () => {
       assert.strictEqual(request.headers.authorization, `Bearer ${token}`)
       assert.strictEqual(request.headers["user-agent"], "preheat-test/1")
       assert.strictEqual(request.headers.accept, "application/json")
-    }))
+    })
+  )
 
   it.live("an http server without insecure-skip-tls-verify is refused when the layer is built", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
       const kubeconfig = writeKubeconfig(kubeconfigYaml(fake.url, { skipTls: false }))
       const error = yield* Effect.flip(make(options(fake, { kubeconfig })))
       assert.strictEqual(error._tag, "KubeConfigError")
       assert.include(error.message, "skipTLSVerify")
       assert.lengthOf(fake.received, 0)
-    }))
+    })
+  )
 
   it.live("a context is selected by name; an unknown one is named with those there are", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
       const other = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig, context: "other" })
       assert.strictEqual(other.getCurrentCluster()?.server, "http://127.0.0.1:1")
       const error = yield* Effect.flip(loadKubeConfig({ kubeconfig: fake.kubeconfig, context: "nope" }))
       assert.include(error.message, `context "nope"`)
       assert.include(error.message, "fake, other")
-    }))
+    })
+  )
 
   it.live("$KUBECONFIG is read when no path is given; with nothing to read the error says where to look", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
       const fromEnv = yield* loadKubeConfig({}, { KUBECONFIG: fake.kubeconfig })
       assert.strictEqual(fromEnv.getCurrentCluster()?.server, fake.url)
@@ -231,30 +237,33 @@ describe("kubeconfig", () => {
       assert.include(error.message, "--kubeconfig")
       const missing = yield* Effect.flip(loadKubeConfig({ kubeconfig: join(emptyHome, "absent") }))
       assert.include(missing.message, "cannot load the kubeconfig")
-    }))
+    })
+  )
 
   it.live("a broken kubeconfig is reported without quoting its lines (which may hold a token)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const path = writeKubeconfig(`users:\n- name: x\n  user:\n    token: ${token}\n   bad: [indent\n`)
       const error = yield* Effect.flip(loadKubeConfig({ kubeconfig: path }))
       assert.strictEqual(error._tag, "KubeConfigError")
       noCredentials(error)
-    }))
+    })
+  )
 
   it.live("bad rate limits are a configuration error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
       const error = yield* Effect.flip(make(options(fake, { qps: 0, burst: 1.5 })))
       assert.include(error.message, "qps must be a positive number")
       assert.include(error.message, "burst must be a positive integer")
-    }))
+    })
+  )
 })
 
 // ---- requests ----------------------------------------------------------------------------------
 
 describe("requests", () => {
   it.live("status subresource paths and merge patches, for namespaced, cluster-scoped and core kinds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, api } = yield* liveApi((_, response) => json(response, 200, object("x", "ns")))
       yield* api.update(resources.imagePullJob, object("job", "ns"), "status")
       assert.strictEqual(last(fake).method, "PUT")
@@ -281,11 +290,14 @@ describe("requests", () => {
         apiVersion: "apps.kruise.io/v1alpha1",
         kind: "NodeImage"
       })
-    }))
+    })
+  )
 
   it.live("create posts to the collection with apiVersion and kind; a namespaced object needs a namespace", () =>
-    Effect.gen(function*() {
-      const { fake, api } = yield* liveApi((request, response) => json(response, 201, { ...JSON.parse(request.body), metadata: { name: "s", namespace: "ns", uid: "u" } }))
+    Effect.gen(function* () {
+      const { fake, api } = yield* liveApi((request, response) =>
+        json(response, 201, { ...JSON.parse(request.body), metadata: { name: "s", namespace: "ns", uid: "u" } })
+      )
       const created = yield* api.create(resources.secret, { metadata: { name: "s", namespace: "ns" }, data: { k: "dg==" } })
       assert.strictEqual(created.metadata.uid, "u")
       assert.strictEqual(last(fake).method, "POST")
@@ -295,10 +307,11 @@ describe("requests", () => {
       const error = yield* Effect.flip(api.create(resources.secret, { metadata: { name: "s" } }))
       assert.strictEqual(error._tag, "Invalid")
       assert.strictEqual(fake.received.length, 1)
-    }))
+    })
+  )
 
   it.live("delete sends the uid precondition as DeleteOptions, and no body without one", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, api } = yield* liveApi((_, response) => json(response, 200, { kind: "Status", status: "Success" }))
       yield* api.delete(resources.imagePullJob, { name: "job", namespace: "ns" }, { uid: "uid-1" })
       assert.strictEqual(last(fake).method, "DELETE")
@@ -312,58 +325,76 @@ describe("requests", () => {
       yield* api.delete(resources.nodeImage, { name: "node-1" })
       assert.strictEqual(last(fake).url.pathname, `${kruise}/nodeimages/node-1`)
       assert.strictEqual(last(fake).body, "")
-    }))
+    })
+  )
 
   it.live("list reads every page with limit and continue, and returns the list's resourceVersion", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pages: Record<string, { readonly items: ReadonlyArray<string>; readonly next: string }> = {
         "": { items: ["a", "b"], next: "page-2" },
         "page-2": { items: ["c", "d"], next: "page-3" },
         "page-3": { items: ["e"], next: "" }
       }
-      const { fake, api } = yield* liveApi((request, response) => {
-        const page = pages[request.url.searchParams.get("continue") ?? ""]
-        if (page === undefined) return json(response, 400, status(400, "BadRequest", "bad continue"))
-        json(response, 200, {
-          kind: "PodList",
-          apiVersion: "v1",
-          metadata: { resourceVersion: "42", ...(page.next === "" ? {} : { continue: page.next }) },
-          items: page.items.map((name) => ({ metadata: { name, namespace: "ns" } }))
-        })
-      }, { listPageSize: 2 })
+      const { fake, api } = yield* liveApi(
+        (request, response) => {
+          const page = pages[request.url.searchParams.get("continue") ?? ""]
+          if (page === undefined) return json(response, 400, status(400, "BadRequest", "bad continue"))
+          json(response, 200, {
+            kind: "PodList",
+            apiVersion: "v1",
+            metadata: { resourceVersion: "42", ...(page.next === "" ? {} : { continue: page.next }) },
+            items: page.items.map((name) => ({ metadata: { name, namespace: "ns" } }))
+          })
+        },
+        { listPageSize: 2 }
+      )
       const list = yield* api.list(resources.pod, { namespace: "ns", labelSelector: "app=x", fieldSelector: "spec.nodeName=n1" })
-      assert.deepStrictEqual(list.items.map((o) => o.metadata.name), ["a", "b", "c", "d", "e"])
+      assert.deepStrictEqual(
+        list.items.map((o) => o.metadata.name),
+        ["a", "b", "c", "d", "e"]
+      )
       assert.strictEqual(list.resourceVersion, "42")
       // Built-in kinds' list items come without apiVersion and kind; callers get them filled in.
       assert.strictEqual(list.items[0]?.kind, "Pod")
       assert.strictEqual(list.items[0]?.apiVersion, "v1")
-      assert.deepStrictEqual(fake.received.map((r) => r.url.searchParams.get("continue")), [null, "page-2", "page-3"])
+      assert.deepStrictEqual(
+        fake.received.map((r) => r.url.searchParams.get("continue")),
+        [null, "page-2", "page-3"]
+      )
       for (const request of fake.received) {
         assert.strictEqual(request.url.pathname, "/api/v1/namespaces/ns/pods")
         assert.strictEqual(request.url.searchParams.get("limit"), "2")
         assert.strictEqual(request.url.searchParams.get("labelSelector"), "app=x")
         assert.strictEqual(request.url.searchParams.get("fieldSelector"), "spec.nodeName=n1")
       }
-    }))
+    })
+  )
 
   it.live("an expired continue token (410) makes list read everything again in one request", () =>
-    Effect.gen(function*() {
-      const { fake, api } = yield* liveApi((request, response) => {
-        if (request.url.searchParams.get("continue") !== null) {
-          return json(response, 410, status(410, "Expired", "The provided continue parameter is too old"))
-        }
-        const paged = request.url.searchParams.get("limit") !== null
-        json(response, 200, {
-          metadata: paged ? { resourceVersion: "10", continue: "old" } : { resourceVersion: "11" },
-          items: (paged ? ["a"] : ["a", "b"]).map((name) => ({ metadata: { name } }))
-        })
-      }, { listPageSize: 1 })
+    Effect.gen(function* () {
+      const { fake, api } = yield* liveApi(
+        (request, response) => {
+          if (request.url.searchParams.get("continue") !== null) {
+            return json(response, 410, status(410, "Expired", "The provided continue parameter is too old"))
+          }
+          const paged = request.url.searchParams.get("limit") !== null
+          json(response, 200, {
+            metadata: paged ? { resourceVersion: "10", continue: "old" } : { resourceVersion: "11" },
+            items: (paged ? ["a"] : ["a", "b"]).map((name) => ({ metadata: { name } }))
+          })
+        },
+        { listPageSize: 1 }
+      )
       const list = yield* api.list(resources.nodeImage)
-      assert.deepStrictEqual(list.items.map((o) => o.metadata.name), ["a", "b"])
+      assert.deepStrictEqual(
+        list.items.map((o) => o.metadata.name),
+        ["a", "b"]
+      )
       assert.strictEqual(list.resourceVersion, "11")
       assert.lengthOf(fake.received, 3)
       assert.isNull(last(fake).url.searchParams.get("limit"))
-    }))
+    })
+  )
 })
 
 // ---- errors ------------------------------------------------------------------------------------
@@ -410,25 +441,32 @@ const errorCases: ReadonlyArray<readonly [verb: string, code: number, reason: st
 describe("errors", () => {
   for (const [verb, code, reason, expected] of errorCases) {
     it.live(`${verb} answered ${code} ${reason} is ${expected}, without the token in it`, () =>
-      Effect.gen(function*() {
+      Effect.gen(function* () {
         // The message echoes the request's Authorization header, as a misbehaving proxy might.
         const { api } = yield* liveApi((request, response) =>
-          json(response, code, status(code, reason, `${reason} for ${request.headers.authorization ?? ""}`)))
+          json(response, code, status(code, reason, `${reason} for ${request.headers.authorization ?? ""}`))
+        )
         const call = calls[verb]
         if (call === undefined) throw new Error(`no call for ${verb}`)
         const error = yield* Effect.flip(call(api))
         assert.strictEqual(error._tag, expected)
         noCredentials(error)
-      }))
+      })
+    )
   }
 
   it.live("422 carries the Status causes with their field paths", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { api } = yield* liveApi((_, response) =>
-        json(response, 422, status(422, "Invalid", "ImagePullJob.apps.kruise.io \"job\" is invalid", [
-          { reason: "FieldValueRequired", message: "Required value", field: "spec.image" },
-          { reason: "FieldValueInvalid", message: "Invalid value: 0: must be positive", field: "spec.parallelism" }
-        ])))
+        json(
+          response,
+          422,
+          status(422, "Invalid", 'ImagePullJob.apps.kruise.io "job" is invalid', [
+            { reason: "FieldValueRequired", message: "Required value", field: "spec.image" },
+            { reason: "FieldValueInvalid", message: "Invalid value: 0: must be positive", field: "spec.parallelism" }
+          ])
+        )
+      )
       const error = yield* Effect.flip(api.create(resources.imagePullJob, object("job", "ns")))
       assert.strictEqual(error._tag, "Invalid")
       if (error._tag === "Invalid") {
@@ -439,10 +477,11 @@ describe("errors", () => {
         assert.strictEqual(error.objectName, "job")
         assert.strictEqual(error.namespace, "ns")
       }
-    }))
+    })
+  )
 
   it.live("a refused connection is Unavailable for every verb", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
       const kubeconfig = writeKubeconfig(kubeconfigYaml(`http://127.0.0.1:${yield* closedPort}`))
       const api = yield* make(options(fake, { kubeconfig }))
@@ -452,10 +491,11 @@ describe("errors", () => {
         if (error._tag === "Unavailable") assert.include(error.message, "ECONNREFUSED")
         noCredentials(error)
       }
-    }))
+    })
+  )
 
   it.live("an answer that is not JSON, or not an object, is Unavailable", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { api } = yield* liveApi((request, response) => {
         response.writeHead(200, { "content-type": "text/html" })
         response.end(request.method === "GET" ? "<html>proxy login</html>" : "[]")
@@ -463,15 +503,17 @@ describe("errors", () => {
       assert.strictEqual((yield* Effect.flip(api.get(resources.imagePullJob, key)))._tag, "Unavailable")
       assert.strictEqual((yield* Effect.flip(api.list(resources.imagePullJob))).message, "list ImagePullJob: the answer is not a list")
       assert.strictEqual((yield* Effect.flip(calls["patch"]!(api)))._tag, "Unavailable")
-    }))
+    })
+  )
 
   it.live("a request with no answer in time is Unavailable and its connection is closed", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, api } = yield* liveApi(() => undefined, { requestTimeout: "200 millis" })
       const error = yield* Effect.flip(api.get(resources.imagePullJob, key))
       assert.strictEqual(error._tag, "Unavailable")
       yield* eventually(() => fake.closed.has(0), "the abandoned request to be closed")
-    }))
+    })
+  )
 })
 
 // ---- watch -------------------------------------------------------------------------------------
@@ -484,32 +526,39 @@ const added = (name: string, resourceVersion: string) => ({
 })
 
 /** A 200 watch stream that writes `chunks` a little apart, then `finish`es it. */
-const streaming = (chunks: ReadonlyArray<string>, finish: (response: http.ServerResponse, raw: http.IncomingMessage) => void): Handler =>
-(_, response, raw) => {
-  response.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" })
-  response.flushHeaders()
-  let i = 0
-  const next = () => {
-    const chunk = chunks[i++]
-    if (chunk === undefined) return finish(response, raw)
-    response.write(chunk)
-    setTimeout(next, 5)
+const streaming =
+  (chunks: ReadonlyArray<string>, finish: (response: http.ServerResponse, raw: http.IncomingMessage) => void): Handler =>
+  (_, response, raw) => {
+    response.writeHead(200, { "content-type": "application/json", "transfer-encoding": "chunked" })
+    response.flushHeaders()
+    let i = 0
+    const next = () => {
+      const chunk = chunks[i++]
+      if (chunk === undefined) return finish(response, raw)
+      response.write(chunk)
+      setTimeout(next, 5)
+    }
+    next()
   }
-  next()
-}
 
 const summary = (events: ReadonlyArray<WatchEvent>): Array<string> =>
-  events.map((e) => (e.type === "BOOKMARK" ? `BOOKMARK ${e.resourceVersion}` : `${e.type} ${e.object.metadata.name ?? ""} ${e.object.metadata.resourceVersion ?? ""}`))
+  events.map((e) =>
+    e.type === "BOOKMARK"
+      ? `BOOKMARK ${e.resourceVersion}`
+      : `${e.type} ${e.object.metadata.name ?? ""} ${e.object.metadata.resourceVersion ?? ""}`
+  )
 
 /** The events a watch emitted before it ended, and how it ended. */
 const watchAll = (api: KubeApi["Service"]) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const events: Array<WatchEvent> = []
-    const exit = yield* api.watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3", labelSelector: "a=b", fieldSelector: "metadata.name=x" }).pipe(
-      Stream.runForEach((event) => Effect.sync(() => events.push(event))),
-      Effect.timeout("10 seconds"),
-      Effect.exit
-    )
+    const exit = yield* api
+      .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3", labelSelector: "a=b", fieldSelector: "metadata.name=x" })
+      .pipe(
+        Stream.runForEach((event) => Effect.sync(() => events.push(event))),
+        Effect.timeout("10 seconds"),
+        Effect.exit
+      )
     return { events, exit }
   })
 
@@ -521,9 +570,13 @@ const failureTag = (exit: Exit.Exit<unknown, unknown>): string | undefined => {
 
 describe("watch", () => {
   const chunks = (() => {
-    const text = line(added("a", "4")) +
+    const text =
+      line(added("a", "4")) +
       line({ type: "MODIFIED", object: { ...added("a", "5").object } }) +
-      line({ type: "BOOKMARK", object: { kind: "ImagePullJob", apiVersion: "apps.kruise.io/v1alpha1", metadata: { resourceVersion: "6" } } }) +
+      line({
+        type: "BOOKMARK",
+        object: { kind: "ImagePullJob", apiVersion: "apps.kruise.io/v1alpha1", metadata: { resourceVersion: "6" } }
+      }) +
       line({ type: "DELETED", object: { ...added("a", "7").object } })
     // Cut the newline-delimited JSON at awkward places: inside keys, strings, and right after "\n".
     const cuts = [3, 17, 60, text.indexOf("\n") + 1, text.indexOf("BOOKMARK") + 4, text.length - 2]
@@ -532,7 +585,7 @@ describe("watch", () => {
   const parsed = ["ADDED a 4", "MODIFIED a 5", "BOOKMARK 6", "DELETED a 7"]
 
   it.live("parses events split across chunks and ends when the server ends the stream", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { fake, api } = yield* liveApi(streaming(chunks, (response) => response.end()))
       const { events, exit } = yield* watchAll(api)
       assert.isTrue(Exit.isSuccess(exit))
@@ -549,45 +602,51 @@ describe("watch", () => {
       assert.isBelow(timeoutSeconds, 600)
       assert.strictEqual(last(fake).headers.authorization, `Bearer ${token}`)
       assert.strictEqual(last(fake).headers["user-agent"], "preheat-test/1")
-    }))
+    })
+  )
 
   it.live("an ERROR event with 410 fails the stream with Gone after the events before it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const gone = line({ type: "ERROR", object: status(410, "Expired", "too old resource version: 3 (40)") })
       const { api } = yield* liveApi(streaming([...chunks, gone], (response) => response.end()))
       const { events, exit } = yield* watchAll(api)
       assert.deepStrictEqual(summary(events), parsed)
       assert.strictEqual(failureTag(exit), "Gone")
-    }))
+    })
+  )
 
   it.live("an ERROR event with another code fails with that code's error", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const error = line({ type: "ERROR", object: status(500, "InternalError", "etcd is sad") })
       const { api } = yield* liveApi(streaming([error], (response) => response.end()))
       assert.strictEqual(failureTag((yield* watchAll(api)).exit), "Unavailable")
-    }))
+    })
+  )
 
   it.live("a connection reset mid-stream is Unavailable after the events before it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { api } = yield* liveApi(streaming(chunks.slice(0, -1), (_, raw) => raw.socket.destroy()))
       const { events, exit } = yield* watchAll(api)
       assert.deepStrictEqual(summary(events), parsed.slice(0, 3))
       assert.strictEqual(failureTag(exit), "Unavailable")
-    }))
+    })
+  )
 
   it.live("a server that answers the watch request with HTTP 410 or 403 fails it with Gone or Forbidden", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { api } = yield* liveApi((request, response) =>
         request.url.searchParams.get("resourceVersion") === "3"
           ? json(response, 410, status(410, "Gone", "gone"))
-          : json(response, 403, status(403, "Forbidden", "no")))
+          : json(response, 403, status(403, "Forbidden", "no"))
+      )
       assert.strictEqual(failureTag((yield* watchAll(api)).exit), "Gone")
       const denied = yield* api.watch(resources.nodeImage, { resourceVersion: "9" }).pipe(Stream.runDrain, Effect.flip)
       assert.strictEqual(denied._tag, "Forbidden")
-    }))
+    })
+  )
 
   it.live("a consumer that stops early aborts the HTTP request", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Events keep coming forever unless the client goes away.
       const { fake, api } = yield* liveApi((_, response) => {
         response.writeHead(200, { "content-type": "application/json" })
@@ -596,24 +655,23 @@ describe("watch", () => {
         const timer = setInterval(() => response.write(line(added("a", String(rv++)))), 5)
         response.on("close", () => clearInterval(timer))
       })
-      const first = yield* api.watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" }).pipe(
-        Stream.take(2),
-        Stream.runCollect
-      )
+      const first = yield* api
+        .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
+        .pipe(Stream.take(2), Stream.runCollect)
       assert.lengthOf(first, 2)
       yield* eventually(() => fake.closed.has(0), "the watch request to be closed")
 
-      const interrupted = yield* api.watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" }).pipe(
-        Stream.runDrain,
-        Effect.forkChild
-      )
+      const interrupted = yield* api
+        .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
+        .pipe(Stream.runDrain, Effect.forkChild)
       yield* eventually(() => fake.received.length === 2, "the second watch to start")
       yield* Fiber.interrupt(interrupted)
       yield* eventually(() => fake.closed.has(1), "the interrupted watch request to be closed")
-    }))
+    })
+  )
 
   it.live("a watch silent for longer than its idle limit is Unavailable (client-node's Watch honours the limit)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => {
         response.writeHead(200, { "content-type": "application/json" })
         response.flushHeaders()
@@ -628,17 +686,24 @@ describe("watch", () => {
       ).pipe(Stream.runDrain, Effect.flip)
       assert.strictEqual(error._tag, "Unavailable")
       assert.isBelow(Date.now() - started, 5_000)
-    }))
+    })
+  )
 })
 
 // ---- rate limiting -----------------------------------------------------------------------------
 
 describe("rate limiting", () => {
   it.effect("a token bucket lets a burst through, then qps per second, in arrival order", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = makeRateLimiter({ qps: 2, burst: 3 })
       const passed: Array<number> = []
-      for (let i = 0; i < 7; i++) yield* Effect.forkChild(Effect.andThen(limiter.take, Effect.sync(() => passed.push(i))))
+      for (let i = 0; i < 7; i++)
+        yield* Effect.forkChild(
+          Effect.andThen(
+            limiter.take,
+            Effect.sync(() => passed.push(i))
+          )
+        )
       yield* Effect.yieldNow
       assert.deepStrictEqual(passed, [0, 1, 2])
       yield* TestClock.adjust("500 millis")
@@ -648,13 +713,20 @@ describe("rate limiting", () => {
       yield* TestClock.adjust("10 seconds")
       assert.lengthOf(passed, 7)
       // Idle time refills the bucket, up to burst.
-      for (let i = 0; i < 4; i++) yield* Effect.forkChild(Effect.andThen(limiter.take, Effect.sync(() => passed.push(10 + i))))
+      for (let i = 0; i < 4; i++)
+        yield* Effect.forkChild(
+          Effect.andThen(
+            limiter.take,
+            Effect.sync(() => passed.push(10 + i))
+          )
+        )
       yield* Effect.yieldNow
       assert.deepStrictEqual(passed.slice(7), [10, 11, 12])
-    }))
+    })
+  )
 
   it.effect("an interrupted wait gives its token back", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const limiter = makeRateLimiter({ qps: 1, burst: 1 })
       yield* limiter.take
       const waiting = yield* Effect.forkChild(limiter.take)
@@ -664,17 +736,23 @@ describe("rate limiting", () => {
       const next = yield* Effect.forkChild(limiter.take)
       yield* Effect.yieldNow
       assert.isDefined(next.pollUnsafe())
-    }))
+    })
+  )
 
   it.effect("requests through the layer wait for tokens on Effect's clock; a started watch is not limited", () =>
-    Effect.gen(function*() {
-      const { fake, api } = yield* liveApi((request, response) => {
-        if (request.url.searchParams.get("watch") !== "true") return json(response, 200, object("job", "ns"))
-        response.writeHead(200, { "content-type": "application/json" })
-        response.flushHeaders()
-        for (let rv = 10; rv < 60; rv++) response.write(line(added("w", String(rv))))
-      }, { qps: 1, burst: 2 })
-      const gets = yield* Effect.forkChild(Effect.forEach([1, 2, 3, 4], () => api.get(resources.imagePullJob, key), { concurrency: "unbounded" }))
+    Effect.gen(function* () {
+      const { fake, api } = yield* liveApi(
+        (request, response) => {
+          if (request.url.searchParams.get("watch") !== "true") return json(response, 200, object("job", "ns"))
+          response.writeHead(200, { "content-type": "application/json" })
+          response.flushHeaders()
+          for (let rv = 10; rv < 60; rv++) response.write(line(added("w", String(rv))))
+        },
+        { qps: 1, burst: 2 }
+      )
+      const gets = yield* Effect.forkChild(
+        Effect.forEach([1, 2, 3, 4], () => api.get(resources.imagePullJob, key), { concurrency: "unbounded" })
+      )
       yield* eventually(() => fake.received.length === 2, "the burst of 2")
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
       assert.lengthOf(fake.received, 2, "no third request before the clock moves")
@@ -685,26 +763,26 @@ describe("rate limiting", () => {
       yield* Fiber.join(gets)
 
       // The watch waits for one token to start; its 50 events then flow with the bucket empty.
-      const watching = yield* api.watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" }).pipe(
-        Stream.take(50),
-        Stream.runCount,
-        Effect.forkChild
-      )
+      const watching = yield* api
+        .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
+        .pipe(Stream.take(50), Stream.runCount, Effect.forkChild)
       yield* TestClock.adjust("1 second")
       yield* eventually(() => fake.received.length === 5, "the watch request")
       assert.strictEqual(yield* Fiber.join(watching), 50)
-    }))
+    })
+  )
 })
 
 // ---- metrics -----------------------------------------------------------------------------------
 
 describe("metrics", () => {
   it.live("the layer counts its requests in preheat_api_requests_total", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((request, response) =>
-        request.method === "GET" ? json(response, 200, object("job", "ns")) : json(response, 404, status(404, "NotFound", "nope")))
+        request.method === "GET" ? json(response, 200, object("job", "ns")) : json(response, 404, status(404, "NotFound", "nope"))
+      )
       const layer = KubeLive.layer(options(fake)).pipe(Layer.provideMerge(Metrics.layerTest))
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         const api = yield* KubeApi
         yield* api.get(resources.imagePullJob, key)
         yield* Effect.flip(api.patch(resources.imagePullJob, key, {}))
@@ -712,14 +790,16 @@ describe("metrics", () => {
         assert.strictEqual(yield* metrics.read("preheat_api_requests_total", { verb: "get", result: "ok" }), 1)
         assert.strictEqual(yield* metrics.read("preheat_api_requests_total", { verb: "patch", result: "not_found" }), 1)
       }).pipe(Effect.provide(layer))
-    }))
+    })
+  )
 
   it.live("makeFromConfig takes an already loaded KubeConfig", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, { metadata: { resourceVersion: "1" }, items: [] }))
       const config = new KubeConfig()
       config.loadFromFile(fake.kubeconfig)
       const api = yield* makeFromConfig(config, options(fake))
       assert.deepStrictEqual(yield* api.list(resources.nodeImage), { items: [], resourceVersion: "1" })
-    }))
+    })
+  )
 })

@@ -15,7 +15,9 @@ const token = "conformance-token"
 
 const kubeconfigFor = (url: string): string => {
   const path = join(mkdtempSync(join(tmpdir(), "preheat-conformance-")), "config")
-  writeFileSync(path, `apiVersion: v1
+  writeFileSync(
+    path,
+    `apiVersion: v1
 kind: Config
 clusters:
 - name: embedded
@@ -30,14 +32,17 @@ contexts:
 - name: embedded
   context: {cluster: embedded, user: conformance}
 current-context: embedded
-`)
+`
+  )
   return path
 }
 
 /** An embedded API server for the suite's lifetime, and the live KubeApi pointed at it. */
-const liveOverHttp = Layer.unwrap(Effect.gen(function*() {
-  const address = yield* serveApi({ token }).pipe(Effect.provide(InMemoryKubeApi.layer))
-  return KubeLive.layer({ kubeconfig: kubeconfigFor(address.url), ...controllerRateLimit, userAgent: "preheat-conformance" })
-})).pipe(Layer.provide(Metrics.layerTest), Layer.orDie)
+const liveOverHttp = Layer.unwrap(
+  Effect.gen(function* () {
+    const address = yield* serveApi({ token }).pipe(Effect.provide(InMemoryKubeApi.layer))
+    return KubeLive.layer({ kubeconfig: kubeconfigFor(address.url), ...controllerRateLimit, userAgent: "preheat-conformance" })
+  })
+).pipe(Layer.provide(Metrics.layerTest), Layer.orDie)
 
 kubeApiConformance("live over HTTP", liveOverHttp)

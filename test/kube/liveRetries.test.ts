@@ -31,47 +31,63 @@ const isList = (url: string | undefined) => new URL(url ?? "/", "http://x").path
 /** A server answering request i with steps[i] (the last step repeats). */
 const scripted = (steps: ReadonlyArray<Step>): Effect.Effect<Script, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.promise(() =>
-      new Promise<{ readonly server: http.Server; readonly script: Script }>((resolve) => {
-        const arrivals: Array<number> = []
-        const server = http.createServer((request, response) => {
-          request.resume()
-          request.on("end", () => {
-            const step = steps[Math.min(arrivals.length, steps.length - 1)]!
-            arrivals.push(Date.now())
-            if (step === "reset") return void response.socket?.destroy()
-            const body = step === "ok"
-              ? JSON.stringify(isList(request.url) ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
-              : JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", reason: "TooManyRequests", message: "slow down", code: step.code })
-            response.writeHead(step === "ok" ? 200 : step.code, {
-              "content-type": "application/json",
-              ...(step !== "ok" && step.retryAfter !== undefined ? { "retry-after": step.retryAfter } : {})
+    Effect.promise(
+      () =>
+        new Promise<{ readonly server: http.Server; readonly script: Script }>((resolve) => {
+          const arrivals: Array<number> = []
+          const server = http.createServer((request, response) => {
+            request.resume()
+            request.on("end", () => {
+              const step = steps[Math.min(arrivals.length, steps.length - 1)]!
+              arrivals.push(Date.now())
+              if (step === "reset") return void response.socket?.destroy()
+              const body =
+                step === "ok"
+                  ? JSON.stringify(isList(request.url) ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
+                  : JSON.stringify({
+                      kind: "Status",
+                      apiVersion: "v1",
+                      status: "Failure",
+                      reason: "TooManyRequests",
+                      message: "slow down",
+                      code: step.code
+                    })
+              response.writeHead(step === "ok" ? 200 : step.code, {
+                "content-type": "application/json",
+                ...(step !== "ok" && step.retryAfter !== undefined ? { "retry-after": step.retryAfter } : {})
+              })
+              response.end(body)
             })
-            response.end(body)
+          })
+          server.listen(0, "127.0.0.1", () => {
+            const port = (server.address() as { port: number }).port
+            resolve({ server, script: { url: `http://127.0.0.1:${port}`, arrivals } })
           })
         })
-        server.listen(0, "127.0.0.1", () => {
-          const port = (server.address() as { port: number }).port
-          resolve({ server, script: { url: `http://127.0.0.1:${port}`, arrivals } })
-        })
-      })
     ),
-    ({ server }) => Effect.promise(() => new Promise<void>((done) => {
-      server.closeAllConnections()
-      server.close(() => done())
-    }))
+    ({ server }) =>
+      Effect.promise(
+        () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections()
+            server.close(() => done())
+          })
+      )
   ).pipe(Effect.map(({ script }) => script))
 
 const apiOn = (script: Script, maxRetries?: number) => {
   const dir = mkdtempSync(join(tmpdir(), "preheat-retries-"))
   const kubeconfig = join(dir, "config")
-  writeFileSync(kubeconfig, `apiVersion: v1
+  writeFileSync(
+    kubeconfig,
+    `apiVersion: v1
 kind: Config
 clusters: [{name: c, cluster: {server: "${script.url}", insecure-skip-tls-verify: true}}]
 users: [{name: u, user: {token: t}}]
 contexts: [{name: c, context: {cluster: c, user: u}}]
 current-context: c
-`)
+`
+  )
   return make({ kubeconfig, qps: 1000, burst: 1000, userAgent: "preheat-test/1", ...(maxRetries === undefined ? {} : { maxRetries }) })
 }
 
@@ -99,7 +115,7 @@ describe("retry policy", () => {
 
 describe("the live client's retries", () => {
   it.live("a 429 with Retry-After is retried no sooner than asked, then succeeds", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const script = yield* scripted([{ code: 429, retryAfter: "1" }, { code: 429, retryAfter: "1" }, "ok"])
       const api = yield* apiOn(script)
       const patched = yield* api.patch(resources.imagePullJob, key, { metadata: { labels: { a: "b" } } })
@@ -107,10 +123,11 @@ describe("the live client's retries", () => {
       assert.strictEqual(script.arrivals.length, 3)
       for (const gap of gaps(script.arrivals)) assert.isAtLeast(gap, 1000 - 20)
       for (const gap of gaps(script.arrivals)) assert.isBelow(gap, 1500)
-    }))
+    })
+  )
 
   it.live("a read is retried after 500s and a reset connection, with growing delays", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const script = yield* scripted([{ code: 500 }, "reset", { code: 503 }, "ok"])
       const api = yield* apiOn(script)
       const listed = yield* api.list(resources.imagePullJob, { namespace: "ns" })
@@ -119,25 +136,28 @@ describe("the live client's retries", () => {
       const [first, , third] = gaps(script.arrivals)
       assert.isAtLeast(first!, 150)
       assert.isAtLeast(third!, 2 * 150)
-    }))
+    })
+  )
 
   it.live("a write answered 500 goes back to the caller at once as Unavailable (its queue retries it)", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const script = yield* scripted([{ code: 500 }, "ok"])
       const api = yield* apiOn(script)
       const error = yield* Effect.flip(api.patch(resources.imagePullJob, key, { metadata: { labels: { a: "b" } } }))
       assert.strictEqual(error._tag, "Unavailable")
       assert.include(error.message, "HTTP 500")
       assert.strictEqual(script.arrivals.length, 1)
-    }))
+    })
+  )
 
   it.live("out of retries, the last answer stands: a 429 is Unavailable naming it", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const script = yield* scripted([{ code: 429, retryAfter: "0" }])
       const api = yield* apiOn(script, 3)
       const error = yield* Effect.flip(api.get(resources.imagePullJob, key))
       assert.strictEqual(error._tag, "Unavailable")
       assert.include(error.message, "HTTP 429")
       assert.strictEqual(script.arrivals.length, 4)
-    }))
+    })
+  )
 })

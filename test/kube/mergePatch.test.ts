@@ -5,9 +5,8 @@ import { mergePatchBetween } from "../../src/kube/mergePatch.ts"
 /** RFC 7386 application, to check a computed patch does what it says. */
 const apply = (target: unknown, patch: unknown): unknown => {
   if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch
-  const out: Record<string, unknown> = typeof target === "object" && target !== null && !Array.isArray(target)
-    ? { ...(target as Record<string, unknown>) }
-    : {}
+  const out: Record<string, unknown> =
+    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {}
   for (const [k, v] of Object.entries(patch)) {
     if (v === null) delete out[k]
     else out[k] = apply(out[k], v)
@@ -27,10 +26,15 @@ describe("mergePatchBetween", () => {
 
   it("applied to before, gives after (for null-free JSON objects)", () => {
     const json = fc.jsonValue().filter((v) => !JSON.stringify(v).includes("null"))
-    const object = fc.dictionary(fc.string().filter((k) => k !== "__proto__"), json)
-    fc.assert(fc.property(object, object, (before, after) => {
-      const patch = mergePatchBetween(before, after)
-      expect(patch === undefined ? before : apply(before, patch)).toEqual(apply({}, after))
-    }))
+    const object = fc.dictionary(
+      fc.string().filter((k) => k !== "__proto__"),
+      json
+    )
+    fc.assert(
+      fc.property(object, object, (before, after) => {
+        const patch = mergePatchBetween(before, after)
+        expect(patch === undefined ? before : apply(before, patch)).toEqual(apply({}, after))
+      })
+    )
   })
 })

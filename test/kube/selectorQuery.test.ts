@@ -49,9 +49,7 @@ describe("parseLabelSelector", () => {
       { key: "m", operator: "lt", values: ["10"] },
       { key: "n", operator: "gt", values: ["5"] }
     ])
-    expect(labels("example.com/role=worker").requirements).toEqual([
-      { key: "example.com/role", operator: "=", values: ["worker"] }
-    ])
+    expect(labels("example.com/role=worker").requirements).toEqual([{ key: "example.com/role", operator: "=", values: ["worker"] }])
   })
 
   it("takes empty values where apimachinery does", () => {
@@ -137,9 +135,11 @@ describe("parseLabelSelector", () => {
       )
     })
     const labelSet = fc.dictionary(key, value, { maxKeys: 3 })
-    fc.assert(fc.property(selector, labelSet, (s, set) => {
-      expect(labels(formatLabelSelector(s)).matches(set)).toBe(matchesLabelSelector(s, set))
-    }))
+    fc.assert(
+      fc.property(selector, labelSet, (s, set) => {
+        expect(labels(formatLabelSelector(s)).matches(set)).toBe(matchesLabelSelector(s, set))
+      })
+    )
   })
 })
 
@@ -159,7 +159,7 @@ describe("parseFieldSelector", () => {
   })
 
   it("matches a missing field as the empty string", () => {
-    const get = (f: string) => ({ "metadata.name": "a", "status.phase": "Running" } as Record<string, string>)[f]
+    const get = (f: string) => (({ "metadata.name": "a", "status.phase": "Running" }) as Record<string, string>)[f]
     expect(fields("metadata.name=a").matches(get)).toBe(true)
     expect(fields("metadata.name=b").matches(get)).toBe(false)
     expect(fields("metadata.name!=b,status.phase=Running").matches(get)).toBe(true)

@@ -44,7 +44,9 @@ describe("requests", () => {
     const created = await create("n-request")
     expect(created.status).toBe(201)
     const seen: Record<string, string> = {}
-    created.headers.forEach((value, name) => (seen[name] = value))
+    created.headers.forEach((value, name) => {
+      seen[name] = value
+    })
     expect(seen["content-type"]).toContain("application/json")
     expect(JSON.parse(await created.text()).metadata.name).toBe("n-request")
 
@@ -79,11 +81,13 @@ describe("watch, read as client-node's Watch reads it", () => {
     const events: Array<{ type: string; name: string }> = []
     const added = new Promise<void>((resolve) => {
       // As Watch does: errors of the lines come through the body, whose listener is above.
-      createInterface(body).on("error", () => undefined).on("line", (line) => {
-        const event = JSON.parse(line) as { type: string; object: { metadata: { name: string } } }
-        events.push({ type: event.type, name: event.object.metadata.name })
-        if (event.object.metadata.name === "n-watched") resolve()
-      })
+      createInterface(body)
+        .on("error", () => undefined)
+        .on("line", (line) => {
+          const event = JSON.parse(line) as { type: string; object: { metadata: { name: string } } }
+          events.push({ type: event.type, name: event.object.metadata.name })
+          if (event.object.metadata.name === "n-watched") resolve()
+        })
     })
     expect((await create("n-watched")).status).toBe(201)
     await added
@@ -101,10 +105,27 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), "preheat-adapter-tls-"))
-    execFileSync("openssl", [
-      "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=apiserver.test",
-      "-addext", "subjectAltName=DNS:apiserver.test", "-keyout", join(dir, "key.pem"), "-out", join(dir, "cert.pem")
-    ], { stdio: "ignore" })
+    execFileSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=apiserver.test",
+        "-addext",
+        "subjectAltName=DNS:apiserver.test",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem")
+      ],
+      { stdio: "ignore" }
+    )
     ca = readFileSync(join(dir, "cert.pem"))
     tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: ca }, (request, response) => {
       response.setHeader("content-type", "application/json")
@@ -123,10 +144,12 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
   })
 
   it("refuses a server its CA did not sign, and one whose name does not match", async () => {
-    await expect(fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { servername: "apiserver.test" } }) }))
-      .rejects.toThrow(/self-signed|self signed/)
-    await expect(fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { ca, servername: "other.test" } }) }))
-      .rejects.toThrow(/altnames|does not match/i)
+    await expect(
+      fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { servername: "apiserver.test" } }) })
+    ).rejects.toThrow(/self-signed|self signed/)
+    await expect(
+      fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { ca, servername: "other.test" } }) })
+    ).rejects.toThrow(/altnames|does not match/i)
   })
 
   it("reaches the server through an HTTP proxy with CONNECT (ProxyAgent, as client-node builds it for proxy-url)", async () => {

@@ -93,7 +93,7 @@ describe("stored JSON", () => {
   })
 
   it.effect("gives NodeImages of different nodes the same tag objects when their tags are equal", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const api = yield* KubeApi
       const tag = () => ({ tag: "v1", version: 0, createdAt: "2026-12-02T10:00:00Z", ownerReferences: [owner("u1")] })
       for (const name of ["n1", "n2"]) {
@@ -109,5 +109,6 @@ describe("stored JSON", () => {
       const [n1, n2] = [yield* images("n1"), yield* images("n2")]
       expect(n2["nginx"]).toBe(n1["nginx"])
       expect(n1["nginx"]).toEqual({ tags: [tag()] })
-    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 })

@@ -6,7 +6,7 @@ import { loggingLayer, redactSecrets } from "../../src/ops/logging.ts"
 
 /** Runs `program` with the chosen logger writing into an array. */
 const captured = <A, E>(program: Effect.Effect<A, E>, options: { format?: "json" | "text"; level?: "Info" | "Warn" | "Debug" } = {}) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const lines: Array<string> = []
     yield* program.pipe(
       Effect.provide(loggingLayer({ format: options.format ?? "json", level: options.level ?? "Info", sink: (line) => lines.push(line) }))
@@ -26,9 +26,9 @@ const dockerConfigSecret = {
 
 describe("JSON logs", () => {
   it.effect("one object per line with time, level, msg and the annotations at the top level", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines = yield* captured(
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           yield* Effect.logInfo("pulled image", 3, "layers")
           yield* Effect.logWarning("slow registry")
         }).pipe(Effect.annotateLogs({ node: "node-1", image: "nginx:1.27" }))
@@ -44,41 +44,54 @@ describe("JSON logs", () => {
         image: "nginx:1.27"
       })
       expect(second).toMatchObject({ level: "warn", msg: "slow registry", node: "node-1" })
-    }))
+    })
+  )
 
   it.effect("structured message parts go to args; log spans, the typed error and the cause are kept", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines = yield* captured(
-        Effect.logError("reconcile failed", { key: "default/job-1" }, Cause.fail(new Forbidden({ kind: "NodeImage", objectName: "n1", verb: "patch", message: "rbac" }))).pipe(
-          Effect.withLogSpan("reconcile")
-        )
+        Effect.logError(
+          "reconcile failed",
+          { key: "default/job-1" },
+          Cause.fail(new Forbidden({ kind: "NodeImage", objectName: "n1", verb: "patch", message: "rbac" }))
+        ).pipe(Effect.withLogSpan("reconcile"))
       )
       const [record] = parsed(lines)
       expect(record).toMatchObject({ level: "error", msg: "reconcile failed", args: [{ key: "default/job-1" }] })
       expect(record!["spans"]).toEqual({ reconcile: expect.any(Number) })
-      expect(record!["error"]).toEqual({ _tag: "Forbidden", name: "Forbidden", kind: "NodeImage", objectName: "n1", verb: "patch", message: "rbac" })
+      expect(record!["error"]).toEqual({
+        _tag: "Forbidden",
+        name: "Forbidden",
+        kind: "NodeImage",
+        objectName: "n1",
+        verb: "patch",
+        message: "rbac"
+      })
       expect(record!["cause"]).toContain("rbac\n    at ")
-    }))
+    })
+  )
 
   it.effect("annotations named like the logger's own fields do not overwrite them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const [record] = parsed(yield* captured(Effect.log("hello").pipe(Effect.annotateLogs({ level: "custom", msg: "x" }))))
       expect(record).toMatchObject({ level: "info", msg: "hello", "annotation.level": "custom", "annotation.msg": "x" })
-    }))
+    })
+  )
 
   it.effect("the level filters what is written", () =>
-    Effect.gen(function*() {
-      const program = Effect.gen(function*() {
+    Effect.gen(function* () {
+      const program = Effect.gen(function* () {
         yield* Effect.logDebug("debug")
         yield* Effect.logInfo("info")
         yield* Effect.logWarning("warn")
       })
       expect(parsed(yield* captured(program, { level: "Warn" })).map((r) => r["msg"])).toEqual(["warn"])
       expect(parsed(yield* captured(program, { level: "Debug" })).map((r) => r["msg"])).toEqual(["debug", "info", "warn"])
-    }))
+    })
+  )
 
   it.effect("secrets in annotations and message parts are redacted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines = yield* captured(
         Effect.log("copied pull secret", dockerConfigSecret).pipe(
           Effect.annotateLogs({ token: "abc", registry: { auth: "dXNlcjpwYXNz", username: "bob" }, apiKey: Redacted.make("k") })
@@ -92,12 +105,13 @@ describe("JSON logs", () => {
         apiKey: "<redacted>",
         args: [{ kind: "Secret", metadata: { name: "regcred" }, data: { ".dockerconfigjson": "<redacted>" } }]
       })
-    }))
+    })
+  )
 
   it.effect("without a level, the minimum level already in place (the CLI's --log-level) applies", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines: Array<string> = []
-      yield* Effect.gen(function*() {
+      yield* Effect.gen(function* () {
         yield* Effect.logInfo("info")
         yield* Effect.logError("error")
       }).pipe(
@@ -105,10 +119,11 @@ describe("JSON logs", () => {
         Effect.provideService(References.MinimumLogLevel, "Error")
       )
       expect(parsed(lines).map((r) => r["msg"])).toEqual(["error"])
-    }))
+    })
+  )
 
   it.effect("writes to stderr by default", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const written: Array<string> = []
       const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => {
         written.push(String(chunk))
@@ -122,12 +137,13 @@ describe("JSON logs", () => {
       expect(written).toHaveLength(1)
       expect(written[0]!.endsWith("}\n")).toBe(true)
       expect(JSON.parse(written[0]!)).toMatchObject({ level: "info", msg: "to stderr" })
-    }))
+    })
+  )
 })
 
 describe("text logs", () => {
   it.effect("one line per entry for a person: time, level, msg, key=value, then the cause", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const lines = yield* captured(
         Effect.logWarning("slow registry", Cause.fail("timeout")).pipe(
           Effect.annotateLogs({ node: "node-1", reason: "took 30 s", password: "hunter2" })
@@ -136,11 +152,10 @@ describe("text logs", () => {
       )
       expect(lines).toHaveLength(1)
       const [first, ...rest] = lines[0]!.split("\n")
-      expect(first).toMatch(
-        /^\d{4}-\d\d-\d\dT\S+Z WARN  slow registry node=node-1 reason="took 30 s" password=<redacted>$/
-      )
+      expect(first).toMatch(/^\d{4}-\d\d-\d\dT\S+Z WARN {2}slow registry node=node-1 reason="took 30 s" password=<redacted>$/)
       expect(rest.join("\n")).toContain("timeout")
-    }))
+    })
+  )
 })
 
 describe("redactSecrets", () => {
@@ -187,7 +202,11 @@ describe("redactSecrets", () => {
     expect(redactSecrets("token")).toBe("token")
     expect(redactSecrets(42)).toBe(42)
     expect(redactSecrets(new Error("x"))).toEqual({ name: "Error", message: "x" })
-    expect(redactSecrets(Object.assign(new Error("401"), { password: "p" }))).toEqual({ name: "Error", message: "401", password: "<redacted>" })
+    expect(redactSecrets(Object.assign(new Error("401"), { password: "p" }))).toEqual({
+      name: "Error",
+      message: "401",
+      password: "<redacted>"
+    })
     const cyclic: Record<string, unknown> = { name: "a" }
     cyclic["self"] = cyclic
     expect(redactSecrets(cyclic)).toEqual({ name: "a", self: "[Circular]" })

@@ -50,7 +50,7 @@ const parseExposition = (body: string): Map<string, Family> => {
   return families
 }
 
-const render = Effect.gen(function*() {
+const render = Effect.gen(function* () {
   const metrics = yield* Metrics
   const { body, contentType } = yield* metrics.render
   return { contentType, families: parseExposition(body), body }
@@ -72,7 +72,7 @@ const expected: Record<string, { type: string; labels: ReadonlyArray<string> }> 
   preheat_pull_workers: { type: "gauge", labels: ["state"] }
 }
 
-const recordOneOfEach = Effect.gen(function*() {
+const recordOneOfEach = Effect.gen(function* () {
   const metrics = yield* Metrics
   yield* metrics.recordReconcile("imagepulljob", "success", 0.02)
   yield* metrics.recordReconcile("imagepulljob", "error", 0.5)
@@ -93,7 +93,7 @@ const recordOneOfEach = Effect.gen(function*() {
 
 describe("Metrics", () => {
   it.effect("exposes every family with its type and label names, in the Prometheus text format", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* recordOneOfEach
       const { contentType, families } = yield* render
       expect(contentType).toBe(prometheusContentType)
@@ -108,10 +108,11 @@ describe("Metrics", () => {
         }
       }
       expect([...families.keys()].filter((name) => !name.startsWith("preheat_"))).toEqual([])
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.effect("records what the helpers say", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* recordOneOfEach
       const { body } = yield* render
       expect(body).toContain(`preheat_reconciles_total{controller="imagepulljob",result="success"} 1`)
@@ -130,10 +131,11 @@ describe("Metrics", () => {
       expect(body).toContain(`preheat_pulls_total{result="failed",reason="unauthorized"} 1`)
       expect(body).toContain(`preheat_pulled_bytes_total 1000000`)
       expect(body).toContain(`preheat_pull_workers{state="waiting"} 5`)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.effect("starts enumerated gauges at 0 so they are visible before the first change", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { families } = yield* render
       const values = (name: string) => families.get(name)!.samples.map((s) => [s.labels, s.value])
       expect(values("preheat_jobs")).toEqual([
@@ -142,23 +144,29 @@ describe("Metrics", () => {
         [{ phase: "paused" }, 0],
         [{ phase: "invalid" }, 0]
       ])
-      expect(values("preheat_pull_workers")).toEqual([[{ state: "active" }, 0], [{ state: "waiting" }, 0]])
+      expect(values("preheat_pull_workers")).toEqual([
+        [{ state: "active" }, 0],
+        [{ state: "waiting" }, 0]
+      ])
       expect(values("preheat_leader")).toEqual([[{}, 0]])
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.effect("pull durations have buckets from 0.1 s to 30 min", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { families } = yield* render
-      const bounds = families.get("preheat_pull_duration_seconds")!.samples
-        .filter((s) => s.name.endsWith("_bucket"))
+      const bounds = families
+        .get("preheat_pull_duration_seconds")!
+        .samples.filter((s) => s.name.endsWith("_bucket"))
         .map((s) => s.labels["le"])
       expect(bounds[0]).toBe("0.1")
       expect(bounds.at(-2)).toBe("1800")
       expect(bounds.at(-1)).toBe("+Inf")
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.effect("read sums matching samples; for a histogram it counts observations", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = yield* Metrics
       yield* recordOneOfEach
       expect(yield* metrics.read("preheat_reconciles_total")).toBe(3)
@@ -166,23 +174,26 @@ describe("Metrics", () => {
       expect(yield* metrics.read("preheat_api_requests_total", { result: "conflict" })).toBe(1)
       expect(yield* metrics.read("preheat_pull_duration_seconds")).toBe(2)
       expect(yield* metrics.read("preheat_no_such_metric")).toBe(0)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.effect("the process layer adds the default process and Node.js metrics to the same registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { families } = yield* render
       expect(families.get("process_cpu_seconds_total")?.type).toBe("counter")
       expect(families.get("process_resident_memory_bytes")?.type).toBe("gauge")
       expect(families.get("nodejs_heap_size_used_bytes")?.type).toBe("gauge")
       expect(families.get("preheat_leader")?.type).toBe("gauge")
-    }).pipe(Effect.provide(Metrics.layer)))
+    }).pipe(Effect.provide(Metrics.layer))
+  )
 
   it.effect("each layer build has its own registry", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const a = yield* Effect.provide(Effect.service(Metrics), Metrics.layerTest)
       const b = yield* Effect.provide(Effect.service(Metrics), Metrics.layerTest)
       yield* a.setLeader(true)
       expect(yield* a.read("preheat_leader")).toBe(1)
       expect(yield* b.read("preheat_leader")).toBe(0)
-    }))
+    })
+  )
 })

@@ -10,10 +10,13 @@ const get = (port: number, path: string, init: RequestInit = {}) =>
     return { status: response.status, type: response.headers.get("content-type"), body: await response.text() }
   })
 
-const passing: HealthReport = [{ name: "ping", ok: true }, { name: "informers", ok: true }]
+const passing: HealthReport = [
+  { name: "ping", ok: true },
+  { name: "informers", ok: true }
+]
 
 /** A server whose readiness the test flips through a Ref. */
-const start = Effect.gen(function*() {
+const start = Effect.gen(function* () {
   const readiness = yield* Ref.make<HealthReport>(passing)
   const { port } = yield* serveOps({
     port: 0,
@@ -26,30 +29,33 @@ const start = Effect.gen(function*() {
 
 describe("serveOps", () => {
   it.live("binds a free port when asked for port 0", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* start
       expect(port).toBeGreaterThan(0)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("healthz and readyz answer 200 ok while every check passes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* start
       expect(yield* get(port, "/healthz")).toEqual({ status: 200, type: "text/plain; charset=utf-8", body: "ok" })
       expect((yield* get(port, "/readyz")).body).toBe("ok")
       expect((yield* get(port, "/healthz", { method: "HEAD" })).status).toBe(200)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("?verbose lists every check, like kube-apiserver", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* start
       expect(yield* get(port, "/healthz?verbose")).toMatchObject({
         status: 200,
         body: "[+]ping ok\n[+]informers ok\nhealthz check passed\n"
       })
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("readyz answers 503 with the failing checks, one per line", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port, readiness } = yield* start
       yield* Ref.set(readiness, [
         { name: "ping", ok: true },
@@ -65,10 +71,11 @@ describe("serveOps", () => {
       )
       yield* Ref.set(readiness, passing)
       expect((yield* get(port, "/readyz")).status).toBe(200)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("a check that fails or dies makes the probe fail instead of the server", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* serveOps({
         port: 0,
         host: "127.0.0.1",
@@ -82,10 +89,11 @@ describe("serveOps", () => {
       const ready = yield* get(port, "/readyz")
       expect(ready.status).toBe(503)
       expect(ready.body).toContain("[-]checks failed: Error: boom")
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("metrics answers with prom-client's content type and the registry's families", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const metrics = yield* Metrics
       yield* metrics.setLeader(true)
       const { port } = yield* start
@@ -93,18 +101,20 @@ describe("serveOps", () => {
       expect(response.status).toBe(200)
       expect(response.type).toBe(prometheusContentType)
       expect(response.body).toContain("# TYPE preheat_leader gauge\npreheat_leader 1\n")
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("unknown paths are 404 and other methods 405", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* start
       expect((yield* get(port, "/")).status).toBe(404)
       expect((yield* get(port, "/healthz/extra")).status).toBe(404)
       expect((yield* get(port, "/metrics", { method: "POST", body: "x" })).status).toBe(405)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("stops listening when its scope closes, even with keep-alive connections and a hanging check", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const scope = yield* Scope.make()
       const { port } = yield* serveOps({
         port: 0,
@@ -113,23 +123,31 @@ describe("serveOps", () => {
         ready: Effect.never
       }).pipe(Scope.provide(scope))
       expect((yield* get(port, "/healthz")).status).toBe(200) // leaves a keep-alive connection open
-      const hanging = fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => "closed")
+      const hanging = fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status,
+        () => "closed"
+      )
       yield* Effect.sleep("50 millis")
       const started = Date.now()
       yield* Scope.close(scope, Exit.void)
       expect(Date.now() - started).toBeLessThan(1000)
       expect(yield* Effect.promise(() => hanging)).toBe("closed")
-      const after = yield* Effect.promise(() => fetch(`http://127.0.0.1:${port}/healthz`).then(() => "open", () => "refused"))
+      const after = yield* Effect.promise(() =>
+        fetch(`http://127.0.0.1:${port}/healthz`).then(
+          () => "open",
+          () => "refused"
+        )
+      )
       expect(after).toBe("refused")
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 
   it.live("fails with OpsServerError when the port is taken", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { port } = yield* start
-      const error = yield* serveOps({ port, host: "127.0.0.1", health: Effect.succeed([]), ready: Effect.succeed([]) }).pipe(
-        Effect.flip
-      )
+      const error = yield* serveOps({ port, host: "127.0.0.1", health: Effect.succeed([]), ready: Effect.succeed([]) }).pipe(Effect.flip)
       expect(error).toBeInstanceOf(OpsServerError)
       expect(error.message).toContain(`cannot listen on 127.0.0.1:${port}`)
-    }).pipe(Effect.provide(Metrics.layerTest)))
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
 })

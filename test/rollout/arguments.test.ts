@@ -42,10 +42,12 @@ describe("WORKLOAD, as kubectl takes it", () => {
 
 describe("--image CONTAINER=IMAGE", () => {
   it("keeps the order, takes * and registry ports", () => {
-    expect(parseImageSettings(["web=nginx:1.26", "*=registry.local:5000/app:2"])).toEqual(Result.succeed([
-      { container: "web", image: "nginx:1.26" },
-      { container: "*", image: "registry.local:5000/app:2" }
-    ]))
+    expect(parseImageSettings(["web=nginx:1.26", "*=registry.local:5000/app:2"])).toEqual(
+      Result.succeed([
+        { container: "web", image: "nginx:1.26" },
+        { container: "*", image: "registry.local:5000/app:2" }
+      ])
+    )
   })
 
   it.each([
@@ -83,7 +85,12 @@ describe("--timeout, a Go duration", () => {
 })
 
 describe("--parallelism", () => {
-  it.each([["10", 10], ["1", 1], ["25%", "25%"], ["100%", "100%"]])("%s is %j", (text, value) => {
+  it.each([
+    ["10", 10],
+    ["1", 1],
+    ["25%", "25%"],
+    ["100%", "100%"]
+  ])("%s is %j", (text, value) => {
     expect(parseParallelism(text)).toEqual(Result.succeed(value))
   })
 

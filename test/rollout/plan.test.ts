@@ -18,7 +18,10 @@ const deployment: KubeObject = {
       metadata: { labels: { app: "web" } },
       spec: {
         initContainers: [{ name: "init", image: "busybox:1.36" }],
-        containers: [{ name: "web", image: "nginx:1.25" }, { name: "sidecar", image: "busybox:1.36" }],
+        containers: [
+          { name: "web", image: "nginx:1.25" },
+          { name: "sidecar", image: "busybox:1.36" }
+        ],
         imagePullSecrets: [{ name: "regcred" }, { name: "" }]
       }
     }
@@ -53,14 +56,18 @@ describe("the pod template", () => {
 
   it("without containers is an error naming the workload", () => {
     const read = readTemplate({ metadata: { name: "x" }, spec: { selector: {}, template: { spec: {} } } }, "statefulset.apps/x")
-    expect(Result.isFailure(read) && read.failure.message)
-      .toBe("statefulset.apps/x has no spec.selector or no containers in its pod template")
+    expect(Result.isFailure(read) && read.failure.message).toBe(
+      "statefulset.apps/x has no spec.selector or no containers in its pod template"
+    )
   })
 })
 
 describe("which containers change, and which images are new", () => {
   it("a container named that is not in the template fails in kubectl's words", () => {
-    const result = imageChanges(template(), [{ container: "web", image: "nginx:1.26" }, { container: "nope", image: "x:1" }])
+    const result = imageChanges(template(), [
+      { container: "web", image: "nginx:1.26" },
+      { container: "nope", image: "x:1" }
+    ])
     expect(Result.isFailure(result) && result.failure.message).toBe('unable to find container named "nope"')
   })
 
@@ -69,7 +76,12 @@ describe("which containers change, and which images are new", () => {
   })
 
   it("* sets every container and init container, a name overrides it", () => {
-    expect(changes([{ container: "*", image: "app:2" }, { container: "init", image: "busybox:1.36" }])).toEqual([
+    expect(
+      changes([
+        { container: "*", image: "app:2" },
+        { container: "init", image: "busybox:1.36" }
+      ])
+    ).toEqual([
       { list: "containers", name: "web", from: "nginx:1.25", to: "app:2" },
       { list: "containers", name: "sidecar", from: "busybox:1.36", to: "app:2" }
     ])
@@ -98,7 +110,10 @@ describe("the patch", () => {
   it("is kubectl's for containers and init containers", () => {
     const body = setImagePatch(
       template(),
-      changes([{ container: "sidecar", image: "busybox:1.37" }, { container: "init", image: "busybox:1.37" }])
+      changes([
+        { container: "sidecar", image: "busybox:1.37" },
+        { container: "init", image: "busybox:1.37" }
+      ])
     )
     expect(JSON.stringify(body)).toBe(
       '{"spec":{"template":{"spec":{"$setElementOrder/containers":[{"name":"web"},{"name":"sidecar"}],' +
@@ -116,15 +131,17 @@ const pod = (name: string, nodeName: string | undefined, extra: { phase?: string
 
 describe("the nodes of the workload's pods", () => {
   it("are those of active pods, once each, sorted", () => {
-    expect(podNodes([
-      pod("a", "node-3"),
-      pod("b", "node-1"),
-      pod("c", "node-3"),
-      pod("pending", undefined),
-      pod("done", "node-4", { phase: "Succeeded" }),
-      pod("failed", "node-5", { phase: "Failed" }),
-      pod("going", "node-6", { deleting: true })
-    ])).toEqual(["node-1", "node-3"])
+    expect(
+      podNodes([
+        pod("a", "node-3"),
+        pod("b", "node-1"),
+        pod("c", "node-3"),
+        pod("pending", undefined),
+        pod("done", "node-4", { phase: "Succeeded" }),
+        pod("failed", "node-5", { phase: "Failed" }),
+        pod("going", "node-6", { deleting: true })
+      ])
+    ).toEqual(["node-1", "node-3"])
   })
 })
 
@@ -135,7 +152,10 @@ describe("the ImagePullJobs", () => {
     workload: ref.success,
     namespace: "shop",
     template: template(),
-    images: [{ image: "nginx:1.26", containers: ["web"] }, { image: "envoy:1.30", containers: ["sidecar", "init"] }],
+    images: [
+      { image: "nginx:1.26", containers: ["web"] },
+      { image: "envoy:1.30", containers: ["sidecar", "init"] }
+    ],
     nodes: ["node-1", "node-3"],
     rolloutId: "abc123",
     parallelism: 10,

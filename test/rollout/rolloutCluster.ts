@@ -34,36 +34,38 @@ export interface RolloutCluster {
 
 export const startRolloutCluster = async (options: { readonly nodes: number; readonly namespace: string }): Promise<RolloutCluster> => {
   const scope = Effect.runSync(Scope.make())
-  const started = await Effect.runPromise(Effect.gen(function*() {
-    const server = yield* startEmbeddedApiServer({})
-    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
-    const runtimes = yield* Effect.gen(function*() {
-      const api = yield* KubeApi
-      for (const name of ["preheat-daemon-config", options.namespace]) {
-        yield* api.create(resources.namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
-      }
-      const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
-      for (let i = 0; i < options.nodes; i++) {
-        const node = yield* api.create(resources.node, devNode(i))
-        yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
-      }
-      const controller = yield* makeController(defaultSettings)
-      yield* Effect.forkScoped(controller.reconcile())
-      const handles: Array<FakeCriHandle> = []
-      for (let i = 0; i < options.nodes; i++) {
-        const services = yield* Layer.build(fakeCriRuntimeLayer({ latency: "500 millis" }))
-        handles.push(Context.get(services, FakeCriRuntime))
-        yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
-      }
-      yield* controller.synced
-      return handles
-    }).pipe(Effect.provide(inProcess))
-    return { server, runtimes }
-  }).pipe(
-    // The roles' logs of scripted failures are expected here; the command's own output is what the tests read.
-    Effect.provideService(References.MinimumLogLevel, "Error"),
-    Scope.provide(scope)
-  ))
+  const started = await Effect.runPromise(
+    Effect.gen(function* () {
+      const server = yield* startEmbeddedApiServer({})
+      const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
+      const runtimes = yield* Effect.gen(function* () {
+        const api = yield* KubeApi
+        for (const name of ["preheat-daemon-config", options.namespace]) {
+          yield* api.create(resources.namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
+        }
+        const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
+        for (let i = 0; i < options.nodes; i++) {
+          const node = yield* api.create(resources.node, devNode(i))
+          yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
+        }
+        const controller = yield* makeController(defaultSettings)
+        yield* Effect.forkScoped(controller.reconcile())
+        const handles: Array<FakeCriHandle> = []
+        for (let i = 0; i < options.nodes; i++) {
+          const services = yield* Layer.build(fakeCriRuntimeLayer({ latency: "500 millis" }))
+          handles.push(Context.get(services, FakeCriRuntime))
+          yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
+        }
+        yield* controller.synced
+        return handles
+      }).pipe(Effect.provide(inProcess))
+      return { server, runtimes }
+    }).pipe(
+      // The roles' logs of scripted failures are expected here; the command's own output is what the tests read.
+      Effect.provideService(References.MinimumLogLevel, "Error"),
+      Scope.provide(scope)
+    )
+  )
   const directory = mkdtempSync(join(tmpdir(), "preheat-rollout-"))
   const kubeconfig = join(directory, "kubeconfig")
   // The context's namespace is the workload's: the command must find it without -n, as kubectl does.
@@ -87,29 +89,36 @@ export const deployWithPods = async (
   replicas: number,
   kind: typeof resources.deployment | typeof resources.statefulSet | typeof resources.daemonSet = resources.deployment
 ): Promise<KubeObject> =>
-  cluster.run(Effect.gen(function*() {
-    const api = cluster.api
-    const labels = { app: name }
-    const deployment = yield* api.create(kind, {
-      apiVersion: "apps/v1",
-      kind: kind.kind,
-      metadata: { name, namespace },
-      spec: {
-        ...(kind === resources.daemonSet ? {} : { replicas }),
-        selector: { matchLabels: labels },
-        template: { metadata: { labels }, spec: { containers: containers.map((c) => ({ ...c })) } }
-      }
-    })
-    for (let i = 0; i < replicas; i++) {
-      const pod = yield* api.create(resources.pod, {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: `${name}-${i}`, namespace, labels },
-        spec: { nodeName: `node-${i + 1}`, containers: containers.map((c) => ({ ...c })) }
+  cluster.run(
+    Effect.gen(function* () {
+      const api = cluster.api
+      const labels = { app: name }
+      const deployment = yield* api.create(kind, {
+        apiVersion: "apps/v1",
+        kind: kind.kind,
+        metadata: { name, namespace },
+        spec: {
+          ...(kind === resources.daemonSet ? {} : { replicas }),
+          selector: { matchLabels: labels },
+          template: { metadata: { labels }, spec: { containers: containers.map((c) => ({ ...c })) } }
+        }
       })
-      yield* api.patch(resources.pod, { namespace, name: pod.metadata.name ?? "" }, {
-        status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] }
-      }, "status")
-    }
-    return deployment
-  }).pipe(Effect.orDie))
+      for (let i = 0; i < replicas; i++) {
+        const pod = yield* api.create(resources.pod, {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name: `${name}-${i}`, namespace, labels },
+          spec: { nodeName: `node-${i + 1}`, containers: containers.map((c) => ({ ...c })) }
+        })
+        yield* api.patch(
+          resources.pod,
+          { namespace, name: pod.metadata.name ?? "" },
+          {
+            status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] }
+          },
+          "status"
+        )
+      }
+      return deployment
+    }).pipe(Effect.orDie)
+  )

@@ -74,14 +74,18 @@ const jobsFor = async (image: string): Promise<ReadonlyArray<KubeObject>> => {
 const images = (deployment: KubeObject): ReadonlyArray<string> =>
   ((deployment["spec"] as any).template.spec.containers as Array<{ image: string }>).map((c) => c.image)
 
-const containers = [{ name: "web", image: "nginx:1.25" }, { name: "sidecar", image: "busybox:1.36" }]
+const containers = [
+  { name: "web", image: "nginx:1.25" },
+  { name: "sidecar", image: "busybox:1.36" }
+]
 
 describe("preheat rollout", () => {
   it("pre-pulls on the pods' nodes, shows the view, and patches the workload only after the job completed", async () => {
     await deployWithPods(cluster, namespace, "web", containers, 3)
     const run = await rollout(["deployment/web", "--image", "web=nginx:1.26"])
-    expect(run.stderr)
-      .toMatch(/^pre-pulling on 3 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/)
+    expect(run.stderr).toMatch(
+      /^pre-pulling on 3 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/
+    )
     expect(run.code).toBe(0)
     // Plain frames of the status view (stdout is a pipe), the last one completed, then kubectl's line.
     expect(run.stdout).toMatch(/ImagePullJob web-web-\w{5} {2}nginx:1\.26 {2}completed\n {2}\[#{20}\] 100% {2}desired 3/)
@@ -94,10 +98,11 @@ describe("preheat rollout", () => {
       selector: { names: ["node-1", "node-2", "node-3"] },
       completionPolicy: { type: "Always", ttlSecondsAfterFinished: 3600 }
     })
-    expect(job?.metadata.ownerReferences)
-      .toEqual([{ apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: deployment.metadata.uid }])
+    expect(job?.metadata.ownerReferences).toEqual([
+      { apiVersion: "apps/v1", kind: "Deployment", name: "web", uid: deployment.metadata.uid }
+    ])
     expect(job?.["status"]).toMatchObject({ desired: 3, succeeded: 3, failed: 0 })
-    expect((job?.["status"] as { completionTime?: string }).completionTime).toBeDefined()
+    expect((job!["status"] as { completionTime?: string }).completionTime).toBeDefined()
     expect(images(deployment)).toEqual(["nginx:1.26", "busybox:1.36"])
     expect(deployment.metadata.generation).toBe(2)
     // resourceVersions are one sequence across kinds: the patch came after the job's last (completing) write.
@@ -119,7 +124,14 @@ describe("preheat rollout", () => {
     await deployWithPods(cluster, namespace, "twin", containers, 0)
     // Asynchronous: the API server runs in this process.
     const log = await kubectlFor(cluster)([
-      "-n", namespace, "set", "image", "deployment/twin", "sidecar=busybox:1.37", "--dry-run=server", "-v=8"
+      "-n",
+      namespace,
+      "set",
+      "image",
+      "deployment/twin",
+      "sidecar=busybox:1.37",
+      "--dry-run=server",
+      "-v=8"
     ])
     const sent = /"Request Body" body="(\{.*\})"/.exec(log.stderr)
     expect(sent, log.stderr).not.toBeNull()
@@ -140,8 +152,9 @@ describe("preheat rollout", () => {
     expect(lines).toContain("error: pre-pull for deployment.apps/api failed; deployment.apps/api is unchanged")
     expect(lines.find((l) => /^ {2}ImagePullJob api-web-\w{5} \(nginx:1\.27\) failed on 1 of 3 nodes$/.test(l))).toBeDefined()
     expect(lines.find((l) => l.startsWith("    node-2: "))).toBeDefined()
-    expect(run.stderr)
-      .toMatch(/the ImagePullJobs stay for inspection .*kubectl get imagepulljobs -n shop -l preheat\.kruise\.io\/rollout=\w+/)
+    expect(run.stderr).toMatch(
+      /the ImagePullJobs stay for inspection .*kubectl get imagepulljobs -n shop -l preheat\.kruise\.io\/rollout=\w+/
+    )
     expect(run.stdout).not.toContain("image updated")
 
     const after = await get(resources.deployment, "api")
@@ -177,22 +190,22 @@ describe("preheat rollout", () => {
     expect(job?.["spec"]).toMatchObject({ completionPolicy: { activeDeadlineSeconds: 3 }, pullPolicy: { timeoutSeconds: 3 } })
   })
 
-  it.each([["SIGINT", "cart", "nginx:1.31"], ["SIGTERM", "cart2", "nginx:1.33"]] as const)(
-    "on %s deletes the job, leaves the workload untouched and exits 130",
-    async (signal, name, image) => {
-      const before = await deployWithPods(cluster, namespace, name, containers, 3)
-      await cluster.run(cluster.runtimes[0]!.hang(image))
-      const run = await rollout([`deploy/${name}`, "--image", `web=${image}`], {
-        interruptWhen: (stderr) => stderr.includes("pre-pulling"),
-        signal
-      })
-      expect(run.code).toBe(130)
-      const note = `\\ninterrupted: deleted ImagePullJob ${name}-web-\\w{5}; deployment\\.apps/${name} is unchanged\\n$`
-      expect(run.stderr).toMatch(new RegExp(note))
-      expect(await jobsFor(image)).toEqual([])
-      expect((await get(resources.deployment, name)).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
-    }
-  )
+  it.each([
+    ["SIGINT", "cart", "nginx:1.31"],
+    ["SIGTERM", "cart2", "nginx:1.33"]
+  ] as const)("on %s deletes the job, leaves the workload untouched and exits 130", async (signal, name, image) => {
+    const before = await deployWithPods(cluster, namespace, name, containers, 3)
+    await cluster.run(cluster.runtimes[0]!.hang(image))
+    const run = await rollout([`deploy/${name}`, "--image", `web=${image}`], {
+      interruptWhen: (stderr) => stderr.includes("pre-pulling"),
+      signal
+    })
+    expect(run.code).toBe(130)
+    const note = `\\ninterrupted: deleted ImagePullJob ${name}-web-\\w{5}; deployment\\.apps/${name} is unchanged\\n$`
+    expect(run.stderr).toMatch(new RegExp(note))
+    expect(await jobsFor(image)).toEqual([])
+    expect((await get(resources.deployment, name)).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
+  })
 
   it.each([
     ["sts/store", resources.statefulSet, "statefulset.apps/store"],

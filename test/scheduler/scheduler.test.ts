@@ -11,7 +11,7 @@ import type { WorkQueue } from "../../src/scheduler/Scheduler.ts"
 
 /** The key take would hand out right now, or undefined if it would wait (the wait is abandoned). */
 const tryTake = (queue: WorkQueue) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const fiber = yield* Effect.forkChild(queue.take, { startImmediately: true })
     yield* Effect.yieldNow
     const exit = fiber.pollUnsafe()
@@ -24,7 +24,7 @@ const tryTake = (queue: WorkQueue) =>
 
 /** Takes every key due now, marking each done. */
 const drain = (queue: WorkQueue) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const keys: Array<string> = []
     while (true) {
       const key = yield* tryTake(queue)
@@ -44,17 +44,19 @@ interface LogEntry {
 
 /** Replaces the loggers with one that records into entries. */
 const captureLogs = (entries: Array<LogEntry>) =>
-  Logger.layer([Logger.make((options) => {
-    entries.push({
-      level: options.logLevel,
-      message: options.message,
-      annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
+  Logger.layer([
+    Logger.make((options) => {
+      entries.push({
+        level: options.logLevel,
+        message: options.message,
+        annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
+      })
     })
-  })])
+  ])
 
 describe("WorkQueue", () => {
   it.effect("holds a key once however often it is added", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("a")
       yield* q.add("a")
@@ -64,10 +66,11 @@ describe("WorkQueue", () => {
       assert.strictEqual(yield* q.size, 0)
       yield* TestClock.adjust("2 seconds")
       assert.deepStrictEqual(yield* drain(q), [])
-    }))
+    })
+  )
 
   it.effect("the earliest requested time wins", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("late-then-early", "10 seconds")
       yield* q.add("late-then-early", "5 seconds")
@@ -81,10 +84,11 @@ describe("WorkQueue", () => {
       assert.deepStrictEqual(yield* drain(q), ["late-then-early"])
       yield* TestClock.adjust("10 seconds")
       assert.deepStrictEqual(yield* drain(q), [])
-    }))
+    })
+  )
 
   it.effect("a waiting take wakes when a delayed key falls due, and when an earlier key arrives", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("slow", "1 minute")
       const taker = yield* Effect.forkChild(q.take, { startImmediately: true })
@@ -98,10 +102,11 @@ describe("WorkQueue", () => {
       yield* q.add("sooner", "1 second")
       yield* TestClock.adjust("1 second")
       assert.strictEqual(yield* Fiber.join(second), "sooner")
-    }))
+    })
+  )
 
   it.effect("due keys come out in the order they were added, and never behind a delayed key", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("delayed", "1 hour")
       for (const key of ["c", "a", "b"]) yield* q.add(key)
@@ -115,20 +120,22 @@ describe("WorkQueue", () => {
       // By due time, then by add order among equal due times.
       assert.deepStrictEqual(yield* drain(q), ["z", "x", "y", "now"])
       assert.strictEqual(yield* q.size, 1)
-    }))
+    })
+  )
 
   it.effect("an earlier re-add takes its place in add order at that moment", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("a", "10 millis")
       yield* q.add("b", "5 millis")
       yield* q.add("a", "5 millis")
       yield* TestClock.adjust("5 millis")
       assert.deepStrictEqual(yield* drain(q), ["b", "a"])
-    }))
+    })
+  )
 
   it.effect("a key finished after others fell due goes behind them", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("busy")
       yield* q.take
@@ -138,10 +145,11 @@ describe("WorkQueue", () => {
       yield* TestClock.adjust("1 millis")
       yield* q.done("busy")
       assert.deepStrictEqual(yield* drain(q), ["waiting", "busy"])
-    }))
+    })
+  )
 
   it.effect("a key re-added while being worked on is handed out again only after done", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("a")
       assert.strictEqual(yield* q.take, "a")
@@ -157,10 +165,11 @@ describe("WorkQueue", () => {
       yield* q.done("a")
       yield* q.done("b")
       assert.strictEqual(yield* q.size, 0)
-    }))
+    })
+  )
 
   it.effect("a delayed re-add during processing keeps its delay after done", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       yield* q.add("a")
       yield* q.take
@@ -170,19 +179,21 @@ describe("WorkQueue", () => {
       assert.isUndefined(yield* tryTake(q))
       yield* TestClock.adjust("9 seconds")
       assert.strictEqual(yield* tryTake(q), "a")
-    }))
+    })
+  )
 
   it.effect("closing the scope stops the queue: adds are ignored and takers are interrupted", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* Effect.scoped(queue)
       yield* q.add("a")
       assert.strictEqual(yield* q.size, 0)
       const exit = yield* Effect.exit(q.take)
       assert.isTrue(Exit.hasInterrupts(exit))
-    }))
+    })
+  )
 
   it.effect("the Scheduler layer reports how long a due key waited for a worker", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const seen: Array<[string, string, number]> = []
       const q = yield* Scheduler.use((scheduler) => scheduler.queue("nodeimage")).pipe(
         Effect.provide(schedulerLayer({ onTaken: (name, key, waited) => seen.push([name, key, waited]) }))
@@ -191,7 +202,8 @@ describe("WorkQueue", () => {
       yield* TestClock.adjust("3 seconds")
       yield* q.take
       assert.deepStrictEqual(seen, [["nodeimage", "a", 2000]])
-    }))
+    })
+  )
 })
 
 describe("backoff", () => {
@@ -204,7 +216,7 @@ describe("backoff", () => {
   })
 
   it.effect("is per key and forget starts a key again at base", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const backoff = yield* makeBackoff({ base: "5 millis", cap: "30 millis" })
       const next = (key: string) => Effect.map(backoff.next(key), Duration.toMillis)
       assert.deepStrictEqual([yield* next("a"), yield* next("a"), yield* next("a"), yield* next("a")], [5, 10, 20, 30])
@@ -213,82 +225,94 @@ describe("backoff", () => {
       yield* backoff.forget("a")
       assert.strictEqual(yield* backoff.failures("a"), 0)
       assert.strictEqual(yield* next("a"), 5)
-    }))
+    })
+  )
 
   it.effect("defaults to client-go's 5 ms .. 1000 s", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const backoff = yield* makeBackoff()
       const delays: Array<number> = []
       for (let i = 0; i < 30; i++) delays.push(Duration.toMillis(yield* backoff.next("k")))
       assert.strictEqual(delays[0], 5)
       assert.strictEqual(delays[29], 1_000_000)
-    }))
+    })
+  )
 })
 
 describe("runWorkers", () => {
   it.effect("retries a failing key after growing delays, logging each failure with its key; a success forgets them", () => {
     const logs: Array<LogEntry> = []
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const q = yield* queue
       const backoff = yield* makeBackoff({ base: "5 millis", cap: "1 second" })
       const attempts: Array<number> = []
       const results: Array<ReconcileResult> = []
-      yield* Effect.forkChild(runWorkers(q, {
-        concurrency: 1,
-        backoff,
-        reconcile: () =>
-          Effect.gen(function*() {
-            const now = yield* TestClock.testClockWith((c) => c.currentTimeMillis)
-            attempts.push(now)
-            if (attempts.length <= 4) return yield* Effect.fail("boom")
-            return {}
-          }),
-        observe: { onFinished: (_key, _millis, result) => results.push(result) }
-      }))
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 1,
+          backoff,
+          reconcile: () =>
+            Effect.gen(function* () {
+              const now = yield* TestClock.testClockWith((c) => c.currentTimeMillis)
+              attempts.push(now)
+              if (attempts.length <= 4) return yield* Effect.fail("boom")
+              return {}
+            }),
+          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+        })
+      )
       yield* q.add("k")
       yield* TestClock.adjust("1 second")
       // Failures at 0, 5, 15, 35; the success at 75 ms.
       assert.deepStrictEqual(attempts, [0, 5, 15, 35, 75])
       assert.deepStrictEqual(results, ["error", "error", "error", "error", "success"])
       assert.strictEqual(yield* backoff.failures("k"), 0)
-      assert.deepStrictEqual(logs.map((entry) => [entry.level, entry.annotations]), [
-        ["Warn", { key: "k", failures: 1, retryInMillis: 5 }],
-        ["Warn", { key: "k", failures: 2, retryInMillis: 10 }],
-        ["Warn", { key: "k", failures: 3, retryInMillis: 20 }],
-        ["Warn", { key: "k", failures: 4, retryInMillis: 40 }]
-      ])
+      assert.deepStrictEqual(
+        logs.map((entry) => [entry.level, entry.annotations]),
+        [
+          ["Warn", { key: "k", failures: 1, retryInMillis: 5 }],
+          ["Warn", { key: "k", failures: 2, retryInMillis: 10 }],
+          ["Warn", { key: "k", failures: 3, retryInMillis: 20 }],
+          ["Warn", { key: "k", failures: 4, retryInMillis: 40 }]
+        ]
+      )
       assert.include(String(logs[0]?.message), "reconcile failed")
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
   it.effect("requeueAfter brings the key back; a defect is logged as an error and retried", () => {
     const logs: Array<LogEntry> = []
-    return Effect.gen(function*() {
+    return Effect.gen(function* () {
       const q = yield* queue
       const runs: Array<number> = []
       const results: Array<ReconcileResult> = []
-      yield* Effect.forkChild(runWorkers(q, {
-        concurrency: 2,
-        backoff: yield* makeBackoff(),
-        reconcile: () =>
-          Effect.gen(function*() {
-            runs.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
-            if (runs.length === 2) return yield* Effect.die(new Error("bug"))
-            return { requeueAfter: "30 seconds" }
-          }),
-        observe: { onFinished: (_key, _millis, result) => results.push(result) }
-      }))
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 2,
+          backoff: yield* makeBackoff(),
+          reconcile: () =>
+            Effect.gen(function* () {
+              runs.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
+              if (runs.length === 2) return yield* Effect.die(new Error("bug"))
+              return { requeueAfter: "30 seconds" }
+            }),
+          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+        })
+      )
       yield* q.add("job")
       yield* TestClock.adjust("30 seconds")
       yield* TestClock.adjust("1 second")
       assert.deepStrictEqual(runs, [0, 30_000, 30_005])
       assert.deepStrictEqual(results, ["requeue", "error", "requeue"])
-      assert.deepStrictEqual(logs.map((entry) => entry.level), ["Error"])
+      assert.deepStrictEqual(
+        logs.map((entry) => entry.level),
+        ["Error"]
+      )
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
   it.effect("never runs more than concurrency at once, nor one key twice, under load", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       const concurrency = 4
       const active = new Set<string>()
@@ -297,29 +321,31 @@ describe("runWorkers", () => {
       let completed = 0
       const keys = Array.from({ length: 300 }, (_, i) => `key-${i}`)
       const durations = new Map<string, number>()
-      yield* Effect.forkChild(runWorkers(q, {
-        concurrency,
-        backoff: yield* makeBackoff(),
-        reconcile: (key) =>
-          Effect.gen(function*() {
-            assert.isFalse(active.has(key), `${key} handed out twice`)
-            active.add(key)
-            inFlight++
-            peak = Math.max(peak, inFlight)
-            // Re-add keys while they are being worked on: they must wait for done.
-            const runs = (durations.get(key) ?? 0) + 1
-            durations.set(key, runs)
-            if (runs === 1) {
-              yield* q.add(key)
-              yield* q.add(keys[(keys.indexOf(key) * 7) % keys.length]!)
-            }
-            yield* Effect.sleep(1 + (keys.indexOf(key) % 13))
-            active.delete(key)
-            inFlight--
-            completed++
-            return {}
-          }).pipe(Effect.onInterrupt(() => Effect.sync(() => active.delete(key))))
-      }))
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency,
+          backoff: yield* makeBackoff(),
+          reconcile: (key) =>
+            Effect.gen(function* () {
+              assert.isFalse(active.has(key), `${key} handed out twice`)
+              active.add(key)
+              inFlight++
+              peak = Math.max(peak, inFlight)
+              // Re-add keys while they are being worked on: they must wait for done.
+              const runs = (durations.get(key) ?? 0) + 1
+              durations.set(key, runs)
+              if (runs === 1) {
+                yield* q.add(key)
+                yield* q.add(keys[(keys.indexOf(key) * 7) % keys.length]!)
+              }
+              yield* Effect.sleep(1 + (keys.indexOf(key) % 13))
+              active.delete(key)
+              inFlight--
+              completed++
+              return {}
+            }).pipe(Effect.onInterrupt(() => Effect.sync(() => active.delete(key))))
+        })
+      )
       for (const key of keys) yield* q.add(key)
       for (let i = 0; i < 1000 && (yield* q.size) > 0; i++) yield* TestClock.adjust("5 millis")
       yield* TestClock.adjust("1 second")
@@ -329,24 +355,32 @@ describe("runWorkers", () => {
       for (const key of keys) assert.isAtLeast(durations.get(key) ?? 0, 2, key)
       assert.isAtLeast(completed, 600)
       assert.strictEqual(yield* q.size, 0)
-    }))
+    })
+  )
 
   it.effect("a worker interrupted mid-reconcile still calls done, and the key is kept", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const q = yield* queue
       let started = 0
-      const workers = yield* Effect.forkChild(runWorkers(q, {
-        concurrency: 1,
-        backoff: yield* makeBackoff(),
-        reconcile: () => Effect.andThen(Effect.sync(() => started++), Effect.never)
-      }))
+      const workers = yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 1,
+          backoff: yield* makeBackoff(),
+          reconcile: () =>
+            Effect.andThen(
+              Effect.sync(() => started++),
+              Effect.never
+            )
+        })
+      )
       yield* q.add("stuck")
       yield* TestClock.adjust("1 second")
       assert.strictEqual(started, 1)
       yield* Fiber.interrupt(workers)
       // Not left "processing": the key is due again and handed out at once.
       assert.strictEqual(yield* tryTake(q), "stuck")
-    }))
+    })
+  )
 })
 
 type Command =
@@ -370,7 +404,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
  * and size matches. At the end: nothing was lost.
  */
 const checkAgainstModel = (commands: ReadonlyArray<Command>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const q = yield* queue
     const pending = new Map<string, { due: number; seq: number }>()
     const inFlight: Array<string> = []
@@ -386,7 +420,7 @@ const checkAgainstModel = (commands: ReadonlyArray<Command>) =>
       }
       return best?.[0]
     }
-    const settleTaker = Effect.gen(function*() {
+    const settleTaker = Effect.gen(function* () {
       if (taker === undefined) return
       for (let i = 0; i < 10; i++) yield* Effect.yieldNow
       const expected = expectedNext(yield* now())
@@ -441,21 +475,26 @@ describe("WorkQueue model", () => {
   it("for any adds, takes and dones: never out twice, never lost, due keys in order", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { maxLength: 120 }), (commands) =>
-        Effect.runPromise(Effect.scoped(checkAgainstModel(commands)).pipe(Effect.provide(TestClock.layer())))),
+        Effect.runPromise(Effect.scoped(checkAgainstModel(commands)).pipe(Effect.provide(TestClock.layer())))
+      ),
       { numRuns: 400 }
     )
   })
 })
 
 describe("WorkQueue scale", () => {
-  it.effect("handles 100,000 keys and a million adds", () =>
-    Effect.gen(function*() {
-      const q = yield* queue
-      const keys = 100_000
-      for (let i = 0; i < 1_000_000; i++) yield* q.add(`key-${(i * 7919) % keys}`, (i * 31) % 1000)
-      assert.strictEqual(yield* q.size, keys)
-      yield* TestClock.adjust("1 second")
-      const drained = yield* drain(q)
-      assert.strictEqual(drained.length, keys)
-    }), 60_000)
+  it.effect(
+    "handles 100,000 keys and a million adds",
+    () =>
+      Effect.gen(function* () {
+        const q = yield* queue
+        const keys = 100_000
+        for (let i = 0; i < 1_000_000; i++) yield* q.add(`key-${(i * 7919) % keys}`, (i * 31) % 1000)
+        assert.strictEqual(yield* q.size, keys)
+        yield* TestClock.adjust("1 second")
+        const drained = yield* drain(q)
+        assert.strictEqual(drained.length, keys)
+      }),
+    60_000
+  )
 })

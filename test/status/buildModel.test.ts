@@ -20,7 +20,12 @@ describe("buildModel", () => {
     const model = build({
       imagePullJobs: [pullJob("warm", { image: "nginx:1.9.1", status: running })],
       nodeImages: [
-        nodeImage("node-2", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Pulling", progress: 30, startTime: at(5) } }),
+        nodeImage("node-2", {
+          image: "nginx",
+          tag: "1.9.1",
+          ownerUid: "uid-warm",
+          status: { phase: "Pulling", progress: 30, startTime: at(5) }
+        }),
         nodeImage("node-1", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Pulling", startTime: at(7) } }),
         nodeImage("node-4", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Failed", message: "not found" } }),
         nodeImage("node-3", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Succeeded" } })
@@ -28,26 +33,28 @@ describe("buildModel", () => {
     })
     expect(model).toEqual({
       namespace: "default",
-      jobs: [{
-        kind: "ImagePullJob",
-        namespace: "default",
-        name: "warm",
-        target: "nginx:1.9.1",
-        phase: "running",
-        message: "job is running, progress 50.0%",
-        desired: 4,
-        active: 2,
-        succeeded: 1,
-        failed: 1,
-        startTime: t0,
-        nodes: [
-          { node: "node-1", phase: "Pulling", startTime: t0 + 7_000 },
-          { node: "node-2", phase: "Pulling", progress: 30, startTime: t0 + 5_000 },
-          { node: "node-4", phase: "Failed", message: "not found" },
-          // Failed for the job, but its tag has left the NodeImage: still listed.
-          { node: "node-9", phase: "Failed" }
-        ]
-      }]
+      jobs: [
+        {
+          kind: "ImagePullJob",
+          namespace: "default",
+          name: "warm",
+          target: "nginx:1.9.1",
+          phase: "running",
+          message: "job is running, progress 50.0%",
+          desired: 4,
+          active: 2,
+          succeeded: 1,
+          failed: 1,
+          startTime: t0,
+          nodes: [
+            { node: "node-1", phase: "Pulling", startTime: t0 + 7_000 },
+            { node: "node-2", phase: "Pulling", progress: 30, startTime: t0 + 5_000 },
+            { node: "node-4", phase: "Failed", message: "not found" },
+            // Failed for the job, but its tag has left the NodeImage: still listed.
+            { node: "node-9", phase: "Failed" }
+          ]
+        }
+      ]
     })
   })
 
@@ -57,7 +64,13 @@ describe("buildModel", () => {
       nodeImages: [
         nodeImage("other-owner", { image: "nginx", tag: "1.9.1", ownerUid: "uid-else", status: { phase: "Pulling" } }),
         nodeImage("other-tag", { image: "nginx", tag: "latest", ownerUid: "uid-warm", status: { phase: "Pulling" } }),
-        nodeImage("old-version", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", version: 2, status: { phase: "Failed", version: 1 } })
+        nodeImage("old-version", {
+          image: "nginx",
+          tag: "1.9.1",
+          ownerUid: "uid-warm",
+          version: 2,
+          status: { phase: "Failed", version: 1 }
+        })
       ]
     })
     expect(model.jobs[0]?.nodes.map((n) => n.node)).toEqual(["node-4", "node-9"])
@@ -89,17 +102,30 @@ describe("buildModel", () => {
 
   it("counts a list job's images, puts its children after it, and with a job name keeps that family only", () => {
     const objects = {
-      imageListPullJobs: [listJob("base", ["nginx", "busybox"], { completionTime: at(90), desired: 2, active: 0, completed: 2, succeeded: 1, failedImageStatuses: [{ name: "busybox", message: "failed on 1 node" }] })],
-      imagePullJobs: [
-        pullJob("base-x1", { owner: "base" }),
-        pullJob("aaa", {}),
-        pullJob("zzz", {})
-      ]
+      imageListPullJobs: [
+        listJob("base", ["nginx", "busybox"], {
+          completionTime: at(90),
+          desired: 2,
+          active: 0,
+          completed: 2,
+          succeeded: 1,
+          failedImageStatuses: [{ name: "busybox", message: "failed on 1 node" }]
+        })
+      ],
+      imagePullJobs: [pullJob("base-x1", { owner: "base" }), pullJob("aaa", {}), pullJob("zzz", {})]
     }
     const all = build(objects)
     expect(all.jobs.map((j) => j.name)).toEqual(["aaa", "base", "base-x1", "zzz"])
     const base = all.jobs[1]
-    expect(base).toMatchObject({ kind: "ImageListPullJob", target: "2 images", phase: "completed", desired: 2, succeeded: 1, failed: 1, message: "busybox: failed on 1 node" })
+    expect(base).toMatchObject({
+      kind: "ImageListPullJob",
+      target: "2 images",
+      phase: "completed",
+      desired: 2,
+      succeeded: 1,
+      failed: 1,
+      message: "busybox: failed on 1 node"
+    })
     expect(all.jobs[2]?.parent).toBe("base")
 
     expect(build({ ...objects, job: "base" }).jobs.map((j) => j.name)).toEqual(["base", "base-x1"])

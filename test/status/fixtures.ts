@@ -7,22 +7,29 @@ export const at = (seconds: number): string => new Date(t0 + seconds * 1000).toI
 
 const kruise = "apps.kruise.io/v1alpha1"
 
-export const pullJob = (name: string, fields: {
-  readonly uid?: string
-  readonly image?: string
-  readonly parallelism?: number | string
-  readonly status?: Record<string, unknown>
-  readonly owner?: string
-}): KubeObject => ({
+export const pullJob = (
+  name: string,
+  fields: {
+    readonly uid?: string
+    readonly image?: string
+    readonly parallelism?: number | string
+    readonly status?: Record<string, unknown>
+    readonly owner?: string
+  }
+): KubeObject => ({
   apiVersion: kruise,
   kind: "ImagePullJob",
   metadata: {
     name,
     namespace: "default",
     uid: fields.uid ?? `uid-${name}`,
-    ...(fields.owner === undefined ? {} : {
-      ownerReferences: [{ apiVersion: kruise, kind: "ImageListPullJob", name: fields.owner, uid: `uid-${fields.owner}`, controller: true }]
-    })
+    ...(fields.owner === undefined
+      ? {}
+      : {
+          ownerReferences: [
+            { apiVersion: kruise, kind: "ImageListPullJob", name: fields.owner, uid: `uid-${fields.owner}`, controller: true }
+          ]
+        })
   },
   spec: {
     image: fields.image ?? "nginx:1.9.1",
@@ -41,13 +48,16 @@ export const listJob = (name: string, images: ReadonlyArray<string>, status?: Re
 })
 
 /** A NodeImage with one tag of one image, owned by `ownerUid`, in the given status. */
-export const nodeImage = (name: string, entry: {
-  readonly image: string
-  readonly tag: string
-  readonly ownerUid: string
-  readonly version?: number
-  readonly status?: Record<string, unknown>
-}): KubeObject => ({
+export const nodeImage = (
+  name: string,
+  entry: {
+    readonly image: string
+    readonly tag: string
+    readonly ownerUid: string
+    readonly version?: number
+    readonly status?: Record<string, unknown>
+  }
+): KubeObject => ({
   apiVersion: kruise,
   kind: "NodeImage",
   metadata: { name },
@@ -64,9 +74,11 @@ export const nodeImage = (name: string, entry: {
     waiting: 0,
     succeeded: 0,
     failed: 0,
-    ...(entry.status === undefined ? {} : {
-      imageStatuses: { [entry.image]: { tags: [{ tag: entry.tag, version: entry.version ?? 0, ...entry.status }] } }
-    })
+    ...(entry.status === undefined
+      ? {}
+      : {
+          imageStatuses: { [entry.image]: { tags: [{ tag: entry.tag, version: entry.version ?? 0, ...entry.status }] } }
+        })
   }
 })
 

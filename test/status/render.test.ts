@@ -56,7 +56,7 @@ describe("render, terminal mode", () => {
     const lines = render(goldenModel, t0, 100, "terminal")
     expect(lines.some((l) => l !== stripVTControlCharacters(l))).toBe(true)
     const visible = lines.map(stripVTControlCharacters)
-    expect(visible[3]).toMatch(/^ {2}█{9}█{3}░{18}  40% /)
+    expect(visible[3]).toMatch(/^ {2}█{9}█{3}░{18} {2}40% /)
     for (const line of visible) expect([...line].length).toBeLessThanOrEqual(100)
   })
 })

@@ -18,24 +18,30 @@ const recordingScreen = () => {
 
 /** Creates an object, then writes its status through the status subresource, as the roles do. */
 const seed = (resource: (typeof resources)[keyof typeof resources], object: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const { status, ...rest } = object
     const created = yield* api.create(resource, rest)
     return status === undefined ? created : yield* api.update(resource, { ...created, status }, "status")
   }).pipe(Effect.orDie)
 
-const seedCluster = Effect.gen(function*() {
-  const job = yield* seed(resources.imagePullJob, pullJob("warm", {
-    status: { startTime: at(-40), desired: 3, active: 1, succeeded: 2, failed: 0, message: "job is running, progress 66.7%" }
-  }))
+const seedCluster = Effect.gen(function* () {
+  const job = yield* seed(
+    resources.imagePullJob,
+    pullJob("warm", {
+      status: { startTime: at(-40), desired: 3, active: 1, succeeded: 2, failed: 0, message: "job is running, progress 66.7%" }
+    })
+  )
   const uid = job.metadata.uid ?? ""
-  yield* seed(resources.nodeImage, nodeImage("node-3", {
-    image: "nginx",
-    tag: "1.9.1",
-    ownerUid: uid,
-    status: { phase: "Pulling", progress: 70, startTime: at(-12) }
-  }))
+  yield* seed(
+    resources.nodeImage,
+    nodeImage("node-3", {
+      image: "nginx",
+      tag: "1.9.1",
+      ownerUid: uid,
+      status: { phase: "Pulling", progress: 70, startTime: at(-12) }
+    })
+  )
   return job
 })
 
@@ -50,23 +56,25 @@ const golden = [
 
 describe("runStatus", () => {
   it.effect("without --watch draws one frame, at the Clock's time, once the lists are in", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(t0)
       yield* seedCluster
       const { frames, screen } = recordingScreen()
       yield* runStatus({ namespace: "default", watch: false, screen }).pipe(Effect.scoped)
       expect(frames).toEqual([golden])
-    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 
   it.effect("fails for a job that is not there", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const { screen } = recordingScreen()
       const error = yield* runStatus({ namespace: "default", job: "nope", watch: false, screen }).pipe(Effect.scoped, Effect.flip)
       expect(error.message).toBe("no ImagePullJob or ImageListPullJob named nope in namespace default")
-    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 
   it.effect("with --watch in plain mode draws again on a change, not as the clock passes", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(t0)
       yield* seedCluster
       const { frames, screen } = recordingScreen()
@@ -79,10 +87,16 @@ describe("runStatus", () => {
 
       const api = yield* KubeApi
       const current = yield* api.get(resources.imagePullJob, { namespace: "default", name: "warm" }).pipe(Effect.orDie)
-      yield* api.update(resources.imagePullJob, {
-        ...current,
-        status: { ...(current["status"] as object), active: 0, succeeded: 3, completionTime: at(15), message: "job has completed" }
-      }, "status").pipe(Effect.orDie)
+      yield* api
+        .update(
+          resources.imagePullJob,
+          {
+            ...current,
+            status: { ...(current["status"] as object), active: 0, succeeded: 3, completionTime: at(15), message: "job has completed" }
+          },
+          "status"
+        )
+        .pipe(Effect.orDie)
       yield* TestClock.adjust(1_000)
       expect(frames.length).toBeGreaterThan(first)
       expect(frames.at(-1)?.slice(2, 5)).toEqual([
@@ -91,5 +105,6 @@ describe("runStatus", () => {
         "  job has completed"
       ])
       yield* Fiber.interrupt(fiber)
-    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 })

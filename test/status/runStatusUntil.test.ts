@@ -11,7 +11,7 @@ import { at, pullJob, t0 } from "./fixtures.ts"
 
 describe("runStatus with a label selector and a stop condition", () => {
   it.effect("shows only the labelled jobs and returns the model of the first frame the condition accepts", () =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       yield* TestClock.setTime(t0)
       const api = yield* KubeApi
       const labelled = (name: string) => {
@@ -34,12 +34,19 @@ describe("runStatus with a label selector and a stop condition", () => {
       expect(frames.flat().join("\n")).not.toContain("other")
 
       const current = yield* api.get(resources.imagePullJob, { namespace: "default", name: "mine" }).pipe(Effect.orDie)
-      yield* api.update(resources.imagePullJob, {
-        ...current,
-        status: { desired: 1, succeeded: 1, active: 0, failed: 0, startTime: at(0), completionTime: at(1) }
-      }, "status").pipe(Effect.orDie)
+      yield* api
+        .update(
+          resources.imagePullJob,
+          {
+            ...current,
+            status: { desired: 1, succeeded: 1, active: 0, failed: 0, startTime: at(0), completionTime: at(1) }
+          },
+          "status"
+        )
+        .pipe(Effect.orDie)
       yield* TestClock.adjust(1_000)
       const model = yield* Fiber.join(fiber)
       expect(model.jobs.map((j) => [j.name, j.phase])).toEqual([["mine", "completed"]])
-    }).pipe(Effect.provide(InMemoryKubeApi.layer)))
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 })

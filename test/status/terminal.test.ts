@@ -62,9 +62,7 @@ describe.skipIf(!available)("preheat status in a terminal", () => {
   })
 
   it("shows the job's name and a block bar, redrawn in place", async () => {
-    const command = [...node, main, "status", "job-with-always", "--watch", "--kubeconfig", kubeconfig]
-      .map((a) => `'${a}'`)
-      .join(" ")
+    const command = [...node, main, "status", "job-with-always", "--watch", "--kubeconfig", kubeconfig].map((a) => `'${a}'`).join(" ")
     const view = spawn(script, ["-qfec", command, "/dev/null"], {
       cwd: repo,
       detached: true,
@@ -79,6 +77,7 @@ describe.skipIf(!available)("preheat status in a terminal", () => {
       expect(screen).toMatch(/[█░]{10,}/)
       // A TTY gets colours and a cursor-up redraw; plain mode has neither.
       expect(output).not.toBe(screen)
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: the terminal's escape sequence is what is checked
       expect(output).toMatch(/\u001b\[\d+A/)
     } finally {
       await stop(view, "SIGTERM")

@@ -49,12 +49,12 @@ export const schemaSize = (schema: Schema | undefined): number => {
   }
 }
 
-const valueOf = (schema: Schema | undefined): Value => ({ size: schemaSize(schema), ...(schema === undefined ? {} : { schema }) })
+const celValueOf = (schema: Schema | undefined): Value => ({ size: schemaSize(schema), ...(schema === undefined ? {} : { schema }) })
 
 const elementOf = (value: Value): Value => {
   if (value.element !== undefined) return value.element
   const schema = value.schema
-  if (schema?.["type"] === "array") return valueOf(schema["items"])
+  if (schema?.["type"] === "array") return celValueOf(schema["items"])
   if (schema?.["type"] === "object" && typeof schema["additionalProperties"] === "object") {
     // Comprehensions over a map range over its keys.
     return { size: maxRequestSizeBytes - 2, schema: { type: "string" } }
@@ -66,7 +66,7 @@ const macros = new Set(["all", "exists", "exists_one", "filter", "map"])
 
 /** The estimated maximal cost of `expression` with `self` of `schema`. */
 export const estimateCost = (expression: string, schema: Schema): number =>
-  estimate(parse(expression).ast, new Map([["self", valueOf(schema)]])).cost
+  estimate(parse(expression).ast, new Map([["self", celValueOf(schema)]])).cost
 
 const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate => {
   const args = node.args as any
@@ -77,13 +77,15 @@ const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate =>
       return { cost: 1, ...(scope.get(args as string) ?? { size: maxRequestSizeBytes }) }
     case ".": {
       const target = estimate(args[0], scope)
-      const field = target.schema?.["properties"]?.[args[1]] ?? (typeof target.schema?.["additionalProperties"] === "object" ? target.schema["additionalProperties"] : undefined)
-      return { cost: target.cost + 1, ...valueOf(field) }
+      const field =
+        target.schema?.["properties"]?.[args[1]] ??
+        (typeof target.schema?.["additionalProperties"] === "object" ? target.schema["additionalProperties"] : undefined)
+      return { cost: target.cost + 1, ...celValueOf(field) }
     }
     case "[]": {
       const target = estimate(args[0], scope)
       const index = estimate(args[1], scope)
-      const element = target.schema?.["type"] === "object" ? valueOf(target.schema["additionalProperties"]) : elementOf(target)
+      const element = target.schema?.["type"] === "object" ? celValueOf(target.schema["additionalProperties"]) : elementOf(target)
       return { cost: target.cost + index.cost + 1, ...element }
     }
     case "list": {
@@ -135,13 +137,14 @@ const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate =>
       const [name, targetNode, callArgs] = args as [string, ASTNode, Array<ASTNode>]
       const target = estimate(targetNode, scope)
       if (macros.has(name)) {
-        const variable = (callArgs[0]!.args as string)
+        const variable = callArgs[0]!.args as string
         const element = elementOf(target)
         const inner = new Map(scope)
         inner.set(variable, element)
         const body = estimate(callArgs[callArgs.length - 1]!, inner)
         const step = body.cost + 1
-        const result: Value = name === "map" ? { size: target.size, element: body } : name === "filter" ? { size: target.size, element } : { size: 1 }
+        const result: Value =
+          name === "map" ? { size: target.size, element: body } : name === "filter" ? { size: target.size, element } : { size: 1 }
         return { cost: target.cost + 1 + target.size * step, ...result }
       }
       const estimates = callArgs.map((a) => estimate(a, scope))

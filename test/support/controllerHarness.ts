@@ -18,7 +18,7 @@ export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layer, schedulerLayer
 
 /** Lets every fiber that can run do so, then moves simulated time on in steps. */
 export const advance = (millis: number, step = 1000) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     for (let elapsed = 0; elapsed < millis; elapsed += step) {
       for (let i = 0; i < 5; i++) yield* Effect.yieldNow
       yield* TestClock.adjust(Math.min(step, millis - elapsed))
@@ -42,7 +42,7 @@ export const startCluster = (
   daemons: SimulatedDaemonOptions,
   settings: Partial<ControllerSettings> = {}
 ): Effect.Effect<{ readonly pulls: Map<string, number> }, unknown, KubeApi | Scope.Scope | Scheduler> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     for (const node of nodes) yield* api.create(resources.node, node)
     const controller = yield* makeController({ ...defaultSettings, ...settings })
@@ -53,7 +53,7 @@ export const startCluster = (
   })
 
 export const get = (resource: Resource, name: string, namespace?: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return yield* api.get(resource, namespace === undefined ? { name } : { name, namespace })
   })

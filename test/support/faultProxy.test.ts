@@ -6,7 +6,7 @@ import { FaultProxy, isWrite } from "./faultProxy.ts"
 
 let upstream: http.Server
 let proxy: FaultProxy
-const events = ["{\"type\":\"ADDED\",\"object\":{\"n\":1}}\n", "{\"type\":\"ADDED\",\"object\":{\"n\":2}}\n", "{\"type\":\"ADDED\",\"object\":{\"n\":3}}\n"]
+const events = ['{"type":"ADDED","object":{"n":1}}\n', '{"type":"ADDED","object":{"n":2}}\n', '{"type":"ADDED","object":{"n":3}}\n']
 
 beforeAll(async () => {
   upstream = http.createServer((request, response) => {
@@ -27,7 +27,12 @@ beforeAll(async () => {
     const chunks: Array<Buffer> = []
     request.on("data", (c: Buffer) => chunks.push(c))
     request.on("end", () => {
-      const body = JSON.stringify({ method: request.method, url: request.url, body: Buffer.concat(chunks).toString(), pad: "x".repeat(10_000) })
+      const body = JSON.stringify({
+        method: request.method,
+        url: request.url,
+        body: Buffer.concat(chunks).toString(),
+        pad: "x".repeat(10_000)
+      })
       response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
       response.end(body)
     })
@@ -54,8 +59,8 @@ describe("FaultProxy", () => {
     const listed = await get("/api/v1/nodes")
     expect(listed.status).toBe(200)
     expect(JSON.parse(listed.text)).toMatchObject({ method: "GET", url: "/api/v1/nodes" })
-    const posted = await get("/api/v1/namespaces/a/configmaps", { method: "POST", body: "{\"a\":1}" })
-    expect(JSON.parse(posted.text)).toMatchObject({ method: "POST", body: "{\"a\":1}" })
+    const posted = await get("/api/v1/namespaces/a/configmaps", { method: "POST", body: '{"a":1}' })
+    expect(JSON.parse(posted.text)).toMatchObject({ method: "POST", body: '{"a":1}' })
     await get("/api/v1/nodes/n1")
     const watched = await get("/api/v1/nodes?watch=true")
     expect(watched.text).toBe(events.join(""))
@@ -67,7 +72,12 @@ describe("FaultProxy", () => {
     const throttled = await get("/api/v1/nodes")
     expect(throttled.status).toBe(429)
     expect(throttled.headers.get("retry-after")).toBe("1")
-    expect(JSON.parse(throttled.text)).toMatchObject({ kind: "Status", reason: "TooManyRequests", code: 429, details: { retryAfterSeconds: 1 } })
+    expect(JSON.parse(throttled.text)).toMatchObject({
+      kind: "Status",
+      reason: "TooManyRequests",
+      code: 429,
+      details: { retryAfterSeconds: 1 }
+    })
     await get("/api/v1/nodes")
     expect(proxy.counts.retries).toBe(1)
     expect(proxy.counts.earlyRetries).toHaveLength(1)
@@ -121,13 +131,15 @@ describe("FaultProxy", () => {
     const response = await fetch(`${proxy.url}/api/v1/nodes?watch=true`)
     let received = ""
     const reader = response.body!.getReader()
-    await expect((async () => {
-      for (;;) {
-        const { done, value } = await reader.read()
-        if (done) return
-        received += new TextDecoder().decode(value)
-      }
-    })()).rejects.toThrow()
+    await expect(
+      (async () => {
+        for (;;) {
+          const { done, value } = await reader.read()
+          if (done) return
+          received += new TextDecoder().decode(value)
+        }
+      })()
+    ).rejects.toThrow()
     expect(received.startsWith(events[0]! + events[1]!)).toBe(true)
     expect(received.length).toBeGreaterThan(events[0]!.length + events[1]!.length)
     expect(received.length).toBeLessThan(events.join("").length)

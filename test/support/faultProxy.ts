@@ -61,12 +61,16 @@ const emptyCounts = (): ProxyCounts => ({ requests: 0, lists: 0, watches: 0, ret
 
 /** A metav1.Status body as the embedded API server words its own failures. */
 const failureBody = (code: number, reason: string, message: string, retryAfterSeconds?: number): string =>
-  JSON.stringify(statusBody(new ApiFailure({
-    code,
-    reason,
-    message,
-    ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } })
-  })))
+  JSON.stringify(
+    statusBody(
+      new ApiFailure({
+        code,
+        reason,
+        message,
+        ...(retryAfterSeconds === undefined ? {} : { details: { retryAfterSeconds } })
+      })
+    )
+  )
 
 /** A collection path: /api/v1/nodes, /apis/g/v/namespaces/ns/things; not an object or a subresource. */
 const isCollection = (path: string): boolean => {
@@ -231,9 +235,10 @@ export class FaultProxy {
     if (fault?.kind === "error") {
       this.noteFault(`error${fault.code}`, key)
       request.resume()
-      const [reason, message] = fault.code === 500
-        ? ["InternalError", "Internal error occurred: injected by the fault proxy"]
-        : ["ServiceUnavailable", "the server is currently unable to handle the request"]
+      const [reason, message] =
+        fault.code === 500
+          ? ["InternalError", "Internal error occurred: injected by the fault proxy"]
+          : ["ServiceUnavailable", "the server is currently unable to handle the request"]
       response.writeHead(fault.code, { "content-type": "application/json" })
       response.end(failureBody(fault.code, reason, message))
       return
@@ -247,22 +252,25 @@ export class FaultProxy {
   }
 
   private forward(request: http.IncomingMessage, response: http.ServerResponse, fault: Fault | undefined): void {
-    const upstream = http.request({
-      host: this.upstream.hostname,
-      port: this.upstream.port,
-      method: request.method,
-      path: request.url,
-      headers: request.headers
-    }, (answer) => {
-      response.writeHead(answer.statusCode ?? 502, answer.headers)
-      if (requestInfo(request).watch) {
-        this.openWatches.add(response)
-        response.once("close", () => this.openWatches.delete(response))
+    const upstream = http.request(
+      {
+        host: this.upstream.hostname,
+        port: this.upstream.port,
+        method: request.method,
+        path: request.url,
+        headers: request.headers
+      },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers)
+        if (requestInfo(request).watch) {
+          this.openWatches.add(response)
+          response.once("close", () => this.openWatches.delete(response))
+        }
+        if (fault?.kind === "reset") return this.resetMidway(answer, response)
+        if (fault?.kind === "cutWatch") return this.cutWatch(answer, response, fault)
+        answer.pipe(response)
       }
-      if (fault?.kind === "reset") return this.resetMidway(answer, response)
-      if (fault?.kind === "cutWatch") return this.cutWatch(answer, response, fault)
-      answer.pipe(response)
-    })
+    )
     upstream.on("error", () => response.destroy())
     response.on("close", () => upstream.destroy())
     request.pipe(upstream)

@@ -63,7 +63,7 @@ const seededBytes = (seed: string, size: number): Buffer => {
   return out
 }
 
-const octal = (value: number, width: number): string => value.toString(8).padStart(width - 1, "0") + "\0"
+const octal = (value: number, width: number): string => `${value.toString(8).padStart(width - 1, "0")}\0`
 
 /** One ustar header, written by hand so the bytes never depend on the host's tar. */
 const tarHeader = (name: string, size: number): Buffer => {
@@ -80,7 +80,7 @@ const tarHeader = (name: string, size: number): Buffer => {
   header.write("00", 263)
   let sum = 0
   for (const byte of header) sum += byte
-  header.write(octal(sum, 7) + " ", 148)
+  header.write(`${octal(sum, 7)} `, 148)
   return header
 }
 
@@ -96,9 +96,12 @@ const blob = (mediaType: string, bytes: Buffer): Blob => ({ mediaType, digest: s
 
 const hostArchitecture = (): string => {
   switch (process.arch) {
-    case "x64": return "amd64"
-    case "ia32": return "386"
-    default: return process.arch
+    case "x64":
+      return "amd64"
+    case "ia32":
+      return "386"
+    default:
+      return process.arch
   }
 }
 
@@ -115,18 +118,28 @@ export const buildImage = (
     const gz = gzipSync(tar, { level: layer.size > 1 << 20 ? 0 : 6 })
     return { diffId: sha256(tar), blob: blob("application/vnd.oci.image.layer.v1.tar+gzip", gz) }
   })
-  const config = blob("application/vnd.oci.image.config.v1+json", Buffer.from(JSON.stringify({
-    architecture: platform.architecture,
-    os: platform.os,
-    config: {},
-    rootfs: { type: "layers", diff_ids: built.map((layer) => layer.diffId) }
-  })))
-  const manifest = blob("application/vnd.oci.image.manifest.v1+json", Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: "application/vnd.oci.image.manifest.v1+json",
-    config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
-    layers: built.map(({ blob }) => ({ mediaType: blob.mediaType, digest: blob.digest, size: blob.size }))
-  })))
+  const config = blob(
+    "application/vnd.oci.image.config.v1+json",
+    Buffer.from(
+      JSON.stringify({
+        architecture: platform.architecture,
+        os: platform.os,
+        config: {},
+        rootfs: { type: "layers", diff_ids: built.map((layer) => layer.diffId) }
+      })
+    )
+  )
+  const manifest = blob(
+    "application/vnd.oci.image.manifest.v1+json",
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: "application/vnd.oci.image.manifest.v1+json",
+        config: { mediaType: config.mediaType, digest: config.digest, size: config.size },
+        layers: built.map(({ blob }) => ({ mediaType: blob.mediaType, digest: blob.digest, size: blob.size }))
+      })
+    )
+  )
   return { config, layers: built.map((layer) => layer.blob), manifest }
 }
 
@@ -219,16 +232,21 @@ export const pushIndex = async (
     for (const content of [...image.layers, image.config]) await pushBlob(registry, repository, content)
     await tagImage(registry, repository, image, image.manifest.digest)
   }
-  const index = blob("application/vnd.oci.image.index.v1+json", Buffer.from(JSON.stringify({
-    schemaVersion: 2,
-    mediaType: "application/vnd.oci.image.index.v1+json",
-    manifests: entries.map(({ image, architecture, os }) => ({
-      mediaType: image.manifest.mediaType,
-      digest: image.manifest.digest,
-      size: image.manifest.size,
-      platform: { architecture, os }
-    }))
-  })))
+  const index = blob(
+    "application/vnd.oci.image.index.v1+json",
+    Buffer.from(
+      JSON.stringify({
+        schemaVersion: 2,
+        mediaType: "application/vnd.oci.image.index.v1+json",
+        manifests: entries.map(({ image, architecture, os }) => ({
+          mediaType: image.manifest.mediaType,
+          digest: image.manifest.digest,
+          size: image.manifest.size,
+          platform: { architecture, os }
+        }))
+      })
+    )
+  )
   for (const tag of tags) {
     const response = await fetch(`http://${registry.host}/v2/${repository}/manifests/${tag}`, {
       method: "PUT",

@@ -66,7 +66,12 @@ interface Security {
 const securityFlags = (pod: Obj, container: Obj): Security => {
   known("pod securityContext", pod, ["runAsNonRoot", "runAsUser", "runAsGroup", "seccompProfile"])
   known("container securityContext", container, [
-    "allowPrivilegeEscalation", "readOnlyRootFilesystem", "runAsNonRoot", "privileged", "capabilities", "seccompProfile"
+    "allowPrivilegeEscalation",
+    "readOnlyRootFilesystem",
+    "runAsNonRoot",
+    "privileged",
+    "capabilities",
+    "seccompProfile"
   ])
   const merged = { ...pod, ...container }
   const flags: Array<string> = []

@@ -37,7 +37,7 @@ type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<Imag
  * store, so a simulated cluster of 10,000 nodes costs little beyond the stored objects), and the
  * pulls in flight.
  */
-export const simulateDaemons = Effect.fnUntraced(function*(
+export const simulateDaemons = Effect.fnUntraced(function* (
   options: SimulatedDaemonOptions
 ): Effect.fn.Return<SimulatedDaemons, never, KubeApi | Scope.Scope> {
   const api = yield* KubeApi
@@ -50,27 +50,36 @@ export const simulateDaemons = Effect.fnUntraced(function*(
 
   /** The node's status with one tag's report replaced, written whole. */
   const report = (node: string, image: string, status: ImageTagStatus) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       let lock = locks.get(node)
-      if (lock === undefined) locks.set(node, lock = yield* Semaphore.make(1))
-      yield* lock.withPermits(1)(Effect.gen(function*() {
-        const current = informer.get(node)
-        if (current === undefined) return
-        const view = nodeImageView(current)
-        const before = written.get(node) ?? {}
-        const tags = (before[image]?.tags ?? []).filter((t) => t.tag !== status.tag)
-        const imageStatuses: ImageStatuses = { ...before, [image]: { tags: [...tags, status] } }
-        const stored = yield* api.patch(resources.nodeImage, { name: node }, {
-          status: { ...statusCounters(view.spec, imageStatuses), imageStatuses }
-        }, "status").pipe(Effect.option)
-        if (stored._tag === "Some") {
-          written.set(node, (nodeImageView(stored.value).status?.imageStatuses ?? {}) as ImageStatuses)
-        }
-      }))
+      if (lock === undefined) locks.set(node, (lock = yield* Semaphore.make(1)))
+      yield* lock.withPermits(1)(
+        Effect.gen(function* () {
+          const current = informer.get(node)
+          if (current === undefined) return
+          const view = nodeImageView(current)
+          const before = written.get(node) ?? {}
+          const tags = (before[image]?.tags ?? []).filter((t) => t.tag !== status.tag)
+          const imageStatuses: ImageStatuses = { ...before, [image]: { tags: [...tags, status] } }
+          const stored = yield* api
+            .patch(
+              resources.nodeImage,
+              { name: node },
+              {
+                status: { ...statusCounters(view.spec, imageStatuses), imageStatuses }
+              },
+              "status"
+            )
+            .pipe(Effect.option)
+          if (stored._tag === "Some") {
+            written.set(node, (nodeImageView(stored.value).status?.imageStatuses ?? {}) as ImageStatuses)
+          }
+        })
+      )
     })
 
   const pull = (node: string, image: string, tag: string, version: number, id: string) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
       yield* Effect.sleep(options.pullMs)
@@ -94,15 +103,14 @@ export const simulateDaemons = Effect.fnUntraced(function*(
 
   /** Whether this daemon already took up this version of the tag: pulling it, or reported it. */
   const taken = (node: string, image: string, tag: string, version: number, id: string): boolean =>
-    inFlight.has(id) ||
-    (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
+    inFlight.has(id) || (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
 
   const onChange = (change: Change): Effect.Effect<void> => {
     if (change.type === "deleted") return Effect.void
     const node = change.current.metadata.name ?? ""
     if (options.silent?.(node)) return Effect.void
     const view = nodeImageView(change.current)
-    const previous = change.type === "modified" ? nodeImageView(change.old).spec.images ?? {} : {}
+    const previous = change.type === "modified" ? (nodeImageView(change.old).spec.images ?? {}) : {}
     const effects: Array<Effect.Effect<void>> = []
     for (const [image, entry] of Object.entries(view.spec.images ?? {})) {
       // Entries shared with the previous version hold no new tags.

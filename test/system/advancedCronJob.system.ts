@@ -55,18 +55,24 @@ describe("AdvancedCronJob driven with kubectl", () => {
     expect(applied.stdout).toContain("advancedcronjob.apps.kruise.io/every-minute created")
 
     // The next minute boundary is at most 60 s away.
-    const name = await eventually("the first scheduled ImageListPullJob", async () => {
-      const names = (await cluster.ok(["get", "imagelistpulljobs", "-l", "app=image-prefetch", "-o", "name"])).trim()
-      return names === "" ? undefined : names.split("\n")[0]!
-    }, 75_000, 1000)
+    const name = await eventually(
+      "the first scheduled ImageListPullJob",
+      async () => {
+        const names = (await cluster.ok(["get", "imagelistpulljobs", "-l", "app=image-prefetch", "-o", "name"])).trim()
+        return names === "" ? undefined : names.split("\n")[0]!
+      },
+      75_000,
+      1000
+    )
     expect(name).toMatch(/^imagelistpulljob\.apps\.kruise\.io\/every-minute-\d{10}$/)
     await cluster.ok(["wait", name, "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
     const job = await cluster.getYaml([name])
     expect(job.status).toMatchObject({ desired: 2, succeeded: 2, completed: 2 })
     const scheduledAt = Number(name.slice(name.lastIndexOf("-") + 1)) * 1000
     expect(job.metadata.annotations["apps.kruise.io/scheduled-at"]).toBe(new Date(scheduledAt).toISOString().replace(".000Z", "Z"))
-    expect(job.metadata.ownerReferences)
-      .toEqual([expect.objectContaining({ kind: "AdvancedCronJob", name: "every-minute", controller: true })])
+    expect(job.metadata.ownerReferences).toEqual([
+      expect.objectContaining({ kind: "AdvancedCronJob", name: "every-minute", controller: true })
+    ])
 
     // Upstream's printer columns; the schedule itself holds spaces, so the row is read by its header's offsets.
     const cron = await cluster.getYaml(["acj", "every-minute"])
@@ -78,7 +84,12 @@ describe("AdvancedCronJob driven with kubectl", () => {
     expect([column("NAME"), column("SCHEDULE"), column("TYPE")]).toEqual(["every-minute", "*/1 * * * *", "ImageListPullJob"])
     expect(column("LASTSCHEDULETIME")).toMatch(/^\d+s$/)
     const events = await cluster.ok([
-      "get", "events", "--field-selector", "involvedObject.name=every-minute", "-o", "jsonpath={.items[*].reason}"
+      "get",
+      "events",
+      "--field-selector",
+      "involvedObject.name=every-minute",
+      "-o",
+      "jsonpath={.items[*].reason}"
     ])
     expect(events.split(" ")).toContain("SuccessfulCreate")
     await cluster.ok(["delete", "acj", "every-minute"])
@@ -96,13 +107,20 @@ describe("AdvancedCronJob driven with kubectl", () => {
   })
 
   it("a jobTemplate cron job is accepted and reported as not supported", async () => {
-    const applied = await cluster.applyFile("batch", cronJob("batch", "@hourly", `    jobTemplate:
+    const applied = await cluster.applyFile(
+      "batch",
+      cronJob(
+        "batch",
+        "@hourly",
+        `    jobTemplate:
       spec:
         template:
           spec:
             containers: [{name: c, image: busybox}]
             restartPolicy: Never
-`))
+`
+      )
+    )
     expect(applied).toMatchObject({ code: 0, stderr: "" })
     await cluster.ok(["wait", "acj/batch", "--for=condition=Supported=false", "--timeout=30s"])
     const cron = await cluster.getYaml(["acj", "batch"])

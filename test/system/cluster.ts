@@ -67,7 +67,8 @@ export const freePort = () =>
 
 /** Sum of a Prometheus metric's samples (all label sets), from a /metrics body. */
 export const metricSum = (body: string, name: string): number =>
-  body.split("\n")
+  body
+    .split("\n")
     .filter((line) => line.startsWith(`${name} `) || line.startsWith(`${name}{`))
     .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
 
@@ -91,12 +92,17 @@ export class Cluster {
     const cluster = new Cluster(mkdtempSync(join(tmpdir(), "preheat-system-")))
     cluster.kubeconfig = join(cluster.dir, "kubeconfig")
     const apiserver = cluster.spawn("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", cluster.kubeconfig])
-    await eventually("the API server's address on its stdout", async () => {
-      if (apiserver.child.exitCode !== null) {
-        throw new Error(`apiserver exited with ${apiserver.child.exitCode}:\n${readFileSync(apiserver.logFile, "utf8")}`)
-      }
-      return /listening on (http:\/\/\S+)/.exec(readFileSync(apiserver.logFile, "utf8"))?.[1]
-    }, 20_000, 100)
+    await eventually(
+      "the API server's address on its stdout",
+      async () => {
+        if (apiserver.child.exitCode !== null) {
+          throw new Error(`apiserver exited with ${apiserver.child.exitCode}:\n${readFileSync(apiserver.logFile, "utf8")}`)
+        }
+        return /listening on (http:\/\/\S+)/.exec(readFileSync(apiserver.logFile, "utf8"))?.[1]
+      },
+      20_000,
+      100
+    )
     return cluster
   }
 
@@ -120,12 +126,7 @@ export class Cluster {
   }
 
   /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH). */
-  spawn(
-    name: string,
-    args: ReadonlyArray<string>,
-    env: Record<string, string> = {},
-    runtime: Runtime = "node"
-  ): Process {
+  spawn(name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}, runtime: Runtime = "node"): Process {
     const logFile = join(this.dir, `${name}.log`)
     const log = createWriteStream(logFile, { flags: "a" })
     const [file, prefix] = runtime === "deno" ? [deno, ["run", "-A", bundle]] : [process.execPath, [bundle]]
@@ -143,15 +144,25 @@ export class Cluster {
 
   /** Controllers run on Deno: the system tests are where the bundle proves itself there. */
   async startController(name: string, metricsPort: number, args: ReadonlyArray<string> = []): Promise<Process> {
-    const controller = this.spawn(name, [
-      "controller",
-      "--kubeconfig", this.kubeconfig,
-      "--metrics-port", String(metricsPort),
-      "--metrics-host", "127.0.0.1",
-      "--node-ready-delay-seconds", "1",
-      "--leader-election-namespace", "preheat-system",
-      ...args
-    ], { POD_NAME: name }, "deno")
+    const controller = this.spawn(
+      name,
+      [
+        "controller",
+        "--kubeconfig",
+        this.kubeconfig,
+        "--metrics-port",
+        String(metricsPort),
+        "--metrics-host",
+        "127.0.0.1",
+        "--node-ready-delay-seconds",
+        "1",
+        "--leader-election-namespace",
+        "preheat-system",
+        ...args
+      ],
+      { POD_NAME: name },
+      "deno"
+    )
     await this.waitHealthy(controller, metricsPort)
     return controller
   }
@@ -161,10 +172,14 @@ export class Cluster {
     const daemon = this.spawn(`daemon-${node}`, [
       "daemon",
       ...(runtimeSocket === undefined ? ["--simulated-runtime"] : ["--runtime-socket", runtimeSocket]),
-      "--node-name", node,
-      "--kubeconfig", this.kubeconfig,
-      "--metrics-port", String(metricsPort),
-      "--metrics-host", "127.0.0.1"
+      "--node-name",
+      node,
+      "--kubeconfig",
+      this.kubeconfig,
+      "--metrics-port",
+      String(metricsPort),
+      "--metrics-host",
+      "127.0.0.1"
     ])
     await this.waitHealthy(daemon, metricsPort)
     return daemon
@@ -172,21 +187,31 @@ export class Cluster {
 
   /** Until /healthz answers 200 (or the process dies, which fails at once with its log). */
   async waitHealthy(process: Process, port: number): Promise<void> {
-    await eventually(`${process.name} healthy on :${port}`, async () => {
-      if (process.child.exitCode !== null) throw new Error(`${process.name} exited with ${process.child.exitCode}`)
-      const response = await fetch(`http://127.0.0.1:${port}/healthz`)
-      return response.ok ? true : undefined
-    }, 30_000, 200)
+    await eventually(
+      `${process.name} healthy on :${port}`,
+      async () => {
+        if (process.child.exitCode !== null) throw new Error(`${process.name} exited with ${process.child.exitCode}`)
+        const response = await fetch(`http://127.0.0.1:${port}/healthz`)
+        return response.ok ? true : undefined
+      },
+      30_000,
+      200
+    )
   }
 
   /** kubectl as a user runs it; its discovery cache is fresh for this cluster. */
   kubectl(args: ReadonlyArray<string>, input?: string): Promise<KubectlResult> {
     const full = ["--kubeconfig", this.kubeconfig, "--cache-dir", join(this.dir, "kube-cache"), ...args]
     return new Promise((done) => {
-      const child = execFile(kubectlBinary, full, { timeout: 120_000, env: { ...process.env, HOME: this.dir } }, (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
-        done({ code, stdout, stderr })
-      })
+      const child = execFile(
+        kubectlBinary,
+        full,
+        { timeout: 120_000, env: { ...process.env, HOME: this.dir } },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === "number" ? error.code : 1
+          done({ code, stdout, stderr })
+        }
+      )
       if (input !== undefined) child.stdin?.end(input)
     })
   }
@@ -214,8 +239,13 @@ export class Cluster {
       const applied = await this.applyFile(`node-${name}`, nodeManifest(name, labels))
       if (applied.code !== 0) throw new Error(applied.stderr)
       await this.ok([
-        "patch", "node", name, "--subresource=status", "--type=merge",
-        "-p", "{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}"
+        "patch",
+        "node",
+        name,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        '{"status":{"conditions":[{"type":"Ready","status":"True"}]}}'
       ])
     }
   }
@@ -224,7 +254,11 @@ export class Cluster {
    * Ready Nodes with these labels, the controller (with `controllerArgs`) and a daemon on each
    * node, once every node has its NodeImage.
    */
-  async startNodes(names: ReadonlyArray<string>, labels: Record<string, string>, controllerArgs: ReadonlyArray<string> = []): Promise<void> {
+  async startNodes(
+    names: ReadonlyArray<string>,
+    labels: Record<string, string>,
+    controllerArgs: ReadonlyArray<string> = []
+  ): Promise<void> {
     await this.createNodes(names, labels)
     await this.startController("controller", await freePort(), controllerArgs)
     for (const node of names) await this.startDaemon(node, await freePort())
@@ -236,9 +270,10 @@ export class Cluster {
 
   /** Every log, for a failing test. */
   dumpLogs(): string {
-    return readdirSync(this.dir).filter((file) => file.endsWith(".log")).map((file) =>
-      `===== ${file} =====\n${readFileSync(join(this.dir, file), "utf8").split("\n").slice(-200).join("\n")}`
-    ).join("\n")
+    return readdirSync(this.dir)
+      .filter((file) => file.endsWith(".log"))
+      .map((file) => `===== ${file} =====\n${readFileSync(join(this.dir, file), "utf8").split("\n").slice(-200).join("\n")}`)
+      .join("\n")
   }
 
   kill(process: Process, signal: NodeJS.Signals = "SIGKILL"): Promise<number | null> {
@@ -253,7 +288,7 @@ export class Cluster {
 }
 
 const nodeManifest = (name: string, labels: Record<string, string>) =>
-  [
+  `${[
     "apiVersion: v1",
     "kind: Node",
     "metadata:",
@@ -261,7 +296,7 @@ const nodeManifest = (name: string, labels: Record<string, string>) =>
     "  labels:",
     `    kubernetes.io/hostname: ${name}`,
     ...Object.entries(labels).map(([key, value]) => `    ${key}: ${value}`)
-  ].join("\n") + "\n"
+  ].join("\n")}\n`
 
 /** The tags of `image` in a NodeImage's status, as {tag: phase}. */
 export const tagPhases = (nodeImage: any, image: string): Record<string, string> =>

@@ -27,11 +27,15 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
     const kubeconfig = join(dir, "kubeconfig")
     const kubectl = (command: ReadonlyArray<string>) =>
       new Promise<string>((done, fail) => {
-        execFile("/usr/bin/kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command], {
-          env: { ...process.env, HOME: dir },
-          timeout: 120_000
-        }, (error, stdout, stderr) =>
-          error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
+        execFile(
+          "/usr/bin/kubectl",
+          ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command],
+          {
+            env: { ...process.env, HOME: dir },
+            timeout: 120_000
+          },
+          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
+        )
       })
     const dev = spawn(file, [...args, "dev", "--nodes", "5", "--kubeconfig", kubeconfig], {
       stdio: ["ignore", "pipe", "pipe"],
@@ -47,13 +51,16 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
       expect(output).toContain(`export KUBECONFIG=${kubeconfig}`)
       expect((await kubectl(["get", "nodes", "-o", "name"])).trim().split("\n")).toHaveLength(5)
       await eventually("a NodeImage per node", async () =>
-        (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined)
+        (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined
+      )
 
       // The podSelector example pulls where Pods labelled app=web, tier=frontend run.
       const placement = JSON.stringify({ spec: { nodeName: "node-2" } })
       await kubectl(["run", "web", "--image=nginx:1.25.3", "--labels=app=web,tier=frontend", `--overrides=${placement}`])
       const examples = join(root, "deploy/examples")
-      for (const example of readdirSync(examples).filter((f) => f.endsWith(".yaml")).sort()) {
+      for (const example of readdirSync(examples)
+        .filter((f) => f.endsWith(".yaml"))
+        .sort()) {
         await kubectl(["apply", "-f", join(examples, example)])
       }
       for (const job of ["job-with-always", "job-with-podselector", "job-with-secret"]) {
@@ -63,18 +70,25 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
       await kubectl(["wait", listJob, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
       // Upstream's documentation tab (v1beta1), without the labels its own webhook refuses next to names.
       const docs = readFileSync(join(root, "test/upstream/docs-examples/imagepulljob-v1beta1.yaml"), "utf8")
-        .replace(/\n {4}matchLabels:\n {6}node-type: xxx/, "").replace("name: job-with-always", "name: docs-v1beta1")
+        .replace(/\n {4}matchLabels:\n {6}node-type: xxx/, "")
+        .replace("name: job-with-always", "name: docs-v1beta1")
       writeFileSync(join(dir, "docs-v1beta1.yaml"), docs)
       await kubectl(["apply", "-f", join(dir, "docs-v1beta1.yaml")])
       await kubectl(["wait", "ipj/docs-v1beta1", "--for=condition=Complete", "--timeout=90s"])
-      expect(parse(await kubectl(["get", "imagepulljobs.v1alpha1.apps.kruise.io", "docs-v1beta1", "-o", "yaml"])).status)
-        .toMatchObject({ desired: 2, succeeded: 2 })
+      expect(parse(await kubectl(["get", "imagepulljobs.v1alpha1.apps.kruise.io", "docs-v1beta1", "-o", "yaml"])).status).toMatchObject({
+        desired: 2,
+        succeeded: 2
+      })
       const always = parse(await kubectl(["get", "ipj", "job-with-always", "-o", "yaml"]))
       expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
-      await eventually("the Never example on every node", async () => {
-        const never = parse(await kubectl(["get", "ipj", "job-with-never", "-o", "yaml"]))
-        return never.status?.succeeded === never.status?.desired && never.status?.desired > 0 ? never : undefined
-      }, 90_000)
+      await eventually(
+        "the Never example on every node",
+        async () => {
+          const never = parse(await kubectl(["get", "ipj", "job-with-never", "-o", "yaml"]))
+          return never.status?.succeeded === never.status?.desired && never.status?.desired > 0 ? never : undefined
+        },
+        90_000
+      )
 
       dev.kill("SIGINT")
       const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])

@@ -73,10 +73,15 @@ describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
     const kubeconfig = join(dir, "kubeconfig")
     const kubectl = (command: ReadonlyArray<string>) =>
       new Promise<string>((done, fail) => {
-        execFile("/usr/bin/kubectl", ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command], {
-          env: { ...process.env, HOME: dir },
-          timeout: 120_000
-        }, (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`))))
+        execFile(
+          "/usr/bin/kubectl",
+          ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command],
+          {
+            env: { ...process.env, HOME: dir },
+            timeout: 120_000
+          },
+          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
+        )
       })
     const items = async (kind: string, selector: string): Promise<Array<Obj>> =>
       JSON.parse(await kubectl(["get", kind, "-l", selector, "-o", "json"])).items
@@ -123,11 +128,14 @@ describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
       expect(wide).toMatch(/Running\s+0\s+\S+\s+10\.244\.\d+\.\d+\s+node-\d/)
       // Nothing was on the nodes: the kubelet pulled, and said how long it took.
       const pulledEvents = await kubectl(["get", "events", "--field-selector", "reason=Pulled", "-o", "custom-columns=MSG:.message"])
-      expect(pulledEvents)
-        .toMatch(/Successfully pulled image "nginx:1\.25\.3" in [\d.]+m?s \([\d.]+m?s including waiting\)\. Image size: \d+ bytes\./)
+      expect(pulledEvents).toMatch(
+        /Successfully pulled image "nginx:1\.25\.3" in [\d.]+m?s \([\d.]+m?s including waiting\)\. Image size: \d+ bytes\./
+      )
 
       // Pre-pull the next web image everywhere with preheat, then roll to it: no pod waits for a pull.
-      writeFileSync(join(dir, "prepull.yaml"), `
+      writeFileSync(
+        join(dir, "prepull.yaml"),
+        `
 apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata: {name: next-web}
@@ -135,7 +143,8 @@ spec:
   image: nginx:1.27.0
   parallelism: 4
   completionPolicy: {type: Always}
-`)
+`
+      )
       await kubectl(["apply", "-f", join(dir, "prepull.yaml")])
       await kubectl(["wait", "ipj/next-web", "--for=condition=Complete", "--timeout=90s"])
       await kubectl(["set", "image", "deployment/web", "web=nginx:1.27.0"])
@@ -159,8 +168,14 @@ spec:
       expect((await get("deployment", "web")).metadata.annotations!["deployment.kubernetes.io/revision"]).toBe("2")
       // The point of the whole feature: the pre-pulled image was there when the pods started.
       for (const pod of rolled) {
-        const events = await kubectl(["get", "events", "--field-selector", `involvedObject.name=${pod.metadata.name},reason=Pulled`,
-          "-o", "custom-columns=MSG:.message"])
+        const events = await kubectl([
+          "get",
+          "events",
+          "--field-selector",
+          `involvedObject.name=${pod.metadata.name},reason=Pulled`,
+          "-o",
+          "custom-columns=MSG:.message"
+        ])
         expect(events).toContain(`Container image "nginx:1.27.0" already present on machine`)
       }
 
@@ -180,8 +195,12 @@ spec:
 
       // DaemonSet: one pod on each amd64 node (node-4 is arm64), labelled with the new revision's hash.
       const agent = await get("daemonset", "agent")
-      expect(agent.status)
-        .toMatchObject({ desiredNumberScheduled: 3, updatedNumberScheduled: 3, numberAvailable: 3, observedGeneration: 2 })
+      expect(agent.status).toMatchObject({
+        desiredNumberScheduled: 3,
+        updatedNumberScheduled: 3,
+        numberAvailable: 3,
+        observedGeneration: 2
+      })
       const agentRevisions = await items("controllerrevisions", "app=agent")
       const agentLatest = agentRevisions.find((r) => r.revision === 2)!
       const agentHash = agentLatest.metadata.labels!["controller-revision-hash"]!
@@ -193,7 +212,8 @@ spec:
       // Deleting the Deployment takes its ReplicaSets and their pods with it.
       await kubectl(["delete", "deployment", "web"])
       await eventually("the ReplicaSets and pods of web to be collected", async () =>
-        (await items("replicasets", "app=web")).length === 0 && (await items("pods", "app=web")).length === 0 ? true : undefined)
+        (await items("replicasets", "app=web")).length === 0 && (await items("pods", "app=web")).length === 0 ? true : undefined
+      )
 
       dev.kill("SIGINT")
       const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])

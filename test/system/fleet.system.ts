@@ -13,13 +13,15 @@ beforeAll(async () => {
   cluster = await Cluster.startWith(async (cluster) => {
     await cluster.startController("controller", await freePort())
     fleetPort = await freePort()
-    const fleet = cluster.spawn("fleet", [
-      "fleet", "--nodes", "4", "--kubeconfig", cluster.kubeconfig, "--metrics-port", String(fleetPort)
-    ])
-    await eventually("every node of the fleet synced", async () => {
-      if (fleet.child.exitCode !== null) throw new Error(`fleet exited with ${fleet.child.exitCode}`)
-      return (await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined
-    }, 60_000)
+    const fleet = cluster.spawn("fleet", ["fleet", "--nodes", "4", "--kubeconfig", cluster.kubeconfig, "--metrics-port", String(fleetPort)])
+    await eventually(
+      "every node of the fleet synced",
+      async () => {
+        if (fleet.child.exitCode !== null) throw new Error(`fleet exited with ${fleet.child.exitCode}`)
+        return (await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined
+      },
+      60_000
+    )
   })
 }, 120_000)
 
@@ -34,7 +36,9 @@ describe("preheat fleet", () => {
     for (const node of nodes.items) {
       expect(node.status.conditions).toContainEqual(expect.objectContaining({ type: "Ready", status: "True" }))
     }
-    await cluster.applyFile("job", `apiVersion: apps.kruise.io/v1alpha1
+    await cluster.applyFile(
+      "job",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: fleet-job
@@ -44,11 +48,16 @@ spec:
   parallelism: 2
   completionPolicy:
     type: Always
-`)
-    const status = await eventually("the job complete", async () => {
-      const job = await cluster.getYaml(["ipj", "fleet-job"])
-      return job.status?.completionTime === undefined ? undefined : job.status
-    }, 60_000)
+`
+    )
+    const status = await eventually(
+      "the job complete",
+      async () => {
+        const job = await cluster.getYaml(["ipj", "fleet-job"])
+        return job.status?.completionTime === undefined ? undefined : job.status
+      },
+      60_000
+    )
     expect(status).toMatchObject({ desired: 4, succeeded: 4, failed: 0 })
     const readiness = await (await fetch(`http://127.0.0.1:${fleetPort}/readyz?verbose`)).text()
     expect(readiness).toContain("[+]daemons-synced ok")

@@ -112,8 +112,12 @@ beforeAll(async () => {
   // A repository per run, so the pull below cannot be satisfied by an earlier run's image name.
   const repository = `preheat-test/preheat-${Date.now()}`
   const pushed = run("skopeo", [
-    "copy", "--all", "--quiet", "--dest-tls-verify=false",
-    `oci:${layoutDir}:${layout.version}`, `docker://${runtime.registry}/${repository}:${layout.version}`
+    "copy",
+    "--all",
+    "--quiet",
+    "--dest-tls-verify=false",
+    `oci:${layoutDir}:${layout.version}`,
+    `docker://${runtime.registry}/${repository}:${layout.version}`
   ])
   if (pushed.code !== 0) throw new Error(`skopeo copy failed: ${pushed.stderr}`)
   reference = `${runtime.registry}/${repository}@${layout.indexDigest}`
@@ -148,7 +152,9 @@ beforeEach(({ onTestFailed }) => {
 })
 
 const pullJob = async (name: string, image: string, node: string): Promise<void> => {
-  const applied = await cluster!.applyFile(name, `apiVersion: apps.kruise.io/v1alpha1
+  const applied = await cluster!.applyFile(
+    name,
+    `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: ${name}
@@ -156,7 +162,8 @@ spec:
   image: ${image}
   selector:
     names: [${node}]
-`)
+`
+  )
   expect(applied.stderr).toBe("")
   await cluster!.ok(["wait", `ipj/${name}`, "--for=jsonpath={.status.completionTime}", "--timeout=90s"])
   const job = await cluster!.getYaml(["ipj", name])
@@ -221,7 +228,15 @@ describe("the preheat image on the real containerd", () => {
     containers.push(base)
     // Host networking: this API server listens on loopback (in a cluster: the Service address).
     const created = ctr([
-      "container", "create", "--net-host", "--snapshotter", runtime!.snapshotter, ...translated.flags, reference, base, ...translated.command
+      "container",
+      "create",
+      "--net-host",
+      "--snapshotter",
+      runtime!.snapshotter,
+      ...translated.flags,
+      reference,
+      base,
+      ...translated.command
     ])
     expect(created.stderr).toBe("")
     const rootfs = join(work, "rootfs")
@@ -240,13 +255,22 @@ describe("the preheat image on the real containerd", () => {
 
     const container = spec.containers[0]
     for (const probe of [container.livenessProbe, container.readinessProbe]) {
-      await eventually(`the container's ${probe.httpGet.path}`, async () => {
-        const response = await fetch(`http://127.0.0.1:${metricsPort}${probe.httpGet.path}`)
-        return response.ok ? true : undefined
-      }, 30_000, 250)
+      await eventually(
+        `the container's ${probe.httpGet.path}`,
+        async () => {
+          const response = await fetch(`http://127.0.0.1:${metricsPort}${probe.httpGet.path}`)
+          return response.ok ? true : undefined
+        },
+        30_000,
+        250
+      )
     }
     // The task runs as the manifest's user with every capability dropped and no new privileges.
-    const pid = /\b(\d+)\s+RUNNING/.exec(ctr(["task", "ls"]).stdout.split("\n").find((l) => l.startsWith(id)) ?? "")?.[1]
+    const pid = /\b(\d+)\s+RUNNING/.exec(
+      ctr(["task", "ls"])
+        .stdout.split("\n")
+        .find((l) => l.startsWith(id)) ?? ""
+    )?.[1]
     expect(pid).toBeDefined()
     const status = readFileSync(`/proc/${pid}/status`, "utf8")
     expect(status).toMatch(new RegExp(`^Uid:\\s+${spec.securityContext.runAsUser}\\s`, "m"))

@@ -67,9 +67,7 @@ describe("preheat driven with kubectl", () => {
     expect(applied.stderr).toBe("")
     expect(applied.stdout).toContain("imagepulljob.apps.kruise.io/job-with-always created")
 
-    await cluster.ok([
-      "wait", "ipj/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"
-    ])
+    await cluster.ok(["wait", "ipj/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
 
     const table = await cluster.ok(["get", "ipj"])
     const [header, row] = table.trim().split("\n")
@@ -84,8 +82,12 @@ describe("preheat driven with kubectl", () => {
 
   it("pulls on one node when its NodeImage is patched as in the seed document", async () => {
     await cluster.ok([
-      "patch", "nodeimage", "node-1", "--type=merge",
-      "-p", "{\"spec\":{\"images\":{\"ubuntu\":{\"tags\":[{\"tag\":\"latest\",\"pullPolicy\":{\"ttlSecondsAfterFinished\":300}}]}}}}"
+      "patch",
+      "nodeimage",
+      "node-1",
+      "--type=merge",
+      "-p",
+      '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
     ])
     await eventually("ubuntu:latest Succeeded on node-1", async () => {
       const phases = tagPhases(await cluster.getYaml(["nodeimage", "node-1"]), "ubuntu")
@@ -97,7 +99,9 @@ describe("preheat driven with kubectl", () => {
   })
 
   it("keeps a Never job's image on every node, never completing, and removes its tags on delete", async () => {
-    const applied = await cluster.applyFile("job-with-never", `apiVersion: apps.kruise.io/v1alpha1
+    const applied = await cluster.applyFile(
+      "job-with-never",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: job-with-never
@@ -106,7 +110,8 @@ spec:
   parallelism: 3
   completionPolicy:
     type: Never
-`)
+`
+    )
     expect(applied.code).toBe(0)
     await eventually("the Never job succeeded on 3 nodes", async () => {
       const succeeded = await cluster.ok(["get", "ipj", "job-with-never", "-o", "jsonpath={.status.succeeded}"])
@@ -116,16 +121,22 @@ spec:
     expect(status.completionTime).toBeUndefined()
 
     await cluster.ok(["delete", "ipj", "job-with-never"])
-    await eventually("redis:7.2 gone from every NodeImage spec", async () => {
-      for (const node of nodes) {
-        if (specTags(await cluster.getYaml(["nodeimage", node]), "redis").length > 0) return undefined
-      }
-      return true
-    }, 10_000)
+    await eventually(
+      "redis:7.2 gone from every NodeImage spec",
+      async () => {
+        for (const node of nodes) {
+          if (specTags(await cluster.getYaml(["nodeimage", node]), "redis").length > 0) return undefined
+        }
+        return true
+      },
+      10_000
+    )
   })
 
   it("pulls every image of an ImageListPullJob and cleans up on delete", async () => {
-    const applied = await cluster.applyFile("list-job", `apiVersion: apps.kruise.io/v1alpha1
+    const applied = await cluster.applyFile(
+      "list-job",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImageListPullJob
 metadata:
   name: job-with-always
@@ -136,11 +147,10 @@ spec:
   parallelism: 3
   completionPolicy:
     type: Always
-`)
+`
+    )
     expect(applied.code).toBe(0)
-    await cluster.ok([
-      "wait", "imagelistpulljob/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"
-    ])
+    await cluster.ok(["wait", "imagelistpulljob/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
     const status = (await cluster.getYaml(["imagelistpulljob", "job-with-always"])).status
     expect({ desired: status.desired, succeeded: status.succeeded }).toEqual({ desired: 2, succeeded: 2 })
     for (const node of nodes) {
@@ -151,19 +161,25 @@ spec:
 
     await cluster.ok(["delete", "imagelistpulljob", "job-with-always"])
     await cluster.ok(["delete", "ipj", "job-with-always"])
-    await eventually("the jobs' tags gone from every NodeImage spec", async () => {
-      for (const node of nodes) {
-        const nodeImage = await cluster.getYaml(["nodeimage", node])
-        for (const image of ["busybox", "alpine", "nginx"]) if (specTags(nodeImage, image).length > 0) return undefined
-      }
-      return true
-    }, 10_000)
+    await eventually(
+      "the jobs' tags gone from every NodeImage spec",
+      async () => {
+        for (const node of nodes) {
+          const nodeImage = await cluster.getYaml(["nodeimage", node])
+          for (const image of ["busybox", "alpine", "nginx"]) if (specTags(nodeImage, image).length > 0) return undefined
+        }
+        return true
+      },
+      10_000
+    )
     // Child ImagePullJobs go with their list (ownerReference cascading).
     expect((await cluster.ok(["get", "ipj", "-o", "name"])).trim()).toBe("")
   })
 
   it("rejects a selector with both names and labels at kubectl apply, with the SPEC message", async () => {
-    const rejected = await cluster.applyFile("bad-job", `apiVersion: apps.kruise.io/v1alpha1
+    const rejected = await cluster.applyFile(
+      "bad-job",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: bad-job
@@ -174,7 +190,8 @@ spec:
     - node-1
     matchLabels:
       node-type: xxx
-`)
+`
+    )
     expect(rejected.code).not.toBe(0)
     expect(rejected.stderr).toContain("can not set both names and labelSelector in this spec.selector")
     expect((await cluster.kubectl(["get", "ipj", "bad-job"])).code).not.toBe(0)
@@ -190,7 +207,9 @@ spec:
   it("applies every example in deploy/examples and each one finishes its work", async () => {
     // The examples select Linux nodes and the nodes of Pods labelled app=web, tier=frontend.
     for (const node of nodes) await cluster.ok(["label", "node", node, "kubernetes.io/os=linux", "--overwrite"])
-    await cluster.applyFile("web-pod", `apiVersion: v1
+    await cluster.applyFile(
+      "web-pod",
+      `apiVersion: v1
 kind: Pod
 metadata:
   name: web
@@ -198,9 +217,12 @@ metadata:
 spec:
   nodeName: node-2
   containers: [{name: web, image: nginx:1.25.3}]
-`)
+`
+    )
     const examples = join(import.meta.dirname, "../../deploy/examples")
-    for (const file of readdirSync(examples).filter((f) => f.endsWith(".yaml")).sort()) {
+    for (const file of readdirSync(examples)
+      .filter((f) => f.endsWith(".yaml"))
+      .sort()) {
       const applied = await cluster.kubectl(["apply", "-f", join(examples, file)])
       expect({ file, code: applied.code, stderr: applied.stderr }).toEqual({ file, code: 0, stderr: "" })
     }

@@ -49,7 +49,9 @@ beforeEach(({ onTestFailed }) => {
 describe("a node on the real containerd", () => {
   it("pulls a job's image through CRI and reports the runtime's image id", async (context) => {
     if (skipReason !== undefined) context.skip()
-    const applied = await cluster!.applyFile("real-job", `apiVersion: apps.kruise.io/v1alpha1
+    const applied = await cluster!.applyFile(
+      "real-job",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: real-job
@@ -57,7 +59,8 @@ spec:
   image: ${image!.reference("v1")}
   selector:
     names: [real-1]
-`)
+`
+    )
     expect(applied.stderr).toBe("")
     await cluster!.ok(["wait", "ipj/real-job", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
     const job = await cluster!.getYaml(["ipj", "real-job"])

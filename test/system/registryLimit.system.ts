@@ -84,14 +84,19 @@ const pullingByRegistry = async (): Promise<Map<string, number>> => {
 const statusView = () =>
   new Promise<string>((done, fail) =>
     execFile(process.execPath, [bundle, "status", "--kubeconfig", cluster.kubeconfig], (error, stdout, stderr) =>
-      error === null ? done(stdout) : fail(new Error(`preheat status: ${stderr}`))))
+      error === null ? done(stdout) : fail(new Error(`preheat status: ${stderr}`))
+    )
+  )
 
-const completed = async (name: string) =>
-  (await cluster.ok(["get", "ipj", name, "-o", "jsonpath={.status.completionTime}"])) !== ""
+const completed = async (name: string) => (await cluster.ok(["get", "ipj", name, "-o", "jsonpath={.status.completionTime}"])) !== ""
 
 describe("--max-concurrent-pulls-per-registry", () => {
   it("keeps docker.io to one node pulling across jobs, says who waits, and leaves quay.io alone", async () => {
-    for (const [name, image] of [["hub-a", hubA], ["hub-b", hubB], ["quay", quay]] as const) {
+    for (const [name, image] of [
+      ["hub-a", hubA],
+      ["hub-b", hubB],
+      ["quay", quay]
+    ] as const) {
       const applied = await cluster.applyFile(name, jobManifest(name, image))
       expect(applied.stderr).toBe("")
     }
@@ -103,7 +108,7 @@ describe("--max-concurrent-pulls-per-registry", () => {
     for (;;) {
       const counts = await pullingByRegistry()
       peakHub = Math.max(peakHub, counts.get("docker.io") ?? 0)
-      const messages = await cluster.ok(["get", "ipj", "-o", "jsonpath={range .items[*]}{.status.message}{\"\\n\"}{end}"])
+      const messages = await cluster.ok(["get", "ipj", "-o", 'jsonpath={range .items[*]}{.status.message}{"\\n"}{end}'])
       const waiting = messages.split("\n").find((m) => m.includes("waiting for registry docker.io (limit 1)"))
       if (waiting !== undefined && waitingMessage === "") {
         waitingMessage = waiting

@@ -66,13 +66,15 @@ describe("controller failures", () => {
   it("finishes a job after the controller is killed in the middle of it, with no duplicate pulls", async () => {
     const firstPort = await freePort()
     const first = await cluster.startController("controller-1", firstPort)
-    await eventually("controller-1 leading", async () => (await leader(firstPort)) === 1 ? true : undefined)
+    await eventually("controller-1 leading", async () => ((await leader(firstPort)) === 1 ? true : undefined))
     await eventually("a NodeImage per node", async () => {
       const names = (await cluster.ok(["get", "nodeimages", "-o", "name"])).trim().split("\n")
       return names.length === 3 ? names : undefined
     })
 
-    const applied = await cluster.applyFile("slow-job", `apiVersion: apps.kruise.io/v1alpha1
+    const applied = await cluster.applyFile(
+      "slow-job",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: slow-job
@@ -81,13 +83,19 @@ spec:
   parallelism: 1
   completionPolicy:
     type: Always
-`)
+`
+    )
     expect(applied.code).toBe(0)
     // Mid-job: one node done, the next one pulling.
-    await eventually("one node done and one pulling", async () => {
-      const [succeeded, active] = (await ipjField("slow-job", ".status.succeeded} {.status.active")).split(" ")
-      return succeeded === "1" && active === "1" ? true : undefined
-    }, 30_000, 100)
+    await eventually(
+      "one node done and one pulling",
+      async () => {
+        const [succeeded, active] = (await ipjField("slow-job", ".status.succeeded} {.status.active")).split(" ")
+        return succeeded === "1" && active === "1" ? true : undefined
+      },
+      30_000,
+      100
+    )
     await cluster.kill(first)
 
     const secondPort = await freePort()
@@ -106,8 +114,7 @@ spec:
     const otherPort = await freePort()
     const other = await cluster.startController("controller-3", otherPort)
 
-    await eventually("controller-2 holding the lease", async () =>
-      (await leader(currentPort)) === 1 ? true : undefined)
+    await eventually("controller-2 holding the lease", async () => ((await leader(currentPort)) === 1 ? true : undefined))
     // Across several retry periods, the new replica stays a follower.
     for (let i = 0; i < 3; i++) {
       expect(await leaseHolder()).toMatch(/^controller-2_/)
@@ -120,13 +127,15 @@ spec:
 
     await cluster.kill(current)
     const killedAt = Date.now()
-    await eventually("controller-3 leading", async () => (await leader(otherPort)) === 1 ? true : undefined, handoverLimitMs, 100)
+    await eventually("controller-3 leading", async () => ((await leader(otherPort)) === 1 ? true : undefined), handoverLimitMs, 100)
     const handover = Date.now() - killedAt
     expect(handover).toBeLessThanOrEqual(handoverLimitMs)
     expect(await leaseHolder()).toMatch(/^controller-3_/)
 
     // The new leader reconciles: a new job completes.
-    const applied = await cluster.applyFile("after-handover", `apiVersion: apps.kruise.io/v1alpha1
+    const applied = await cluster.applyFile(
+      "after-handover",
+      `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: after-handover
@@ -135,7 +144,8 @@ spec:
   parallelism: 3
   completionPolicy:
     type: Always
-`)
+`
+    )
     expect(applied.code).toBe(0)
     await cluster.ok(["wait", "ipj/after-handover", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
     expect(await ipjField("after-handover", ".status.succeeded")).toBe("3")

@@ -50,15 +50,22 @@ beforeEach(({ onTestFailed }) => {
 /** `kubectl preheat ARGS` with the plugin on PATH and the cluster in $KUBECONFIG, as a user runs it. */
 const kubectlPreheat = (args: ReadonlyArray<string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
-    execFile("/usr/bin/kubectl", ["preheat", ...args], {
-      timeout: 120_000,
-      env: { ...process.env, PATH: `${pluginDir}:${process.env["PATH"] ?? ""}`, KUBECONFIG: cluster.kubeconfig, HOME: cluster.dir }
-    }, (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+    execFile(
+      "/usr/bin/kubectl",
+      ["preheat", ...args],
+      {
+        timeout: 120_000,
+        env: { ...process.env, PATH: `${pluginDir}:${process.env["PATH"] ?? ""}`, KUBECONFIG: cluster.kubeconfig, HOME: cluster.dir }
+      },
+      (error, stdout, stderr) => done({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
+    )
   })
 
 /** A Deployment and its pods on node-1 and node-2, Ready, as kube-controller-manager and the scheduler would leave them. */
 const deployWithPods = async (name: string) => {
-  const applied = await cluster.applyFile(name, `apiVersion: apps/v1
+  const applied = await cluster.applyFile(
+    name,
+    `apiVersion: apps/v1
 kind: Deployment
 metadata: {name: ${name}, namespace: shop}
 spec:
@@ -68,16 +75,30 @@ spec:
     metadata: {labels: {app: ${name}}}
     spec:
       containers: [{name: web, image: nginx:1.25}, {name: sidecar, image: busybox:1.36}]
-${["node-1", "node-2"].map((node, i) => `---
+${["node-1", "node-2"]
+  .map(
+    (node, i) => `---
 apiVersion: v1
 kind: Pod
 metadata: {name: ${name}-${i}, namespace: shop, labels: {app: ${name}}}
 spec: {nodeName: ${node}, containers: [{name: web, image: nginx:1.25}, {name: sidecar, image: busybox:1.36}]}
-`).join("")}`)
+`
+  )
+  .join("")}`
+  )
   expect(applied.code, applied.stderr).toBe(0)
   for (const i of [0, 1]) {
-    await cluster.ok(["patch", "pod", `${name}-${i}`, "-n", "shop", "--subresource=status", "--type=merge", "-p",
-      JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } })])
+    await cluster.ok([
+      "patch",
+      "pod",
+      `${name}-${i}`,
+      "-n",
+      "shop",
+      "--subresource=status",
+      "--type=merge",
+      "-p",
+      JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } })
+    ])
   }
 }
 
@@ -85,8 +106,9 @@ describe("kubectl preheat rollout", () => {
   it("pre-pulls on the pods' nodes, then sets the image as kubectl set image does", async () => {
     await deployWithPods("web")
     const run = await kubectlPreheat(["rollout", "deploy/web", "--image", "web=nginx:1.26"])
-    expect(run.stderr)
-      .toMatch(/^pre-pulling on 2 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/)
+    expect(run.stderr).toMatch(
+      /^pre-pulling on 2 nodes before updating deployment\.apps\/web: ImagePullJob web-web-\w{5} in namespace shop\n$/
+    )
     expect(run.code).toBe(0)
     expect(run.stdout).toMatch(/ImagePullJob web-web-\w{5} {2}nginx:1\.26 {2}completed/)
     expect(run.stdout.endsWith("\ndeployment.apps/web image updated\n")).toBe(true)
@@ -108,8 +130,9 @@ describe("kubectl preheat rollout", () => {
   it("leaves the workload untouched and exits 1 when the pull cannot finish within --timeout", async () => {
     await deployWithPods("slow")
     // An image the simulated registry serves slowly (its size decides): longer than the 1 s deadline.
-    const image = Array.from({ length: 50 }, (_, i) => `registry.example/big:${i}`)
-      .find((candidate) => Duration.toMillis(simulatedPullTime(candidate)) > 3_000)!
+    const image = Array.from({ length: 50 }, (_, i) => `registry.example/big:${i}`).find(
+      (candidate) => Duration.toMillis(simulatedPullTime(candidate)) > 3_000
+    )!
     const run = await kubectlPreheat(["rollout", "deployment", "slow", "--image", `web=${image}`, "--timeout", "1s"])
     expect(run.code, run.stderr).toBe(1)
     expect(run.stderr).toContain("error: pre-pull for deployment.apps/slow failed; deployment.apps/slow is unchanged")

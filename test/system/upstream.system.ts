@@ -30,8 +30,10 @@ beforeEach(({ onTestFailed }) => {
 })
 
 // Upstream's example selects by names and labels at once, which upstream's webhook refuses.
-const example = readFileSync(join(import.meta.dirname, "../upstream/docs-examples/imagepulljob-v1beta1.yaml"), "utf8")
-  .replace(/\n {4}matchLabels:\n {6}node-type: xxx/, "")
+const example = readFileSync(join(import.meta.dirname, "../upstream/docs-examples/imagepulljob-v1beta1.yaml"), "utf8").replace(
+  /\n {4}matchLabels:\n {6}node-type: xxx/,
+  ""
+)
 
 describe("upstream's API through the whole system", () => {
   it("pulls the documentation's v1beta1 job; edited after it finished, kubectl wait still sees it Complete", async () => {
@@ -41,7 +43,7 @@ describe("upstream's API through the whole system", () => {
     expect(job.apiVersion).toBe("apps.kruise.io/v1beta1")
     expect(job.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0, active: 0 })
 
-    await cluster.ok(["patch", "ipj", "job-with-always", "--type=merge", "-p", "{\"spec\":{\"parallelism\":5}}"])
+    await cluster.ok(["patch", "ipj", "job-with-always", "--type=merge", "-p", '{"spec":{"parallelism":5}}'])
     expect((await cluster.getYaml(["ipj", "job-with-always"])).metadata.generation).toBe(2)
     // kubectl wait compares status.observedGeneration with metadata.generation.
     await cluster.ok(["wait", "ipj/job-with-always", "--for=condition=Complete", "--timeout=30s"])

@@ -46,7 +46,9 @@ spec:
 /** A pod of a ReplicaSet, bound to a node, then Ready as the kubelet reports it. */
 const startPod = async (name: string, rs: string, hash: string, image: string, node: string) => {
   const uid = (await cluster.ok(["get", "rs", rs, "-o", "jsonpath={.metadata.uid}"])).trim()
-  const applied = await cluster.applyFile(name, `apiVersion: v1
+  const applied = await cluster.applyFile(
+    name,
+    `apiVersion: v1
 kind: Pod
 metadata:
   name: ${name}
@@ -55,11 +57,17 @@ metadata:
 spec:
   nodeName: ${node}
   containers: [{name: app, image: "${image}"}]
-`)
+`
+  )
   expect(applied.stderr).toBe("")
   await cluster.ok([
-    "patch", "pod", name, "--subresource=status", "--type=merge",
-    "-p", JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } })
+    "patch",
+    "pod",
+    name,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True" }] } })
   ])
 }
 
@@ -77,7 +85,7 @@ describe("workload-driven pre-pull, with kubectl", () => {
     await cluster.ok(["set", "image", "deployment/shop", "app=nginx:1.25.4"])
     expect((await cluster.applyFile("rs-new", replicaSet(uid, "bbb", "nginx:1.25.4", 1, 2))).stderr).toBe("")
     // (`kubectl scale` needs the scale subresource, which the embedded API server does not serve.)
-    await cluster.ok(["patch", "rs", "shop-aaa", "--type=merge", "-p", "{\"spec\":{\"replicas\":3}}"])
+    await cluster.ok(["patch", "rs", "shop-aaa", "--type=merge", "-p", '{"spec":{"replicas":3}}'])
     await cluster.ok(["delete", "pod", "shop-aaa-2", "--wait=false"])
     // min-updated-ready-pods is 1: nothing before the new pod is Ready.
     await new Promise((done) => setTimeout(done, 1500))
@@ -99,7 +107,11 @@ describe("workload-driven pre-pull, with kubectl", () => {
     // node-1 and node-2 run the old pods; node-3 runs only the new one.
     expect(job.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 })
     const pulled = await Promise.all(nodes.map(async (node) => [node, tagPhases(await cluster.getYaml(["nodeimage", node]), "nginx")]))
-    expect(pulled).toEqual([["node-1", { "1.25.4": "Succeeded" }], ["node-2", { "1.25.4": "Succeeded" }], ["node-3", {}]])
+    expect(pulled).toEqual([
+      ["node-1", { "1.25.4": "Succeeded" }],
+      ["node-2", { "1.25.4": "Succeeded" }],
+      ["node-3", {}]
+    ])
 
     const events = (await cluster.getYaml(["events"])).items
       .filter((e: any) => e.involvedObject.kind === "Deployment" && e.involvedObject.name === "shop")
@@ -107,7 +119,9 @@ describe("workload-driven pre-pull, with kubectl", () => {
     expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob shop-bbb-app for image: nginx:1.25.4"])
 
     await cluster.ok(["delete", "deployment", "shop"])
-    await eventually("the job garbage-collected with its Deployment", async () =>
-      (await cluster.ok(["get", "ipj", "-o", "name"])).trim() === "" || undefined)
+    await eventually(
+      "the job garbage-collected with its Deployment",
+      async () => (await cluster.ok(["get", "ipj", "-o", "name"])).trim() === "" || undefined
+    )
   })
 })

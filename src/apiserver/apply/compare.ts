@@ -15,7 +15,8 @@ export interface Comparison {
 }
 
 const isEmptyContainer = (value: unknown): boolean =>
-  value === undefined || value === null ||
+  value === undefined ||
+  value === null ||
   (Array.isArray(value) ? value.length === 0 : isPlainObject(value) && Object.keys(value).length === 0)
 
 /** Compares two values of a type (undefined: absent); paths are relative to them. */

@@ -26,8 +26,10 @@ export const configurationError = (config: unknown, type: FieldType): string | u
     const seen = new Set<PathElement>()
     for (const [index, item] of (value as ReadonlyArray<unknown>).entries()) {
       if (resolved.listType === "map" && (!isPlainObject(item) || resolved.keys.some((key) => item[key] === undefined))) {
-        return `${formatPath(path)}: element ${index}: associative list with keys has an element that omits key field ` +
+        return (
+          `${formatPath(path)}: element ${index}: associative list with keys has an element that omits key field ` +
           `${JSON.stringify(resolved.keys.find((key) => !isPlainObject(item) || item[key] === undefined))}`
+        )
       }
       const element = itemElement(resolved, item, index)
       if (seen.has(element)) {

@@ -30,7 +30,7 @@ export class FieldSet {
 
   has(path: FieldPath): boolean {
     const node = this.at(path)
-    return node !== undefined && node.member
+    return node?.member === true
   }
 
   /** The subtree under a path (its members relative to it), if any. */
@@ -181,18 +181,22 @@ export const keyElement = (fields: Readonly<Record<string, unknown>>): PathEleme
 
 /** A path as kube-apiserver prints it in conflicts: `.spec.containers[name="app"].image`. */
 export const formatPath = (path: FieldPath): string =>
-  path.map((element) => {
-    const body = element.slice(2)
-    switch (element[0]) {
-      case "f":
-        return `.${body}`
-      case "k": {
-        const fields = JSON.parse(body) as Record<string, unknown>
-        return `[${Object.entries(fields).map(([name, value]) => `${name}=${JSON.stringify(value)}`).join(",")}]`
+  path
+    .map((element) => {
+      const body = element.slice(2)
+      switch (element[0]) {
+        case "f":
+          return `.${body}`
+        case "k": {
+          const fields = JSON.parse(body) as Record<string, unknown>
+          return `[${Object.entries(fields)
+            .map(([name, value]) => `${name}=${JSON.stringify(value)}`)
+            .join(",")}]`
+        }
+        case "v":
+          return `[=${body}]`
+        default:
+          return `[${body}]`
       }
-      case "v":
-        return `[=${body}]`
-      default:
-        return `[${body}]`
-    }
-  }).join("")
+    })
+    .join("")

@@ -79,14 +79,15 @@ export const fromSchema = (schema: StructuralSchema | undefined): FieldType => {
   } else if (schema.type === "array") {
     const listType = raw["x-kubernetes-list-type"]
     // As structured-merge-diff: a list without a list type is atomic.
-    type = listType === "set" || listType === "map"
-      ? {
-        _tag: "List",
-        listType,
-        keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [],
-        element: fromSchema(schema.items)
-      }
-      : leaf
+    type =
+      listType === "set" || listType === "map"
+        ? {
+            _tag: "List",
+            listType,
+            keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [],
+            element: fromSchema(schema.items)
+          }
+        : leaf
   } else if (schema.type === "object" || schema.properties !== undefined) {
     if (raw["x-kubernetes-map-type"] === "atomic") {
       type = leaf

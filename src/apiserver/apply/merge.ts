@@ -7,7 +7,8 @@ import type { FieldType } from "./fieldTypes.ts"
 import { itemElement } from "./objectFields.ts"
 
 const isEmptyContainer = (value: unknown): boolean =>
-  value === undefined || value === null ||
+  value === undefined ||
+  value === null ||
   (Array.isArray(value) ? value.length === 0 : isPlainObject(value) && Object.keys(value).length === 0)
 
 export const merge = (live: unknown, config: unknown, type: FieldType): unknown => {

@@ -38,8 +38,9 @@ const serverFields = FieldSet.of([
   [fieldElement("apiVersion")],
   [fieldElement("kind")],
   [fieldElement("metadata")],
-  ...["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"]
-    .map((name) => [fieldElement("metadata"), fieldElement(name)])
+  ...["name", "namespace", "creationTimestamp", "selfLink", "uid", "clusterName", "generation", "managedFields", "resourceVersion"].map(
+    (name) => [fieldElement("metadata"), fieldElement(name)]
+  )
 ])
 
 /** The object without metadata.managedFields, which are bookkeeping, not content. */

@@ -51,7 +51,10 @@ const byStartTime = (a: ImageListPullJob, b: ImageListPullJob): number => {
 
 /** The oldest finished jobs beyond the limit (upstream sorts by startTime, unstarted first). */
 const beyondLimit = (jobs: ReadonlyArray<ImageListPullJob>, limit: number): ReadonlyArray<string> =>
-  [...jobs].sort(byStartTime).slice(0, Math.max(0, jobs.length - limit)).map((j) => j.metadata.name ?? "")
+  [...jobs]
+    .sort(byStartTime)
+    .slice(0, Math.max(0, jobs.length - limit))
+    .map((j) => j.metadata.name ?? "")
 
 const latest = (times: ReadonlyArray<number | undefined>): number | undefined => {
   const known = times.filter((t): t is number => t !== undefined)
@@ -69,14 +72,16 @@ export const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObjec
       namespace: cron.metadata.namespace ?? "default",
       labels: { ...template.metadata?.labels },
       annotations: { ...template.metadata?.annotations, [scheduledTimeAnnotation]: rfc3339(scheduledAt) },
-      ownerReferences: [{
-        apiVersion,
-        kind: "AdvancedCronJob",
-        name: cron.metadata.name ?? "",
-        uid: cron.metadata.uid ?? "",
-        controller: true,
-        blockOwnerDeletion: true
-      }]
+      ownerReferences: [
+        {
+          apiVersion,
+          kind: "AdvancedCronJob",
+          name: cron.metadata.name ?? "",
+          uid: cron.metadata.uid ?? "",
+          controller: true,
+          blockOwnerDeletion: true
+        }
+      ]
     },
     spec: template.spec
   }
@@ -85,18 +90,19 @@ export const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObjec
 const supported = (kind: TemplateKind | undefined) =>
   kind === "ImageListPullJob"
     ? {
-      type: "Supported",
-      status: "True" as const,
-      reason: "TemplateSupported",
-      message: "preheat creates an ImageListPullJob at each scheduled time"
-    }
+        type: "Supported",
+        status: "True" as const,
+        reason: "TemplateSupported",
+        message: "preheat creates an ImageListPullJob at each scheduled time"
+      }
     : {
-      type: "Supported",
-      status: "False" as const,
-      reason: "TemplateNotSupported",
-      message: `preheat acts only on spec.template.imageListPullJobTemplate; ${kind === "Job" ? "jobTemplate" : "broadcastJobTemplate"} ` +
-        "is kept but never run (OpenKruise's controller runs it)"
-    }
+        type: "Supported",
+        status: "False" as const,
+        reason: "TemplateNotSupported",
+        message:
+          `preheat acts only on spec.template.imageListPullJobTemplate; ${kind === "Job" ? "jobTemplate" : "broadcastJobTemplate"} ` +
+          "is kept but never run (OpenKruise's controller runs it)"
+      }
 
 /**
  * One AdvancedCronJob with an ImageListPullJob template, as upstream's reconcileImageListPullJob:
@@ -106,11 +112,7 @@ const supported = (kind: TemplateKind | undefined) =>
  * Replace deletes the active ones first). Other templates get status.type and a Supported=False
  * condition only.
  */
-export const decideAdvancedCronJob = (
-  cron: AdvancedCronJob,
-  children: ReadonlyArray<ImageListPullJob>,
-  now: number
-): CronJobDecision => {
+export const decideAdvancedCronJob = (cron: AdvancedCronJob, children: ReadonlyArray<ImageListPullJob>, now: number): CronJobDecision => {
   const previous = cron.status
   const kind = templateKindOf(cron.spec)
   const condition = supported(kind)
@@ -130,8 +132,14 @@ export const decideAdvancedCronJob = (
   const recorded = previous?.lastScheduleTime === undefined ? undefined : Date.parse(previous.lastScheduleTime)
   const lastScheduled = latest([...children.map(scheduledTimeOf), recorded])
   const remove = [
-    ...beyondLimit(children.filter((c) => outcomeOf(c) === "failed"), cron.spec.failedJobsHistoryLimit),
-    ...beyondLimit(children.filter((c) => outcomeOf(c) === "succeeded"), cron.spec.successfulJobsHistoryLimit)
+    ...beyondLimit(
+      children.filter((c) => outcomeOf(c) === "failed"),
+      cron.spec.failedJobsHistoryLimit
+    ),
+    ...beyondLimit(
+      children.filter((c) => outcomeOf(c) === "succeeded"),
+      cron.spec.successfulJobsHistoryLimit
+    )
   ]
   for (const name of remove) events.push({ type: "Normal", reason: "SuccessfulDelete", message: `Deleted job ${name}` })
   const status = (running: ReadonlyArray<ObjectReference>, scheduled: number | undefined): AdvancedCronJobStatus => {

@@ -29,22 +29,26 @@ const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<Ima
 
 /** Valid=False with every reason; the Warning event only when the reasons change. */
 const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const status = (raw["status"] ?? {}) as { conditions?: Parameters<typeof setCondition>[0] }
     const before = status.conditions?.find((c) => c.type === "Valid")
-    const conditions = setCondition(status.conditions, {
-      type: "Valid",
-      status: "False",
-      reason: "Invalid",
-      message,
-      ...(raw.metadata.generation === undefined ? {} : { observedGeneration: raw.metadata.generation })
-    }, rfc3339(yield* Clock.currentTimeMillis))
+    const conditions = setCondition(
+      status.conditions,
+      {
+        type: "Valid",
+        status: "False",
+        reason: "Invalid",
+        message,
+        ...(raw.metadata.generation === undefined ? {} : { observedGeneration: raw.metadata.generation })
+      },
+      rfc3339(yield* Clock.currentTimeMillis)
+    )
     yield* patchStatus(resources.advancedCronJob, ctx.cronJobs, raw, { ...status, conditions })
     if (before?.status !== "False" || before.message !== message) yield* record(raw, { type: "Warning", reason: "Invalid", message })
   })
 
 export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const raw = ctx.cronJobs.get(key)
     // Its jobs go with it through garbage collection.
@@ -62,9 +66,9 @@ export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string
       yield* api.delete(resources.imageListPullJob, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
     }
     if (decision.create !== undefined) {
-      const created = yield* api.create(resources.imageListPullJob, decision.create).pipe(
-        Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined))
-      )
+      const created = yield* api
+        .create(resources.imageListPullJob, decision.create)
+        .pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
       if (created !== undefined) yield* ctx.listJobs.written(created)
     }
     yield* patchStatus(resources.advancedCronJob, ctx.cronJobs, raw, decision.status)

@@ -39,11 +39,7 @@ export interface ListJobDecision {
  * with the current template; children of removed images or of an older template go; status is
  * the children's, aggregated.
  */
-export const decideImageListPullJob = (
-  job: ImageListPullJob,
-  children: ReadonlyArray<ImagePullJob>,
-  now: number
-): ListJobDecision => {
+export const decideImageListPullJob = (job: ImageListPullJob, children: ReadonlyArray<ImagePullJob>, now: number): ListJobDecision => {
   const previous = job.status
   const nowIso = rfc3339(now)
   const ttl = job.spec.completionPolicy.ttlSecondsAfterFinished
@@ -68,26 +64,36 @@ export const decideImageListPullJob = (
     else if (child.metadata.deletionTimestamp === undefined) remove.push(child.metadata.name ?? "")
   }
   const events: Array<ObjectEvent> = []
-  const create = job.spec.images.filter((image) => !current.has(image)).map((image): KubeObject => ({
-    apiVersion,
-    kind: "ImagePullJob",
-    metadata: {
-      name: childName(job, image, hash),
-      namespace: job.metadata.namespace ?? "default",
-      labels: { ...job.metadata.labels, [templateHashLabel]: hash },
-      ownerReferences: [{
+  const create = job.spec.images
+    .filter((image) => !current.has(image))
+    .map(
+      (image): KubeObject => ({
         apiVersion,
-        kind: "ImageListPullJob",
-        name: job.metadata.name ?? "",
-        uid: job.metadata.uid ?? "",
-        controller: true,
-        blockOwnerDeletion: true
-      }]
-    },
-    spec: { ...template(job), image }
-  }))
+        kind: "ImagePullJob",
+        metadata: {
+          name: childName(job, image, hash),
+          namespace: job.metadata.namespace ?? "default",
+          labels: { ...job.metadata.labels, [templateHashLabel]: hash },
+          ownerReferences: [
+            {
+              apiVersion,
+              kind: "ImageListPullJob",
+              name: job.metadata.name ?? "",
+              uid: job.metadata.uid ?? "",
+              controller: true,
+              blockOwnerDeletion: true
+            }
+          ]
+        },
+        spec: { ...template(job), image }
+      })
+    )
   for (const child of create) {
-    events.push({ type: "Normal", reason: "CreatedImagePullJob", message: `created ImagePullJob ${child.metadata.name} for ${(child["spec"] as { image: string }).image}` })
+    events.push({
+      type: "Normal",
+      reason: "CreatedImagePullJob",
+      message: `created ImagePullJob ${child.metadata.name} for ${(child["spec"] as { image: string }).image}`
+    })
   }
   for (const name of remove) events.push({ type: "Normal", reason: "DeletedImagePullJob", message: `deleted ImagePullJob ${name}` })
 
@@ -109,7 +115,12 @@ export const decideImageListPullJob = (
   const desired = job.spec.images.length
   const always = job.spec.completionPolicy.type === "Always"
   const done = always && create.length === 0 && completed.length === desired
-  if (done) events.push({ type: "Normal", reason: "Completed", message: `${desired} images pulled, ${failedImageStatuses.length} failed somewhere` })
+  if (done)
+    events.push({
+      type: "Normal",
+      reason: "Completed",
+      message: `${desired} images pulled, ${failedImageStatuses.length} failed somewhere`
+    })
   let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
   if (done) conditions = setCondition(conditions, { type: "Complete", status: "True", reason: "Completed" }, nowIso)
   const status: ImageListPullJobStatus = {

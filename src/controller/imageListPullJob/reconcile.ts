@@ -13,7 +13,7 @@ import { decideImageListPullJob } from "./decide.ts"
 const record = recordEvent("preheat-controller")
 
 export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const raw = ctx.listJobs.get(key)
     // Children go with their owner through garbage collection.
@@ -38,9 +38,9 @@ export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: strin
     const now = yield* Clock.currentTimeMillis
     const decision = decideImageListPullJob(decoded.success, children, now)
     for (const child of decision.create) {
-      const created = yield* api.create(resources.imagePullJob, child).pipe(
-        Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined))
-      )
+      const created = yield* api
+        .create(resources.imagePullJob, child)
+        .pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
       if (created !== undefined) yield* ctx.jobs.written(created)
     }
     for (const name of decision.delete) {
@@ -49,9 +49,9 @@ export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: strin
     yield* patchStatus(resources.imageListPullJob, ctx.listJobs, raw, decision.status)
     for (const event of decision.events) yield* record(raw, event)
     if (decision.deleteJob) {
-      yield* api.delete(resources.imageListPullJob, splitKey(keyOf(namespace, raw.metadata.name ?? "")), uid === undefined ? {} : { uid }).pipe(
-        Effect.catchTag("NotFound", () => Effect.void)
-      )
+      yield* api
+        .delete(resources.imageListPullJob, splitKey(keyOf(namespace, raw.metadata.name ?? "")), uid === undefined ? {} : { uid })
+        .pipe(Effect.catchTag("NotFound", () => Effect.void))
       return {}
     }
     return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }

@@ -103,15 +103,13 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
 }
 
 /** decideImagePullJob on a list of targets (walked once into a tally). */
-export const decideImagePullJob = (input: JobInput): JobDecision =>
-  decideFromTally({ ...input, tally: tallyOf(input.targets, input.task) })
+export const decideImagePullJob = (input: JobInput): JobDecision => decideFromTally({ ...input, tally: tallyOf(input.targets, input.task) })
 
 export interface TallyInput extends Omit<JobInput, "targets"> {
   readonly tally: TargetTally
 }
 
-const percent = (done: number, desired: number): string =>
-  (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
+const percent = (done: number, desired: number): string => (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
 
 /**
  * One ImagePullJob, decided from the NodeImages it targets at one instant (SPEC §2 ImagePullJob):
@@ -132,9 +130,7 @@ export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tal
     return {
       writes: [],
       status: observed(previous, job.metadata.generation),
-      events: expired
-        ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }]
-        : [],
+      events: expired ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }] : [],
       deleteJob: expired,
       wakeAt: expired ? undefined : deleteAt,
       heldBack: 0

@@ -27,9 +27,7 @@ const owns = (tag: ImageTagSpec, uid: string): boolean => (tag.ownerReferences ?
 export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
   const spec = node.spec.images?.[task.image]?.tags.find((t) => t.tag === task.tag)
   if (spec === undefined || !owns(spec, task.owner.uid)) return { phase: "notSynced" }
-  const status = node.status?.imageStatuses?.[task.image]?.tags.find(
-    (t) => t.tag === task.tag && (t.version ?? 0) === spec.version
-  )
+  const status = node.status?.imageStatuses?.[task.image]?.tags.find((t) => t.tag === task.tag && (t.version ?? 0) === spec.version)
   switch (status?.phase) {
     case "Succeeded":
       return { phase: "succeeded" }

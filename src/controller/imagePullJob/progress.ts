@@ -44,8 +44,12 @@ export class JobProgress {
 
   /** Whether this progress is about the same targets and the same task. */
   matches(fingerprint: string, task: JobTask): boolean {
-    return fingerprint === this.fingerprint && task.image === this.task.image && task.tag === this.task.tag &&
+    return (
+      fingerprint === this.fingerprint &&
+      task.image === this.task.image &&
+      task.tag === this.task.tag &&
       task.owner.uid === this.task.owner.uid
+    )
   }
 
   has(node: string): boolean {
@@ -79,8 +83,9 @@ export class JobProgress {
       waiting: (limit) => this.waiting(limit, lookup),
       synced: () => this.collect((s) => s !== "missing" && s.phase !== "notSynced", lookup),
       unfinished: () =>
-        [...this.collect((s) => s !== "missing" && (s.phase === "notSynced" || s.phase === "active"), lookup)]
-          .map((n) => n.metadata.name ?? ""),
+        [...this.collect((s) => s !== "missing" && (s.phase === "notSynced" || s.phase === "active"), lookup)].map(
+          (n) => n.metadata.name ?? ""
+        ),
       targets: (node) => this.has(node)
     }
   }

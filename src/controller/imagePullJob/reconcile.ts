@@ -48,26 +48,31 @@ const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyAr
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
   for (const write of writes) {
     let changes = byNode.get(write.node)
-    if (changes === undefined) byNode.set(write.node, changes = new Map())
+    if (changes === undefined) byNode.set(write.node, (changes = new Map()))
     changes.set(write.image, write.entry)
   }
   let retry: Duration.Duration | undefined
-  return Effect.forEach(byNode, ([node, changes]) => {
-    const seen = ctx.nodeImages.get(node)?.metadata.resourceVersion
-    return patchNodeImages(ctx.nodeImages, node, changes).pipe(
-      Effect.catchTag("Conflict", () =>
-        Effect.sync(() => {
-          if (ctx.nodeImages.get(node)?.metadata.resourceVersion !== seen) {
-            retry = Duration.zero
-            return
-          }
-          let jobs = ctx.awaitingNewer.get(node)
-          if (jobs === undefined) ctx.awaitingNewer.set(node, jobs = new Set())
-          jobs.add(key)
-          retry ??= conflictFallback
-        }))
-    )
-  }, { concurrency: nodeWriteConcurrency, discard: true }).pipe(Effect.map(() => retry))
+  return Effect.forEach(
+    byNode,
+    ([node, changes]) => {
+      const seen = ctx.nodeImages.get(node)?.metadata.resourceVersion
+      return patchNodeImages(ctx.nodeImages, node, changes).pipe(
+        Effect.catchTag("Conflict", () =>
+          Effect.sync(() => {
+            if (ctx.nodeImages.get(node)?.metadata.resourceVersion !== seen) {
+              retry = Duration.zero
+              return
+            }
+            let jobs = ctx.awaitingNewer.get(node)
+            if (jobs === undefined) ctx.awaitingNewer.set(node, (jobs = new Set()))
+            jobs.add(key)
+            retry ??= conflictFallback
+          })
+        )
+      )
+    },
+    { concurrency: nodeWriteConcurrency, discard: true }
+  ).pipe(Effect.map(() => retry))
 }
 
 /** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
@@ -79,7 +84,7 @@ const wake = (ctx: ControllerContext, keys: ReadonlyArray<string>) =>
 
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
 const release = (ctx: ControllerContext, raw: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     // Its tags are going: the room they held is handed on now.
     yield* wake(ctx, ctx.registries.forget(objectKey(raw)))
     const uid = raw.metadata.uid ?? ""
@@ -96,15 +101,17 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
     const finalizers = raw.metadata.finalizers ?? []
     if (!finalizers.includes(releaseFinalizer)) return {}
     const api = yield* KubeApi
-    const patched = yield* api.patch(resources.imagePullJob, splitKey(objectKey(raw)), {
-      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== releaseFinalizer) }
-    }).pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
+    const patched = yield* api
+      .patch(resources.imagePullJob, splitKey(objectKey(raw)), {
+        metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== releaseFinalizer) }
+      })
+      .pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
     if (patched !== undefined) yield* ctx.jobs.written(patched)
     return {}
   })
 
 const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const finalizers = raw.metadata.finalizers ?? []
     if (finalizers.includes(releaseFinalizer)) return raw
     const api = yield* KubeApi
@@ -117,7 +124,7 @@ const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
 
 /** The secret copies the job's tags point at, or why the job cannot be acted on. */
 const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const namespace = job.metadata.namespace ?? ""
     const refs: Array<ReferenceObject> = []
     for (const name of job.spec.pullSecrets ?? []) {
@@ -148,10 +155,12 @@ const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
   return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
 }
 
-const lookup = (ctx: ControllerContext) => (name: string): NodeImage | undefined => {
-  const stored = ctx.nodeImages.get(name)
-  return stored === undefined ? undefined : nodeImageView(stored)
-}
+const lookup =
+  (ctx: ControllerContext) =>
+  (name: string): NodeImage | undefined => {
+    const stored = ctx.nodeImages.get(name)
+    return stored === undefined ? undefined : nodeImageView(stored)
+  }
 
 /**
  * The job's targets and where they stand, recomputed only when its selection, the nodes' set,
@@ -175,7 +184,12 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
     [...ctx.nodeImages.values()].map(nodeImageView),
     () => [...ctx.pods.values()].map(podPlacement)
   )
-  const progress = new JobProgress(fingerprint, selected.map((n) => n.metadata.name ?? ""), task, read)
+  const progress = new JobProgress(
+    fingerprint,
+    selected.map((n) => n.metadata.name ?? ""),
+    task,
+    read
+  )
   ctx.targets.set(key, progress)
   return progress
 }
@@ -196,7 +210,7 @@ const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) =
 }
 
 export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     let raw = ctx.jobs.get(key)
     if (raw === undefined) return {}
     if (raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, raw)
@@ -234,7 +248,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     const room = ctx.registries.room(key, registry, tally.active)
     const decision = decideFromTally({ job: job.success, task, tally, stale, now, propagateEdits, registry: room })
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
-    const waiters = ctx.registries.settle(key, registry, finished ? 0 : decision.status.active ?? 0, decision.heldBack)
+    const waiters = ctx.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
     const retry = yield* applyNodeWrites(ctx, key, decision.writes)
     if (retry !== undefined) return { requeueAfter: retry }

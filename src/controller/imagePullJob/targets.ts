@@ -13,8 +13,7 @@ export interface PodPlacement {
 }
 
 const isActive = (pod: PodPlacement): boolean =>
-  pod.nodeName !== undefined && pod.nodeName !== "" && !pod.deleting && pod.phase !== "Succeeded" &&
-  pod.phase !== "Failed"
+  pod.nodeName !== undefined && pod.nodeName !== "" && !pod.deleting && pod.phase !== "Succeeded" && pod.phase !== "Failed"
 
 const hasLabelTerms = (selector: NonNullable<ImagePullJobSpec["selector"]>): boolean =>
   Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0
@@ -23,11 +22,7 @@ const hasLabelTerms = (selector: NonNullable<ImagePullJobSpec["selector"]>): boo
  * Whether a job's node selector picks a node by its name and labels: the listed names, else the
  * label terms, else (absent or empty, SPEC §4.5) every node. Pod selection is decided elsewhere.
  */
-export const nodeSelected = (
-  selector: ImagePullJobSpec["selector"],
-  name: string,
-  labels: Readonly<Record<string, string>>
-): boolean => {
+export const nodeSelected = (selector: ImagePullJobSpec["selector"], name: string, labels: Readonly<Record<string, string>>): boolean => {
   const names = selector?.names ?? []
   if (names.length > 0) return names.includes(name)
   return selector === undefined || !hasLabelTerms(selector) || matchesLabelSelector(selector, labels)

@@ -35,15 +35,15 @@ export type NodeImageDecision =
   | { readonly action: "create"; readonly labels: Readonly<Record<string, string>> }
   | { readonly action: "delete" }
   | {
-    readonly action: "update"
-    /** Labels to set (null removes), when they differ from the Node's. */
-    readonly labels: Readonly<Record<string, string | null>> | undefined
-    /** Image entries to replace (undefined removes the image). */
-    readonly images: ReadonlyMap<string, ImageSpec | undefined>
-    /** Tags the daemon never finished, now marked Failed by the controller. */
-    readonly failures: ReadonlyArray<TagFailure>
-    readonly wakeAt: number | undefined
-  }
+      readonly action: "update"
+      /** Labels to set (null removes), when they differ from the Node's. */
+      readonly labels: Readonly<Record<string, string | null>> | undefined
+      /** Image entries to replace (undefined removes the image). */
+      readonly images: ReadonlyMap<string, ImageSpec | undefined>
+      /** Tags the daemon never finished, now marked Failed by the controller. */
+      readonly failures: ReadonlyArray<TagFailure>
+      readonly wakeAt: number | undefined
+    }
 
 const labelChanges = (
   current: Readonly<Record<string, string>>,
@@ -64,7 +64,7 @@ const parseTime = (time: string): number => {
   let parsed = parsedTimes.get(time)
   if (parsed === undefined) {
     if (parsedTimes.size >= 4096) parsedTimes.clear()
-    parsedTimes.set(time, parsed = Date.parse(time))
+    parsedTimes.set(time, (parsed = Date.parse(time)))
   }
   return parsed
 }

@@ -19,7 +19,7 @@ const record = recordEvent("preheat-controller")
 
 /** The controller fails tags for a daemon that went silent: status, counters and events. */
 const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
     if (stored === undefined) return
     const view: NodeImage = nodeImageView(stored)
@@ -51,7 +51,7 @@ const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<Ref
 }
 
 export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
     const stored = ctx.nodeImages.get(name)
@@ -70,12 +70,14 @@ export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
       case "none":
         return after(decision.wakeAt)
       case "create": {
-        const created: KubeObject = yield* api.create(resources.nodeImage, {
-          apiVersion,
-          kind: "NodeImage",
-          metadata: { name, labels: decision.labels },
-          spec: {}
-        }).pipe(Effect.catchTag("AlreadyExists", () => api.get(resources.nodeImage, { name })))
+        const created: KubeObject = yield* api
+          .create(resources.nodeImage, {
+            apiVersion,
+            kind: "NodeImage",
+            metadata: { name, labels: decision.labels },
+            spec: {}
+          })
+          .pipe(Effect.catchTag("AlreadyExists", () => api.get(resources.nodeImage, { name })))
         yield* ctx.nodeImages.written(created)
         return {}
       }

@@ -84,7 +84,8 @@ export const planCopies = (
     const current = existing.get(name)
     if (current === undefined) create.push(desired)
     else if (
-      current["type"] !== type || !sameData(current["data"], desired["data"]) ||
+      current["type"] !== type ||
+      !sameData(current["data"], desired["data"]) ||
       !sameData(current.metadata.annotations, annotations)
     ) {
       update.push({ ...desired, metadata: { ...current.metadata, annotations } })

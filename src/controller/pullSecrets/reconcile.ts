@@ -19,7 +19,7 @@ const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
     for (const name of job.success.spec.pullSecrets ?? []) {
       const key = keyOf(namespace, name)
       let ref = bySecret.get(key)
-      if (ref === undefined) bySecret.set(key, ref = { namespace, name, jobs: [] })
+      if (ref === undefined) bySecret.set(key, (ref = { namespace, name, jobs: [] }))
       ref.jobs.push(keyOf(namespace, raw.metadata.name ?? ""))
     }
   }
@@ -28,7 +28,7 @@ const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
 
 /** Creates, syncs and deletes the daemons' copies of pull secrets (SPEC §2 Pull secrets). */
 export const reconcilePullSecrets = (ctx: ControllerContext) => (_key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, unknown, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const namespace = ctx.settings.secretNamespace
     const copies = [...ctx.secretCopies.values()].filter(

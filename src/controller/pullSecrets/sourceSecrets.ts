@@ -23,7 +23,7 @@ export interface SourceSecrets {
 }
 
 const fetchSecret = (key: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     return yield* api.get(resources.secret, splitKey(key)).pipe(
       Effect.map((secret): KubeObject | undefined => secret),
@@ -46,21 +46,25 @@ export const makeSourceSecrets = (): SourceSecrets => {
       for (const key of [...held.keys()]) if (!keys.has(key)) held.delete(key)
     },
     resync: Effect.suspend(() =>
-      Effect.forEach([...held.keys()], (key) =>
-        fetchSecret(key).pipe(
-          Effect.map((secret) => {
-            const before = held.get(key)
-            // A key forgotten meanwhile stays forgotten.
-            if (before === undefined) return []
-            held.set(key, { secret })
-            return before.secret?.metadata.resourceVersion === secret?.metadata.resourceVersion &&
+      Effect.forEach(
+        [...held.keys()],
+        (key) =>
+          fetchSecret(key).pipe(
+            Effect.map((secret) => {
+              const before = held.get(key)
+              // A key forgotten meanwhile stays forgotten.
+              if (before === undefined) return []
+              held.set(key, { secret })
+              return before.secret?.metadata.resourceVersion === secret?.metadata.resourceVersion &&
                 (before.secret === undefined) === (secret === undefined)
-              ? []
-              : [key]
-          }),
-          // Unreadable now (the API server away, say): what was read last stands until the next resync.
-          Effect.catch(() => Effect.succeed([]))
-        ), { concurrency: 4 }).pipe(Effect.map((changed) => changed.flat()))
+                ? []
+                : [key]
+            }),
+            // Unreadable now (the API server away, say): what was read last stands until the next resync.
+            Effect.catch(() => Effect.succeed([]))
+          ),
+        { concurrency: 4 }
+      ).pipe(Effect.map((changed) => changed.flat()))
     ),
     size: () => held.size
   }

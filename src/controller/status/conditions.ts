@@ -10,13 +10,9 @@ export const setCondition = (
   now: string
 ): ReadonlyArray<Condition> => {
   const current = (conditions ?? []).find((c) => c.type === next.type)
-  const lastTransitionTime = current !== undefined && current.status === next.status
-    ? current.lastTransitionTime ?? now
-    : now
+  const lastTransitionTime = current !== undefined && current.status === next.status ? (current.lastTransitionTime ?? now) : now
   const updated: Condition = { ...next, lastTransitionTime }
-  return current === undefined
-    ? [...(conditions ?? []), updated]
-    : (conditions ?? []).map((c) => (c.type === next.type ? updated : c))
+  return current === undefined ? [...(conditions ?? []), updated] : (conditions ?? []).map((c) => (c.type === next.type ? updated : c))
 }
 
 /**

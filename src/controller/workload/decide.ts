@@ -74,8 +74,7 @@ export const newImages = (rollout: Rollout): ReadonlyArray<{ readonly container:
 }
 
 /** `REVISION-CONTAINER`, as upstream, kept within the 253 characters of an object name. */
-export const jobName = (revision: string, container: string): string =>
-  `${revision}-${container}`.slice(0, 253).replace(/[-.]+$/, "")
+export const jobName = (revision: string, container: string): string => `${revision}-${container}`.slice(0, 253).replace(/[-.]+$/, "")
 
 const ownerReference = (kind: WorkloadKind, workload: KubeObject) => ({
   apiVersion: "apps/v1",
@@ -87,20 +86,14 @@ const ownerReference = (kind: WorkloadKind, workload: KubeObject) => ({
 })
 
 /** One ImagePullJob as upstream's CreateJobForWorkload makes it. */
-const imagePullJob = (
-  input: WorkloadInput,
-  rollout: Rollout,
-  settings: PreDownloadSettings,
-  name: string,
-  image: string
-): KubeObject => {
+const imagePullJob = (input: WorkloadInput, rollout: Rollout, settings: PreDownloadSettings, name: string, image: string): KubeObject => {
   const template = templateOf(input.workload)
   // Upstream: the template's labels (what the workload owns matches its selector) plus the revision.
   const labels = { ...template.metadata?.labels, [revisionHashLabel]: rollout.update.hash }
   const annotations = template.metadata?.annotations ?? {}
   const pullSecrets = (template.spec?.imagePullSecrets ?? []).flatMap((s) => (s.name === undefined ? [] : [s.name]))
-  const selector = (input.workload["spec"] as { selector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<unknown> } })
-    .selector ?? {}
+  const selector =
+    (input.workload["spec"] as { selector?: { matchLabels?: Record<string, string>; matchExpressions?: Array<unknown> } }).selector ?? {}
   return {
     apiVersion,
     kind: "ImagePullJob",

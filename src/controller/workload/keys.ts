@@ -10,8 +10,7 @@ import type { WorkloadKind } from "./rollout.ts"
 import { controllerOf, podReady, specOf, statusOf } from "./template.ts"
 
 /** A work-queue key: `Kind:namespace/name`. */
-export const workloadKey = (kind: WorkloadKind, namespace: string | undefined, name: string): string =>
-  `${kind}:${keyOf(namespace, name)}`
+export const workloadKey = (kind: WorkloadKind, namespace: string | undefined, name: string): string => `${kind}:${keyOf(namespace, name)}`
 
 export const parseWorkloadKey = (key: string): { readonly kind: WorkloadKind; readonly namespace: string; readonly name: string } => {
   const colon = key.indexOf(":")

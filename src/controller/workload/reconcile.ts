@@ -57,7 +57,7 @@ const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeO
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
 export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function*(): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+  Effect.gen(function* (): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
@@ -69,11 +69,14 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
     }
     const uid = workload.metadata.uid ?? ""
     // Without the annotation only its jobs matter (to stop them): no need to read revisions and pods.
-    const rollout = workload.metadata.annotations?.[parallelismKey] === undefined ? undefined : rolloutOf(kind, workload, {
-      replicaSets: kind === "Deployment" ? ownedIn(ctx.replicaSets, workload) : [],
-      revisions: kind === "Deployment" ? [] : ownedIn(ctx.controllerRevisions, workload),
-      pods: selectedPods(ctx, workload)
-    })
+    const rollout =
+      workload.metadata.annotations?.[parallelismKey] === undefined
+        ? undefined
+        : rolloutOf(kind, workload, {
+            replicaSets: kind === "Deployment" ? ownedIn(ctx.replicaSets, workload) : [],
+            revisions: kind === "Deployment" ? [] : ownedIn(ctx.controllerRevisions, workload),
+            pods: selectedPods(ctx, workload)
+          })
     const decision = decideWorkload({
       kind,
       workload,

@@ -86,13 +86,14 @@ const deploymentRollout = (deployment: KubeObject, owned: Owned): Rollout | unde
   const replicas = replicasOf(deployment)
   const strategy = rollingUpdate(deployment, "strategy")
   const maxUnavailable = scaled(strategy.maxUnavailable ?? "25%", replicas, false)
-  const skip = strategy.type === "Recreate"
-    ? "the Recreate strategy replaces every pod at once"
-    : replicas <= minimumReplicas
-    ? `${replicas} replicas: pre-download starts above ${minimumReplicas}`
-    : maxUnavailable >= replicas
-    ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= replicas ${replicas})`
-    : undefined
+  const skip =
+    strategy.type === "Recreate"
+      ? "the Recreate strategy replaces every pod at once"
+      : replicas <= minimumReplicas
+        ? `${replicas} replicas: pre-download starts above ${minimumReplicas}`
+        : maxUnavailable >= replicas
+          ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= replicas ${replicas})`
+          : undefined
   return {
     update: revision(update),
     current,
@@ -128,13 +129,14 @@ const statefulSetRollout = (set: KubeObject, owned: Owned): Rollout | undefined 
   const replicas = replicasOf(set)
   const strategy = rollingUpdate(set, "updateStrategy")
   const maxUnavailable = scaled(strategy.maxUnavailable ?? 1, replicas, false)
-  const skip = strategy.type === "OnDelete"
-    ? "the OnDelete strategy updates pods only when they are deleted"
-    : replicas <= minimumReplicas
-    ? `${replicas} replicas: pre-download starts above ${minimumReplicas}`
-    : strategy.partition === 0 && maxUnavailable >= replicas
-    ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= replicas ${replicas})`
-    : undefined
+  const skip =
+    strategy.type === "OnDelete"
+      ? "the OnDelete strategy updates pods only when they are deleted"
+      : replicas <= minimumReplicas
+        ? `${replicas} replicas: pre-download starts above ${minimumReplicas}`
+        : strategy.partition === 0 && maxUnavailable >= replicas
+          ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= replicas ${replicas})`
+          : undefined
   // StatefulSet pods carry the revision's name in controller-revision-hash.
   const updateValues = [...new Set([update.name, update.hash])]
   return {
@@ -158,16 +160,16 @@ const daemonSetRollout = (set: KubeObject, owned: Owned): Rollout | undefined =>
   if (update === undefined) return undefined
   const pods = owned.pods.filter(podActive)
   const running = new Set(pods.map((p) => p.metadata.labels?.[controllerRevisionHashLabel]))
-  const current = live.slice(1)
+  const current = live
+    .slice(1)
     .map((cr) => fromControllerRevision(cr, controllerRevisionHashLabel))
     .filter((r): r is Revision => r !== undefined && (running.has(r.hash) || running.has(r.name)))
   const desired = Number(statusOf(set)["desiredNumberScheduled"] ?? 0)
   const replicas = desired > 0 ? desired : pods.length
   const strategy = rollingUpdate(set, "updateStrategy")
   const maxUnavailable = scaled(strategy.maxUnavailable ?? 1, replicas, false)
-  const skip = maxUnavailable >= replicas
-    ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= ${replicas} scheduled)`
-    : undefined
+  const skip =
+    maxUnavailable >= replicas ? `every pod is updated in one batch (maxUnavailable ${maxUnavailable} >= ${replicas} scheduled)` : undefined
   const updateValues = [...new Set([update.name, update.hash])]
   return {
     update,

@@ -42,8 +42,9 @@ export const ownedBy = (object: KubeObject, owner: KubeObject): boolean =>
 /** Whether a pod counts as Ready (its Ready condition True) and is not on its way out. */
 export const podReady = (pod: KubeObject): boolean =>
   pod.metadata.deletionTimestamp === undefined &&
-  ((statusOf(pod)["conditions"] ?? []) as ReadonlyArray<{ type?: string; status?: string }>)
-    .some((c) => c.type === "Ready" && c.status === "True")
+  ((statusOf(pod)["conditions"] ?? []) as ReadonlyArray<{ type?: string; status?: string }>).some(
+    (c) => c.type === "Ready" && c.status === "True"
+  )
 
 /** Whether a pod still runs somewhere (placed, not finished, not deleting). */
 export const podActive = (pod: KubeObject): boolean => {
@@ -56,4 +57,5 @@ export const canonical = (value: unknown): string =>
   JSON.stringify(value, (_key, v: unknown) =>
     v !== null && typeof v === "object" && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v)
+      : v
+  )

@@ -53,7 +53,7 @@ const retryCapMillis = 60_000
  * makes pinning a no-op on this node, said once in the log; other failures leave the pins as they
  * are and are retried with a growing delay.
  */
-export const makeImagePins = Effect.fnUntraced(function*(
+export const makeImagePins = Effect.fnUntraced(function* (
   options: ImagePinsOptions
 ): Effect.fn.Return<ImagePins, never, KubeApi | CriRuntime | Scheduler | Scope.Scope> {
   const services = yield* Effect.context<KubeApi | CriRuntime>()
@@ -94,7 +94,7 @@ export const makeImagePins = Effect.fnUntraced(function*(
   }
 
   const reconcile = (imageLabels: ImageLabels["Service"]): Effect.Effect<void, PinError, KubeApi | CriRuntime> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const nodeImage = options.current()
       const current = tagsOf(nodeImage)
       if (Result.isFailure(current)) return yield* Effect.fail(new SpecUnreadable({ message: current.failure }))
@@ -119,11 +119,11 @@ export const makeImagePins = Effect.fnUntraced(function*(
       held = demand.held
     })
 
-  const worker = Effect.gen(function*() {
+  const worker = Effect.gen(function* () {
     const key = yield* queue.take
-    const result = yield* Effect.result(
-      Option.isSome(labels) && !unsupported ? reconcile(labels.value) : Effect.void
-    ).pipe(Effect.provideContext(services))
+    const result = yield* Effect.result(Option.isSome(labels) && !unsupported ? reconcile(labels.value) : Effect.void).pipe(
+      Effect.provideContext(services)
+    )
     yield* queue.done(key)
     if (Result.isSuccess(result)) {
       failures = 0

@@ -26,7 +26,7 @@ const policyOf = (job: { readonly [field: string]: unknown }): OwnerPolicy => {
 export const readOwnerPolicies = (
   owners: ReadonlyArray<ObjectReference>
 ): Effect.Effect<ReadonlyMap<string, OwnerPolicy>, OwnerPolicyUnknown, KubeApi> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const jobs = owners.filter(isJob)
     const read = yield* Effect.forEach(
@@ -35,8 +35,8 @@ export const readOwnerPolicies = (
         api.get(resources.imagePullJob, { namespace: owner.namespace, name: owner.name }).pipe(
           Effect.map((job): OwnerPolicy => (job.metadata.uid === owner.uid ? policyOf(job) : "gone")),
           Effect.catchTag("NotFound", () => Effect.succeed<OwnerPolicy>("gone")),
-          Effect.mapError((error) =>
-            new OwnerPolicyUnknown({ message: `reading ImagePullJob ${owner.namespace}/${owner.name}: ${error.message}` })
+          Effect.mapError(
+            (error) => new OwnerPolicyUnknown({ message: `reading ImagePullJob ${owner.namespace}/${owner.name}: ${error.message}` })
           ),
           Effect.map((policy) => [owner.uid, policy] as const)
         ),

@@ -36,7 +36,7 @@ const byName = (a: { name: string }, b: { name: string }) => a.name.localeCompar
 
 export const planDaemonSet = (input: DaemonSetInput): DaemonSetPlan => {
   const podsByNode = new Map<string, Array<DaemonPod>>()
-  for (const pod of input.pods) podsByNode.set(pod.nodeName, [...podsByNode.get(pod.nodeName) ?? [], pod])
+  for (const pod of input.pods) podsByNode.set(pod.nodeName, [...(podsByNode.get(pod.nodeName) ?? []), pod])
   const create: Array<string> = []
   const remove: Array<string> = []
   const desired: Array<string> = []

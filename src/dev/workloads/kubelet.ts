@@ -40,7 +40,7 @@ type ImageResult =
 
 /** The image on the node, pulled first if missing (IfNotPresent, whatever imagePullPolicy says). */
 const ensureImage = (runtime: CriRuntime["Service"], pod: KubeObject, image: string) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const parsed = parseImageReference(image)
     if (Result.isFailure(parsed)) {
       const message = `Failed to apply default image tag "${image}": couldn't parse image name "${image}": ${parsed.failure.reason}`
@@ -93,7 +93,7 @@ export const reconcileKubelet = (ctx: WorkloadContext) => {
   /** When a pod whose pull failed may try again (its own status writes must not retry it at once). */
   const backOffUntil = new Map<string, number>()
   return (key: string): Effect.Effect<Outcome, unknown, KubeApi> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pod = ctx.stores.pods.get(key)
       const node = pod === undefined ? undefined : stringAt(spec(pod), "nodeName")
       if (pod === undefined || node === undefined || isTerminating(pod)) {

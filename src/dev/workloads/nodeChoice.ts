@@ -4,9 +4,7 @@ import { isNodeReady } from "./objects.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { isPlainObject } from "../../kube/frozenJson.ts"
 
-export type NodeChoice =
-  | { readonly _tag: "Node"; readonly name: string }
-  | { readonly _tag: "Unschedulable"; readonly message: string }
+export type NodeChoice = { readonly _tag: "Node"; readonly name: string } | { readonly _tag: "Unschedulable"; readonly message: string }
 
 export const chooseNode = (
   nodeSelector: Readonly<Record<string, string>>,

@@ -100,7 +100,7 @@ export const podFromTemplate = (
   }
 ): KubeObject => {
   const meta = field(podTemplate, "metadata")
-  const templateLabels = isPlainObject(meta["labels"]) ? meta["labels"] as Record<string, string> : {}
+  const templateLabels = isPlainObject(meta["labels"]) ? (meta["labels"] as Record<string, string>) : {}
   return {
     apiVersion: "v1",
     kind: "Pod",

@@ -42,7 +42,10 @@ export const waitingStatus = (
   conditions: [
     condition("PodScheduled", true, times.scheduled),
     condition("Initialized", true, times.started),
-    ...notReady(containers.map((c) => c.name), times.now)
+    ...notReady(
+      containers.map((c) => c.name),
+      times.now
+    )
   ],
   containerStatuses: containers.map((c) => ({
     name: c.name,
@@ -92,7 +95,9 @@ export const runningStatus = (
 export const goDuration = (millis: number): string => {
   if (millis < 1000) return `${millis}ms`
   const seconds = Math.floor(millis / 1000)
-  const fraction = String(millis % 1000).padStart(3, "0").replace(/0+$/, "")
+  const fraction = String(millis % 1000)
+    .padStart(3, "0")
+    .replace(/0+$/, "")
   const minutes = Math.floor(seconds / 60)
   const rest = `${seconds % 60}${fraction === "" ? "" : `.${fraction}`}s`
   return minutes === 0 ? rest : `${minutes}m${rest}`

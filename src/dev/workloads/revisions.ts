@@ -25,14 +25,8 @@ export interface Revisions {
 }
 
 /** The owner's revisions, with the one for `template` created or renumbered as the newest. */
-export const ensureRevision = (
-  ctx: WorkloadContext,
-  owner: KubeObject,
-  resource: Resource,
-  template: Json,
-  hash: string
-) =>
-  Effect.gen(function*() {
+export const ensureRevision = (ctx: WorkloadContext, owner: KubeObject, resource: Resource, template: Json, hash: string) =>
+  Effect.gen(function* () {
     const store = ctx.stores.revisions
     const owned = ownedBy(owner, store.values()).filter((r) => !isTerminating(r))
     const name = `${owner.metadata.name}-${hash}`
@@ -50,7 +44,7 @@ export const ensureRevision = (
       metadata: {
         name,
         namespace: owner.metadata.namespace ?? "default",
-        labels: { ...(isPlainObject(labels) ? labels as Record<string, string> : {}), [controllerRevisionHashLabel]: hash },
+        labels: { ...(isPlainObject(labels) ? (labels as Record<string, string>) : {}), [controllerRevisionHashLabel]: hash },
         ownerReferences: [controllerRef(owner, resource)]
       },
       data: { spec: { template: { ...template, $patch: "replace" } } },
@@ -61,7 +55,7 @@ export const ensureRevision = (
 
 /** Deletes the oldest revisions no pod and no status uses, beyond spec.revisionHistoryLimit (default 10). */
 export const pruneRevisions = (ctx: WorkloadContext, owner: KubeObject, all: ReadonlyArray<KubeObject>, inUse: ReadonlySet<string>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const limit = numberAt(spec(owner), "revisionHistoryLimit", 10)
     const unused = all.filter((r) => !inUse.has(r.metadata.name ?? "")).sort((a, b) => revisionNumber(a) - revisionNumber(b))
     for (const revision of unused.slice(0, Math.max(0, unused.length - limit))) yield* deleteIn(ctx.stores.revisions, revision)

@@ -19,14 +19,15 @@ export const fnv32a = (text: string): number => {
 }
 
 /** rand.SafeEncodeString: every character becomes alphabet[code % 27]. */
-export const safeEncode = (text: string): string =>
-  [...text].map((c) => safeAlphabet[c.codePointAt(0)! % safeAlphabet.length]).join("")
+export const safeEncode = (text: string): string => [...text].map((c) => safeAlphabet[c.codePointAt(0)! % safeAlphabet.length]).join("")
 
 /** JSON with object keys sorted at every level, so equal values print equally. */
 export const canonicalJson = (value: unknown): string => {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`
   if (isPlainObject(value)) {
-    const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort()
+    const keys = Object.keys(value)
+      .filter((k) => value[k] !== undefined)
+      .sort()
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson(value[k])}`).join(",")}}`
   }
   return JSON.stringify(value) ?? "null"
@@ -43,7 +44,9 @@ export const withoutUnset = (value: unknown): unknown => {
     return items.length === 0 ? undefined : items
   }
   if (isPlainObject(value)) {
-    const entries = Object.entries(value).map(([k, v]) => [k, withoutUnset(v)] as const).filter(([, v]) => v !== undefined)
+    const entries = Object.entries(value)
+      .map(([k, v]) => [k, withoutUnset(v)] as const)
+      .filter(([, v]) => v !== undefined)
     return entries.length === 0 ? undefined : Object.fromEntries(entries)
   }
   return value === null ? undefined : value

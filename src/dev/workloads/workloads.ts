@@ -48,7 +48,7 @@ const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefin
     return Effect.andThen(toOwner(object, "StatefulSet", queues.statefulSet), toOwner(object, "DaemonSet", queues.daemonSet))
   },
   pod: (change: Change) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const pod = objectOf(change)
       yield* toOwner(pod, "ReplicaSet", queues.replicaSet)
       yield* toOwner(pod, "StatefulSet", queues.statefulSet)
@@ -59,7 +59,7 @@ const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefin
     }),
   // A node that comes, goes or changes may take daemon pods and pods that found no node.
   node: (_change: Change) =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       // Before every store exists (the first lists), their own changes enqueue what is there.
       const all = stores()
       if (all === undefined) return
@@ -72,7 +72,7 @@ const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefin
  * Starts the controllers for the life of the scope; resolves once their stores are filled.
  * `runtimes`: each simulated node's container runtime, by node name.
  */
-export const startWorkloads = Effect.fnUntraced(function*(
+export const startWorkloads = Effect.fnUntraced(function* (
   runtimes: ReadonlyMap<string, CriRuntime["Service"]>
 ): Effect.fn.Return<void, never, KubeApi | Scheduler | Scope.Scope> {
   const scheduler = yield* Scheduler
@@ -97,21 +97,29 @@ export const startWorkloads = Effect.fnUntraced(function*(
   }
   filled = stores
   const ctx: WorkloadContext = { stores, queues, runtimes }
-  yield* Effect.all(Object.values(stores).map((s: Informer) => s.synced), { discard: true })
+  yield* Effect.all(
+    Object.values(stores).map((s: Informer) => s.synced),
+    { discard: true }
+  )
   const run = (
     queue: WorkQueue,
     concurrency: number,
     reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>
   ): Effect.Effect<never, never, KubeApi> =>
     Effect.flatMap(makeBackoff(), (backoff) => runWorkers(queue, { concurrency, reconcile, backoff }))
-  yield* Effect.forkScoped(Effect.all([
-    run(queues.deployment, 2, reconcileDeployment(ctx)),
-    run(queues.replicaSet, 2, reconcileReplicaSet(ctx)),
-    run(queues.statefulSet, 2, reconcileStatefulSet(ctx)),
-    run(queues.daemonSet, 2, reconcileDaemonSet(ctx)),
-    // One scheduler worker: each choice counts the pods the previous one placed.
-    run(queues.scheduling, 1, reconcileScheduling(ctx)),
-    // Pods start in parallel, each waiting on its own images.
-    run(queues.kubelet, 32, reconcileKubelet(ctx))
-  ], { concurrency: "unbounded", discard: true }))
+  yield* Effect.forkScoped(
+    Effect.all(
+      [
+        run(queues.deployment, 2, reconcileDeployment(ctx)),
+        run(queues.replicaSet, 2, reconcileReplicaSet(ctx)),
+        run(queues.statefulSet, 2, reconcileStatefulSet(ctx)),
+        run(queues.daemonSet, 2, reconcileDaemonSet(ctx)),
+        // One scheduler worker: each choice counts the pods the previous one placed.
+        run(queues.scheduling, 1, reconcileScheduling(ctx)),
+        // Pods start in parallel, each waiting on its own images.
+        run(queues.kubelet, 32, reconcileKubelet(ctx))
+      ],
+      { concurrency: "unbounded", discard: true }
+    )
+  )
 })

@@ -12,7 +12,7 @@ import type { KubeObject, Subresource } from "../../kube/KubeApi.ts"
 import { objectKey } from "../../kube/objectKey.ts"
 
 export const createIn = (store: Informer, object: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const created = yield* (yield* KubeApi).create(store.resource, object)
     yield* store.written(created)
     return created
@@ -21,7 +21,7 @@ export const createIn = (store: Informer, object: KubeObject) =>
 const keyOf = (object: KubeObject) => ({ name: object.metadata.name ?? "", namespace: object.metadata.namespace ?? "" })
 
 export const patchIn = (store: Informer, object: KubeObject, patch: Record<string, unknown>, subresource: Subresource = "main") =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const patched = yield* (yield* KubeApi).patch(store.resource, keyOf(object), patch, subresource)
     yield* store.written(patched)
     return patched
@@ -29,12 +29,10 @@ export const patchIn = (store: Informer, object: KubeObject, patch: Record<strin
 
 /** Deletes the object (this very one: a uid precondition), already gone counts as done. */
 export const deleteIn = (store: Informer, object: KubeObject) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const uid = object.metadata.uid
-    yield* api.delete(store.resource, keyOf(object), uid === undefined ? {} : { uid }).pipe(
-      Effect.catchTag("NotFound", () => Effect.void)
-    )
+    yield* api.delete(store.resource, keyOf(object), uid === undefined ? {} : { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))
     yield* store.removed(objectKey(object))
   })
 
@@ -45,6 +43,5 @@ export const statusChanges = (current: Json, next: Json): boolean =>
 /** Events as the real components report them (`kubectl describe`, `kubectl get events`). */
 export const event = (component: string) => {
   const record = recordEvent(component)
-  return (involved: KubeObject, type: ObjectEvent["type"], reason: string, message: string) =>
-    record(involved, { type, reason, message })
+  return (involved: KubeObject, type: ObjectEvent["type"], reason: string, message: string) => record(involved, { type, reason, message })
 }

@@ -66,7 +66,10 @@ export const loadKubeConfig = (
       const { config, from } = load(source, env)
       if (source.context !== undefined && source.context !== "") {
         if (config.getContextObject(source.context) === null) {
-          const known = config.getContexts().map((c) => c.name).join(", ")
+          const known = config
+            .getContexts()
+            .map((c) => c.name)
+            .join(", ")
           throw new KubeConfigError({ message: `context "${source.context}" is not in ${from} (contexts: ${known || "none"})` })
         }
         config.setCurrentContext(source.context)

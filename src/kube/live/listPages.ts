@@ -56,19 +56,22 @@ export const listPages = (
 
   // `limit` undefined: one unpaged request, the fallback when a continue token has expired.
   const readAll = (limit: number | undefined): Effect.Effect<ObjectList, Forbidden | Unavailable | "expired"> =>
-    Effect.gen(function*() {
+    Effect.gen(function* () {
       const items: Array<KubeObject> = []
       let continueToken = ""
       while (true) {
-        const answer = yield* transport.send({
-          method: "GET",
-          path,
-          query: {
-            ...selectors,
-            limit: limit === undefined ? undefined : String(limit),
-            continue: continueToken === "" ? undefined : continueToken
-          }
-        }, target)
+        const answer = yield* transport.send(
+          {
+            method: "GET",
+            path,
+            query: {
+              ...selectors,
+              limit: limit === undefined ? undefined : String(limit),
+              continue: continueToken === "" ? undefined : continueToken
+            }
+          },
+          target
+        )
         if (answer.status === 410 && continueToken !== "") return yield* Effect.fail("expired" as const)
         if (answer.status < 200 || answer.status >= 300) {
           return yield* Effect.fail(asListError(kubeErrorOf(answer.status, answer.body, target), target))

@@ -6,7 +6,7 @@ import type { Resource } from "../resources.ts"
 
 /** `body` if it is shaped like a Kubernetes object (an object with a metadata object). */
 export const asKubeObject = (body: unknown): KubeObject | undefined =>
-  Predicate.isObject(body) && Predicate.isObject(body["metadata"]) ? body as unknown as KubeObject : undefined
+  Predicate.isObject(body) && Predicate.isObject(body["metadata"]) ? (body as unknown as KubeObject) : undefined
 
 /**
  * `object` with apiVersion and kind filled in where missing: kube-apiserver leaves them out of

@@ -7,19 +7,12 @@ const groupVersionPrefix = (resource: Resource): string =>
 
 /** The kind's collection: in one namespace, or across all of them (and for cluster-scoped kinds). */
 export const collectionPath = (resource: Resource, namespace: string | undefined): string => {
-  const scope = resource.namespaced && namespace !== undefined && namespace !== ""
-    ? `/namespaces/${encodeURIComponent(namespace)}`
-    : ""
+  const scope = resource.namespaced && namespace !== undefined && namespace !== "" ? `/namespaces/${encodeURIComponent(namespace)}` : ""
   return `${groupVersionPrefix(resource)}${scope}/${resource.plural}`
 }
 
 /** One object, or its status subresource. */
-export const objectPath = (
-  resource: Resource,
-  namespace: string | undefined,
-  name: string,
-  subresource: Subresource = "main"
-): string => {
+export const objectPath = (resource: Resource, namespace: string | undefined, name: string, subresource: Subresource = "main"): string => {
   const base = `${collectionPath(resource, namespace)}/${encodeURIComponent(name)}`
   return subresource === "status" ? `${base}/status` : base
 }

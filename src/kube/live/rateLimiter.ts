@@ -45,9 +45,14 @@ export const makeRateLimiter = (limit: RateLimit): RateLimiter => {
   const take = Effect.flatMap(reserve, (waitMillis) =>
     waitMillis === 0
       ? Effect.void
-      : Effect.sleep(Math.ceil(waitMillis)).pipe(Effect.onInterrupt(() => Effect.sync(() => {
-        tokens += 1
-      }))))
+      : Effect.sleep(Math.ceil(waitMillis)).pipe(
+          Effect.onInterrupt(() =>
+            Effect.sync(() => {
+              tokens += 1
+            })
+          )
+        )
+  )
 
   return { take }
 }

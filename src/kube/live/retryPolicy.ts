@@ -30,9 +30,12 @@ const backoff: RetryDecision = { _tag: "Backoff" }
  */
 export const retryAfterOf = (header: string | undefined, body: unknown): Duration.Duration | undefined => {
   const details = Predicate.isObject(body) ? body["details"] : undefined
-  const seconds = header !== undefined && /^\s*\d+\s*$/.test(header)
-    ? Number(header)
-    : Predicate.isObject(details) ? details["retryAfterSeconds"] : undefined
+  const seconds =
+    header !== undefined && /^\s*\d+\s*$/.test(header)
+      ? Number(header)
+      : Predicate.isObject(details)
+        ? details["retryAfterSeconds"]
+        : undefined
   return typeof seconds === "number" && Number.isFinite(seconds) && seconds >= 0
     ? Duration.min(Duration.seconds(seconds), retryAfterCap)
     : undefined

@@ -64,10 +64,12 @@ export const kubeErrorOf = (code: number, body: unknown, request: RequestTarget)
   if (code === 410) return new Gone({ kind: request.resource.kind, message })
   // 400 and 415 on a write: the server could not take the body as sent, as 422 it could not accept it.
   if (code === 422 || (writeVerbs.has(request.verb) && (code === 400 || code === 415))) {
-    return invalid((status.details?.causes ?? []).map((cause) => ({
-      field: cause.field ?? "",
-      message: redact(cause.message ?? cause.reason ?? "")
-    })))
+    return invalid(
+      (status.details?.causes ?? []).map((cause) => ({
+        field: cause.field ?? "",
+        message: redact(cause.message ?? cause.reason ?? "")
+      }))
+    )
   }
   return new Unavailable({ message: `${describe(request)}: HTTP ${code}: ${message}` })
 }
@@ -80,11 +82,12 @@ export const unavailableOf = (request: RequestTarget, reason: string): Unavailab
  * `error` if the verb can fail that way, else Unavailable: a code the verb should never get (a 409
  * on a get) says the server or something between is misbehaving, which a retry may outlast.
  */
-export const narrowTo = <const Tags extends KubeError["_tag"]>(allowed: ReadonlyArray<Tags>) =>
-(error: KubeError, request: RequestTarget): Extract<KubeError, { readonly _tag: Tags }> | Unavailable =>
-  error._tag === "Unavailable" || (allowed as ReadonlyArray<string>).includes(error._tag)
-    ? error as Extract<KubeError, { readonly _tag: Tags }> | Unavailable
-    : unavailableOf(request, `unexpected ${error._tag}: ${"message" in error ? error.message : ""}`)
+export const narrowTo =
+  <const Tags extends KubeError["_tag"]>(allowed: ReadonlyArray<Tags>) =>
+  (error: KubeError, request: RequestTarget): Extract<KubeError, { readonly _tag: Tags }> | Unavailable =>
+    error._tag === "Unavailable" || (allowed as ReadonlyArray<string>).includes(error._tag)
+      ? (error as Extract<KubeError, { readonly _tag: Tags }> | Unavailable)
+      : unavailableOf(request, `unexpected ${error._tag}: ${"message" in error ? error.message : ""}`)
 
 /** What went wrong below HTTP, from fetch's error and its cause (`fetch failed: connect ECONNREFUSED ...`). */
 export const reasonOf = (error: unknown): string => {

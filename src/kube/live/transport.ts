@@ -96,10 +96,10 @@ const sharedDispatcher = (config: KubeConfig, server: string): Effect.Effect<Dis
       },
       catch: (error) => (error instanceof Error ? error : new Error(String(error)))
     }),
-    (dispatcher) => dispatcher === undefined ? Effect.void : Effect.promise(() => dispatcher.destroy().catch(() => undefined))
+    (dispatcher) => (dispatcher === undefined ? Effect.void : Effect.promise(() => dispatcher.destroy().catch(() => undefined)))
   )
 
-export const makeTransport = Effect.fnUntraced(function*(
+export const makeTransport = Effect.fnUntraced(function* (
   config: KubeConfig,
   options: TransportOptions
 ): Effect.fn.Return<Transport, Error, Scope.Scope> {
@@ -143,10 +143,12 @@ export const makeTransport = Effect.fnUntraced(function*(
       Effect.tryPromise({
         try: (signal) => exchange(request, signal),
         catch: (error) => unavailableOf(target, reasonOf(error))
-      }).pipe(Effect.timeoutOrElse({
-        duration: options.requestTimeout,
-        orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
-      }))
+      }).pipe(
+        Effect.timeoutOrElse({
+          duration: options.requestTimeout,
+          orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
+        })
+      )
     ).pipe(
       Effect.matchEffect({
         onFailure: (error) => {
@@ -168,17 +170,20 @@ export const makeTransport = Effect.fnUntraced(function*(
       attempt(request, target).pipe(
         Effect.tapError((error) =>
           error._tag === "RetryWanted"
-            ? Effect.logDebug("retrying an API request").pipe(Effect.annotateLogs({
-              request: `${target.verb} ${target.resource.kind}`,
-              outcome: Result.isSuccess(error.outcome) ? `HTTP ${error.outcome.success.status}` : error.outcome.failure.message,
-              retryAfter: error.decision._tag === "After" ? Duration.format(error.decision.delay) : "backoff"
-            }))
+            ? Effect.logDebug("retrying an API request").pipe(
+                Effect.annotateLogs({
+                  request: `${target.verb} ${target.resource.kind}`,
+                  outcome: Result.isSuccess(error.outcome) ? `HTTP ${error.outcome.success.status}` : error.outcome.failure.message,
+                  retryAfter: error.decision._tag === "After" ? Duration.format(error.decision.delay) : "backoff"
+                })
+              )
             : Effect.void
         ),
         Effect.retry({ schedule: retrySchedule, while: (error) => error._tag === "RetryWanted", times: options.maxRetries ?? maxRetries }),
         // Out of retries: the last outcome stands.
         Effect.catchTag("RetryWanted", (wanted) =>
-          Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure))
+          Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure)
+        )
       )
   }
 })

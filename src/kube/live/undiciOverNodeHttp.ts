@@ -22,10 +22,7 @@ interface ConnectTarget {
   readonly port: string
   readonly servername?: string
 }
-type Connector = (
-  options: ConnectTarget,
-  callback: (error: Error | null, socket: Socket | null) => void
-) => void
+type Connector = (options: ConnectTarget, callback: (error: Error | null, socket: Socket | null) => void) => void
 
 /** undici's `connect` options as client-node fills them: TLS settings plus TCP keep-alive. */
 type ConnectOptions = ConnectionOptions & { readonly keepAlive?: boolean; readonly keepAliveInitialDelay?: number }
@@ -147,18 +144,22 @@ export const fetch = (input: string | URL, init: FetchInit = {}): Promise<FetchR
     const signal = init.signal ?? undefined
     if (signal?.aborted) return reject(signal.reason)
     const agent = (init.dispatcher ?? defaultAgent).agentFor(url)
-    const request = (url.protocol === "https:" ? https : http).request(url, {
-      method: init.method ?? "GET",
-      headers: init.headers ?? {},
-      agent
-    }, (message) => {
-      signal?.removeEventListener("abort", onAbort)
-      // Aborting later ends the body with the signal's reason (a watch's idle timeout reads it).
-      const onBodyAbort = () => message.destroy(signal!.reason)
-      signal?.addEventListener("abort", onBodyAbort, { once: true })
-      message.once("close", () => signal?.removeEventListener("abort", onBodyAbort))
-      resolve(responseOf(message))
-    })
+    const request = (url.protocol === "https:" ? https : http).request(
+      url,
+      {
+        method: init.method ?? "GET",
+        headers: init.headers ?? {},
+        agent
+      },
+      (message) => {
+        signal?.removeEventListener("abort", onAbort)
+        // Aborting later ends the body with the signal's reason (a watch's idle timeout reads it).
+        const onBodyAbort = () => message.destroy(signal!.reason)
+        signal?.addEventListener("abort", onBodyAbort, { once: true })
+        message.once("close", () => signal?.removeEventListener("abort", onBodyAbort))
+        resolve(responseOf(message))
+      }
+    )
     const onAbort = () => {
       request.destroy(signal!.reason)
       reject(signal!.reason)

@@ -90,9 +90,15 @@ export const watchStream = (
       return () => {
         if (stopped) return
         stopped = true
-        void started.then((controller) => controller.abort(), () => undefined)
+        void started.then(
+          (controller) => controller.abort(),
+          () => undefined
+        )
       }
     })
 
-    return Effect.andThen(limiter.take, Effect.acquireRelease(start, (stop) => Effect.sync(stop)))
+    return Effect.andThen(
+      limiter.take,
+      Effect.acquireRelease(start, (stop) => Effect.sync(stop))
+    )
   })

@@ -30,11 +30,13 @@ describe("FieldSet", () => {
   })
 
   it("reads back what it writes", () => {
-    fc.assert(fc.property(fieldSet, (set) => {
-      const read = FieldSet.fromFieldsV1(JSON.parse(JSON.stringify(set.toFieldsV1())))
-      expect(read).toBeDefined()
-      expect(members(read!)).toEqual(members(set))
-    }))
+    fc.assert(
+      fc.property(fieldSet, (set) => {
+        const read = FieldSet.fromFieldsV1(JSON.parse(JSON.stringify(set.toFieldsV1())))
+        expect(read).toBeDefined()
+        expect(members(read!)).toEqual(members(set))
+      })
+    )
   })
 
   it("refuses what is not FieldsV1", () => {
@@ -45,26 +47,31 @@ describe("FieldSet", () => {
   })
 
   it("union, difference and intersection are those of the member paths", () => {
-    fc.assert(fc.property(fieldSet, fieldSet, (a, b) => {
-      const ma = members(a)
-      const mb = members(b)
-      expect(members(a.union(b))).toEqual(new Set([...ma, ...mb]))
-      expect(members(a.difference(b))).toEqual(new Set([...ma].filter((p) => !mb.has(p))))
-      expect(members(a.intersection(b))).toEqual(new Set([...ma].filter((p) => mb.has(p))))
-    }))
+    fc.assert(
+      fc.property(fieldSet, fieldSet, (a, b) => {
+        const ma = members(a)
+        const mb = members(b)
+        expect(members(a.union(b))).toEqual(new Set([...ma, ...mb]))
+        expect(members(a.difference(b))).toEqual(new Set([...ma].filter((p) => !mb.has(p))))
+        expect(members(a.intersection(b))).toEqual(new Set([...ma].filter((p) => mb.has(p))))
+      })
+    )
   })
 
   it("a recursive difference also drops everything under the other's members", () => {
-    fc.assert(fc.property(fieldSet, fieldSet, (a, b) => {
-      const under = (p: FieldPath) => [...b.paths()].some((q) => q.length <= p.length && q.every((e, i) => p[i] === e))
-      const expected = new Set([...a.paths()].filter((p) => !under(p)).map((p) => JSON.stringify(p)))
-      expect(members(a.recursiveDifference(b))).toEqual(expected)
-    }))
+    fc.assert(
+      fc.property(fieldSet, fieldSet, (a, b) => {
+        const under = (p: FieldPath) => [...b.paths()].some((q) => q.length <= p.length && q.every((e, i) => p[i] === e))
+        const expected = new Set([...a.paths()].filter((p) => !under(p)).map((p) => JSON.stringify(p)))
+        expect(members(a.recursiveDifference(b))).toEqual(expected)
+      })
+    )
   })
 
   it("prints paths as kube-apiserver's conflict messages do", () => {
-    expect(formatPath([fieldElement("spec"), fieldElement("containers"), keyElement({ name: "app", port: 80 }), fieldElement("image")]))
-      .toBe('.spec.containers[name="app",port=80].image')
+    expect(
+      formatPath([fieldElement("spec"), fieldElement("containers"), keyElement({ name: "app", port: 80 }), fieldElement("image")])
+    ).toBe('.spec.containers[name="app",port=80].image')
     expect(formatPath([fieldElement("metadata"), fieldElement("finalizers"), valueElement("a")])).toBe('.metadata.finalizers[="a"]')
     expect(formatPath([fieldElement("items"), indexElement(2)])).toBe(".items[2]")
   })

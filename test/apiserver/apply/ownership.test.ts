@@ -15,7 +15,10 @@ const schema = {
   properties: {
     apiVersion: { type: "string" },
     kind: { type: "string" },
-    metadata: { type: "object", properties: { name: { type: "string" }, labels: { type: "object", additionalProperties: { type: "string" } } } },
+    metadata: {
+      type: "object",
+      properties: { name: { type: "string" }, labels: { type: "object", additionalProperties: { type: "string" } } }
+    },
     spec: {
       type: "object",
       properties: {
@@ -45,32 +48,67 @@ const object = (spec: Record<string, unknown>, labels?: Record<string, string>) 
   spec
 })
 
-const apply = (live: Record<string, unknown> | undefined, config: Record<string, unknown>, managers: ReadonlyArray<ManagerEntry>, manager: string, force = false) =>
-  applyConfiguration(live, config, managers, writer(manager), force)
+const apply = (
+  live: Record<string, unknown> | undefined,
+  config: Record<string, unknown>,
+  managers: ReadonlyArray<ManagerEntry>,
+  manager: string,
+  force = false
+) => applyConfiguration(live, config, managers, writer(manager), force)
 
-const applied = (live: Record<string, unknown> | undefined, config: Record<string, unknown>, managers: ReadonlyArray<ManagerEntry>, manager: string, force = false) => {
+const applied = (
+  live: Record<string, unknown> | undefined,
+  config: Record<string, unknown>,
+  managers: ReadonlyArray<ManagerEntry>,
+  manager: string,
+  force = false
+) => {
   const result = apply(live, config, managers, manager, force)
   if (Result.isFailure(result)) throw new Error(`conflicts: ${JSON.stringify(result.failure.conflicts.map((c) => c.path))}`)
   return result.success
 }
 
-const fieldsOf = (managers: ReadonlyArray<ManagerEntry>, manager: string) => managers.find((m) => m.manager === manager)?.fields.toFieldsV1()
+const fieldsOf = (managers: ReadonlyArray<ManagerEntry>, manager: string) =>
+  managers.find((m) => m.manager === manager)?.fields.toFieldsV1()
 
 describe("merge by list and map type", () => {
   it("sets and map lists merge item by item, atomic lists and maps are replaced, granular maps merge by key", () => {
-    const live = object({ tags: ["a", "b"], args: ["x"], ports: [{ name: "http", port: 80 }], selector: { a: "1", b: "2" }, env: { A: "1" } })
-    const config = object({ tags: ["c", "a"], args: ["y"], ports: [{ name: "grpc", port: 90 }, { name: "http", port: 81 }], selector: { a: "3" }, env: { B: "2" } })
+    const live = object({
+      tags: ["a", "b"],
+      args: ["x"],
+      ports: [{ name: "http", port: 80 }],
+      selector: { a: "1", b: "2" },
+      env: { A: "1" }
+    })
+    const config = object({
+      tags: ["c", "a"],
+      args: ["y"],
+      ports: [
+        { name: "grpc", port: 90 },
+        { name: "http", port: 81 }
+      ],
+      selector: { a: "3" },
+      env: { B: "2" }
+    })
     expect((merge(live, config, type) as { spec: unknown }).spec).toEqual({
       tags: ["a", "b", "c"],
       args: ["y"],
-      ports: [{ name: "http", port: 81 }, { name: "grpc", port: 90 }],
+      ports: [
+        { name: "http", port: 81 },
+        { name: "grpc", port: 90 }
+      ],
       selector: { a: "3" },
       env: { A: "1", B: "2" }
     })
   })
 
   it("the applier owns what its configuration sets: leaves, map keys, list items by value or key, atomic values whole", () => {
-    const { managers } = applied(undefined, object({ image: "a", tags: ["x"], ports: [{ name: "http", port: 80 }], selector: { a: "1" }, env: { A: "1" } }, { app: "t" }), [], "one")
+    const { managers } = applied(
+      undefined,
+      object({ image: "a", tags: ["x"], ports: [{ name: "http", port: 80 }], selector: { a: "1" }, env: { A: "1" } }, { app: "t" }),
+      [],
+      "one"
+    )
     expect(fieldsOf(managers, "one")).toEqual({
       "f:metadata": { "f:labels": { "f:app": {} } },
       "f:spec": {
@@ -86,28 +124,35 @@ describe("merge by list and map type", () => {
 
 describe("field managers", () => {
   it("re-applying the same configuration changes nothing", () => {
-    const spec = fc.record({
-      image: fc.constantFrom("a", "b"),
-      replicas: fc.nat(5),
-      tags: fc.uniqueArray(fc.constantFrom("x", "y", "z")),
-      ports: fc.uniqueArray(fc.record({ name: fc.constantFrom("http", "grpc"), port: fc.nat(100) }), { selector: (p) => p.name }),
-      env: fc.dictionary(fc.constantFrom("A", "B"), fc.string())
-    }, { requiredKeys: [] })
-    fc.assert(fc.property(spec, (s) => {
-      const first = applied(undefined, object(s), [], "one")
-      const again = applied(first.object, object(s), first.managers, "one")
-      expect(again.object).toEqual(first.object)
-      expect(again.managers).toEqual(first.managers)
-      // And everything the configuration sets is in the object.
-      const have = toFieldSet(first.object, type)
-      for (const path of toFieldSet(object(s), type).paths()) expect(have.has(path) || have.at(path) !== undefined).toBe(true)
-    }))
+    const spec = fc.record(
+      {
+        image: fc.constantFrom("a", "b"),
+        replicas: fc.nat(5),
+        tags: fc.uniqueArray(fc.constantFrom("x", "y", "z")),
+        ports: fc.uniqueArray(fc.record({ name: fc.constantFrom("http", "grpc"), port: fc.nat(100) }), { selector: (p) => p.name }),
+        env: fc.dictionary(fc.constantFrom("A", "B"), fc.string())
+      },
+      { requiredKeys: [] }
+    )
+    fc.assert(
+      fc.property(spec, (s) => {
+        const first = applied(undefined, object(s), [], "one")
+        const again = applied(first.object, object(s), first.managers, "one")
+        expect(again.object).toEqual(first.object)
+        expect(again.managers).toEqual(first.managers)
+        // And everything the configuration sets is in the object.
+        const have = toFieldSet(first.object, type)
+        for (const path of toFieldSet(object(s), type).paths()) expect(have.has(path) || have.at(path) !== undefined).toBe(true)
+      })
+    )
   })
 
   it("a value another applier owns is a conflict, unless forced, which takes it over", () => {
     const one = applied(undefined, object({ image: "a", replicas: 1 }), [], "one")
     const refused = apply(one.object, object({ replicas: 2 }), one.managers, "two")
-    expect(Result.isFailure(refused) && refused.failure.conflicts.map((c) => [c.manager.manager, c.path])).toEqual([["one", ["f:spec", "f:replicas"]]])
+    expect(Result.isFailure(refused) && refused.failure.conflicts.map((c) => [c.manager.manager, c.path])).toEqual([
+      ["one", ["f:spec", "f:replicas"]]
+    ])
     // The same value is no conflict: both own it.
     const shared = applied(one.object, object({ replicas: 1 }), one.managers, "two")
     expect(fieldsOf(shared.managers, "one")).toEqual({ "f:spec": { "f:image": {}, "f:replicas": {} } })
@@ -128,7 +173,12 @@ describe("field managers", () => {
 
   it("an update takes the fields it changes from everyone, without conflicts, and owns only those", () => {
     const one = applied(undefined, object({ image: "a", replicas: 1 }), [], "one")
-    const managers = recordUpdate(one.object, { ...one.object, spec: { image: "a", replicas: 3, args: ["x"] } }, one.managers, writer("editor"))
+    const managers = recordUpdate(
+      one.object,
+      { ...one.object, spec: { image: "a", replicas: 3, args: ["x"] } },
+      one.managers,
+      writer("editor")
+    )
     expect(fieldsOf(managers, "one")).toEqual({ "f:spec": { "f:image": {} } })
     expect(fieldsOf(managers, "editor")).toEqual({ "f:spec": { "f:args": {}, "f:replicas": {} } })
     expect(managers.find((m) => m.manager === "editor")).toMatchObject({ operation: "Update", time: "2026-01-01T00:00:00Z" })

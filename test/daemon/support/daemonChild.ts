@@ -16,9 +16,10 @@ import { Metrics } from "../../../src/ops/metrics.ts"
 import { ipcKubeApi, notifyParent } from "./ipcKubeApi.ts"
 
 export interface ChildOptions {
-  readonly daemon: Pick<DaemonOptions, "nodeName"> & Partial<Omit<DaemonOptions, "progressWriteInterval">> & {
-    readonly progressWriteIntervalMillis?: number
-  }
+  readonly daemon: Pick<DaemonOptions, "nodeName"> &
+    Partial<Omit<DaemonOptions, "progressWriteInterval">> & {
+      readonly progressWriteIntervalMillis?: number
+    }
   readonly socket: string
   readonly progressIntervalMillis?: number
 }
@@ -37,32 +38,33 @@ const runtime = Layer.effect(
       CriRuntime.of({
         ...live,
         pullImage: (request) =>
-          Effect.andThen(Effect.sync(() => notifyParent({ type: "pull", image: request.image })), live.pullImage(request))
+          Effect.andThen(
+            Effect.sync(() => notifyParent({ type: "pull", image: request.image })),
+            live.pullImage(request)
+          )
       })
   )
 )
 
 const { progressWriteIntervalMillis, ...daemon } = options.daemon
 
-const program = Effect.gen(function*() {
-  const { daemon: running, port } = yield* serveDaemon(daemonOptions({
-    metricsHost: "127.0.0.1",
-    metricsPort: 0,
-    ...daemon,
-    ...(progressWriteIntervalMillis === undefined ? {} : { progressWriteInterval: Duration.millis(progressWriteIntervalMillis) })
-  }))
+const program = Effect.gen(function* () {
+  const { daemon: running, port } = yield* serveDaemon(
+    daemonOptions({
+      metricsHost: "127.0.0.1",
+      metricsPort: 0,
+      ...daemon,
+      ...(progressWriteIntervalMillis === undefined ? {} : { progressWriteInterval: Duration.millis(progressWriteIntervalMillis) })
+    })
+  )
   yield* running.synced
   notifyParent({ type: "ready", port, pid: process.pid })
   return yield* Effect.never
 }).pipe(
   Effect.scoped,
-  Effect.provide(Layer.mergeAll(
-    Layer.succeed(KubeApi, ipcKubeApi()),
-    runtime,
-    Metrics.layer,
-    schedulerLayer(),
-    loggingLayer({ format: "json" })
-  ))
+  Effect.provide(
+    Layer.mergeAll(Layer.succeed(KubeApi, ipcKubeApi()), runtime, Metrics.layer, schedulerLayer(), loggingLayer({ format: "json" }))
+  )
 )
 
 // The parent going away (or closing the channel) ends the daemon, as a pod's deletion would.

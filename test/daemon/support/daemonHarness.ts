@@ -1,7 +1,7 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { type FakeCriConfig, FakeCriRuntime, fakeCriRuntimeLayer } from "../../../layers/fakeCriRuntime.ts"
+import { type FakeCriConfig, type FakeCriRuntime, fakeCriRuntimeLayer } from "../../../layers/fakeCriRuntime.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../../layers/inMemoryKubeApi.ts"
 import { schedulerLayer } from "../../../layers/scheduler.ts"
 import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
@@ -25,21 +25,24 @@ export interface StatusPatch {
 }
 
 /** Every status patch of the daemon, and a hook to stage a concurrent writer before the next one. */
-export class PatchLog extends Context.Service<PatchLog, {
-  readonly statusPatches: Array<StatusPatch>
-  beforeNextStatusPatch: Effect.Effect<void, unknown, never> | undefined
-}>()("test/daemon/PatchLog") {}
+export class PatchLog extends Context.Service<
+  PatchLog,
+  {
+    readonly statusPatches: Array<StatusPatch>
+    beforeNextStatusPatch: Effect.Effect<void, unknown, never> | undefined
+  }
+>()("test/daemon/PatchLog") {}
 
 /** The in-memory API server, seen through a KubeApi that records status patches. */
 const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.effectContext(
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const inner = yield* KubeApi
     const store = yield* InMemoryKubeStore
     const log = PatchLog.of({ statusPatches: [], beforeNextStatusPatch: undefined })
     const api = KubeApi.of({
       ...inner,
       patch: (resource, key, body, subresource) =>
-        Effect.gen(function*() {
+        Effect.gen(function* () {
           if (subresource === "status") {
             const hook = log.beforeNextStatusPatch
             log.beforeNextStatusPatch = undefined
@@ -59,13 +62,13 @@ export const testLayer = (cri: FakeCriConfig = {}): Layer.Layer<TestServices> =>
   Layer.mergeAll(kubeLayer, fakeCriRuntimeLayer(cri), Metrics.layerTest, schedulerLayer())
 
 /** Lets every fiber that can run do so. */
-export const settle = Effect.gen(function*() {
+export const settle = Effect.gen(function* () {
   for (let i = 0; i < 50; i++) yield* Effect.yieldNow
 })
 
 /** Moves simulated time on in steps, letting fibers run at each. */
 export const advance = (millis: number, step = 100) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     yield* settle
     for (let elapsed = 0; elapsed < millis; elapsed += step) {
       yield* TestClock.adjust(Math.min(step, millis - elapsed))
@@ -88,7 +91,7 @@ export const createNodeImage = (images: Record<string, unknown>, name = node) =>
 
 /** Replaces spec.images as a controller's update would. */
 export const setImages = (images: Record<string, unknown>) =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const api = yield* KubeApi
     const current = yield* api.get(resources.nodeImage, { name: node })
     return yield* api.update(resources.nodeImage, { ...current, spec: { images } })
@@ -96,16 +99,28 @@ export const setImages = (images: Record<string, unknown>) =>
 
 export const getNodeImage = Effect.flatMap(Effect.service(KubeApi), (api) => api.get(resources.nodeImage, { name: node }))
 
-export const nodeStatus = Effect.map(getNodeImage, (o) => (o["status"] ?? {}) as Record<string, unknown> & {
-  readonly imageStatuses?: Record<string, { readonly tags: ReadonlyArray<ImageTagStatus> }>
-})
+export const nodeStatus = Effect.map(
+  getNodeImage,
+  (o) =>
+    (o["status"] ?? {}) as Record<string, unknown> & {
+      readonly imageStatuses?: Record<string, { readonly tags: ReadonlyArray<ImageTagStatus> }>
+    }
+)
 
 export const tagStatus = (image: string, tagName: string) =>
   Effect.map(nodeStatus, (status) => status.imageStatuses?.[image]?.tags.find((t) => t.tag === tagName))
 
 export const events = Effect.map(
   Effect.flatMap(Effect.service(KubeApi), (api) => api.list(resources.event)),
-  (list) => list.items as ReadonlyArray<KubeObject & { readonly reason?: string; readonly type?: string; readonly message?: string; readonly involvedObject?: Record<string, unknown> }>
+  (list) =>
+    list.items as ReadonlyArray<
+      KubeObject & {
+        readonly reason?: string
+        readonly type?: string
+        readonly message?: string
+        readonly involvedObject?: Record<string, unknown>
+      }
+    >
 )
 
 export const secret = (name: string, auths: Record<string, { username: string; password: string }>): KubeObject => ({
@@ -117,7 +132,7 @@ export const secret = (name: string, auths: Record<string, { username: string; p
 })
 
 export const launch = (options: Partial<DaemonOptions> = {}): Effect.Effect<Daemon, never, TestServices | Scope.Scope> =>
-  Effect.gen(function*() {
+  Effect.gen(function* () {
     const daemon = yield* startDaemon(daemonOptions({ nodeName: node, secretNamespace, ...options }))
     yield* settle
     return daemon

@@ -26,7 +26,9 @@ export interface DaemonProcess {
 const childPath = join(import.meta.dirname, "daemonChild.ts")
 
 export const rssOf = (pid: number): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8").split("\n").find((l) => l.startsWith("VmRSS:"))
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("VmRSS:"))
   return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 

@@ -34,10 +34,10 @@ const encodeError = (error: unknown): Record<string, unknown> =>
 
 const decodeError = (fields: Record<string, unknown>): KubeError => {
   const { _tag, ...rest } = fields
-  const constructor = errorClasses[_tag as keyof typeof errorClasses]
-  return constructor === undefined
+  const ErrorClass = errorClasses[_tag as keyof typeof errorClasses]
+  return ErrorClass === undefined
     ? new Unavailable({ message: `unknown error from parent: ${String(_tag)}` })
-    : new (constructor as new(args: Record<string, unknown>) => KubeError)(rest)
+    : new (ErrorClass as new (args: Record<string, unknown>) => KubeError)(rest)
 }
 
 // ---- parent side --------------------------------------------------------------------------------
@@ -50,7 +50,7 @@ export const serveKubeApi = (
   child: ChildProcess,
   api: KubeApi["Service"],
   onNote: (note: Record<string, unknown>) => void = () => {}
-): () => void => {
+): (() => void) => {
   const watches = new Map<number, Fiber.Fiber<unknown, unknown>>()
   const send = (message: ParentMessage) => {
     // A callback keeps a send to a child that just died from throwing.
@@ -144,8 +144,7 @@ export const ipcKubeApi = (): KubeApi["Service"] => {
   const call = <A, E>(verb: Verb, args: ReadonlyArray<unknown>): Effect.Effect<A, E> =>
     Effect.callback<A, E>((resume) => {
       const id = nextId++
-      results.set(id, (message) =>
-        resume(message.ok ? Effect.succeed(message.value as A) : Effect.fail(decodeError(message.error) as E)))
+      results.set(id, (message) => resume(message.ok ? Effect.succeed(message.value as A) : Effect.fail(decodeError(message.error) as E)))
       send({ kind: "call", id, verb, args } satisfies ChildMessage)
       return Effect.sync(() => void results.delete(id))
     })
