@@ -1,13 +1,13 @@
 // The in-memory KubeApi for tests and benchmarks: the embedded API server's store (src/apiserver/
 // store.ts) served directly through the KubeApi service, without HTTP.
 import { Context, Layer } from "effect"
-import { makeStore } from "../src/apiserver/store.ts"
-import { InMemoryKubeStore } from "../src/apiserver/store.ts"
-import type { InMemoryKubeApiOptions } from "../src/apiserver/store.ts"
+import { makeStore } from "../apiserver/storage/store.ts"
+import { InMemoryKubeStore } from "../apiserver/storage/store.ts"
+import type { InMemoryKubeApiOptions } from "../apiserver/storage/store.ts"
 import { KubeApi } from "../src/kube/KubeApi.ts"
 
-export { InMemoryKubeStore } from "../src/apiserver/store.ts"
-export type { Fault, InMemoryKubeApiOptions, Verb } from "../src/apiserver/store.ts"
+export { InMemoryKubeStore } from "../apiserver/storage/store.ts"
+export type { Fault, InMemoryKubeApiOptions, Verb } from "../apiserver/storage/store.ts"
 
 const layerWith = (options: InMemoryKubeApiOptions = {}): Layer.Layer<KubeApi | InMemoryKubeStore> =>
   Layer.syncContext(() => {

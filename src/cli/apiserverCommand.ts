@@ -1,8 +1,8 @@
 import { Console, Effect, FileSystem, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { text } from "./flags.ts"
-import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
-import { kubeconfigFor } from "../apiserver/kubeconfig.ts"
+import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
+import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 
 export const apiserverCommand = Command.make(
   "apiserver",

@@ -9,7 +9,7 @@ import { parseImageSettings } from "../rollout/imageSettings.ts"
 import { parseParallelism, parseTimeout } from "../rollout/rolloutFlags.ts"
 import { runRollout } from "../rollout/runRollout.ts"
 import { parseWorkload } from "../rollout/workloadArgument.ts"
-import { streamScreen } from "../status/screen.ts"
+import { streamScreen } from "../statusView/screen.ts"
 import { version } from "../version.ts"
 import { text } from "./flags.ts"
 

@@ -1,6 +1,6 @@
 // Whether the rollout's jobs are done, and if not everywhere, where and why: decided on the
 // status view's model, the same the user sees.
-import type { JobView, StatusModel } from "../status/model.ts"
+import type { JobView, StatusModel } from "../statusView/model.ts"
 
 export interface NodeFailure {
   readonly node: string

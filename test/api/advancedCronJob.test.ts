@@ -7,9 +7,9 @@ import { describe, expect, it } from "vitest"
 import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
 import { parseSchedule, scheduleGrammar } from "../../src/api/cronSchedule.ts"
 import { decodeAdvancedCronJob } from "../../src/api/decode.ts"
-import { celViolations } from "../../src/apiserver/celRules.ts"
-import { applyDefaults } from "../../src/apiserver/structuralSchema.ts"
-import type { StructuralSchema } from "../../src/apiserver/structuralSchema.ts"
+import { celViolations } from "../../apiserver/admission/celRules.ts"
+import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
+import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
 
 const schema = crdOf(kinds.find((k) => k.kind === "AdvancedCronJob")!).spec.versions[0]!.schema.openAPIV3Schema as StructuralSchema
 

@@ -9,9 +9,9 @@ import type { InvalidObject } from "../../src/api/invalidObject.ts"
 import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
 import { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { NodeImage } from "../../src/api/nodeImage.ts"
-import { celViolations } from "../../src/apiserver/celRules.ts"
-import { applyDefaults } from "../../src/apiserver/structuralSchema.ts"
-import type { StructuralSchema } from "../../src/apiserver/structuralSchema.ts"
+import { celViolations } from "../../apiserver/admission/celRules.ts"
+import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
+import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
 
 type Node = Record<string, unknown>
 const rootSchema = (kind: string): Node => {

@@ -5,8 +5,8 @@ import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseImageReference } from "../../src/api/imageReference.ts"
 import { imageCelRules } from "../../src/api/imageReferenceCel.ts"
-import { celViolations } from "../../src/apiserver/celRules.ts"
-import type { StructuralSchema } from "../../src/apiserver/structuralSchema.ts"
+import { celViolations } from "../../apiserver/admission/celRules.ts"
+import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
 
 const schema: StructuralSchema = { type: "string", "x-kubernetes-validations": [...imageCelRules] }
 const celMessage = (image: string): string | undefined => celViolations(schema, image)[0]?.message

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { aggregatedDiscoveryType } from "../../src/apiserver/negotiation.ts"
+import { aggregatedDiscoveryType } from "../../apiserver/http/negotiation.ts"
 import { request, startServer } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
 

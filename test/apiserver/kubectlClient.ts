@@ -4,7 +4,7 @@ import { execFile } from "node:child_process"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { kubeconfigFor } from "../../src/apiserver/kubeconfig.ts"
+import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 
 export const kubectlPath = "/usr/bin/kubectl"
 export const hasKubectl = existsSync(kubectlPath)

@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { kubeconfigFor } from "../../src/apiserver/kubeconfig.ts"
+import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 import { namespace, startServer } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
 

@@ -1,7 +1,7 @@
 // Starts an embedded API server for a test file and talks to it over HTTP as clients do.
 import { Effect, Exit, Scope } from "effect"
-import { startEmbeddedApiServer } from "../../src/apiserver/embeddedApiServer.ts"
-import type { EmbeddedApiServer, EmbeddedApiServerOptions } from "../../src/apiserver/embeddedApiServer.ts"
+import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
+import type { EmbeddedApiServer, EmbeddedApiServerOptions } from "../../apiserver/embeddedApiServer.ts"
 
 export interface RunningServer extends EmbeddedApiServer {
   readonly close: () => Promise<void>

@@ -7,7 +7,7 @@ import { join } from "node:path"
 import { Effect, Layer } from "effect"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
 import { controllerRateLimit, KubeLive } from "../../layers/kubeLive.ts"
-import { serveApi } from "../../src/apiserver/server.ts"
+import { serveApi } from "../../apiserver/http/server.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
 import { kubeApiConformance } from "./conformance.ts"
 

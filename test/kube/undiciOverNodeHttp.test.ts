@@ -15,7 +15,7 @@ import { Readable } from "node:stream"
 import { Effect, Exit, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
-import { serveApi } from "../../src/apiserver/server.ts"
+import { serveApi } from "../../apiserver/http/server.ts"
 import { Agent, fetch, ProxyAgent } from "../../src/kube/live/undiciOverNodeHttp.ts"
 
 const token = "adapter-token"

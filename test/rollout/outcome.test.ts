@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { failureLines, judge, unfinished } from "../../src/rollout/outcome.ts"
-import type { JobView, StatusModel } from "../../src/status/model.ts"
+import type { JobView, StatusModel } from "../../src/statusView/model.ts"
 
 const view = (name: string, fields: Partial<JobView> = {}): JobView => ({
   kind: "ImagePullJob",

@@ -1,0 +1,74 @@
+// The CRDs' x-kubernetes-validations rules, evaluated as kube-apiserver does: each rule on the
+// value of its schema node as `self`, its failure reported at that node's path.
+import { parse } from "@marcbachmann/cel-js"
+import type { ParseResult } from "@marcbachmann/cel-js"
+import { isPlainObject } from "../../src/kube/frozenJson.ts"
+import { childPath } from "./structuralSchema.ts"
+import type { StructuralSchema } from "./structuralSchema.ts"
+
+/** CEL integers are 64-bit: JSON integers become bigints as the API server's decoder makes them int. */
+const toCel = (value: unknown): unknown => {
+  if (typeof value === "number" && Number.isInteger(value)) return BigInt(value)
+  if (Array.isArray(value)) return value.map(toCel)
+  if (isPlainObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toCel(v)]))
+  return value
+}
+
+// Rules are few and fixed (the CRDs'), and parsing costs more than evaluating.
+const compiled = new Map<string, ParseResult>()
+const compile = (expression: string): ParseResult => {
+  let program = compiled.get(expression)
+  if (program === undefined) compiled.set(expression, (program = parse(expression)))
+  return program
+}
+
+export interface RuleViolation {
+  readonly path: string
+  /** The rule's message (or its messageExpression's value), as the API server reports it. */
+  readonly message: string
+  /** The schema type at the path, which the API server shows as the invalid value. */
+  readonly type: string
+}
+
+const schemaType = (schema: StructuralSchema): string => schema.type ?? ""
+
+/** Every rule that fails on `value`, children after their parent. A rule that cannot be evaluated fails. */
+export const celViolations = (schema: StructuralSchema, value: unknown, path = ""): ReadonlyArray<RuleViolation> => {
+  if (value === undefined || value === null) return []
+  const own = (schema["x-kubernetes-validations"] ?? []).flatMap((rule): Array<RuleViolation> => {
+    const self = toCel(value)
+    let passed: unknown
+    try {
+      passed = compile(rule.rule)({ self })
+    } catch (error) {
+      return [{ path, type: schemaType(schema), message: `rule evaluation error: ${(error as Error).message}` }]
+    }
+    if (passed === true) return []
+    let message = rule.message ?? `failed rule: ${rule.rule}`
+    if (rule.messageExpression !== undefined) {
+      try {
+        message = String(compile(rule.messageExpression)({ self }))
+      } catch {
+        // As kube-apiserver: a messageExpression that fails falls back to the message (or the rule).
+      }
+    }
+    // As kube-apiserver: fieldPath (".field" under this node) names where the error is reported.
+    return [{ path: rule.fieldPath === undefined ? path : `${path}${rule.fieldPath}`, type: schemaType(schema), message }]
+  })
+  const children: Array<RuleViolation> = []
+  if (Array.isArray(value) && schema.items) {
+    value.forEach((v, i) => {
+      children.push(...celViolations(schema.items!, v, `${path}[${i}]`))
+    })
+  } else if (isPlainObject(value)) {
+    for (const [key, child] of Object.entries(schema.properties ?? {})) {
+      children.push(...celViolations(child, value[key], childPath(path, key)))
+    }
+    if (typeof schema.additionalProperties === "object") {
+      for (const [key, v] of Object.entries(value)) {
+        children.push(...celViolations(schema.additionalProperties, v, `${path}[${key}]`))
+      }
+    }
+  }
+  return [...own, ...children]
+}

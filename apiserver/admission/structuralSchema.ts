@@ -1,0 +1,233 @@
+// What kube-apiserver does with a CRD's structural OpenAPI v3 schema before it stores an object:
+// prune the fields the schema does not declare (and nulls where null is not allowed), apply the
+// defaults, and validate types, enums, bounds and formats, with kube-openapi's messages.
+import { isPlainObject } from "../../src/kube/frozenJson.ts"
+import type { JsonObject } from "../../src/kube/frozenJson.ts"
+import { quote } from "../storage/storeErrors.ts"
+import type { Cause } from "../storage/storeErrors.ts"
+
+/** A node of a structural schema, as the CRDs in src/api/crd carry them. */
+export interface StructuralSchema {
+  readonly type?: string
+  readonly properties?: Readonly<Record<string, StructuralSchema>>
+  readonly additionalProperties?: StructuralSchema | boolean
+  readonly items?: StructuralSchema
+  readonly required?: ReadonlyArray<string>
+  readonly default?: unknown
+  readonly nullable?: boolean
+  readonly enum?: ReadonlyArray<unknown>
+  readonly format?: string
+  readonly pattern?: string
+  readonly minimum?: number
+  readonly maximum?: number
+  readonly exclusiveMinimum?: boolean
+  readonly exclusiveMaximum?: boolean
+  readonly minLength?: number
+  readonly maxLength?: number
+  readonly minItems?: number
+  readonly maxItems?: number
+  readonly minProperties?: number
+  readonly maxProperties?: number
+  readonly "x-kubernetes-int-or-string"?: boolean
+  readonly "x-kubernetes-preserve-unknown-fields"?: boolean
+  readonly "x-kubernetes-embedded-resource"?: boolean
+  readonly "x-kubernetes-validations"?: ReadonlyArray<{
+    readonly rule: string
+    readonly message?: string
+    readonly messageExpression?: string
+    readonly fieldPath?: string
+  }>
+}
+
+/** apimachinery's field.Path rendering: `.name` for fields, `[i]` for items, `[key]` for map keys. */
+export const childPath = (path: string, name: string): string => (path === "" ? name : `${path}.${name}`)
+const itemPath = (path: string, index: number): string => `${path}[${index}]`
+const keyPath = (path: string, key: string): string => `${path}[${key}]`
+
+const mapSchema = (schema: StructuralSchema): StructuralSchema | undefined =>
+  typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined
+
+const keepsUnknown = (schema: StructuralSchema): boolean =>
+  schema["x-kubernetes-preserve-unknown-fields"] === true || schema.additionalProperties === true
+
+// ---- pruning -----------------------------------------------------------------------------------
+
+/**
+ * The value without the fields its schema does not declare, and the paths of what was dropped
+ * (reported as `unknown field "<path>"` under fieldValidation=Strict). A null where the schema
+ * does not say nullable is dropped too, silently, so that a default can take its place.
+ */
+export const prune = (schema: StructuralSchema, value: unknown, path = ""): { value: unknown; unknown: Array<string> } => {
+  const unknown: Array<string> = []
+  const walk = (node: StructuralSchema, v: unknown, at: string): unknown => {
+    if (Array.isArray(v)) return node.items === undefined ? v : v.map((item, i) => walkChild(node.items!, item, itemPath(at, i)))
+    if (!isPlainObject(v) || node["x-kubernetes-int-or-string"] === true) return v
+    const out: Record<string, unknown> = {}
+    const map = mapSchema(node)
+    for (const [key, child] of Object.entries(v)) {
+      const declared = node.properties?.[key]
+      if (declared !== undefined) {
+        const next = walkChild(declared, child, childPath(at, key))
+        if (next !== undefined) out[key] = next
+      } else if (map !== undefined) {
+        const next = walkChild(map, child, keyPath(at, key))
+        if (next !== undefined) out[key] = next
+      } else if (keepsUnknown(node) || (node.properties === undefined && node.type === undefined)) {
+        out[key] = child
+      } else {
+        unknown.push(childPath(at, key))
+      }
+    }
+    return out
+  }
+  const walkChild = (node: StructuralSchema, v: unknown, at: string): unknown =>
+    v === null && node.nullable !== true ? undefined : walk(node, v, at)
+  return { value: walk(schema, value, path), unknown }
+}
+
+// ---- defaulting --------------------------------------------------------------------------------
+
+/** Defaults apply top-down: a defaulted parent then receives its children's defaults. */
+export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown => {
+  if (Array.isArray(value)) return schema.items ? value.map((v) => applyDefaults(schema.items!, v)) : value
+  if (!isPlainObject(value)) return value
+  const out: Record<string, unknown> = { ...value }
+  for (const [key, child] of Object.entries(schema.properties ?? {})) {
+    if (out[key] === undefined && child.default !== undefined) out[key] = structuredClone(child.default)
+    if (out[key] !== undefined) out[key] = applyDefaults(child, out[key])
+  }
+  const map = mapSchema(schema)
+  if (map !== undefined) {
+    for (const key of Object.keys(out)) out[key] = applyDefaults(map, out[key])
+  }
+  return out
+}
+
+// ---- validation --------------------------------------------------------------------------------
+
+/** The JSON type name kube-openapi reports for a value. */
+export const jsonType = (value: unknown): string => {
+  if (value === null) return "null"
+  if (Array.isArray(value)) return "array"
+  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number"
+  if (typeof value === "object") return "object"
+  return typeof value
+}
+
+const hasType = (schema: StructuralSchema, value: unknown): boolean => {
+  const actual = jsonType(value)
+  if (schema["x-kubernetes-int-or-string"] === true) return actual === "integer" || actual === "string"
+  switch (schema.type) {
+    case undefined:
+      return true
+    case "number":
+      return actual === "number" || actual === "integer"
+    default:
+      return actual === schema.type
+  }
+}
+
+const rfc3339 = /^\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d(\.\d+)?([Zz]|[+-]\d\d:\d\d)$/
+
+/** apimachinery renders an invalid value as Go's %v/%q would: strings quoted, numbers bare. */
+const shown = (value: unknown): string =>
+  typeof value === "string" ? quote(value) : typeof value === "object" ? quote(value) : String(value)
+
+/**
+ * Every violation of the schema's own keywords (not its CEL rules: see celRules.ts), in the words
+ * of kube-openapi as apiextensions-apiserver converts them to field errors.
+ */
+export const schemaViolations = (schema: StructuralSchema, value: unknown, path = ""): Array<Cause> => {
+  const causes: Array<Cause> = []
+  const add = (field: string, message: string) => causes.push({ field, message })
+  const inBody = (at: string) => `${at === "" ? "body" : at} in body`
+  const walk = (node: StructuralSchema, v: unknown, at: string): void => {
+    if (v === null) {
+      if (node.nullable !== true) add(at, `Invalid value: "null": ${inBody(at)} must be of type ${node.type ?? "object"}: "null"`)
+      return
+    }
+    if (!hasType(node, v)) {
+      const expected = node["x-kubernetes-int-or-string"] === true ? "integer,string" : node.type
+      add(at, `Invalid value: ${quote(jsonType(v))}: ${inBody(at)} must be of type ${expected}: ${quote(jsonType(v))}`)
+      return
+    }
+    if (node.enum !== undefined && !node.enum.some((e) => e === v)) {
+      add(at, `Unsupported value: ${shown(v)}: supported values: ${node.enum.map(shown).join(", ")}`)
+    }
+    if (typeof v === "number") numberViolations(node, v, at, add, inBody)
+    if (typeof v === "string") stringViolations(node, v, at, add, inBody)
+    if (Array.isArray(v)) {
+      if (node.maxItems !== undefined && v.length > node.maxItems) {
+        add(at, `Too many: ${v.length}: must have at most ${node.maxItems} items`)
+      }
+      if (node.minItems !== undefined && v.length < node.minItems) {
+        add(at, `Invalid value: ${v.length}: ${inBody(at)} should have at least ${node.minItems} items`)
+      }
+      if (node.items !== undefined)
+        v.forEach((item, i) => {
+          walk(node.items!, item, itemPath(at, i))
+        })
+    }
+    if (isPlainObject(v)) objectViolations(node, v, at, add, inBody, walk)
+  }
+  walk(schema, value, path)
+  return causes
+}
+
+type Add = (field: string, message: string) => void
+
+const numberViolations = (node: StructuralSchema, v: number, at: string, add: Add, inBody: (at: string) => string) => {
+  if (node.minimum !== undefined) {
+    if (node.exclusiveMinimum === true ? v <= node.minimum : v < node.minimum) {
+      const relation = node.exclusiveMinimum === true ? "greater than" : "greater than or equal to"
+      add(at, `Invalid value: ${v}: ${inBody(at)} should be ${relation} ${node.minimum}`)
+    }
+  }
+  if (node.maximum !== undefined) {
+    if (node.exclusiveMaximum === true ? v >= node.maximum : v > node.maximum) {
+      const relation = node.exclusiveMaximum === true ? "less than" : "less than or equal to"
+      add(at, `Invalid value: ${v}: ${inBody(at)} should be ${relation} ${node.maximum}`)
+    }
+  }
+}
+
+const stringViolations = (node: StructuralSchema, v: string, at: string, add: Add, inBody: (at: string) => string) => {
+  const length = [...v].length
+  if (node.maxLength !== undefined && length > node.maxLength) {
+    add(at, `Too long: may not be more than ${node.maxLength} bytes`)
+  }
+  if (node.minLength !== undefined && length < node.minLength) {
+    add(at, `Invalid value: ${quote(v)}: ${inBody(at)} should be at least ${node.minLength} chars long`)
+  }
+  if (node.pattern !== undefined && !new RegExp(node.pattern, "u").test(v)) {
+    add(at, `Invalid value: ${quote(v)}: ${inBody(at)} should match '${node.pattern}'`)
+  }
+  if (node.format === "date-time" && !rfc3339.test(v)) {
+    add(at, `Invalid value: ${quote(v)}: ${inBody(at)} must be of type date-time: ${quote(v)}`)
+  }
+}
+
+const objectViolations = (
+  node: StructuralSchema,
+  v: JsonObject,
+  at: string,
+  add: Add,
+  inBody: (at: string) => string,
+  walk: (node: StructuralSchema, v: unknown, at: string) => void
+) => {
+  const size = Object.keys(v).length
+  if (node.maxProperties !== undefined && size > node.maxProperties) {
+    add(at, `Too many: ${size}: must have at most ${node.maxProperties} items`)
+  }
+  if (node.minProperties !== undefined && size < node.minProperties) {
+    add(at, `Invalid value: ${size}: ${inBody(at)} should have at least ${node.minProperties} properties`)
+  }
+  for (const name of node.required ?? []) {
+    if (v[name] === undefined) add(childPath(at, name), "Required value")
+  }
+  for (const [key, child] of Object.entries(node.properties ?? {})) {
+    if (v[key] !== undefined) walk(child, v[key], childPath(at, key))
+  }
+  const map = mapSchema(node)
+  if (map !== undefined) for (const [key, child] of Object.entries(v)) walk(map, child, keyPath(at, key))
+}

@@ -1,0 +1,96 @@
+import { humanDuration } from "../kube/humanDuration.ts"
+import { estimateRemaining } from "./eta.ts"
+import { seg, toLine } from "./line.ts"
+import type { Segment, Style } from "./line.ts"
+import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
+
+/** plain: for pipes and logs (ASCII, no colour); terminal: colours and a block bar. */
+export type RenderMode = "plain" | "terminal"
+
+/** More rows than this per job would push the other jobs off the screen. */
+export const maxNodeRows = 10
+
+const phaseStyle: Record<JobPhase, Style> = { running: "cyan", completed: "green", paused: "yellow", invalid: "red" }
+
+const bar = (job: JobView, width: number, mode: RenderMode): ReadonlyArray<Segment> => {
+  const cells = (count: number) => (job.desired <= 0 ? 0 : Math.floor((Math.min(count, job.desired) / job.desired) * width))
+  const succeeded = cells(job.succeeded)
+  const failed = Math.min(width - succeeded, cells(job.succeeded + job.failed) - succeeded)
+  const rest = width - succeeded - failed
+  return mode === "plain"
+    ? [seg(`[${"#".repeat(succeeded)}${"!".repeat(failed)}${"-".repeat(rest)}]`)]
+    : [seg("█".repeat(succeeded), "green"), seg("█".repeat(failed), "red"), seg("░".repeat(rest), "dim")]
+}
+
+const percent = (job: JobView): string =>
+  job.desired <= 0 ? "  -%" : `${Math.floor(((job.succeeded + job.failed) / job.desired) * 100)}%`.padStart(4)
+
+const eta = (job: JobView, now: number): string => {
+  if (job.phase === "completed") return "done"
+  if (job.phase !== "running") return "-"
+  const remaining = estimateRemaining({
+    desired: job.desired,
+    finished: job.succeeded + job.failed,
+    startTime: job.startTime,
+    now
+  })
+  return remaining === undefined ? "?" : humanDuration(remaining)
+}
+
+const elapsed = (job: JobView, now: number): string =>
+  job.startTime === undefined ? "-" : humanDuration((job.completionTime ?? now) - job.startTime)
+
+const nodeLine = (row: NodeRow, nameWidth: number, now: number): ReadonlyArray<Segment> => {
+  const name = seg(`    ${row.node.padEnd(nameWidth)}  `)
+  if (row.phase === "Failed") return [name, seg("Failed   ", "red"), seg(row.message ?? "")]
+  const progress = row.progress === undefined ? "   -" : `${row.progress}%`.padStart(4)
+  const since = row.startTime === undefined ? "" : `  ${humanDuration(now - row.startTime)}`
+  return [name, seg("Pulling  ", "cyan"), seg(progress), seg(since, "dim"), seg(row.message ? `  ${row.message}` : "", "dim")]
+}
+
+const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): ReadonlyArray<ReadonlyArray<Segment>> => {
+  const barWidth = mode === "plain" ? 20 : Math.max(10, Math.min(40, width - 70))
+  const lines: Array<ReadonlyArray<Segment>> = [
+    [
+      seg(`${job.kind} `, "dim"),
+      seg(job.name, "bold"),
+      seg(job.target === "" ? "" : `  ${job.target}`),
+      seg("  "),
+      seg(job.phase, phaseStyle[job.phase]),
+      seg(job.parent === undefined ? "" : `  (of ${job.parent})`, "dim")
+    ],
+    [
+      seg("  "),
+      ...bar(job, barWidth, mode),
+      seg(` ${percent(job)}  desired ${job.desired}  active ${job.active}  succeeded ${job.succeeded}  `),
+      seg(`failed ${job.failed}`, job.failed > 0 ? "red" : undefined),
+      seg(`  elapsed ${elapsed(job, now)}  eta ${eta(job, now)}`)
+    ]
+  ]
+  if (job.message !== "") lines.push([seg(`  ${job.message}`, job.phase === "invalid" ? "red" : "dim")])
+  const shown = job.nodes.slice(0, maxNodeRows)
+  const nameWidth = Math.max(0, ...shown.map((r) => r.node.length))
+  for (const row of shown) lines.push(nodeLine(row, nameWidth, now))
+  if (job.nodes.length > shown.length) lines.push([seg(`    +${job.nodes.length - shown.length} more nodes`, "dim")])
+  return lines
+}
+
+const iso = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z")
+
+/**
+ * The whole view as lines, each at most `width` characters wide. Pure: the same model, time and
+ * width always give the same lines, which is what the golden tests rely on.
+ */
+export const render = (model: StatusModel, now: number, width: number, mode: RenderMode): ReadonlyArray<string> => {
+  const count = model.jobs.length
+  const header: ReadonlyArray<Segment> = [
+    seg(`namespace ${model.namespace}`, "bold"),
+    seg(`  ${count} ${count === 1 ? "job" : "jobs"}  ${iso(now)}`, "dim")
+  ]
+  const body: Array<ReadonlyArray<Segment>> = []
+  if (count === 0) {
+    body.push([seg(model.job === undefined ? "no ImagePullJobs or ImageListPullJobs" : `no job named ${model.job}`)])
+  }
+  for (const job of model.jobs) body.push([], ...jobLines(job, now, width, mode))
+  return [header, ...body].map((segments) => toLine(segments, width, mode === "terminal"))
+}

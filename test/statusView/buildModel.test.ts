@@ -1,0 +1,139 @@
+import { describe, expect, it } from "vitest"
+import { buildModel } from "../../src/statusView/buildModel.ts"
+import { at, listJob, nodeImage, pullJob, t0 } from "./fixtures.ts"
+
+const running = {
+  startTime: at(0),
+  desired: 4,
+  active: 2,
+  succeeded: 1,
+  failed: 1,
+  failedNodes: ["node-4", "node-9"],
+  message: "job is running, progress 50.0%"
+}
+
+const build = (objects: Partial<Parameters<typeof buildModel>[0]>) =>
+  buildModel({ namespace: "default", imagePullJobs: [], imageListPullJobs: [], nodeImages: [], ...objects })
+
+describe("buildModel", () => {
+  it("takes counts, times and message from the job, and node rows from the NodeImages' status of its tag", () => {
+    const model = build({
+      imagePullJobs: [pullJob("warm", { image: "nginx:1.9.1", status: running })],
+      nodeImages: [
+        nodeImage("node-2", {
+          image: "nginx",
+          tag: "1.9.1",
+          ownerUid: "uid-warm",
+          status: { phase: "Pulling", progress: 30, startTime: at(5) }
+        }),
+        nodeImage("node-1", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Pulling", startTime: at(7) } }),
+        nodeImage("node-4", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Failed", message: "not found" } }),
+        nodeImage("node-3", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm", status: { phase: "Succeeded" } })
+      ]
+    })
+    expect(model).toEqual({
+      namespace: "default",
+      jobs: [
+        {
+          kind: "ImagePullJob",
+          namespace: "default",
+          name: "warm",
+          target: "nginx:1.9.1",
+          phase: "running",
+          message: "job is running, progress 50.0%",
+          desired: 4,
+          active: 2,
+          succeeded: 1,
+          failed: 1,
+          startTime: t0,
+          nodes: [
+            { node: "node-1", phase: "Pulling", startTime: t0 + 7_000 },
+            { node: "node-2", phase: "Pulling", progress: 30, startTime: t0 + 5_000 },
+            { node: "node-4", phase: "Failed", message: "not found" },
+            // Failed for the job, but its tag has left the NodeImage: still listed.
+            { node: "node-9", phase: "Failed" }
+          ]
+        }
+      ]
+    })
+  })
+
+  it("ignores tags of another owner, another tag, or a version the daemon has not reported on", () => {
+    const model = build({
+      imagePullJobs: [pullJob("warm", { image: "docker.io/library/nginx:1.9.1", status: running })],
+      nodeImages: [
+        nodeImage("other-owner", { image: "nginx", tag: "1.9.1", ownerUid: "uid-else", status: { phase: "Pulling" } }),
+        nodeImage("other-tag", { image: "nginx", tag: "latest", ownerUid: "uid-warm", status: { phase: "Pulling" } }),
+        nodeImage("old-version", {
+          image: "nginx",
+          tag: "1.9.1",
+          ownerUid: "uid-warm",
+          version: 2,
+          status: { phase: "Failed", version: 1 }
+        })
+      ]
+    })
+    expect(model.jobs[0]?.nodes.map((n) => n.node)).toEqual(["node-4", "node-9"])
+  })
+
+  it("tells the phases apart: completed, paused, invalid (decode or Valid=False), running", () => {
+    const model = build({
+      imagePullJobs: [
+        pullJob("a-done", { status: { ...running, completionTime: at(60) } }),
+        pullJob("b-paused", { parallelism: "0%", status: running }),
+        pullJob("c-bad-image", { image: "Not A Ref::" }),
+        pullJob("d-refused", {
+          status: { conditions: [{ type: "Valid", status: "False", reason: "Invalid", message: "selector is bad" }] }
+        }),
+        pullJob("e-new", {})
+      ]
+    })
+    expect(model.jobs.map((j) => [j.name, j.phase])).toEqual([
+      ["a-done", "completed"],
+      ["b-paused", "paused"],
+      ["c-bad-image", "invalid"],
+      ["d-refused", "invalid"],
+      ["e-new", "running"]
+    ])
+    expect(model.jobs[0]?.completionTime).toBe(t0 + 60_000)
+    expect(model.jobs[2]?.message).toContain("Not A Ref::")
+    expect(model.jobs[3]?.message).toBe("selector is bad")
+  })
+
+  it("counts a list job's images, puts its children after it, and with a job name keeps that family only", () => {
+    const objects = {
+      imageListPullJobs: [
+        listJob("base", ["nginx", "busybox"], {
+          completionTime: at(90),
+          desired: 2,
+          active: 0,
+          completed: 2,
+          succeeded: 1,
+          failedImageStatuses: [{ name: "busybox", message: "failed on 1 node" }]
+        })
+      ],
+      imagePullJobs: [pullJob("base-x1", { owner: "base" }), pullJob("aaa", {}), pullJob("zzz", {})]
+    }
+    const all = build(objects)
+    expect(all.jobs.map((j) => j.name)).toEqual(["aaa", "base", "base-x1", "zzz"])
+    const base = all.jobs[1]
+    expect(base).toMatchObject({
+      kind: "ImageListPullJob",
+      target: "2 images",
+      phase: "completed",
+      desired: 2,
+      succeeded: 1,
+      failed: 1,
+      message: "busybox: failed on 1 node"
+    })
+    expect(all.jobs[2]?.parent).toBe("base")
+
+    expect(build({ ...objects, job: "base" }).jobs.map((j) => j.name)).toEqual(["base", "base-x1"])
+    expect(build({ ...objects, job: "zzz" }).jobs.map((j) => j.name)).toEqual(["zzz"])
+    expect(build({ ...objects, job: "nope" })).toEqual({ namespace: "default", job: "nope", jobs: [] })
+  })
+
+  it("leaves out jobs of other namespaces", () => {
+    expect(build({ namespace: "other", imagePullJobs: [pullJob("a", {})] }).jobs).toEqual([])
+  })
+})

@@ -1,0 +1,62 @@
+import { stripVTControlCharacters } from "node:util"
+import { describe, expect, it } from "vitest"
+import { render } from "../../src/statusView/render.ts"
+import { goldenModel, t0 } from "./fixtures.ts"
+
+describe("render, plain mode", () => {
+  it("draws the golden view for a fixed model and time", () => {
+    expect(render(goldenModel, t0, Number.POSITIVE_INFINITY, "plain")).toEqual([
+      "namespace default  3 jobs  2026-12-01T10:00:00Z",
+      "",
+      "ImagePullJob warm-nginx  nginx:1.9.1  running",
+      "  [######!!------------]  40%  desired 10  active 3  succeeded 3  failed 1  elapsed 2m  eta 3m",
+      "  job is running, progress 40.0%",
+      "    node-5   Pulling   42%  15s",
+      "    node-12  Pulling     -  3s",
+      "    node-7   Failed   rpc error: not found",
+      "",
+      "ImageListPullJob base-images  2 images  completed",
+      "  [####################] 100%  desired 2  active 0  succeeded 2  failed 0  elapsed 5m  eta done",
+      "",
+      "ImagePullJob later  busybox:1.36  paused  (of base-images)",
+      "  [--------------------]   0%  desired 3  active 0  succeeded 0  failed 0  elapsed -  eta -",
+      "  job is paused, progress 0.0%"
+    ])
+  })
+
+  it("cuts every line to the width", () => {
+    const lines = render(goldenModel, t0, 30, "plain")
+    expect(Math.max(...lines.map((l) => l.length))).toBe(30)
+    expect(lines[3]).toBe("  [######!!------------]  40% ")
+  })
+
+  it("caps the node rows per job and says how many more", () => {
+    const nodes = Array.from({ length: 13 }, (_, i) => ({ node: `n${i}`, phase: "Failed" as const }))
+    const [job] = goldenModel.jobs
+    const lines = render({ namespace: "default", jobs: [{ ...job!, nodes }] }, t0, 200, "plain")
+    expect(lines.filter((l) => l.includes("Failed"))).toHaveLength(10)
+    expect(lines.at(-1)).toBe("    +3 more nodes")
+  })
+
+  it("says so when there is nothing to show", () => {
+    expect(render({ namespace: "ns", jobs: [] }, t0, 80, "plain")).toEqual([
+      "namespace ns  0 jobs  2026-12-01T10:00:00Z",
+      "no ImagePullJobs or ImageListPullJobs"
+    ])
+    expect(render({ namespace: "ns", job: "x", jobs: [] }, t0, 80, "plain")[1]).toBe("no job named x")
+  })
+
+  it("never colours plain output", () => {
+    for (const line of render(goldenModel, t0, 200, "plain")) expect(stripVTControlCharacters(line)).toBe(line)
+  })
+})
+
+describe("render, terminal mode", () => {
+  it("colours and draws a block bar, within the width once escapes are stripped", () => {
+    const lines = render(goldenModel, t0, 100, "terminal")
+    expect(lines.some((l) => l !== stripVTControlCharacters(l))).toBe(true)
+    const visible = lines.map(stripVTControlCharacters)
+    expect(visible[3]).toMatch(/^ {2}█{9}█{3}░{18} {2}40% /)
+    for (const line of visible) expect([...line].length).toBeLessThanOrEqual(100)
+  })
+})
