@@ -7,7 +7,7 @@ const ownerUids = (object: KubeObject | undefined): ReadonlyArray<string> => {
   return Array.isArray(refs) ? refs.map((r) => r.uid) : []
 }
 
-export class OwnerIndex<Location> {
+export class DependentsIndex<Location> {
   private readonly byUid = new Map<string, Location>()
   /** Owner uid to the objects whose ownerReferences name it, by a key unique across kinds. */
   private readonly dependents = new Map<string, Map<string, Location>>()

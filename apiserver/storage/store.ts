@@ -31,7 +31,7 @@ import {
 import { mergePatch } from "../../src/apiserver/mergePatch.ts"
 import { asServed } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
-import { collectionOf, OwnerIndex } from "./dependents.ts"
+import { collectionOf, DependentsIndex } from "./dependents.ts"
 import { conflict, invalid, isKubeError, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
 import { rfc3339 } from "../../src/api/time.ts"
@@ -118,7 +118,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   // Starts above "0", which a watch reads as "from now": a list of an empty server must not return it.
   let resourceVersion = 1
   const kinds = new Map<string, KindState>()
-  const owners = new OwnerIndex<Located>()
+  const owners = new DependentsIndex<Located>()
   /** Watches to wake once the current request is done. */
   const toWake: Array<() => void> = []
   const wake = (watch: WatchState): void => {
