@@ -2,7 +2,7 @@
 // k8s.io/kubernetes pkg/printers), computed from the fields those kinds carry here.
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
-import { ageOf } from "../../src/kube/humanDuration.ts"
+import { ageOf } from "./age.ts"
 import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"
 import type { TableConvertor } from "./table.ts"

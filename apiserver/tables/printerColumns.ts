@@ -2,7 +2,7 @@
 // tableconvertor builds it: the name first, then one cell per column from its simple JSONPath.
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
-import { ageOf } from "../../src/kube/humanDuration.ts"
+import { ageOf } from "./age.ts"
 import { column, nameColumn } from "./table.ts"
 import type { TableConvertor } from "./table.ts"
 

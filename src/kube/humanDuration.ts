@@ -1,6 +1,6 @@
 /**
- * The AGE column's words, as apimachinery's duration.HumanDuration: precise while the age is
- * short, coarser as it grows ("45s", "3m12s", "14m", "5h4m", "20h", "3d2h", "40d", "2y31d").
+ * A duration in kubectl's words (the AGE column), as apimachinery's duration.HumanDuration: precise
+ * while it is short, coarser as it grows ("45s", "3m12s", "14m", "5h4m", "20h", "3d2h", "40d", "2y31d").
  */
 export const humanDuration = (millis: number): string => {
   const seconds = Math.trunc(millis / 1000)
@@ -31,11 +31,4 @@ export const humanDuration = (millis: number): string => {
     return days === 0 ? `${years}y` : `${years}y${days}d`
   }
   return `${Math.trunc(hours / 24 / 365)}y`
-}
-
-/** A timestamp's age for a table cell: `<unknown>` without one, as kube-apiserver prints. */
-export const ageOf = (timestamp: unknown, now: number): string => {
-  if (typeof timestamp !== "string" || timestamp === "") return "<unknown>"
-  const millis = Date.parse(timestamp)
-  return Number.isNaN(millis) ? "<invalid>" : humanDuration(now - millis)
 }
