@@ -13,7 +13,7 @@ import { isCustom } from "../catalog.ts"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
 import type { JsonObject } from "../../src/kube/frozenJson.ts"
 import { applyJsonPatch } from "./jsonPatch.ts"
-import { mergePatch } from "../../src/apiserver/mergePatch.ts"
+import { applyMergePatch } from "../../src/kube/mergePatch.ts"
 import { admitted, keyOf, metadataOf, respond, storeError, withMetadata } from "../http/objectContext.ts"
 import type { ObjectContext } from "../http/objectContext.ts"
 import { quote } from "../storage/storeErrors.ts"
@@ -48,7 +48,7 @@ const applyPatch = (
 ): Effect.Effect<unknown, ApiFailure> => {
   switch (type) {
     case "merge":
-      return Effect.succeed(mergePatch(current, patch))
+      return Effect.succeed(applyMergePatch(current, patch))
     case "strategic": {
       const result = applyStrategicMergePatch(current, patch, context.kind.mergeKeys ?? {})
       return Result.isSuccess(result) ? Effect.succeed(result.success) : Effect.fail(badRequest(result.failure.message))

@@ -28,7 +28,7 @@ import {
   pendingFinalizers,
   storedApiVersion
 } from "../kindRules.ts"
-import { mergePatch } from "../../src/apiserver/mergePatch.ts"
+import { applyMergePatch } from "../../src/kube/mergePatch.ts"
 import { asServed } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
 import { collectionOf, DependentsIndex } from "./dependents.ts"
@@ -493,7 +493,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       if (!isPlainObject(body)) {
         throw invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
       }
-      const merged = mergePatch(found.object, body) as JsonObject
+      const merged = applyMergePatch(found.object, body) as JsonObject
       const meta = merged.metadata
       if (!isPlainObject(meta)) {
         throw invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }])

@@ -1,3 +1,7 @@
+// RFC 7386 JSON merge patches, both ways: the controller and the daemon compute the patch of a
+// status they changed, and the embedded API server applies the patches clients send.
+import { isPlainObject, setOwn } from "./frozenJson.ts"
+
 type Json = unknown
 
 const isObject = (u: Json): u is Readonly<Record<string, Json>> => typeof u === "object" && u !== null && !Array.isArray(u)
@@ -18,4 +22,18 @@ export const mergePatchBetween = (before: Json, after: Json): Json | undefined =
     if (child !== undefined) patch[key] = child
   }
   return Object.keys(patch).length === 0 ? undefined : patch
+}
+
+/** RFC 7386 applied: objects merge key by key, null deletes, anything else replaces. Shares `target`'s subtrees. */
+export const applyMergePatch = (target: Json, patch: Json): Json => {
+  if (!isPlainObject(patch)) return patch
+  const base = isPlainObject(target) ? target : {}
+  const out: Record<string, Json> = { ...base }
+  for (const key of Object.keys(patch)) {
+    const value = patch[key]
+    if (value === undefined) continue
+    if (value === null) delete out[key]
+    else setOwn(out, key, applyMergePatch(Object.hasOwn(base, key) ? base[key] : undefined, value))
+  }
+  return out
 }

@@ -1,18 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { mergePatchBetween } from "../../src/kube/mergePatch.ts"
-
-/** RFC 7386 application, to check a computed patch does what it says. */
-const apply = (target: unknown, patch: unknown): unknown => {
-  if (typeof patch !== "object" || patch === null || Array.isArray(patch)) return patch
-  const out: Record<string, unknown> =
-    typeof target === "object" && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {}
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k]
-    else out[k] = apply(out[k], v)
-  }
-  return out
-}
+import { applyMergePatch, mergePatchBetween } from "../../src/kube/mergePatch.ts"
 
 describe("mergePatchBetween", () => {
   it("names only what changed, with null for removed keys", () => {
@@ -33,8 +21,47 @@ describe("mergePatchBetween", () => {
     fc.assert(
       fc.property(object, object, (before, after) => {
         const patch = mergePatchBetween(before, after)
-        expect(patch === undefined ? before : apply(before, patch)).toEqual(apply({}, after))
+        expect(patch === undefined ? before : applyMergePatch(before, patch)).toEqual(applyMergePatch({}, after))
       })
     )
+  })
+})
+
+describe("applyMergePatch", () => {
+  // RFC 7386's appendix A, case by case.
+  it.each([
+    [{ a: "b" }, { a: "c" }, { a: "c" }],
+    [{ a: "b" }, { b: "c" }, { a: "b", b: "c" }],
+    [{ a: "b" }, { a: null }, {}],
+    [{ a: "b", b: "c" }, { a: null }, { b: "c" }],
+    [{ a: ["b"] }, { a: "c" }, { a: "c" }],
+    [{ a: "c" }, { a: ["b"] }, { a: ["b"] }],
+    [{ a: { b: "c" } }, { a: { b: "d", c: null } }, { a: { b: "d" } }],
+    [{ a: [{ b: "c" }] }, { a: [1] }, { a: [1] }],
+    [
+      ["a", "b"],
+      ["c", "d"],
+      ["c", "d"]
+    ],
+    [{ a: "b" }, ["c"], ["c"]],
+    [{ a: "foo" }, null, null],
+    [{ a: "foo" }, "bar", "bar"],
+    [{ e: null }, { a: 1 }, { e: null, a: 1 }],
+    [[1, 2], { a: "b", c: null }, { a: "b" }],
+    [{}, { a: { bb: { ccc: null } } }, { a: { bb: {} } }]
+  ])("%j patched with %j is %j", (target, patch, result) => {
+    expect(applyMergePatch(target, patch)).toEqual(result)
+  })
+
+  it("keeps a key named __proto__ as data", () => {
+    const patched = applyMergePatch({}, JSON.parse('{"__proto__":{"polluted":true}}')) as Record<string, unknown>
+    expect(Object.hasOwn(patched, "__proto__")).toBe(true)
+    expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+  })
+
+  it("leaves the target as it was", () => {
+    const target = { a: { b: 1 } }
+    applyMergePatch(target, { a: { b: 2 } })
+    expect(target).toEqual({ a: { b: 1 } })
   })
 })
