@@ -78,7 +78,11 @@ const quote = (s: string): string => JSON.stringify(s)
 
 const binaryOperators = "in, notin, =, ==, !=, gt, lt"
 
-class LabelParser {
+/** A parse step's outcome: the value, or apimachinery's message for what is wrong. */
+type Parsed<A> = Result.Result<A, string>
+
+/** The tokens and how far the parser has read them. */
+class TokenCursor {
   readonly tokens: ReadonlyArray<Token>
   position = 0
 
@@ -99,140 +103,129 @@ class LabelParser {
     this.position++
     return t
   }
+}
 
-  parse(): Array<LabelRequirement> {
-    const requirements: Array<LabelRequirement> = []
-    for (;;) {
-      const t = this.lookahead()
-      if (t.kind === "end") return requirements
-      if (t.kind !== "id" && t.kind !== "!") {
-        throw `found '${t.text}', expected: !, identifier, or 'end of string'`
-      }
-      try {
-        requirements.push(this.parseRequirement())
-      } catch (message) {
-        throw `unable to parse requirement: ${String(message)}`
-      }
-      const next = this.consume()
-      if (next.kind === "end") return requirements
-      if (next.kind !== ",") throw `found '${next.text}', expected: ',' or 'end of string'`
-      const after = this.lookahead()
-      if (after.kind !== "id" && after.kind !== "!") {
-        throw `found '${after.text}', expected: identifier after ','`
-      }
-    }
+const parseRequirements = (cursor: TokenCursor): Parsed<Array<LabelRequirement>> => {
+  const requirements: Array<LabelRequirement> = []
+  for (;;) {
+    const t = cursor.lookahead()
+    if (t.kind === "end") return Result.succeed(requirements)
+    if (t.kind !== "id" && t.kind !== "!") return Result.fail(`found '${t.text}', expected: !, identifier, or 'end of string'`)
+    const parsed = parseRequirement(cursor)
+    if (Result.isFailure(parsed)) return Result.fail(`unable to parse requirement: ${parsed.failure}`)
+    requirements.push(parsed.success)
+    const next = cursor.consume()
+    if (next.kind === "end") return Result.succeed(requirements)
+    if (next.kind !== ",") return Result.fail(`found '${next.text}', expected: ',' or 'end of string'`)
+    const after = cursor.lookahead()
+    if (after.kind !== "id" && after.kind !== "!") return Result.fail(`found '${after.text}', expected: identifier after ','`)
   }
+}
 
-  private parseRequirement(): LabelRequirement {
+const parseRequirement = (cursor: TokenCursor): Parsed<LabelRequirement> =>
+  Result.gen(function* () {
     let negated = false
-    let t = this.consume()
+    let t = cursor.consume()
     if (t.kind === "!") {
       negated = true
-      t = this.consume()
+      t = cursor.consume()
     }
-    if (t.kind !== "id") throw `found '${t.text}', expected: identifier`
+    if (t.kind !== "id") return yield* Result.fail(`found '${t.text}', expected: identifier`)
     const key = t.text
     const keyErrors = validateQualifiedName(key)
-    if (keyErrors.length > 0) throw `<nil>: Invalid value: ${quote(key)}: ${keyErrors.join("; ")}`
-    const ahead = this.lookahead().kind
+    if (keyErrors.length > 0) return yield* Result.fail(`<nil>: Invalid value: ${quote(key)}: ${keyErrors.join("; ")}`)
+    const ahead = cursor.lookahead().kind
     if (negated || ahead === "end" || ahead === ",") {
       return { key, operator: negated ? "!" : "exists", values: [] }
     }
-    const operator = this.parseOperator()
-    const values = operator === "in" || operator === "notin" ? this.parseValueSet() : this.parseExactValue()
-    return requirement(key, operator, values)
-  }
+    const operator = yield* parseOperator(cursor)
+    const values = yield* operator === "in" || operator === "notin" ? parseValueSet(cursor) : parseExactValue(cursor)
+    return yield* requirement(key, operator, values)
+  })
 
-  private parseOperator(): LabelOperator {
-    const t = this.consume(false)
-    switch (t.kind) {
-      case "in":
-        return "in"
-      case "notin":
-        return "notin"
-      case "=":
-        return "="
-      case "==":
-        return "=="
-      case "!=":
-        return "!="
-      case ">":
-        return "gt"
-      case "<":
-        return "lt"
-      default:
-        throw `found '${t.text}', expected: ${binaryOperators}`
-    }
-  }
+const operators: Partial<Record<TokenKind, LabelOperator>> = {
+  in: "in",
+  notin: "notin",
+  "=": "=",
+  "==": "==",
+  "!=": "!=",
+  ">": "gt",
+  "<": "lt"
+}
 
-  private parseValueSet(): Array<string> {
-    const open = this.consume()
-    if (open.kind !== "(") throw `found '${open.text}' expected: '('`
-    const t = this.lookahead()
-    if (t.kind === ")") {
-      this.consume()
-      return [""]
-    }
-    if (t.kind !== "id" && t.kind !== ",") throw `found '${t.text}', expected: ',', ')' or identifier`
-    const values = this.parseIdentifierList()
-    if (this.consume().kind !== ")") throw `found '${t.text}', expected: ')'`
-    return values
-  }
+const parseOperator = (cursor: TokenCursor): Parsed<LabelOperator> => {
+  const t = cursor.consume(false)
+  const operator = operators[t.kind]
+  return operator === undefined ? Result.fail(`found '${t.text}', expected: ${binaryOperators}`) : Result.succeed(operator)
+}
 
-  // A (possibly empty) comma-separated list: "(a,,b)" and "(,a)" hold the empty value too.
-  private parseIdentifierList(): Array<string> {
-    const values: Array<string> = []
-    for (;;) {
-      const t = this.consume()
-      if (t.kind === "id") {
-        values.push(t.text)
-        const next = this.lookahead()
-        if (next.kind === ",") continue
-        if (next.kind === ")") return values
-        throw `found '${next.text}', expected: ',' or ')'`
-      } else if (t.kind === ",") {
-        if (values.length === 0) values.push("")
-        const next = this.lookahead()
-        if (next.kind === ")") {
-          values.push("")
-          return values
-        }
-        if (next.kind === ",") {
-          this.consume()
-          values.push("")
-        }
-      } else {
-        throw `found '${t.text}', expected: ',', or identifier`
+const parseValueSet = (cursor: TokenCursor): Parsed<Array<string>> => {
+  const open = cursor.consume()
+  if (open.kind !== "(") return Result.fail(`found '${open.text}' expected: '('`)
+  const t = cursor.lookahead()
+  if (t.kind === ")") {
+    cursor.consume()
+    return Result.succeed([""])
+  }
+  if (t.kind !== "id" && t.kind !== ",") return Result.fail(`found '${t.text}', expected: ',', ')' or identifier`)
+  const values = parseIdentifierList(cursor)
+  if (Result.isFailure(values)) return values
+  if (cursor.consume().kind !== ")") return Result.fail(`found '${t.text}', expected: ')'`)
+  return values
+}
+
+// A (possibly empty) comma-separated list: "(a,,b)" and "(,a)" hold the empty value too.
+const parseIdentifierList = (cursor: TokenCursor): Parsed<Array<string>> => {
+  const values: Array<string> = []
+  for (;;) {
+    const t = cursor.consume()
+    if (t.kind === "id") {
+      values.push(t.text)
+      const next = cursor.lookahead()
+      if (next.kind === ",") continue
+      if (next.kind === ")") return Result.succeed(values)
+      return Result.fail(`found '${next.text}', expected: ',' or ')'`)
+    } else if (t.kind === ",") {
+      if (values.length === 0) values.push("")
+      const next = cursor.lookahead()
+      if (next.kind === ")") {
+        values.push("")
+        return Result.succeed(values)
       }
+      if (next.kind === ",") {
+        cursor.consume()
+        values.push("")
+      }
+    } else {
+      return Result.fail(`found '${t.text}', expected: ',', or identifier`)
     }
   }
+}
 
-  private parseExactValue(): Array<string> {
-    const ahead = this.lookahead()
-    if (ahead.kind === "end" || ahead.kind === ",") return [""]
-    const t = this.consume()
-    if (t.kind === "id") return [t.text]
-    throw `found '${t.text}', expected: identifier`
-  }
+const parseExactValue = (cursor: TokenCursor): Parsed<Array<string>> => {
+  const ahead = cursor.lookahead()
+  if (ahead.kind === "end" || ahead.kind === ",") return Result.succeed([""])
+  const t = cursor.consume()
+  return t.kind === "id" ? Result.succeed([t.text]) : Result.fail(`found '${t.text}', expected: identifier`)
 }
 
 const integerPattern = /^[+-]?\d+$/
 
 // apimachinery's NewRequirement checks, for the cases the parser can produce.
-const requirement = (key: string, operator: LabelOperator, raw: ReadonlyArray<string>): LabelRequirement => {
+const requirement = (key: string, operator: LabelOperator, raw: ReadonlyArray<string>): Parsed<LabelRequirement> => {
   const values = [...new Set(raw)].sort()
-  values.forEach((value, i) => {
+  for (const [i, value] of values.entries()) {
     const errors = validateLabelValue(value)
-    if (errors.length > 0) throw `values[${i}]: Invalid value: ${quote(value)}: ${errors.join("; ")}`
-  })
-  if (operator === "gt" || operator === "lt") {
-    values.forEach((value, i) => {
-      if (!integerPattern.test(value)) {
-        throw `values[${i}]: Invalid value: ${quote(value)}: for 'Gt', 'Lt' operators, the value must be an integer`
-      }
-    })
+    if (errors.length > 0) return Result.fail(`values[${i}]: Invalid value: ${quote(value)}: ${errors.join("; ")}`)
   }
-  return { key, operator, values }
+  if (operator === "gt" || operator === "lt") {
+    for (const [i, value] of values.entries()) {
+      if (!integerPattern.test(value)) {
+        return Result.fail(`values[${i}]: Invalid value: ${quote(value)}: for 'Gt', 'Lt' operators, the value must be an integer`)
+      }
+    }
+  }
+  return Result.succeed({ key, operator, values })
 }
 
 const matchesRequirement = (r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean => {
@@ -265,13 +258,9 @@ const noLabels: Readonly<Record<string, string>> = Object.freeze({})
 
 /** Parses `a=b,a==b,a!=b,a in (x,y),a notin (x),a,!a,a>1,a<1`; "" selects everything. */
 export const parseLabelSelector = (selector: string): Result.Result<LabelSelectorQuery, SelectorParseError> => {
-  let requirements: Array<LabelRequirement>
-  try {
-    requirements = new LabelParser(lex(selector)).parse()
-  } catch (message) {
-    if (typeof message !== "string") throw message
-    return Result.fail(new SelectorParseError({ selector, message }))
-  }
+  const parsed = parseRequirements(new TokenCursor(lex(selector)))
+  if (Result.isFailure(parsed)) return Result.fail(new SelectorParseError({ selector, message: parsed.failure }))
+  const requirements = parsed.success
   requirements.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   return Result.succeed({
     requirements,
@@ -312,24 +301,23 @@ const splitTerm = (term: string): FieldRequirement | undefined => {
   return undefined
 }
 
-const unescapeValue = (value: string): string => {
+const unescapeValue = (value: string): Parsed<string> => {
   let out = ""
   let escaped = false
   for (const c of value) {
     if (escaped) {
-      if (c !== "\\" && c !== "," && c !== "=") throw `invalid field selector: invalid escape sequence: \\${c}`
+      if (c !== "\\" && c !== "," && c !== "=") return Result.fail(`invalid field selector: invalid escape sequence: \\${c}`)
       out += c
       escaped = false
     } else if (c === "\\") {
       escaped = true
     } else if (c === "," || c === "=") {
-      throw `invalid field selector: unescaped character ${c}`
+      return Result.fail(`invalid field selector: unescaped character ${c}`)
     } else {
       out += c
     }
   }
-  if (escaped) throw "invalid field selector: invalid escape sequence: \\"
-  return out
+  return escaped ? Result.fail("invalid field selector: invalid escape sequence: \\") : Result.succeed(out)
 }
 
 /**
@@ -338,16 +326,15 @@ const unescapeValue = (value: string): string => {
  */
 export const parseFieldSelector = (selector: string): Result.Result<FieldSelectorQuery, SelectorParseError> => {
   const requirements: Array<FieldRequirement> = []
-  try {
-    for (const term of splitTerms(selector).sort()) {
-      if (term === "") continue
-      const parsed = splitTerm(term)
-      if (parsed === undefined) throw `invalid selector: '${selector}'; can't understand '${term}'`
-      requirements.push({ ...parsed, value: unescapeValue(parsed.value) })
+  for (const term of splitTerms(selector).sort()) {
+    if (term === "") continue
+    const parsed = splitTerm(term)
+    if (parsed === undefined) {
+      return Result.fail(new SelectorParseError({ selector, message: `invalid selector: '${selector}'; can't understand '${term}'` }))
     }
-  } catch (message) {
-    if (typeof message !== "string") throw message
-    return Result.fail(new SelectorParseError({ selector, message }))
+    const value = unescapeValue(parsed.value)
+    if (Result.isFailure(value)) return Result.fail(new SelectorParseError({ selector, message: value.failure }))
+    requirements.push({ ...parsed, value: value.success })
   }
   return Result.succeed({
     requirements,
