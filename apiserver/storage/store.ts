@@ -8,7 +8,7 @@
 // frozenJson.ts). Not modelled here: CRD schema defaulting and validation, admission and namespace
 // lifecycle (the HTTP server adds those), managedFields, foreground and orphan deletion.
 import { randomUUID } from "node:crypto"
-import { Clock, Context, Duration, Effect, Result, Stream } from "effect"
+import { Clock, Context, Data, Duration, Effect, Result, Stream } from "effect"
 import { validateDns1123Subdomain } from "../../src/api/objectNames.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject, ListOptions, ObjectKey, ObjectList, Subresource, WatchEvent } from "../../src/kube/KubeApi.ts"
@@ -32,7 +32,7 @@ import { applyMergePatch } from "../../src/kube/mergePatch.ts"
 import { asServed } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
 import { collectionOf, DependentsIndex } from "./dependents.ts"
-import { conflict, invalid, isKubeError, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
+import { conflict, invalid, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
 import { rfc3339 } from "../../src/api/time.ts"
 import { EventHistory } from "./watchHistory.ts"
@@ -105,6 +105,12 @@ interface Located {
   readonly key: string
 }
 
+/**
+ * A request only a caller's bug sends (a real server answers 400 or 404): the in-memory API dies
+ * with `defect` instead of failing, so that tests see the bug.
+ */
+class CallerBug extends Data.TaggedError("CallerBug")<{ readonly defect: unknown }> {}
+
 // ---- the store ---------------------------------------------------------------------------------
 
 const generateNameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
@@ -158,22 +164,23 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const objectKey = (resource: Resource, name: string, namespace: string | undefined): string =>
     resource.namespaced ? `${namespace ?? ""}/${name}` : name
 
-  // Runs one request atomically (nothing else runs until it returns) with the Clock's time, turning
-  // thrown API errors into failures and anything else into defects. Watches wake afterwards.
-  const run = <A, E extends KubeError>(body: (now: number) => A): Effect.Effect<A, E> =>
+  // Runs one request atomically (nothing else runs until it returns: the body is synchronous) with
+  // the Clock's time; its API errors fail the effect, a caller's bug is a defect. Watches wake afterwards.
+  const run = <A, E extends KubeError>(body: (now: number) => Result.Result<A, E | CallerBug>): Effect.Effect<A, E> =>
     Effect.flatMap(Clock.currentTimeMillis, (now) => {
       try {
-        return Effect.succeed(body(now))
-      } catch (error) {
-        return isKubeError(error) ? Effect.fail(error as E) : Effect.die(error)
+        const outcome = body(now)
+        if (Result.isSuccess(outcome)) return Effect.succeed(outcome.success)
+        const error = outcome.failure
+        return error instanceof CallerBug ? Effect.die(error.defect) : Effect.fail(error)
       } finally {
         for (const wake of toWake.splice(0)) wake()
       }
     })
 
-  const checkFault = (verb: Verb, resource: Resource, key?: ObjectKey): void => {
+  const checkFault = (verb: Verb, resource: Resource, key?: ObjectKey): Result.Result<void, Forbidden | Unavailable> => {
     const error = fault?.(key === undefined ? { verb, resource } : { verb, resource, key })
-    if (error !== undefined) throw error
+    return error === undefined ? Result.succeed(undefined) : Result.fail(error)
   }
 
   const internOrInvalid = (
@@ -182,12 +189,13 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     namespace: string | undefined,
     value: JsonObject,
     previous: Stored | undefined
-  ): Stored => {
+  ): Result.Result<Stored, Invalid> => {
+    // intern throws NotJson for what JSON cannot hold (frozenJson.ts); anything else it throws is a bug.
     try {
-      return intern(value, previous) as Stored
+      return Result.succeed(intern(value, previous) as Stored)
     } catch (error) {
       if (!(error instanceof NotJson)) throw error
-      throw invalid(resource, name, namespace, [{ field: error.path, message: `Invalid value: ${error.reason}` }])
+      return Result.fail(invalid(resource, name, namespace, [{ field: error.path, message: `Invalid value: ${error.reason}` }]))
     }
   }
 
@@ -217,38 +225,42 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   }
 
   // The object's metadata, name and namespace, checked for the kind's scope.
-  const address = (resource: Resource, input: unknown, nameRequired: boolean): Addressed => {
+  const address = (resource: Resource, input: unknown, nameRequired: boolean): Result.Result<Addressed, Invalid> => {
     const meta = isPlainObject(input) ? input.metadata : undefined
     if (!isPlainObject(meta)) {
-      throw invalid(resource, "", undefined, [{ field: "metadata", message: "Required value: an object with metadata is required" }])
+      return Result.fail(
+        invalid(resource, "", undefined, [{ field: "metadata", message: "Required value: an object with metadata is required" }])
+      )
     }
     const name = typeof meta.name === "string" ? meta.name : ""
     const namespace = typeof meta.namespace === "string" && meta.namespace !== "" ? meta.namespace : undefined
     if (resource.namespaced && namespace === undefined) {
-      throw invalid(resource, name, undefined, [{ field: "metadata.namespace", message: "Required value" }])
+      return Result.fail(invalid(resource, name, undefined, [{ field: "metadata.namespace", message: "Required value" }]))
     }
     if (!resource.namespaced && namespace !== undefined) {
-      throw invalid(resource, name, namespace, [
-        {
-          field: "metadata.namespace",
-          message: `Forbidden: ${resource.kind} is cluster-scoped and takes no namespace`
-        }
-      ])
+      return Result.fail(
+        invalid(resource, name, namespace, [
+          {
+            field: "metadata.namespace",
+            message: `Forbidden: ${resource.kind} is cluster-scoped and takes no namespace`
+          }
+        ])
+      )
     }
     if (nameRequired && name === "") {
-      throw invalid(resource, "", namespace, [{ field: "metadata.name", message: "Required value: name is required" }])
+      return Result.fail(invalid(resource, "", namespace, [{ field: "metadata.name", message: "Required value: name is required" }]))
     }
-    return { meta, name, namespace }
+    return Result.succeed({ meta, name, namespace })
   }
 
   // get, patch and delete address by key: a key of the wrong scope names nothing (404 on a real server).
-  const lookup = (resource: Resource, key: ObjectKey): { kind: KindState; key: string; object: Stored } => {
+  const lookup = (resource: Resource, key: ObjectKey): Result.Result<{ kind: KindState; key: string; object: Stored }, NotFound> => {
     const namespace = key.namespace === "" ? undefined : key.namespace
     const kind = kindOf(resource)
     const k = objectKey(resource, key.name, namespace)
     const object = resource.namespaced === (namespace !== undefined) ? kind.objects.get(k) : undefined
-    if (object === undefined) throw new NotFound(target(resource, key.name, namespace))
-    return { kind, key: k, object }
+    if (object === undefined) return Result.fail(new NotFound(target(resource, key.name, namespace)))
+    return Result.succeed({ kind, key: k, object })
   }
 
   // ---- deletion and garbage collection ----
@@ -308,7 +320,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
 
   // What a write to the main resource may change: not status (kinds with that subresource) and
   // not the fields the server owns.
-  const mainCandidate = (resource: Resource, previous: Stored, input: JsonObject, meta: JsonObject): JsonObject => {
+  const mainCandidate = (resource: Resource, previous: Stored, input: JsonObject, meta: JsonObject): Result.Result<JsonObject, Invalid> => {
     const old = previous.metadata
     const name = old.name ?? ""
     const causes = metadataCauses(meta)
@@ -328,7 +340,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         })
       }
     }
-    if (causes.length > 0) throw invalid(resource, name, old.namespace, causes)
+    if (causes.length > 0) return Result.fail(invalid(resource, name, old.namespace, causes))
     const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
     const candidate: Record<string, unknown> = {
       apiVersion: storedApiVersion(resource),
@@ -347,7 +359,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       ...rest
     }
     if (hasStatusSubresource(resource)) candidate.status = previous.status
-    return candidate
+    return Result.succeed(candidate)
   }
 
   // The status subresource changes status only (a write without status clears it), and the
@@ -376,184 +388,209 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     meta: JsonObject,
     subresource: Subresource,
     now: number
-  ): Stored => {
-    const resource = kind.resource
-    const name = previous.metadata.name ?? ""
-    const namespace = previous.metadata.namespace
-    const candidate = subresource === "status" ? statusCandidate(previous, input) : mainCandidate(resource, previous, input, meta)
-    const interned = internOrInvalid(resource, name, namespace, candidate, previous)
-    // A write that changes nothing is not a change: same resourceVersion, no event.
-    if (interned === previous) return previous
-    const deleting = interned.metadata.deletionTimestamp !== undefined
-    if (deleting && pendingFinalizers(resource, interned) === 0) {
-      // As kube-apiserver: the last finalizer gone, the object is deleted instead of updated, and
-      // watchers see it as it was last stored.
-      return remove(kind, key, previous, now)
-    }
-    const rv = ++resourceVersion
-    const generation = (previous.metadata.generation ?? 0) + (specChanged(resource, previous, interned) ? 1 : 0)
-    const next = withMetadata(interned, { resourceVersion: String(rv), generation })
-    store(kind, key, previous, next, rv)
-    return next
-  }
+  ): Result.Result<Stored, Invalid> =>
+    Result.gen(function* () {
+      const resource = kind.resource
+      const name = previous.metadata.name ?? ""
+      const namespace = previous.metadata.namespace
+      const candidate = subresource === "status" ? statusCandidate(previous, input) : yield* mainCandidate(resource, previous, input, meta)
+      const interned = yield* internOrInvalid(resource, name, namespace, candidate, previous)
+      // A write that changes nothing is not a change: same resourceVersion, no event.
+      if (interned === previous) return previous
+      const deleting = interned.metadata.deletionTimestamp !== undefined
+      if (deleting && pendingFinalizers(resource, interned) === 0) {
+        // As kube-apiserver: the last finalizer gone, the object is deleted instead of updated, and
+        // watchers see it as it was last stored.
+        return remove(kind, key, previous, now)
+      }
+      const rv = ++resourceVersion
+      const generation = (previous.metadata.generation ?? 0) + (specChanged(resource, previous, interned) ? 1 : 0)
+      const next = withMetadata(interned, { resourceVersion: String(rv), generation })
+      store(kind, key, previous, next, rv)
+      return next
+    })
 
   const create = (resource: Resource, input: KubeObject) =>
-    run<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>((now) => {
-      const { meta, name: given, namespace } = address(resource, input, false)
-      checkFault("create", resource, namespace === undefined ? { name: given } : { name: given, namespace })
-      const kind = kindOf(resource)
-      let name = given
-      const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
-      if (name === "" && generateName === "") {
-        throw invalid(resource, "", namespace, [
-          {
-            field: "metadata.name",
-            message: "Required value: name or generateName is required"
-          }
-        ])
-      }
-      if (name === "") {
-        // Five random characters after a prefix cut to leave room for them, as the real server.
-        do {
-          let suffix = ""
-          for (let i = 0; i < 5; i++) suffix += generateNameAlphabet[Math.floor(Math.random() * generateNameAlphabet.length)]
-          name = generateName.slice(0, 58) + suffix
-        } while (kind.objects.has(objectKey(resource, name, namespace)))
-      }
-      const causes = metadataCauses(meta)
-      for (const msg of validateDns1123Subdomain(name))
-        causes.push({ field: "metadata.name", message: `Invalid value: ${quote(name)}: ${msg}` })
-      const rvGiven = meta.resourceVersion
-      if (rvGiven !== undefined && rvGiven !== null && rvGiven !== "") {
-        causes.push({
-          field: "metadata.resourceVersion",
-          message: "Invalid value: resourceVersion should not be set on objects to be created"
-        })
-      }
-      if (causes.length > 0) throw invalid(resource, name, namespace, causes)
-      const key = objectKey(resource, name, namespace)
-      if (kind.objects.has(key)) throw new AlreadyExists(target(resource, name, namespace))
-      const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
-      const { deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, resourceVersion: _rv, uid: _uid, ...userMeta } = meta
-      const candidate: Record<string, unknown> = {
-        apiVersion: storedApiVersion(resource),
-        kind: resource.kind,
-        metadata: {
-          ...userMeta,
-          name,
-          namespace,
-          uid: randomUUID(),
-          generation: 1,
-          creationTimestamp: rfc3339(now)
-        },
-        ...rest
-      }
-      createdBody(resource, candidate, name)
-      const interned = internOrInvalid(resource, name, namespace, candidate, undefined)
-      const rv = ++resourceVersion
-      const object = withMetadata(interned, { resourceVersion: String(rv) })
-      store(kind, key, undefined, object, rv)
-      return asServed(resource, object)
-    })
+    run<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>((now) =>
+      Result.gen(function* () {
+        const { meta, name: given, namespace } = yield* address(resource, input, false)
+        yield* checkFault("create", resource, namespace === undefined ? { name: given } : { name: given, namespace })
+        const kind = kindOf(resource)
+        let name = given
+        const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
+        if (name === "" && generateName === "") {
+          return yield* Result.fail(
+            invalid(resource, "", namespace, [
+              {
+                field: "metadata.name",
+                message: "Required value: name or generateName is required"
+              }
+            ])
+          )
+        }
+        if (name === "") {
+          // Five random characters after a prefix cut to leave room for them, as the real server.
+          do {
+            let suffix = ""
+            for (let i = 0; i < 5; i++) suffix += generateNameAlphabet[Math.floor(Math.random() * generateNameAlphabet.length)]
+            name = generateName.slice(0, 58) + suffix
+          } while (kind.objects.has(objectKey(resource, name, namespace)))
+        }
+        const causes = metadataCauses(meta)
+        for (const msg of validateDns1123Subdomain(name))
+          causes.push({ field: "metadata.name", message: `Invalid value: ${quote(name)}: ${msg}` })
+        const rvGiven = meta.resourceVersion
+        if (rvGiven !== undefined && rvGiven !== null && rvGiven !== "") {
+          causes.push({
+            field: "metadata.resourceVersion",
+            message: "Invalid value: resourceVersion should not be set on objects to be created"
+          })
+        }
+        if (causes.length > 0) return yield* Result.fail(invalid(resource, name, namespace, causes))
+        const key = objectKey(resource, name, namespace)
+        if (kind.objects.has(key)) return yield* Result.fail(new AlreadyExists(target(resource, name, namespace)))
+        const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
+        const { deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, resourceVersion: _rv, uid: _uid, ...userMeta } = meta
+        const candidate: Record<string, unknown> = {
+          apiVersion: storedApiVersion(resource),
+          kind: resource.kind,
+          metadata: {
+            ...userMeta,
+            name,
+            namespace,
+            uid: randomUUID(),
+            generation: 1,
+            creationTimestamp: rfc3339(now)
+          },
+          ...rest
+        }
+        createdBody(resource, candidate, name)
+        const interned = yield* internOrInvalid(resource, name, namespace, candidate, undefined)
+        const rv = ++resourceVersion
+        const object = withMetadata(interned, { resourceVersion: String(rv) })
+        store(kind, key, undefined, object, rv)
+        return asServed(resource, object)
+      })
+    )
 
   const update = (resource: Resource, input: KubeObject, subresource: Subresource = "main") =>
-    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) => {
-      const { meta, name, namespace } = address(resource, input, true)
-      const key = namespace === undefined ? { name } : { name, namespace }
-      checkFault("update", resource, key)
-      const found = lookup(resource, key)
-      if (subresource === "status" && !hasStatusSubresource(resource)) throw new NotFound(target(resource, name, namespace))
-      const old = found.object.metadata
-      if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
-        throw conflict(resource, name, namespace, uidPrecondition(meta.uid, old.uid))
-      }
-      const rv = meta.resourceVersion
-      if (rv === undefined || rv === null || rv === "") {
-        if (isCustomResource(resource)) {
-          throw invalid(resource, name, namespace, [
-            {
-              field: "metadata.resourceVersion",
-              message: "Invalid value: 0x0: must be specified for an update"
-            }
-          ])
+    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
+      Result.gen(function* () {
+        const { meta, name, namespace } = yield* address(resource, input, true)
+        const key = namespace === undefined ? { name } : { name, namespace }
+        yield* checkFault("update", resource, key)
+        const found = yield* lookup(resource, key)
+        if (subresource === "status" && !hasStatusSubresource(resource)) {
+          return yield* Result.fail(new NotFound(target(resource, name, namespace)))
         }
-      } else if (rv !== old.resourceVersion) {
-        throw conflict(resource, name, namespace, modified)
-      }
-      return asServed(resource, write(found.kind, found.key, found.object, input, meta, subresource, now))
-    })
+        const old = found.object.metadata
+        if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
+          return yield* Result.fail(conflict(resource, name, namespace, uidPrecondition(meta.uid, old.uid)))
+        }
+        const rv = meta.resourceVersion
+        if (rv === undefined || rv === null || rv === "") {
+          if (isCustomResource(resource)) {
+            return yield* Result.fail(
+              invalid(resource, name, namespace, [
+                {
+                  field: "metadata.resourceVersion",
+                  message: "Invalid value: 0x0: must be specified for an update"
+                }
+              ])
+            )
+          }
+        } else if (rv !== old.resourceVersion) {
+          return yield* Result.fail(conflict(resource, name, namespace, modified))
+        }
+        return asServed(resource, yield* write(found.kind, found.key, found.object, input, meta, subresource, now))
+      })
+    )
 
   const patch = (resource: Resource, key: ObjectKey, body: Record<string, unknown>, subresource: Subresource = "main") =>
-    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) => {
-      checkFault("patch", resource, key)
-      const found = lookup(resource, key)
-      const old = found.object.metadata
-      const name = old.name ?? key.name
-      if (subresource === "status" && !hasStatusSubresource(resource)) throw new NotFound(target(resource, name, old.namespace))
-      if (!isPlainObject(body)) {
-        throw invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
-      }
-      const merged = applyMergePatch(found.object, body) as JsonObject
-      const meta = merged.metadata
-      if (!isPlainObject(meta)) {
-        throw invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }])
-      }
-      const rv = isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
-      if (rv !== undefined && rv !== null && rv !== old.resourceVersion) throw conflict(resource, name, old.namespace, modified)
-      const causes: Array<Cause> = []
-      for (const field of ["name", "namespace", "uid"] as const) {
-        if (meta[field] !== undefined && meta[field] !== old[field]) {
-          causes.push({ field: `metadata.${field}`, message: `Invalid value: ${quote(meta[field])}: field is immutable` })
+    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
+      Result.gen(function* () {
+        yield* checkFault("patch", resource, key)
+        const found = yield* lookup(resource, key)
+        const old = found.object.metadata
+        const name = old.name ?? key.name
+        if (subresource === "status" && !hasStatusSubresource(resource)) {
+          return yield* Result.fail(new NotFound(target(resource, name, old.namespace)))
         }
-      }
-      if (causes.length > 0) throw invalid(resource, name, old.namespace, causes)
-      return asServed(resource, write(found.kind, found.key, found.object, merged, meta, subresource, now))
-    })
+        if (!isPlainObject(body)) {
+          return yield* Result.fail(
+            invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
+          )
+        }
+        const merged = applyMergePatch(found.object, body) as JsonObject
+        const meta = merged.metadata
+        if (!isPlainObject(meta)) {
+          return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }]))
+        }
+        const rv = isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
+        if (rv !== undefined && rv !== null && rv !== old.resourceVersion) {
+          return yield* Result.fail(conflict(resource, name, old.namespace, modified))
+        }
+        const causes: Array<Cause> = []
+        for (const field of ["name", "namespace", "uid"] as const) {
+          if (meta[field] !== undefined && meta[field] !== old[field]) {
+            causes.push({ field: `metadata.${field}`, message: `Invalid value: ${quote(meta[field])}: field is immutable` })
+          }
+        }
+        if (causes.length > 0) return yield* Result.fail(invalid(resource, name, old.namespace, causes))
+        return asServed(resource, yield* write(found.kind, found.key, found.object, merged, meta, subresource, now))
+      })
+    )
 
   const del = (resource: Resource, key: ObjectKey, preconditions?: { readonly uid?: string }) =>
-    run<void, NotFound | Conflict | Forbidden | Unavailable>((now) => {
-      checkFault("delete", resource, key)
-      const found = lookup(resource, key)
-      const uid = found.object.metadata.uid
-      if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
-        throw conflict(resource, key.name, key.namespace, uidPrecondition(preconditions.uid, uid))
-      }
-      deleteObject(found.kind, found.key, found.object, now)
-    })
+    run<void, NotFound | Conflict | Forbidden | Unavailable>((now) =>
+      Result.gen(function* () {
+        yield* checkFault("delete", resource, key)
+        const found = yield* lookup(resource, key)
+        const uid = found.object.metadata.uid
+        if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
+          return yield* Result.fail(conflict(resource, key.name, key.namespace, uidPrecondition(preconditions.uid, uid)))
+        }
+        deleteObject(found.kind, found.key, found.object, now)
+      })
+    )
 
   const get = (resource: Resource, key: ObjectKey) =>
-    run<KubeObject, NotFound | Forbidden | Unavailable>(() => {
-      checkFault("get", resource, key)
-      return asServed(resource, lookup(resource, key).object)
-    })
+    run<KubeObject, NotFound | Forbidden | Unavailable>(() =>
+      Result.gen(function* () {
+        yield* checkFault("get", resource, key)
+        return asServed(resource, (yield* lookup(resource, key)).object)
+      })
+    )
 
   // ---- reads ----
 
   // A bad selector or scope is a bug in the caller (a real server answers 400/404): a defect.
-  const selection = (resource: Resource, options: ListOptions): Selection => {
+  const selection = (resource: Resource, options: ListOptions): Result.Result<Selection, CallerBug> => {
     const namespace = options.namespace === "" ? undefined : options.namespace
     if (!resource.namespaced && namespace !== undefined) {
-      throw new Error(`${resource.kind} is cluster-scoped: it cannot be listed or watched in namespace ${namespace}`)
+      const defect = new Error(`${resource.kind} is cluster-scoped: it cannot be listed or watched in namespace ${namespace}`)
+      return Result.fail(new CallerBug({ defect }))
     }
     const labels = parseLabelSelector(options.labelSelector ?? "")
-    if (Result.isFailure(labels)) throw labels.failure
+    if (Result.isFailure(labels)) return Result.fail(new CallerBug({ defect: labels.failure }))
     const fields = parseFieldSelector(options.fieldSelector ?? "")
-    if (Result.isFailure(fields)) throw fields.failure
+    if (Result.isFailure(fields)) return Result.fail(new CallerBug({ defect: fields.failure }))
     for (const { field } of fields.success.requirements) {
-      if (!isSelectableField(resource, field)) throw new Error(`field label not supported: ${field}`)
+      if (!isSelectableField(resource, field))
+        return Result.fail(new CallerBug({ defect: new Error(`field label not supported: ${field}`) }))
     }
     const labelQuery = labels.success
     const fieldQuery = fields.success
     const anyField = fieldQuery.requirements.length > 0
     const pinned = fieldQuery.requirements.find((r) => r.field === "metadata.name" && r.operator === "=")
-    return {
+    return Result.succeed({
       matches: (object) =>
         (namespace === undefined || object.metadata.namespace === namespace) &&
         labelQuery.matches(object.metadata.labels) &&
         (!anyField || fieldQuery.matches((field) => fieldValue(object, field))),
       key:
         pinned !== undefined && (!resource.namespaced || namespace !== undefined) ? objectKey(resource, pinned.value, namespace) : undefined
-    }
+    })
   }
 
   const selected = (kind: KindState, { key, matches }: Selection): Array<Stored> => {
@@ -568,12 +605,14 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   }
 
   const list = (resource: Resource, options: ListOptions = {}) =>
-    run<ObjectList, Forbidden | Unavailable>(() => {
-      checkFault("list", resource)
-      const items = selected(kindOf(resource), selection(resource, options))
-      const served = items.some((item) => item.apiVersion !== resource.apiVersion) ? items.map((item) => asServed(resource, item)) : items
-      return { items: served, resourceVersion: String(resourceVersion) }
-    })
+    run<ObjectList, Forbidden | Unavailable>(() =>
+      Result.gen(function* () {
+        yield* checkFault("list", resource)
+        const items = selected(kindOf(resource), yield* selection(resource, options))
+        const served = items.some((item) => item.apiVersion !== resource.apiVersion) ? items.map((item) => asServed(resource, item)) : items
+        return { items: served, resourceVersion: String(resourceVersion) }
+      })
+    )
 
   // What a watcher with this selection sees of an event: a change that makes an object match
   // arrives as ADDED, one that makes it stop matching as DELETED (as kube-apiserver's watch cache).
@@ -620,28 +659,31 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
 
   // Registers the watch atomically with its starting point, so that no event falls in between.
   const openWatch = (resource: Resource, options: WatchOptions) =>
-    run<OpenedWatch, WatchError>((start) => {
-      checkFault("watch", resource)
-      const kind = kindOf(resource)
-      const chosen = selection(resource, options)
-      let initial: Array<WatchEvent> = []
-      let cursor: number
-      if (options.resourceVersion === "" || options.resourceVersion === "0") {
-        // As kube-apiserver: the current objects first, as synthetic ADDED events.
-        cursor = resourceVersion
-        initial = selected(kind, chosen).map((object) => ({ type: "ADDED", object: asServed(resource, object) }))
-      } else {
-        cursor = Number(options.resourceVersion)
-        if (!Number.isSafeInteger(cursor) || cursor < 0) {
-          throw new Error(`invalid resourceVersion for a watch: ${quote(options.resourceVersion)}`)
+    run<OpenedWatch, WatchError>((start) =>
+      Result.gen(function* () {
+        yield* checkFault("watch", resource)
+        const kind = kindOf(resource)
+        const chosen = yield* selection(resource, options)
+        let initial: Array<WatchEvent> = []
+        let cursor: number
+        if (options.resourceVersion === "" || options.resourceVersion === "0") {
+          // As kube-apiserver: the current objects first, as synthetic ADDED events.
+          cursor = resourceVersion
+          initial = selected(kind, chosen).map((object) => ({ type: "ADDED", object: asServed(resource, object) }))
+        } else {
+          cursor = Number(options.resourceVersion)
+          if (!Number.isSafeInteger(cursor) || cursor < 0) {
+            const defect = new Error(`invalid resourceVersion for a watch: ${quote(options.resourceVersion)}`)
+            return yield* Result.fail(new CallerBug({ defect }))
+          }
+          if (cursor < kind.history.trimmedUpTo) return yield* Result.fail(gone(resource, cursor, kind))
         }
-        if (cursor < kind.history.trimmedUpTo) throw gone(resource, cursor, kind)
-      }
-      const state: WatchState = { cursor, lost: false, wake: undefined }
-      watchSet(kind, chosen.key).add(state)
-      const deadline = options.timeoutSeconds === undefined ? undefined : start + options.timeoutSeconds * 1000
-      return { kind, selection: chosen, state, epoch: watchBreak.epoch, start, deadline, initial }
-    })
+        const state: WatchState = { cursor, lost: false, wake: undefined }
+        watchSet(kind, chosen.key).add(state)
+        const deadline = options.timeoutSeconds === undefined ? undefined : start + options.timeoutSeconds * 1000
+        return { kind, selection: chosen, state, epoch: watchBreak.epoch, start, deadline, initial }
+      })
+    )
 
   const gone = (resource: Resource, cursor: number, kind: KindState) =>
     new Gone({ kind: resource.kind, message: `too old resource version: ${cursor} (${kind.history.trimmedUpTo})` })
@@ -740,6 +782,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
           for (const watch of kind.watches) wake(watch)
           for (const set of kind.watchesByKey.values()) for (const watch of set) wake(watch)
         }
+        return Result.succeed(undefined)
       })
   })
 

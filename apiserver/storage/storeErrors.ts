@@ -1,6 +1,5 @@
 // The store reports errors as kube-apiserver words them, as the KubeApi's typed errors.
-import { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unavailable } from "../../src/kube/errors.ts"
-import type { KubeError } from "../../src/kube/errors.ts"
+import { Conflict, Invalid } from "../../src/kube/errors.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { qualifiedResource } from "../kindRules.ts"
 
@@ -21,15 +20,6 @@ export const quote = (u: unknown): string => {
     return String(u)
   }
 }
-
-export const isKubeError = (u: unknown): u is KubeError =>
-  u instanceof NotFound ||
-  u instanceof AlreadyExists ||
-  u instanceof Conflict ||
-  u instanceof Gone ||
-  u instanceof Invalid ||
-  u instanceof Forbidden ||
-  u instanceof Unavailable
 
 export const invalid = (resource: Resource, name: string, namespace: string | undefined, causes: ReadonlyArray<Cause>) =>
   new Invalid({ ...target(resource, name, namespace), causes })
