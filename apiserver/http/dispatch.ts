@@ -14,7 +14,7 @@ import { deleteCollection, deleteObject } from "./deleteHandlers.ts"
 import { isWatch } from "./objectContext.ts"
 import type { ObjectContext } from "./objectContext.ts"
 import { createObject, finalizeNamespace, getObject, updateObject } from "./objectHandlers.ts"
-import { openApiDocument, openApiRoot } from "./openApiDocuments.ts"
+import type { OpenApiDocuments } from "./openApiDocuments.ts"
 import { patchObject } from "../patches/patchHandler.ts"
 import type { Pager } from "../storage/pagination.ts"
 import { failureReply, jsonReply, textReply } from "./reply.ts"
@@ -30,6 +30,8 @@ export interface DispatchSettings {
   readonly decoderAdmission: boolean
   /** host:port, which /api reports as the address to reach this server. */
   readonly serverAddress: string
+  /** This server's /openapi/v3 documents. */
+  readonly openApi: OpenApiDocuments
 }
 
 type ResourceRoute = Extract<Route, { readonly _tag: "Resource" }>
@@ -134,9 +136,9 @@ const discovery = (settings: DispatchSettings, request: ApiRequest, route: Route
       return list === undefined ? failureReply(pathNotFound()) : jsonReply(200, list)
     }
     case "OpenApiRoot":
-      return jsonReply(200, openApiRoot())
+      return jsonReply(200, settings.openApi.root())
     case "OpenApiDocument": {
-      const document = openApiDocument(route.path)
+      const document = settings.openApi.document(route.path)
       if (document === undefined) return failureReply(pathNotFound())
       // A document asked for by its hash never changes: clients may cache it for good.
       const cache = request.url.searchParams.get("hash") === document.hash ? "public, immutable" : "no-cache, private"

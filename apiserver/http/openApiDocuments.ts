@@ -263,14 +263,25 @@ const documentOf = (group: string, version: string, kinds: ReadonlyArray<ServedK
   }
 }
 
-// The documents never change while the server runs: computed once.
-let documents: ReadonlyArray<Document> | undefined
-const allDocuments = (): ReadonlyArray<Document> =>
-  (documents ??= groupVersions().map(({ group, version, kinds }) => documentOf(group, version, kinds)))
+/** One server's OpenAPI documents: the root listing them, and each by its path. */
+export interface OpenApiDocuments {
+  readonly root: () => { readonly paths: Readonly<Record<string, { readonly serverRelativeURL: string }>> }
+  /** The document at /openapi/v3/<path>, or undefined. */
+  readonly document: (path: string) => Document | undefined
+}
 
-export const openApiRoot = () => ({
-  paths: Object.fromEntries(allDocuments().map((d) => [d.path, { serverRelativeURL: `/openapi/v3/${d.path}?hash=${d.hash}` }]))
-})
-
-/** The document at /openapi/v3/<path>, or undefined. */
-export const openApiDocument = (path: string): Document | undefined => allDocuments().find((d) => d.path === path)
+/**
+ * The documents, built when a client first asks (not every client does, and they never change
+ * while the server runs), then kept by the server that owns them.
+ */
+export const makeOpenApiDocuments = (): OpenApiDocuments => {
+  let built: ReadonlyArray<Document> | undefined
+  const documents = (): ReadonlyArray<Document> =>
+    (built ??= groupVersions().map(({ group, version, kinds }) => documentOf(group, version, kinds)))
+  return {
+    root: () => ({
+      paths: Object.fromEntries(documents().map((d) => [d.path, { serverRelativeURL: `/openapi/v3/${d.path}?hash=${d.hash}` }]))
+    }),
+    document: (path) => documents().find((d) => d.path === path)
+  }
+}

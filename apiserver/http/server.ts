@@ -15,6 +15,7 @@ import type { ApiRequest } from "./apiRequest.ts"
 import { dispatch } from "./dispatch.ts"
 import { namespaceController } from "../admission/namespaceLifecycle.ts"
 import type { DispatchSettings } from "./dispatch.ts"
+import { makeOpenApiDocuments } from "./openApiDocuments.ts"
 import { parseAccept } from "./negotiation.ts"
 import { Pager } from "../storage/pagination.ts"
 import { failureReply } from "./reply.ts"
@@ -163,7 +164,8 @@ export const serveApi = (options: ApiServerOptions = {}): Effect.Effect<ApiServe
     const settings: { -readonly [K in keyof DispatchSettings]: DispatchSettings[K] } = {
       pager: new Pager(),
       decoderAdmission: options.decoderAdmission ?? false,
-      serverAddress: ""
+      serverAddress: "",
+      openApi: makeOpenApiDocuments()
     }
 
     const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
