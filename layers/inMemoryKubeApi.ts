@@ -1,5 +1,5 @@
-// The in-memory KubeApi for tests and benchmarks: the embedded API server's store (src/apiserver/
-// store.ts) served directly through the KubeApi service, without HTTP.
+// The in-memory KubeApi for tests and benchmarks: the embedded API server's store (apiserver/
+// storage/store.ts) served directly through the KubeApi service, without HTTP.
 import { Context, Layer } from "effect"
 import { makeStore } from "../apiserver/storage/store.ts"
 import { InMemoryKubeStore } from "../apiserver/storage/store.ts"
