@@ -48,4 +48,23 @@ describe("JSON patch (RFC 6902)", () => {
     expect(error(doc, [{ op: "frobnicate", path: "/a" }])).toEqual({ message: "Unexpected kind: frobnicate", malformed: true })
     expect(error(doc, [{ op: "add", path: "/a/0" }])?.malformed).toBe(true)
   })
+
+  it("checks in json-patch's order: the pointer, then the value, then the path", () => {
+    expect(error(doc, [{ op: "add", path: "a", value: 1 }])).toEqual({ message: `invalid JSON pointer: "a"`, malformed: false })
+    expect(error(doc, [{ op: "add", path: "/x/y" }])).toEqual({ message: "missing value for add operation", malformed: true })
+    expect(error(doc, [{ op: "test", path: "/nope" }])?.message).toBe("unable to test missing value: /nope")
+    expect(error(doc, [{ op: "test", path: "/a/x", value: 1 }])?.message).toBe("Unable to access invalid index: x")
+    expect(error(doc, [{ op: "move", path: "/d" }])).toEqual({ message: "missing from field for move operation", malformed: true })
+    expect(error(doc, [{ op: "copy", from: "/q", path: "/d" }])?.message).toBe(
+      `copy operation does not apply: doc is missing from path: "/q"`
+    )
+    expect(error(doc, [{ op: "add", path: "/a/4", value: 1 }])?.message).toBe("Unable to access invalid index: 4")
+  })
+
+  it("reads every operation before applying any: a malformed one fails the patch first", () => {
+    expect(error(doc, [{ op: "test", path: "/b/c", value: "no" }, { op: "add" }])).toEqual({
+      message: "operation missing path field",
+      malformed: true
+    })
+  })
 })
