@@ -13,9 +13,10 @@ export class StrategicPatchError extends Data.TaggedError("StrategicPatchError")
 const setElementOrder = "$setElementOrder/"
 const deleteFromPrimitiveList = "$deleteFromPrimitiveList/"
 
-const fail = (message: string): never => {
-  throw new StrategicPatchError({ message })
-}
+/** A step of applying a patch: its value, or why the patch fails. */
+type Patched<A> = Result.Result<A, StrategicPatchError>
+
+const fail = (message: string): Patched<never> => Result.fail(new StrategicPatchError({ message }))
 
 const child = (path: string, key: string): string => (path === "" ? key : `${path}.${key}`)
 
@@ -28,43 +29,45 @@ const withoutDirectives = (patch: JsonObject): Record<string, unknown> => {
   return out
 }
 
-const mergeMap = (original: JsonObject, patch: JsonObject, path: string, keys: MergeKeys): Record<string, unknown> => {
-  const directive = patch["$patch"]
-  if (directive === "replace") return withoutDirectives(patch)
-  if (directive !== undefined && directive !== "merge" && directive !== "delete") fail(`Unknown patch type: ${String(directive)}`)
-  const out: Record<string, unknown> = { ...original }
-  for (const [key, value] of Object.entries(patch)) {
-    if (key === "$patch" || key === "$retainKeys" || key.startsWith(setElementOrder)) continue
-    if (key.startsWith(deleteFromPrimitiveList)) {
-      const field = key.slice(deleteFromPrimitiveList.length)
+const mergeMap = (original: JsonObject, patch: JsonObject, path: string, keys: MergeKeys): Patched<Record<string, unknown>> =>
+  Result.gen(function* () {
+    const directive = patch["$patch"]
+    if (directive === "replace") return withoutDirectives(patch)
+    if (directive !== undefined && directive !== "merge" && directive !== "delete")
+      return yield* fail(`Unknown patch type: ${String(directive)}`)
+    const out: Record<string, unknown> = { ...original }
+    for (const [key, value] of Object.entries(patch)) {
+      if (key === "$patch" || key === "$retainKeys" || key.startsWith(setElementOrder)) continue
+      if (key.startsWith(deleteFromPrimitiveList)) {
+        const field = key.slice(deleteFromPrimitiveList.length)
+        const current = out[field]
+        if (Array.isArray(current) && Array.isArray(value)) out[field] = current.filter((v) => !value.includes(v))
+        continue
+      }
+      if (value === null) {
+        delete out[key]
+        continue
+      }
+      const at = child(path, key)
+      if (isPlainObject(value)) {
+        if (value["$patch"] === "delete") delete out[key]
+        else out[key] = yield* mergeMap(isPlainObject(out[key]) ? out[key] : {}, value, at, keys)
+      } else if (Array.isArray(value)) {
+        out[key] = yield* mergeList(Array.isArray(out[key]) ? out[key] : [], value, at, keys)
+      } else {
+        out[key] = value
+      }
+    }
+    for (const [key, order] of Object.entries(patch)) {
+      if (!key.startsWith(setElementOrder) || !Array.isArray(order)) continue
+      const field = key.slice(setElementOrder.length)
       const current = out[field]
-      if (Array.isArray(current) && Array.isArray(value)) out[field] = current.filter((v) => !value.includes(v))
-      continue
+      if (Array.isArray(current)) out[field] = ordered(current, order, keys[child(path, field)])
     }
-    if (value === null) {
-      delete out[key]
-      continue
-    }
-    const at = child(path, key)
-    if (isPlainObject(value)) {
-      if (value["$patch"] === "delete") delete out[key]
-      else out[key] = mergeMap(isPlainObject(out[key]) ? out[key] : {}, value, at, keys)
-    } else if (Array.isArray(value)) {
-      out[key] = mergeList(Array.isArray(out[key]) ? out[key] : [], value, at, keys)
-    } else {
-      out[key] = value
-    }
-  }
-  for (const [key, order] of Object.entries(patch)) {
-    if (!key.startsWith(setElementOrder) || !Array.isArray(order)) continue
-    const field = key.slice(setElementOrder.length)
-    const current = out[field]
-    if (Array.isArray(current)) out[field] = ordered(current, order, keys[child(path, field)])
-  }
-  const retain = patch["$retainKeys"]
-  if (Array.isArray(retain)) for (const key of Object.keys(out)) if (!retain.includes(key)) delete out[key]
-  return out
-}
+    const retain = patch["$retainKeys"]
+    if (Array.isArray(retain)) for (const key of Object.keys(out)) if (!retain.includes(key)) delete out[key]
+    return out
+  })
 
 const identity = (item: unknown, mergeKey: string | undefined): unknown =>
   mergeKey === undefined || mergeKey === "" || !isPlainObject(item) ? JSON.stringify(item) : JSON.stringify(item[mergeKey])
@@ -77,45 +80,47 @@ const ordered = (list: ReadonlyArray<unknown>, order: ReadonlyArray<unknown>, me
   return [...known, ...list.filter((item) => !rank.has(identity(item, mergeKey)))]
 }
 
-const mergeList = (original: ReadonlyArray<unknown>, patch: ReadonlyArray<unknown>, path: string, keys: MergeKeys): Array<unknown> => {
-  const mergeKey = keys[path]
-  if (mergeKey === undefined) return patch.map((v) => (isPlainObject(v) ? withoutDirectives(v) : v))
-  if (patch.some((item) => isPlainObject(item) && item["$patch"] === "replace")) {
-    return patch.filter((item) => !(isPlainObject(item) && item["$patch"] === "replace"))
-  }
-  if (mergeKey === "") {
-    // A set of primitives: the patch's values are added.
-    const out = [...original]
-    for (const item of patch) if (!out.includes(item)) out.push(item)
-    return out
-  }
-  const out: Array<unknown> = [...original]
-  for (const item of patch) {
-    if (!isPlainObject(item) || !Object.hasOwn(item, mergeKey))
-      fail(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`)
-    const element = item as JsonObject
-    const index = out.findIndex((o) => isPlainObject(o) && JSON.stringify(o[mergeKey]) === JSON.stringify(element[mergeKey]))
-    if (element["$patch"] === "delete") {
-      if (index >= 0) out.splice(index, 1)
-    } else if (index >= 0) {
-      out[index] = mergeMap(out[index] as JsonObject, element, path, keys)
-    } else {
-      out.push(withoutDirectives(element))
+const mergeList = (
+  original: ReadonlyArray<unknown>,
+  patch: ReadonlyArray<unknown>,
+  path: string,
+  keys: MergeKeys
+): Patched<Array<unknown>> =>
+  Result.gen(function* () {
+    const mergeKey = keys[path]
+    if (mergeKey === undefined) return patch.map((v) => (isPlainObject(v) ? withoutDirectives(v) : v))
+    if (patch.some((item) => isPlainObject(item) && item["$patch"] === "replace")) {
+      return patch.filter((item) => !(isPlainObject(item) && item["$patch"] === "replace"))
     }
-  }
-  return out
-}
+    if (mergeKey === "") {
+      // A set of primitives: the patch's values are added.
+      const out = [...original]
+      for (const item of patch) if (!out.includes(item)) out.push(item)
+      return out
+    }
+    const out: Array<unknown> = [...original]
+    for (const item of patch) {
+      if (!isPlainObject(item) || !Object.hasOwn(item, mergeKey)) {
+        return yield* fail(`map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`)
+      }
+      const element = item
+      const index = out.findIndex((o) => isPlainObject(o) && JSON.stringify(o[mergeKey]) === JSON.stringify(element[mergeKey]))
+      if (element["$patch"] === "delete") {
+        if (index >= 0) out.splice(index, 1)
+      } else if (index >= 0) {
+        out[index] = yield* mergeMap(out[index] as JsonObject, element, path, keys)
+      } else {
+        out.push(withoutDirectives(element))
+      }
+    }
+    return out
+  })
 
 export const applyStrategicMergePatch = (
   original: JsonObject,
   patch: unknown,
   keys: MergeKeys
 ): Result.Result<Record<string, unknown>, StrategicPatchError> => {
-  if (!isPlainObject(patch)) return Result.fail(new StrategicPatchError({ message: "the patch must be a JSON object" }))
-  try {
-    return Result.succeed(mergeMap(original, patch, "", keys))
-  } catch (error) {
-    if (error instanceof StrategicPatchError) return Result.fail(error)
-    throw error
-  }
+  if (!isPlainObject(patch)) return fail("the patch must be a JSON object")
+  return mergeMap(original, patch, "", keys)
 }

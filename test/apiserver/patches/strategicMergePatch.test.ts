@@ -58,4 +58,14 @@ describe("strategic merge patch", () => {
     const result = applyStrategicMergePatch(pod, { spec: { containers: [{ image: "x" }] } }, keys)
     expect(Result.isFailure(result) && result.failure.message).toBe(`map: {"image":"x"} does not contain declared merge key: name`)
   })
+
+  it("an unknown $patch directive and a patch that is not an object are errors", () => {
+    const message = (patch: unknown) => {
+      const result = applyStrategicMergePatch(pod, patch, keys)
+      return Result.isFailure(result) ? result.failure.message : undefined
+    }
+    expect(message({ spec: { $patch: "explode" } })).toBe("Unknown patch type: explode")
+    expect(message({ spec: { containers: [{ name: "main", $patch: "explode" }] } })).toBe("Unknown patch type: explode")
+    expect(message([1])).toBe("the patch must be a JSON object")
+  })
 })
