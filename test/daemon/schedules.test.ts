@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Fiber } from "effect"
+import { Clock, Duration, Effect, Fiber, Schedule } from "effect"
 import { TestClock } from "effect/testing"
 import { ImageNotFound } from "../../src/cri/errors.ts"
 import {
@@ -14,6 +14,7 @@ import {
 } from "../../src/daemon/attemptPolicy.ts"
 import { nothingSeen, progressStep } from "../../src/daemon/attemptProgress.ts"
 import { deadlinePassed } from "../../src/daemon/pullMessages.ts"
+import { StatusWriteFailed, statusWriteRetry } from "../../src/daemon/statusReporter.ts"
 
 const failed = (attempt: number, progress = 0) =>
   new AttemptFailed({
@@ -139,4 +140,19 @@ describe("progressStep", () => {
       moved: false
     })
   })
+})
+
+describe("statusWriteRetry", () => {
+  it.effect("waits 1 s doubling to 30 s, and never gives up", () =>
+    Effect.gen(function* () {
+      const step = yield* Schedule.toStep(statusWriteRetry)
+      const refused = new StatusWriteFailed({ message: "Unavailable: etcd leader changed" })
+      const delays: Array<number> = []
+      for (let i = 0; i < 12; i++) {
+        const [, delay] = yield* step(0, refused)
+        delays.push(Duration.toMillis(delay))
+      }
+      expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000, 30_000])
+    })
+  )
 })
