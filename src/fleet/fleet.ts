@@ -1,10 +1,10 @@
 import { Clock, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { rfc3339 } from "../api/time.ts"
+import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { startDaemon } from "../daemon/daemon.ts"
 import type { Daemon } from "../daemon/daemon.ts"
 import { daemonOptions } from "../daemon/options.ts"
-import { simulatedRuntimeLayer } from "../daemon/simulatedRuntime.ts"
 import { devNode, readyStatus } from "../dev/devNodes.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
@@ -47,7 +47,7 @@ export const startFleet = (
     return yield* Effect.forEach(indices, (i) =>
       Effect.gen(function* () {
         // Built in the fleet's scope: each node keeps its own runtime (its images, its pulls).
-        const runtime = yield* Layer.build(simulatedRuntimeLayer())
+        const runtime = yield* Layer.build(simulatedNodeLayer())
         return yield* startDaemon(
           daemonOptions({
             nodeName: `node-${i + 1}`,

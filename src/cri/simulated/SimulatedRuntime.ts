@@ -1,7 +1,8 @@
 /**
- * A fake container runtime for the daemon's tests and the local-cluster mode: a node's image
- * store plus a registry, with pulls that take time on Effect's Clock (so `TestClock.adjust`
- * finishes them), failures scripted per image, and a record of every call.
+ * A simulated container runtime: a node's image store plus a registry, with pulls that take time
+ * on Effect's Clock (so `TestClock.adjust` finishes them), failures scripted per image, and a
+ * record of every call. It is what `preheat daemon --simulated-runtime`, `preheat dev` and
+ * `preheat fleet` pull on (see simulatedNode.ts), and the runtime the daemon's tests script.
  *
  * Images are matched as the daemon must match them (`sameImage`: docker.io and library/
  * normalised, digests only against digests), and stored as containerd reports them: fully
@@ -18,10 +19,10 @@
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
-import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../src/api/imageReference.ts"
-import { CriRuntime } from "../src/cri/CriRuntime.ts"
-import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../src/cri/ImageLabels.ts"
-import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../src/cri/CriRuntime.ts"
+import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../../api/imageReference.ts"
+import { CriRuntime } from "../../cri/CriRuntime.ts"
+import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../../cri/ImageLabels.ts"
+import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../../cri/CriRuntime.ts"
 import {
   type CriError,
   DeadlineExceeded,
@@ -30,12 +31,12 @@ import {
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
-} from "../src/cri/errors.ts"
+} from "../../cri/errors.ts"
 
 // --- configuration ---------------------------------------------------------------------
 
 /** An image on the node at start: its references (tagged or by digest) and its id. */
-export interface FakeImage {
+export interface SimulatedImage {
   readonly references: ReadonlyArray<string>
   readonly id: string
   readonly size?: number
@@ -67,9 +68,9 @@ export const bandwidthLatency =
       Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
     )
 
-export interface FakeCriConfig {
+export interface SimulatedRuntimeConfig {
   /** On the node at start; also served by the registry, unless `registry` says otherwise. */
-  readonly images?: ReadonlyArray<FakeImage>
+  readonly images?: ReadonlyArray<SimulatedImage>
   readonly registry?: ReadonlyArray<RegistryImage>
   /** Time a pull takes; default 1 second. Per-image overrides: `setLatency`, `hang`. */
   readonly latency?: PullLatency
@@ -129,8 +130,8 @@ export interface CallRecord {
   readonly at: number
 }
 
-/** What tests use to script the fake and look inside it. */
-export interface FakeCriHandle {
+/** The runtime with what scripts it and looks inside it (tests, fault injection). */
+export interface SimulatedRuntimeHandle {
   readonly runtime: CriRuntime["Service"]
   readonly imageLabels: ImageLabels["Service"]
   /** The labels of one image record (empty when it has none or does not exist), without recording a call. */
@@ -143,7 +144,7 @@ export interface FakeCriHandle {
   readonly images: Effect.Effect<ReadonlyArray<ImageInfo>>
   readonly hasImage: (image: string) => Effect.Effect<boolean>
   /** Puts an image on the node, as if pulled earlier. */
-  readonly addImage: (image: FakeImage) => Effect.Effect<void>
+  readonly addImage: (image: SimulatedImage) => Effect.Effect<void>
   /** Publishes an image in the registry: a tag pushed again moves to the new id. */
   readonly push: (image: RegistryImage) => Effect.Effect<void>
   /** Scripts failures for pulls of this image (tag or digest, `sameImage`); rules queue up. */
@@ -160,8 +161,6 @@ export interface FakeCriHandle {
   /** While unavailable every call fails with RuntimeUnavailable, as with a restarting runtime. */
   readonly setAvailable: (available: boolean) => Effect.Effect<void>
 }
-
-export class FakeCriRuntime extends Context.Service<FakeCriRuntime, FakeCriHandle>()("preheat/test/FakeCriRuntime") {}
 
 // --- model -----------------------------------------------------------------------------
 
@@ -185,7 +184,7 @@ interface ScriptedFailure {
 }
 
 const defaultVersion: RuntimeVersion = {
-  runtimeName: "fake",
+  runtimeName: "simulated",
   runtimeVersion: "0.0.0",
   runtimeApiVersion: "v1"
 }
@@ -194,7 +193,7 @@ const mebibyte = 1024 * 1024
 
 const sha256 = (text: string): string => `sha256:${createHash("sha256").update(text).digest("hex")}`
 
-/** Test set-up mistakes are bugs in the test: fail loudly. */
+/** Set-up mistakes (an image reference that does not parse) are bugs of the caller: fail loudly. */
 const parseOrThrow = (reference: string): ImageReference => {
   const parsed = parseImageReference(reference)
   if (Result.isFailure(parsed)) throw parsed.failure
@@ -219,7 +218,7 @@ const toInfo = (image: NodeImage): ImageInfo => ({
 })
 
 const criError = (kind: FailureKind, image: string, message: string | undefined): CriError => {
-  const text = message ?? `fake ${kind} for ${image}`
+  const text = message ?? `simulated ${kind} for ${image}`
   switch (kind) {
     case "RuntimeUnavailable":
       return new RuntimeUnavailable({ message: text })
@@ -236,9 +235,9 @@ const criError = (kind: FailureKind, image: string, message: string | undefined)
   }
 }
 
-// --- the fake --------------------------------------------------------------------------
+// --- the runtime -----------------------------------------------------------------------
 
-export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<FakeCriHandle> =>
+export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effect.Effect<SimulatedRuntimeHandle> =>
   Effect.sync(() => {
     const defaultSize = config.defaultSize ?? 10 * mebibyte
     const served = new Map<string, Served>()
@@ -272,7 +271,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       }
     }
 
-    const addImage = (image: FakeImage): void => {
+    const addImage = (image: SimulatedImage): void => {
       const refs = image.references.map(parseOrThrow)
       const size = image.size ?? defaultSize
       for (const ref of refs) store(image.id, size, ref, ref.digest)
@@ -318,7 +317,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       )
 
     const ensureAvailable = Effect.suspend(() =>
-      available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "fake runtime is unavailable" }))
+      available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "simulated runtime is unavailable" }))
     )
 
     /** Resolves what the registry serves for a reference, making it up when allowed. */
@@ -401,7 +400,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
     const attempt = (request: PullRequest): Effect.Effect<string, CriError> =>
       Effect.suspend(() => {
         const { image, timeout } = request
-        if (!available) return Effect.fail(new RuntimeUnavailable({ message: "fake runtime is unavailable" }))
+        if (!available) return Effect.fail(new RuntimeUnavailable({ message: "simulated runtime is unavailable" }))
         const parsed = parseImageReference(image)
         if (Result.isFailure(parsed)) {
           return Effect.fail(new InvalidReference({ image, message: parsed.failure.message }))
@@ -421,12 +420,12 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 
         const rule = authRules.findLast((r) => r.repository === repository(ref))
         if (rule !== undefined && !rule.accept(request.auth)) {
-          return Effect.fail(new Unauthorized({ image, message: "fake registry: 401 Unauthorized" }))
+          return Effect.fail(new Unauthorized({ image, message: "simulated registry: 401 Unauthorized" }))
         }
 
         const target = resolve(ref)
         if (target === undefined) {
-          return Effect.fail(new ImageNotFound({ image, message: "fake registry: manifest unknown" }))
+          return Effect.fail(new ImageNotFound({ image, message: "simulated registry: manifest unknown" }))
         }
 
         return transfer(request, ref, target)
@@ -490,9 +489,9 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 
     const labelsAvailable = Effect.suspend((): Effect.Effect<void, ImageLabelsError> => {
       if (config.imageLabels === "unsupported") {
-        return Effect.fail(new ImageLabelsUnsupported({ message: "the fake runtime has no containerd images service" }))
+        return Effect.fail(new ImageLabelsUnsupported({ message: "the simulated runtime has no containerd images service" }))
       }
-      return available ? Effect.void : Effect.fail(new ImageLabelsFailed({ message: "fake runtime is unavailable" }))
+      return available ? Effect.void : Effect.fail(new ImageLabelsFailed({ message: "simulated runtime is unavailable" }))
     })
 
     const imageLabels = ImageLabels.of({
@@ -553,13 +552,18 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
         Effect.sync(() => {
           available = value
         })
-    } satisfies FakeCriHandle
+    } satisfies SimulatedRuntimeHandle
   })
 
-/** Provides the CriRuntime and ImageLabels the daemon uses and the FakeCriRuntime handle tests script. */
-export const fakeCriRuntimeLayer = (config: FakeCriConfig = {}): Layer.Layer<CriRuntime | ImageLabels | FakeCriRuntime> =>
-  Layer.effectContext(
-    Effect.map(makeFakeCriRuntime(config), (handle) =>
-      Context.make(FakeCriRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
+/**
+ * The simulated runtime of one node. Its layer provides the CriRuntime and ImageLabels the daemon
+ * uses, and the handle to script it; each build is a node of its own (its images, its pulls).
+ */
+export class SimulatedRuntime extends Context.Service<SimulatedRuntime, SimulatedRuntimeHandle>()("preheat/cri/SimulatedRuntime") {
+  static readonly layer = (config: SimulatedRuntimeConfig = {}): Layer.Layer<CriRuntime | ImageLabels | SimulatedRuntime> =>
+    Layer.effectContext(
+      Effect.map(makeSimulatedRuntime(config), (handle) =>
+        Context.make(SimulatedRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
+      )
     )
-  )
+}
