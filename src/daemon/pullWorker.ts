@@ -261,4 +261,7 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
       `${message} (node ${context.node})`
     )
-  }).pipe(Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }))
+  }).pipe(
+    Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),
+    Effect.withSpan("PullWorker.pull", { attributes: { node: context.node, image: task.reference, version: task.version } })
+  )

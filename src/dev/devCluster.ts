@@ -7,6 +7,7 @@ import { rfc3339 } from "../api/time.ts"
 import { defaultSettings } from "../controller/context.ts"
 import { makeController } from "../controller/controller.ts"
 import { CriRuntime } from "../cri/CriRuntime.ts"
+import type { RuntimeUnavailable } from "../cri/errors.ts"
 import type { ImageLabels } from "../cri/ImageLabels.ts"
 import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { startDaemon } from "../daemon/daemon.ts"
@@ -23,7 +24,7 @@ export interface DevOptions {
   readonly port: number
   readonly kubeconfigOut: string
   /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
-  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, unknown> | undefined
+  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> | undefined
 }
 
 export interface DevCluster {

@@ -6,6 +6,7 @@ import { startDaemon } from "../daemon/daemon.ts"
 import type { Daemon } from "../daemon/daemon.ts"
 import { daemonOptions } from "../daemon/options.ts"
 import { devNode, readyStatus } from "../dev/devNodes.ts"
+import type { KubeError } from "../kube/errors.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import type { Metrics } from "../ops/metrics.ts"
@@ -28,7 +29,7 @@ export interface FleetOptions {
  */
 export const startFleet = (
   options: FleetOptions
-): Effect.Effect<ReadonlyArray<Daemon>, unknown, KubeApi | Metrics | Scheduler | Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | Scheduler | Scope.Scope> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.
