@@ -20,9 +20,9 @@
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../../api/imageReference.ts"
-import { CriRuntime } from "../../cri/CriRuntime.ts"
-import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../../cri/ImageLabels.ts"
-import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../../cri/CriRuntime.ts"
+import { CriRuntime } from "../CriRuntime.ts"
+import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../CriRuntime.ts"
+import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../ImageLabels.ts"
 import {
   type CriError,
   DeadlineExceeded,
@@ -31,104 +31,9 @@ import {
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
-} from "../../cri/errors.ts"
-
-// --- configuration ---------------------------------------------------------------------
-
-/** An image on the node at start: its references (tagged or by digest) and its id. */
-export interface SimulatedImage {
-  readonly references: ReadonlyArray<string>
-  readonly id: string
-  readonly size?: number
-}
-
-/** What a registry serves for a reference (`name:tag` or `name@digest`). */
-export interface RegistryImage {
-  readonly reference: string
-  readonly id: string
-  /** The manifest digest; made up from the id when not given. */
-  readonly digest?: string
-  readonly size?: number
-}
-
-export interface LatencyInput {
-  readonly image: string
-  readonly reference: ImageReference
-  readonly size: number
-}
-
-export type PullLatency = Duration.Input | ((pull: LatencyInput) => Duration.Input)
-
-/** Latency of a link: a fixed overhead plus size / bandwidth, for realistic local-cluster pulls. */
-export const bandwidthLatency =
-  (options: { readonly bytesPerSecond: number; readonly overhead?: Duration.Input }) =>
-  (pull: LatencyInput): Duration.Duration =>
-    Duration.sum(
-      Duration.fromInputUnsafe(options.overhead ?? Duration.zero),
-      Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
-    )
-
-export interface SimulatedRuntimeConfig {
-  /** On the node at start; also served by the registry, unless `registry` says otherwise. */
-  readonly images?: ReadonlyArray<SimulatedImage>
-  readonly registry?: ReadonlyArray<RegistryImage>
-  /** Time a pull takes; default 1 second. Per-image overrides: `setLatency`, `hang`. */
-  readonly latency?: PullLatency
-  /** Images the registry was not told about: made up on first pull (default) or not found. */
-  readonly unknownImages?: "synthesize" | "notFound"
-  /**
-   * Progress reports between start and success, evenly spread over the latency; default 10.
-   * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
-   */
-  readonly progressSteps?: number
-  /** Size of made-up images; default 10 MiB. */
-  readonly defaultSize?: number
-  /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */
-  readonly synthesizedSize?: (reference: ImageReference) => number
-  readonly version?: RuntimeVersion
-  /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
-  readonly imageLabels?: "containerd" | "unsupported"
-}
-
-export type FailureKind = CriError["_tag"]
-
-export interface FailureRule {
-  readonly kind: FailureKind
-  /** How many pulls fail before pulls work again; default 1. */
-  readonly times?: number | "always"
-  /**
-   * When the failure comes, counted from the start of the pull: default at once, and at the
-   * request's timeout for DeadlineExceeded. Later than the timeout means DeadlineExceeded.
-   */
-  readonly after?: Duration.Input
-  readonly message?: string
-}
-
-// --- records ---------------------------------------------------------------------------
-
-export type PullOutcome =
-  | { readonly _tag: "InFlight" }
-  | { readonly _tag: "Succeeded"; readonly imageId: string }
-  | { readonly _tag: "Failed"; readonly error: CriError }
-  | { readonly _tag: "Cancelled" }
-
-export interface PullRecord {
-  readonly image: string
-  /** Whether the request carried credentials; the credentials themselves are not kept. */
-  readonly authenticated: boolean
-  readonly sandboxConfig: PullRequest["sandboxConfig"]
-  readonly timeout: Duration.Duration
-  /** Clock millis. */
-  readonly startedAt: number
-  readonly endedAt: number | undefined
-  readonly outcome: PullOutcome
-}
-
-export interface CallRecord {
-  readonly method: "version" | "pullImage" | "imageStatus" | "listImages" | "removeImage" | "listImageRecords" | "setImageLabels"
-  readonly image?: string
-  readonly at: number
-}
+} from "../errors.ts"
+import type { FailureKind, FailureRule, RegistryImage, SimulatedImage, SimulatedRuntimeConfig } from "./config.ts"
+import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 
 /** The runtime with what scripts it and looks inside it (tests, fault injection). */
 export interface SimulatedRuntimeHandle {

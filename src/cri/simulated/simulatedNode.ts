@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto"
 import { Duration, Result } from "effect"
 import { type ImageReference, parseImageReference } from "../../api/imageReference.ts"
-import { bandwidthLatency, SimulatedRuntime } from "./SimulatedRuntime.ts"
+import { bandwidthLatency } from "./config.ts"
+import { SimulatedRuntime } from "./SimulatedRuntime.ts"
 
 /**
  * The simulated runtime as `preheat daemon --simulated-runtime`, `preheat dev` and `preheat fleet`
