@@ -23,7 +23,7 @@ import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration } from "effect"
 import { parseAllDocuments } from "yaml"
-import { simulatedPullTime } from "../src/daemon/simulatedRuntime.ts"
+import { simulatedPullTime } from "../src/cri/simulated/simulatedNode.ts"
 
 const { values } = parseArgs({
   options: {

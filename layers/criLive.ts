@@ -94,35 +94,43 @@ export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServ
         runtimeVersion: response.runtime_version,
         runtimeApiVersion: response.runtime_api_version
       })
-    )
+    ).pipe(Effect.withSpan("CriRuntime.version"))
 
-    const pullImage = (request: PullRequest): Effect.Effect<string, CriError> => {
+    const pullImage = Effect.fn("CriRuntime.pullImage")(function* (request: PullRequest): Effect.fn.Return<string, CriError> {
+      // The reference only: credentials stay out of spans as out of logs.
+      yield* Effect.annotateCurrentSpan("image", request.image)
       const context: CallContext = { method: "PullImage", image: request.image, secrets: secretsOf(request.auth) }
       const pull = Effect.map(
         call<PullImageResponse>(imageService, context, pullImageRequest(request), request.timeout),
         (response) => response.image_ref
       )
-      return request.onProgress === undefined ? pull : tracker.track(request.image, pull, request.onProgress)
-    }
+      return yield* request.onProgress === undefined ? pull : tracker.track(request.image, pull, request.onProgress)
+    })
 
-    const imageStatus = (image: string): Effect.Effect<Option.Option<ImageInfo>, CriError> =>
-      call<ImageStatusResponse>(imageService, { method: "ImageStatus", image }, { image: { image } }).pipe(
+    const imageStatus = Effect.fn("CriRuntime.imageStatus")(function* (
+      image: string
+    ): Effect.fn.Return<Option.Option<ImageInfo>, CriError> {
+      yield* Effect.annotateCurrentSpan("image", image)
+      return yield* call<ImageStatusResponse>(imageService, { method: "ImageStatus", image }, { image: { image } }).pipe(
         // containerd answers OK without an image; another runtime may say NOT_FOUND.
         Effect.map((response) => Option.map(Option.fromNullishOr(response.image), toImageInfo)),
         Effect.catchTag("ImageNotFound", () => Effect.succeed(Option.none()))
       )
+    })
 
     const listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError> = Effect.map(
       call<ListImagesResponse>(imageService, { method: "ListImages" }, {}),
       (response) => response.images.map(toImageInfo)
-    )
+    ).pipe(Effect.withSpan("CriRuntime.listImages"))
 
     /** Removing an absent image succeeds, as containerd does it (and kubelet expects). */
-    const removeImage = (image: string): Effect.Effect<void, CriError> =>
-      call<unknown>(imageService, { method: "RemoveImage", image }, { image: { image } }).pipe(
+    const removeImage = Effect.fn("CriRuntime.removeImage")(function* (image: string): Effect.fn.Return<void, CriError> {
+      yield* Effect.annotateCurrentSpan("image", image)
+      return yield* call<unknown>(imageService, { method: "RemoveImage", image }, { image: { image } }).pipe(
         Effect.asVoid,
         Effect.catchTag("ImageNotFound", () => Effect.void)
       )
+    })
 
     return {
       runtime: CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage }),

@@ -1,11 +1,12 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
+import * as CriLive from "../../layers/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
+import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
-import { runSimulatedDaemon } from "../daemon/simulatedRuntime.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
@@ -68,12 +69,14 @@ export const daemonCommand = Command.make(
         burst: flags.burst,
         userAgent: `preheat-daemon/${version} (${nodeName})`
       })
-      const run = flags.simulatedRuntime ? runSimulatedDaemon : runDaemon
-      return yield* run(
+      // The live runtime: the socket given, else the first of SPEC §3's that answers; none answering
+      // fails the start, and the kubelet restarts the pod.
+      const runtime = flags.simulatedRuntime
+        ? simulatedNodeLayer()
+        : CriLive.layer({ socket: Option.getOrUndefined(flags.runtimeSocket), hostRunDir: flags.hostRunDir })
+      return yield* runDaemon(
         daemonOptions({
           nodeName,
-          runtimeSocket: Option.getOrUndefined(flags.runtimeSocket),
-          hostRunDir: flags.hostRunDir,
           secretNamespace: flags.secretNamespace,
           maxConcurrentPulls: flags.maxConcurrentPulls,
           pinImages: flags.pinImages,
@@ -81,7 +84,7 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, runtime, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -2,6 +2,7 @@ import { Effect, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import * as CriLive from "../../layers/criLive.ts"
 import { announce, startDevCluster } from "../dev/devCluster.ts"
 import { loggingLayer } from "../ops/logging.ts"
 
@@ -23,12 +24,13 @@ export const devCommand = Command.make(
   (flags) =>
     Effect.gen(function* () {
       if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
+      const runtimeSocket = Option.getOrUndefined(flags.runtimeSocket)
       const cluster = yield* startDevCluster({
         nodes: flags.nodes,
         host: flags.host,
         port: flags.port,
         kubeconfigOut: flags.kubeconfigOut,
-        runtimeSocket: Option.getOrUndefined(flags.runtimeSocket)
+        node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket })
       })
       yield* announce(cluster, flags.nodes)
       return yield* Effect.never

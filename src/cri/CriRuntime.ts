@@ -52,7 +52,7 @@ export interface PullRequest {
 
 /**
  * The node's container runtime, as CRI's ImageService (gRPC over the runtime's unix socket).
- * Live body: @grpc/grpc-js; test body: a fake runtime driven by Clock.
+ * Live body: @grpc/grpc-js (layers/criLive.ts); simulated body, driven by Clock: src/cri/simulated/.
  */
 export class CriRuntime extends Context.Service<
   CriRuntime,

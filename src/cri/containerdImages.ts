@@ -1,6 +1,6 @@
 import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect } from "effect"
-import { isGrpcCode, unary } from "./grpcCalls.ts"
+import { type GrpcCallFailed, isGrpcCode, unary } from "./grpcCalls.ts"
 import { redact } from "./grpcErrors.ts"
 import type { ListContainerdImagesResponse } from "./grpcPackages.ts"
 import { ImageLabels, ImageLabelsFailed, type ImageLabelsError, ImageLabelsUnsupported } from "./ImageLabels.ts"
@@ -17,11 +17,11 @@ const options = { timeout, namespace: criNamespace }
  */
 const labelsError =
   (method: string) =>
-  (error: unknown): ImageLabelsError => {
+  (error: GrpcCallFailed): ImageLabelsError => {
     if (isGrpcCode(error, grpc.status.UNIMPLEMENTED)) {
       return new ImageLabelsUnsupported({ message: `the runtime has no containerd images service (${method}: UNIMPLEMENTED)` })
     }
-    const text = typeof error === "object" && error !== null && "details" in error ? String(error.details) : String(error)
+    const text = error.details ?? error.text
     return new ImageLabelsFailed({ message: `containerd images ${method}: ${redact(text)}` })
   }
 

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, Fiber, Option, Semaphore } from "effect"
 import type { PullProgress } from "./CriRuntime.ts"
+import type { GrpcCallFailed } from "./grpcCalls.ts"
 import type { ContentInfo, IngestStatus, LeaseResource } from "./grpcPackages.ts"
 import {
   type BlobRef,
@@ -34,11 +35,11 @@ import {
 
 /** containerd's own API as the tracker needs it (calls in the `k8s.io` namespace). */
 export interface ContainerdApi {
-  readonly leaseIds: Effect.Effect<ReadonlyArray<string>, unknown>
-  readonly leaseResources: (lease: string) => Effect.Effect<ReadonlyArray<LeaseResource>, unknown>
-  readonly ingests: Effect.Effect<ReadonlyArray<IngestStatus>, unknown>
-  readonly info: (digest: string) => Effect.Effect<Option.Option<ContentInfo>, unknown>
-  readonly read: (digest: string) => Effect.Effect<Uint8Array, unknown>
+  readonly leaseIds: Effect.Effect<ReadonlyArray<string>, GrpcCallFailed>
+  readonly leaseResources: (lease: string) => Effect.Effect<ReadonlyArray<LeaseResource>, GrpcCallFailed>
+  readonly ingests: Effect.Effect<ReadonlyArray<IngestStatus>, GrpcCallFailed>
+  readonly info: (digest: string) => Effect.Effect<Option.Option<ContentInfo>, GrpcCallFailed>
+  readonly read: (digest: string) => Effect.Effect<Uint8Array, GrpcCallFailed>
 }
 
 export interface ProgressOptions {

@@ -1,11 +1,35 @@
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect } from "effect"
+import { Data, Duration, Effect, Predicate } from "effect"
 
 /**
- * gRPC calls as Effects over grpc-js's dynamic clients. Errors stay raw (grpc-js ServiceError) for
- * the caller to map; interrupting the fiber cancels the call, and a runtime cancels the work of a
- * cancelled call (containerd stops the pull).
+ * gRPC calls as Effects over grpc-js's dynamic clients. A failure is a GrpcCallFailed with the
+ * peer's status for the caller to map; interrupting the fiber cancels the call, and a runtime
+ * cancels the work of a cancelled call (containerd stops the pull).
  */
+
+/** A failed call: the gRPC status the peer (or grpc-js) gave, or what else went wrong on the way. */
+export class GrpcCallFailed extends Data.TaggedError("GrpcCallFailed")<{
+  readonly method: string
+  /** The gRPC status code; undefined for a failure that carries none. */
+  readonly code: number | undefined
+  /** The peer's own text, when it gave one. */
+  readonly details: string | undefined
+  /** grpc-js's message ("<code> <NAME>: " before the peer's text), or the failure as a string. */
+  readonly text: string
+}> {}
+
+const callFailed = (method: string, error: unknown): GrpcCallFailed =>
+  Predicate.hasProperty(error, "code") &&
+  Predicate.isNumber(error.code) &&
+  Predicate.hasProperty(error, "message") &&
+  Predicate.isString(error.message)
+    ? new GrpcCallFailed({
+        method,
+        code: error.code,
+        details: Predicate.hasProperty(error, "details") && Predicate.isString(error.details) ? error.details : undefined,
+        text: error.message
+      })
+    : new GrpcCallFailed({ method, code: undefined, details: undefined, text: String(error) })
 
 export interface CallOptions {
   readonly timeout: Duration.Input
@@ -32,10 +56,10 @@ const metadataFor = (options: CallOptions): grpc.Metadata => {
 /** gRPC deadlines are wall-clock instants checked by the peer too, so not the Effect Clock. */
 const deadline = (options: CallOptions): number => Date.now() + Duration.toMillis(options.timeout)
 
-export const unary = <Res>(client: grpc.Client, name: string, request: object, options: CallOptions): Effect.Effect<Res, unknown> =>
-  Effect.callback<Res, unknown>((resume) => {
+export const unary = <Res>(client: grpc.Client, name: string, request: object, options: CallOptions): Effect.Effect<Res, GrpcCallFailed> =>
+  Effect.callback<Res, GrpcCallFailed>((resume) => {
     const call = method<UnaryMethod>(client, name)(request, metadataFor(options), { deadline: deadline(options) }, (error, response) => {
-      resume(error !== null ? Effect.fail(error) : Effect.succeed(response as Res))
+      resume(error !== null ? Effect.fail(callFailed(name, error)) : Effect.succeed(response as Res))
     })
     return Effect.sync(() => call.cancel())
   })
@@ -46,15 +70,14 @@ export const serverStream = <Res>(
   name: string,
   request: object,
   options: CallOptions
-): Effect.Effect<ReadonlyArray<Res>, unknown> =>
-  Effect.callback<ReadonlyArray<Res>, unknown>((resume) => {
+): Effect.Effect<ReadonlyArray<Res>, GrpcCallFailed> =>
+  Effect.callback<ReadonlyArray<Res>, GrpcCallFailed>((resume) => {
     const messages: Array<Res> = []
     const stream = method<StreamMethod>(client, name)(request, metadataFor(options), { deadline: deadline(options) })
     stream.on("data", (message: Res) => messages.push(message))
-    stream.on("error", (error: unknown) => resume(Effect.fail(error)))
+    stream.on("error", (error: unknown) => resume(Effect.fail(callFailed(name, error))))
     stream.on("end", () => resume(Effect.succeed(messages)))
     return Effect.sync(() => stream.cancel())
   })
 
-export const isGrpcCode = (error: unknown, code: grpc.status): boolean =>
-  typeof error === "object" && error !== null && (error as { readonly code?: unknown }).code === code
+export const isGrpcCode = (error: GrpcCallFailed, code: grpc.status): boolean => error.code === code

@@ -1,4 +1,3 @@
-import { Predicate } from "effect"
 import {
   type CriError,
   DeadlineExceeded,
@@ -8,6 +7,7 @@ import {
   RuntimeUnavailable,
   Unauthorized
 } from "./errors.ts"
+import type { GrpcCallFailed } from "./grpcCalls.ts"
 
 /** The gRPC status codes the mapping looks at (grpc-js `status`, without importing grpc here). */
 const Code = { CANCELLED: 1, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, UNAVAILABLE: 14 } as const
@@ -50,18 +50,6 @@ export const secretsOf = (
   return secrets.filter((s): s is string => s !== undefined && s !== "")
 }
 
-interface GrpcStatusError {
-  readonly code: number
-  readonly details?: string
-  readonly message: string
-}
-
-const isGrpcStatusError = (error: unknown): error is GrpcStatusError =>
-  Predicate.hasProperty(error, "code") &&
-  Predicate.isNumber(error.code) &&
-  Predicate.hasProperty(error, "message") &&
-  Predicate.isString(error.message)
-
 export interface CallContext {
   /** The gRPC method, for messages about calls that name no image. */
   readonly method: string
@@ -75,12 +63,12 @@ export interface CallContext {
  * with the registry's words in the text (`401 Unauthorized`, `invalid reference format`), so the
  * text decides those; the status code decides the rest.
  */
-export const criErrorFrom = (error: unknown, context: CallContext): CriError => {
-  if (!isGrpcStatusError(error)) {
-    return new RuntimeFailure({ message: redact(`${context.method}: ${String(error)}`, context.secrets) })
+export const criErrorFrom = (error: GrpcCallFailed, context: CallContext): CriError => {
+  if (error.code === undefined) {
+    return new RuntimeFailure({ message: redact(`${context.method}: ${error.text}`, context.secrets) })
   }
-  // grpc-js puts "<code> <NAME>: " before the runtime's own text in `message`; `details` is the text.
-  const message = redact(error.details !== undefined && error.details !== "" ? error.details : error.message, context.secrets)
+  // grpc-js puts "<code> <NAME>: " before the runtime's own text in `text`; `details` is the text.
+  const message = redact(error.details !== undefined && error.details !== "" ? error.details : error.text, context.secrets)
   const image = context.image
   switch (error.code) {
     case Code.UNAVAILABLE:

@@ -1,3 +1,6 @@
+import { Cause, Data, Duration, Effect, Schedule } from "effect"
+import type { CriError } from "../cri/errors.ts"
+import { deadlinePassed } from "./pullMessages.ts"
 import type { TagTask } from "./tagTask.ts"
 
 /** How one tag's attempts are bounded, in Clock milliseconds. */
@@ -33,3 +36,86 @@ export const backoffMillis = (failedAttempts: number): number =>
 /** Whether another attempt could start after waiting `delay`: not at or past the deadline. */
 export const timeLeftAfter = (policy: AttemptPolicy, now: number, delay: number): boolean =>
   policy.deadlineAt === undefined || now + delay < policy.deadlineAt
+
+/** One attempt that ended without the image. */
+export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
+  /** Which attempt, from 1. */
+  readonly attempt: number
+  readonly failure: CriError
+  /** The failure as status messages, events and logs say it. */
+  readonly detail: string
+  /** Problems with pull secrets met on the way (named only if the pull fails). */
+  readonly problems: ReadonlyArray<string>
+  /** How far the attempt came. */
+  readonly progress: number
+}> {}
+
+/** The deadline left no time to start the next attempt; `previous` is the attempt before, if any. */
+export class NoTimeLeft extends Data.TaggedError("NoTimeLeft")<{ readonly previous: AttemptFailed | undefined }> {}
+
+export type AttemptError = AttemptFailed | NoTimeLeft
+
+/** What follows a failed attempt. */
+export type AfterFailure =
+  | { readonly _tag: "Retry"; readonly failed: AttemptFailed; readonly delayMillis: number }
+  /** `deadline`: the deadline is the reason to report, whatever the last attempt said. */
+  | { readonly _tag: "GiveUp"; readonly deadline: boolean }
+
+/**
+ * SPEC §3: another attempt after the backoff while attempts remain and it could still start before
+ * the deadline. Past the deadline (or too close to it for another attempt) the deadline is the
+ * reason, even when the last attempt was the last allowed.
+ */
+export const afterFailure = (policy: AttemptPolicy, error: AttemptError, now: number): AfterFailure => {
+  if (error._tag === "NoTimeLeft") return { _tag: "GiveUp", deadline: true }
+  const lastAllowed = error.attempt >= policy.attempts
+  const delayMillis = backoffMillis(error.attempt)
+  if (!timeLeftAfter(policy, now, lastAllowed ? 0 : delayMillis)) return { _tag: "GiveUp", deadline: true }
+  if (lastAllowed) return { _tag: "GiveUp", deadline: false }
+  return { _tag: "Retry", failed: error, delayMillis }
+}
+
+/** The retry schedule of one tag's attempts: `afterFailure` at each failure, waiting its backoff. */
+export const attemptSchedule = (policy: AttemptPolicy): Schedule.Schedule<AfterFailure, AttemptError> =>
+  Schedule.fromStepWithMetadata(
+    Effect.succeed((meta: Schedule.InputMetadata<AttemptError>) => {
+      const next = afterFailure(policy, meta.input, meta.now)
+      return next._tag === "Retry"
+        ? Effect.succeed([next, Duration.millis(next.delayMillis)] as [AfterFailure, Duration.Duration])
+        : Cause.done(next)
+    })
+  )
+
+/**
+ * The failure the running schedule last saw: the previous attempt, none before the first retry.
+ * Schedule.CurrentMetadata is untyped; only this module's own errors count.
+ */
+export const previousFailure: Effect.Effect<AttemptFailed | undefined> = Effect.gen(function* () {
+  const meta = yield* Schedule.CurrentMetadata
+  return meta.input instanceof AttemptFailed ? meta.input : undefined
+})
+
+/** How a pull that gave up ended: attempts made, the last error (or the deadline), progress, secret problems. */
+export interface PullFailure {
+  readonly _tag: "GaveUp"
+  readonly attempts: number
+  readonly detail: string
+  readonly problems: ReadonlyArray<string>
+  readonly progress: number
+  /** The runtime's last error; undefined when the deadline ended the pull. */
+  readonly failure: CriError | undefined
+}
+
+export const pullFailure = (error: AttemptError, verdict: AfterFailure): PullFailure => {
+  const last = error._tag === "NoTimeLeft" ? error.previous : error
+  const deadline = error._tag === "NoTimeLeft" || (verdict._tag === "GiveUp" && verdict.deadline)
+  if (last === undefined) return { _tag: "GaveUp", attempts: 0, detail: deadlinePassed, problems: [], progress: 0, failure: undefined }
+  return {
+    _tag: "GaveUp",
+    attempts: last.attempt,
+    detail: deadline ? `${deadlinePassed}; last error: ${last.detail}` : last.detail,
+    problems: last.problems,
+    progress: last.progress,
+    failure: deadline ? undefined : last.failure
+  }
+}

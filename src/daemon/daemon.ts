@@ -1,8 +1,6 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
-import * as CriLive from "../../layers/criLive.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
-import type { RuntimeUnavailable } from "../cri/errors.ts"
 import { makeInformer } from "../kube/informer.ts"
 import type { Informer } from "../kube/informer.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
@@ -114,15 +112,11 @@ export const serveDaemon = Effect.fnUntraced(function* (
 })
 
 /**
- * `preheat daemon`: the live CRI runtime (the socket given, else the first of SPEC §3's that
- * answers; none answering fails the start, and the kubelet restarts the pod), the daemon and its
- * ops endpoint, until interrupted. KubeApi, Metrics and Scheduler come from the command (the live
- * Kubernetes client, Metrics.layer, schedulerLayer).
+ * `preheat daemon`: the daemon and its ops endpoint, until interrupted. The command provides every
+ * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and Scheduler.
  */
-export const runDaemon = (
-  options: DaemonOptions
-): Effect.Effect<never, RuntimeUnavailable | OpsServerError, KubeApi | Metrics | Scheduler> =>
+export const runDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | Metrics | Scheduler> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never
-  }).pipe(Effect.scoped, Effect.provide(CriLive.layer({ socket: options.runtimeSocket, hostRunDir: options.hostRunDir })))
+  }).pipe(Effect.scoped)

@@ -1,6 +1,13 @@
-import { Effect, Predicate, Result } from "effect"
+import { type Cause, Effect, Result } from "effect"
 import { CriRuntime } from "../cri/CriRuntime.ts"
+import type { CriError } from "../cri/errors.ts"
 import type { HealthCheck } from "../ops/server.ts"
+
+/** Why Version failed, in a word: the runtime's message, else the failure's name. */
+const failureMessage = (failure: CriError | Cause.TimeoutError): string => {
+  const message = "message" in failure ? failure.message : ""
+  return message !== "" ? message : failure._tag
+}
 
 /** Liveness of the runtime: a CRI Version call answers. */
 export const runtimeCheck: Effect.Effect<HealthCheck, never, CriRuntime> = Effect.gen(function* () {
@@ -9,14 +16,7 @@ export const runtimeCheck: Effect.Effect<HealthCheck, never, CriRuntime> = Effec
   if (Result.isSuccess(version)) {
     return { name: "runtime", ok: true, message: `${version.success.runtimeName} ${version.success.runtimeVersion}` }
   }
-  const error: unknown = version.failure
-  const message =
-    Predicate.hasProperty(error, "message") && Predicate.isString(error.message) && error.message !== ""
-      ? error.message
-      : Predicate.hasProperty(error, "_tag")
-        ? String(error._tag)
-        : "no answer"
-  return { name: "runtime", ok: false, message }
+  return { name: "runtime", ok: false, message: failureMessage(version.failure) }
 })
 
 export const watchCheck = (hasSynced: () => boolean): HealthCheck =>

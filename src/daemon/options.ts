@@ -4,10 +4,6 @@ import { Config, Duration } from "effect"
 export interface DaemonOptions {
   /** The node this daemon pulls for: its NodeImage has the same name (NODE_NAME in the DaemonSet). */
   readonly nodeName: string
-  /** `--runtime-socket`: a path or `unix://` URL; absent, the host's run dir is searched (SPEC §3). */
-  readonly runtimeSocket?: string | undefined
-  /** Where to search for a runtime socket (default /var/run; the DaemonSet mounts the host's at /host/var/run). */
-  readonly hostRunDir?: string | undefined
   /** The only namespace whose Secrets the daemon reads: the controller's copies of pull secrets live there. */
   readonly secretNamespace: string
   /** `--max-concurrent-pulls`: pulls running at once on this node; further tags report Waiting. */

@@ -1,14 +1,25 @@
-import { Clock, Duration, Effect, Option, Result } from "effect"
+import { Clock, Duration, Effect, Option, Ref, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
 import { type CriError, DeadlineExceeded } from "../cri/errors.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics, type PullOutcome, pullFailureOf } from "../ops/metrics.ts"
-import { attemptPolicy, attemptTimeoutMillis, backoffMillis, timeLeftAfter } from "./attemptPolicy.ts"
+import {
+  type AfterFailure,
+  AttemptFailed,
+  type AttemptError,
+  type AttemptPolicy,
+  attemptPolicy,
+  attemptSchedule,
+  attemptTimeoutMillis,
+  NoTimeLeft,
+  previousFailure,
+  pullFailure
+} from "./attemptPolicy.ts"
+import { nothingSeen, progressStep } from "./attemptProgress.ts"
 import { findImage } from "./imagePresence.ts"
 import { pullCredentials } from "./pullCredentials.ts"
 import {
-  deadlinePassed,
   describePullError,
   failedMessage,
   presentMessage,
@@ -48,6 +59,13 @@ type AttemptResult =
       readonly credentials: number
       readonly problems: ReadonlyArray<string>
     }
+
+/** The image is on the node after `attempt` attempts. */
+interface Pulled {
+  readonly _tag: "Pulled"
+  readonly imageId: string
+  readonly attempt: number
+}
 
 /**
  * The node's image for `reference`, if any: ImageStatus by the reference, then the image list
@@ -120,11 +138,60 @@ const attemptPull = (
   })
 
 /**
+ * The next attempt of the running schedule: its number and the note on it follow from the previous
+ * failure. It reports Waiting or Pulling as it gets a slot, and progress as the runtime reports it.
+ */
+const runAttempt = Effect.fn("PullWorker.attempt")(function* (
+  task: TagTask,
+  context: WorkerContext,
+  policy: AttemptPolicy,
+  startedAt: number
+): Effect.fn.Return<Pulled, AttemptError, CriRuntime | KubeApi | Metrics> {
+  const metrics = yield* Metrics
+  const previous = yield* previousFailure
+  const attempt = (previous?.attempt ?? 0) + 1
+  const timeout = attemptTimeoutMillis(policy, yield* Clock.currentTimeMillis)
+  if (timeout <= 0) return yield* new NoTimeLeft({ previous })
+  const note = previous === undefined ? undefined : `attempt ${attempt} of ${policy.attempts}; last error: ${previous.detail}`
+  const seen = yield* Ref.make(nothingSeen)
+  const onProgress = (progress: PullProgress): Effect.Effect<void> =>
+    Effect.flatMap(
+      Ref.modify(seen, (before) => {
+        const step = progressStep(before, progress)
+        return [step, step.seen]
+      }),
+      (step) =>
+        Effect.andThen(
+          step.addedBytes > 0 ? metrics.addPulledBytes(step.addedBytes) : Effect.void,
+          step.moved ? context.report(pullingStatus(task, startedAt, step.seen.percent, note)) : Effect.void
+        )
+    )
+  const result = yield* context.slots
+    .withSlot(
+      {
+        onWaiting: context.report(waitingStatus(task, startedAt, note)),
+        onAcquired: context.report(pullingStatus(task, startedAt, 0, note))
+      },
+      attemptPull(task, context, timeout, onProgress)
+    )
+    .pipe(Effect.annotateLogs({ attempt }))
+  if (result._tag === "Pulled") return { _tag: "Pulled", imageId: result.imageId, attempt }
+  const described = describePullError(result.error, timeout)
+  return yield* new AttemptFailed({
+    attempt,
+    failure: result.error,
+    detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.credentials) : described,
+    problems: result.problems,
+    progress: (yield* Ref.get(seen)).percent
+  })
+})
+
+/**
  * Pulls one version of one tag to the end (SPEC §3): IfNotPresent succeeds at once when the node
  * has the image; otherwise up to backoffLimit + 1 attempts, each within min(timeout, time left
- * before the deadline), 1 s doubling to 30 s between them, holding one of the node's pull slots
- * only while an attempt runs. Every step is reported; the end is also counted and announced.
- * Interrupting the worker (tag removed, new version) cancels the pull in the runtime.
+ * before the deadline), 1 s doubling to 30 s between them (`attemptSchedule`), holding one of the
+ * node's pull slots only while an attempt runs. Every step is reported; the end is also counted
+ * and announced. Interrupting the worker (tag removed, new version) cancels the pull in the runtime.
  */
 export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Effect<void, never, CriRuntime | KubeApi | Metrics> =>
   Effect.gen(function* () {
@@ -156,83 +223,45 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
     yield* Effect.logInfo("pulling image").pipe(
       Effect.annotateLogs({ policy: task.imagePullPolicy, attempts: policy.attempts, timeout: `${task.timeoutSeconds}s` })
     )
-    let progress = 0
-    let bytesSeen = 0
-    let lastError: string | undefined
-    let lastFailure: CriError | undefined
-    let problems: ReadonlyArray<string> = []
-    let retryNote: string | undefined
-    let attempt = 0
 
-    const onProgress = (p: PullProgress): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const added = p.bytesDone - bytesSeen
-        bytesSeen = Math.max(bytesSeen, p.bytesDone)
-        // 100 is for Succeeded: the runtime reports it only as the pull returns.
-        const percent = Math.min(99, p.percent)
-        const moved = percent > progress
-        if (moved) progress = percent
-        return Effect.andThen(
-          added > 0 ? metrics.addPulledBytes(added) : Effect.void,
-          moved ? context.report(pullingStatus(task, startedAt, progress, retryNote)) : Effect.void
+    /** Said before the backoff's wait: in the log and in the tag's status. */
+    const announceRetry = (next: AfterFailure) => {
+      if (next._tag !== "Retry") return Effect.void
+      const { failed, delayMillis } = next
+      return Effect.andThen(
+        Effect.logWarning("pull attempt failed").pipe(
+          Effect.annotateLogs({ attempt: failed.attempt, of: policy.attempts, failure: failed.detail, retryIn: `${delayMillis / 1000}s` })
+        ),
+        context.report(
+          pullingStatus(task, startedAt, failed.progress, retryingMessage(failed.attempt, policy.attempts, failed.detail, delayMillis))
         )
-      })
-
-    while (attempt < policy.attempts) {
-      const timeout = attemptTimeoutMillis(policy, yield* Clock.currentTimeMillis)
-      if (timeout <= 0) {
-        lastError = lastError === undefined ? deadlinePassed : `${deadlinePassed}; last error: ${lastError}`
-        lastFailure = undefined
-        break
-      }
-      attempt++
-      progress = 0
-      bytesSeen = 0
-      retryNote = attempt > 1 ? `attempt ${attempt} of ${policy.attempts}; last error: ${lastError}` : undefined
-      const result = yield* context.slots
-        .withSlot(
-          {
-            onWaiting: context.report(waitingStatus(task, startedAt, retryNote)),
-            onAcquired: context.report(pullingStatus(task, startedAt, 0, retryNote))
-          },
-          attemptPull(task, context, timeout, onProgress)
-        )
-        .pipe(Effect.annotateLogs({ attempt }))
-      if (result._tag === "Pulled") {
-        const end = yield* Clock.currentTimeMillis
-        const message = pulledMessage(task.reference, context.node, end - startedAt)
-        yield* Effect.logInfo("pulled image").pipe(Effect.annotateLogs({ imageId: result.imageId, attempts: attempt }))
-        return yield* finish(
-          succeededStatus(task, startedAt, end, result.imageId, message),
-          { result: "succeeded", reason: "pulled" },
-          message
-        )
-      }
-      const described = describePullError(result.error, timeout)
-      lastError = result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.credentials) : described
-      lastFailure = result.error
-      problems = result.problems
-      const delay = backoffMillis(attempt)
-      const now = yield* Clock.currentTimeMillis
-      // Past the deadline (or too close to it for another attempt), that is the reason to report.
-      if (!timeLeftAfter(policy, now, attempt >= policy.attempts ? 0 : delay)) {
-        lastError = `${deadlinePassed}; last error: ${lastError}`
-        lastFailure = undefined
-        break
-      }
-      if (attempt >= policy.attempts) break
-      yield* Effect.logWarning("pull attempt failed").pipe(
-        Effect.annotateLogs({ attempt, of: policy.attempts, failure: lastError, retryIn: `${delay / 1000}s` })
       )
-      yield* context.report(pullingStatus(task, startedAt, progress, retryingMessage(attempt, policy.attempts, lastError, delay)))
-      yield* Effect.sleep(Duration.millis(delay))
     }
 
-    const message = withSecretProblems(failedMessage(task.reference, attempt, lastError ?? deadlinePassed), problems)
-    yield* Effect.logWarning("pull failed").pipe(Effect.annotateLogs({ attempts: attempt, failure: message }))
+    const outcome = yield* runAttempt(task, context, policy, startedAt).pipe(
+      Effect.retryOrElse(attemptSchedule(policy).pipe(Schedule.tap(({ output }) => announceRetry(output))), (error, verdict) =>
+        Effect.succeed(pullFailure(error, verdict))
+      )
+    )
+
+    if (outcome._tag === "Pulled") {
+      const end = yield* Clock.currentTimeMillis
+      const message = pulledMessage(task.reference, context.node, end - startedAt)
+      yield* Effect.logInfo("pulled image").pipe(Effect.annotateLogs({ imageId: outcome.imageId, attempts: outcome.attempt }))
+      return yield* finish(
+        succeededStatus(task, startedAt, end, outcome.imageId, message),
+        { result: "succeeded", reason: "pulled" },
+        message
+      )
+    }
+    const message = withSecretProblems(failedMessage(task.reference, outcome.attempts, outcome.detail), outcome.problems)
+    yield* Effect.logWarning("pull failed").pipe(Effect.annotateLogs({ attempts: outcome.attempts, failure: message }))
     return yield* finish(
-      failedStatus(task, startedAt, yield* Clock.currentTimeMillis, progress, message),
-      lastFailure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(lastFailure),
+      failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message),
+      outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
       `${message} (node ${context.node})`
     )
-  }).pipe(Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }))
+  }).pipe(
+    Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),
+    Effect.withSpan("PullWorker.pull", { attributes: { node: context.node, image: task.reference, version: task.version } })
+  )

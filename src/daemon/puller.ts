@@ -1,4 +1,4 @@
-import { Effect, Fiber, Result, Semaphore } from "effect"
+import { Effect, FiberMap, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
 import type { NodeImageStatus } from "../api/nodeImage.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
@@ -12,12 +12,6 @@ import { runPullWorker } from "./pullWorker.ts"
 import type { StatusReporter } from "./statusReporter.ts"
 import { type TagTask, tagTasks } from "./tagTask.ts"
 import { planWorkers } from "./workerPlan.ts"
-
-interface Worker {
-  readonly task: TagTask
-  fiber: Fiber.Fiber<void> | undefined
-  finished: boolean
-}
 
 export interface Puller {
   /** Brings the workers in line with the NodeImage as stored now (undefined: it is gone). */
@@ -40,9 +34,14 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   /** The NodeImage as stored now, for Events. */
   readonly current: () => KubeObject | undefined
 }): Effect.fn.Return<Puller, never, CriRuntime | KubeApi | Metrics | Scope.Scope> {
-  const scope = yield* Effect.scope
   const services = yield* Effect.context<CriRuntime | KubeApi | Metrics>()
-  const workers = new Map<string, Worker>()
+  /** The running workers by tag key; a finished worker leaves it. Closed with the daemon's scope. */
+  const workers = yield* FiberMap.make<string>()
+  /**
+   * The task of each worker this process started, running or finished (planWorkers' `known`). A
+   * worker reports only while its task is the one here: a replaced one is silent at once.
+   */
+  const tasks = new Map<string, TagTask>()
   // Changes arrive from the watch and from the status writer's own writes: one at a time.
   const lock = yield* Semaphore.make(1)
   let lastSpec: string | undefined
@@ -50,18 +49,17 @@ export const makePuller = Effect.fnUntraced(function* (options: {
 
   const stop = (key: string) =>
     Effect.gen(function* () {
-      const worker = workers.get(key)
-      if (worker === undefined) return
-      workers.delete(key)
-      if (worker.fiber !== undefined) yield* Effect.forkIn(Fiber.interrupt(worker.fiber), scope)
-      yield* options.reporter.forget(worker.task.image, worker.task.tag)
+      const task = tasks.get(key)
+      if (task === undefined) return
+      tasks.delete(key)
+      yield* FiberMap.remove(workers, key)
+      yield* options.reporter.forget(task.image, task.tag)
     })
 
   const start = (task: TagTask) =>
     Effect.gen(function* () {
-      const worker: Worker = { task, fiber: undefined, finished: false }
-      workers.set(task.key, worker)
-      const current = () => workers.get(task.key) === worker
+      tasks.set(task.key, task)
+      const current = () => tasks.get(task.key) === task
       const run = runPullWorker(task, {
         node: options.nodeName,
         secretNamespace: options.secretNamespace,
@@ -75,24 +73,15 @@ export const makePuller = Effect.fnUntraced(function* (options: {
                 message: result.message
               }).pipe(Effect.provideContext(services))
             : Effect.void
-      }).pipe(
-        Effect.ensuring(
-          Effect.sync(() => {
-            worker.finished = true
-            worker.fiber = undefined
-          })
-        ),
-        Effect.provideContext(services)
-      )
-      const fiber = yield* Effect.forkIn(run, scope)
-      if (!worker.finished) worker.fiber = fiber
+      }).pipe(Effect.provideContext(services))
+      yield* FiberMap.run(workers, task.key, run)
     })
 
   const sync = (nodeImage: KubeObject | undefined): Effect.Effect<void> =>
     lock.withPermit(
       Effect.gen(function* () {
         if (nodeImage === undefined) {
-          for (const key of [...workers.keys()]) yield* stop(key)
+          for (const key of [...tasks.keys()]) yield* stop(key)
           lastSpec = undefined
           return
         }
@@ -110,7 +99,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         invalidSpec = undefined
         const spec = decoded.success
         yield* options.reporter.setInitial(initialTags(spec))
-        const known = new Map([...workers].map(([key, worker]) => [key, worker.task.version]))
+        const known = new Map([...tasks].map(([key, task]) => [key, task.version]))
         const status = nodeImage["status"] as NodeImageStatus | undefined
         const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
@@ -126,6 +115,13 @@ export const makePuller = Effect.fnUntraced(function* (options: {
 
   return {
     sync,
-    running: () => new Map([...workers].filter(([, worker]) => !worker.finished).map(([key, worker]) => [key, worker.task.version]))
+    running: () => {
+      const running = new Map<string, number>()
+      for (const [key] of workers) {
+        const task = tasks.get(key)
+        if (task !== undefined) running.set(key, task.version)
+      }
+      return running
+    }
   }
 })

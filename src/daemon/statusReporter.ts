@@ -1,4 +1,4 @@
-import { Clock, Data, Duration, Effect, Result } from "effect"
+import { Clock, Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import type { Informer } from "../kube/informer.ts"
@@ -25,10 +25,15 @@ export interface StatusReporter {
 
 const statusKey = "status"
 const maxConflictRetries = 10
-const retryFloorMillis = 1_000
-const retryCapMillis = 30_000
 
-class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly message: string }> {}
+/** A status write the API server did not take (not a Conflict, or still conflicting after the re-reads). */
+export class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly message: string }> {}
+
+/** Failed status writes are retried 1 s doubling to 30 s, without end: the status must land. */
+export const statusWriteRetry: Schedule.Schedule<Duration.Duration, StatusWriteFailed> = Schedule.min([
+  Schedule.exponential(Duration.seconds(1)),
+  Schedule.spaced(Duration.seconds(30))
+]).pipe(Schedule.setInputType<StatusWriteFailed>())
 
 /**
  * Coalesced, rate-limited status writes for one NodeImage (SPEC §3, §4.9). One queue key stands
@@ -48,13 +53,11 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   const live = new Map<string, Map<string, ImageTagStatus>>()
   let initial: ReadonlyArray<InitialTag> | undefined
   let lastWriteAt = Number.NEGATIVE_INFINITY
-  /** After a failed write, nothing goes out before the retry is due, phase changes included. */
-  let retryAt = Number.NEGATIVE_INFINITY
 
   const schedule = (urgent: boolean) =>
     Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
-      const due = Math.max(urgent ? now : lastWriteAt + intervalMillis, retryAt)
+      const due = urgent ? now : lastWriteAt + intervalMillis
       yield* queue.add(statusKey, Math.max(0, due - now))
     })
 
@@ -95,47 +98,58 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       yield* options.nodeImages().written(written)
     })
 
-  const write = Effect.gen(function* () {
-    const informer = options.nodeImages()
-    let current = informer.get(options.nodeName)
-    for (let attempt = 0; attempt < maxConflictRetries; attempt++) {
-      if (current === undefined) return
-      const result = yield* Effect.result(writeOnce(current))
-      if (Result.isSuccess(result)) return
-      const error = result.failure
-      if (error._tag === "NotFound") return
-      if (error._tag !== "Conflict") {
-        return yield* Effect.fail(new StatusWriteFailed({ message: error.message === "" ? error._tag : `${error._tag}: ${error.message}` }))
-      }
-      const fresh = yield* Effect.result(api.get(resources.nodeImage, { name: options.nodeName }))
-      if (Result.isFailure(fresh)) {
-        if (fresh.failure._tag === "NotFound") return
-        return yield* Effect.fail(new StatusWriteFailed({ message: `${fresh.failure._tag} reading the NodeImage after a conflict` }))
-      }
-      yield* informer.written(fresh.success)
-      current = fresh.success
-    }
-    return yield* Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))
-  })
+  /** The NodeImage as stored now, after a conflict; undefined when it is gone. */
+  const reread = api.get(resources.nodeImage, { name: options.nodeName }).pipe(
+    Effect.tap((fresh) => options.nodeImages().written(fresh)),
+    Effect.catch((error) =>
+      error._tag === "NotFound"
+        ? Effect.succeed(undefined)
+        : Effect.fail(new StatusWriteFailed({ message: `${error._tag} reading the NodeImage after a conflict` }))
+    )
+  )
 
-  let failures = 0
+  /** Writes against `current`; a Conflict reads the object again and computes the patch anew, `conflictsLeft` times. */
+  const writeFrom = (current: KubeObject | undefined, conflictsLeft: number): Effect.Effect<void, StatusWriteFailed> =>
+    current === undefined
+      ? Effect.void
+      : writeOnce(current).pipe(
+          Effect.catch((error) => {
+            if (error._tag === "NotFound") return Effect.void
+            if (error._tag !== "Conflict") {
+              return Effect.fail(new StatusWriteFailed({ message: error.message === "" ? error._tag : `${error._tag}: ${error.message}` }))
+            }
+            return Effect.flatMap(reread, (fresh) =>
+              fresh === undefined || conflictsLeft > 1
+                ? writeFrom(fresh, conflictsLeft - 1)
+                : Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))
+            )
+          })
+        )
+
+  const write = Effect.suspend(() =>
+    Effect.andThen(
+      // Reports from other fibers ready at this same instant join this write instead of the next.
+      Effect.yieldNow,
+      writeFrom(options.nodeImages().get(options.nodeName), maxConflictRetries)
+    )
+  ).pipe(Effect.withSpan("StatusReporter.write", { attributes: { node: options.nodeName } }))
+
+  /**
+   * A failed write keeps the key while it waits out the backoff, so nothing else goes out before
+   * the retry (phase changes included); what was reported meanwhile goes with it.
+   */
+  const retry = statusWriteRetry.pipe(
+    Schedule.tap(({ input, duration }) =>
+      Effect.logWarning("could not write the NodeImage status; retrying").pipe(
+        Effect.annotateLogs({ node: options.nodeName, failure: input.message, retryIn: `${Duration.toMillis(duration) / 1000}s` })
+      )
+    )
+  )
+
   const writer = Effect.gen(function* () {
     const key = yield* queue.take
-    // Reports from other fibers ready at this same instant join this write instead of the next.
-    yield* Effect.yieldNow
-    const result = yield* Effect.result(write)
+    yield* Effect.retry(write, retry)
     yield* queue.done(key)
-    if (Result.isSuccess(result)) {
-      failures = 0
-      retryAt = Number.NEGATIVE_INFINITY
-      return
-    }
-    const delay = Math.min(retryCapMillis, retryFloorMillis * 2 ** failures++)
-    retryAt = (yield* Clock.currentTimeMillis) + delay
-    yield* Effect.logWarning("could not write the NodeImage status; retrying").pipe(
-      Effect.annotateLogs({ node: options.nodeName, failure: result.failure.message, retryIn: `${delay / 1000}s` })
-    )
-    yield* queue.add(key, delay)
   })
   yield* Effect.forkScoped(Effect.forever(writer))
 

@@ -1,16 +1,17 @@
 import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
 import type { Scope } from "effect"
 import { schedulerLayer } from "../../layers/scheduler.ts"
-import * as CriLive from "../../layers/criLive.ts"
 import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../api/time.ts"
 import { defaultSettings } from "../controller/context.ts"
 import { makeController } from "../controller/controller.ts"
 import { CriRuntime } from "../cri/CriRuntime.ts"
+import type { RuntimeUnavailable } from "../cri/errors.ts"
+import type { ImageLabels } from "../cri/ImageLabels.ts"
+import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { startDaemon } from "../daemon/daemon.ts"
 import { daemonOptions } from "../daemon/options.ts"
-import { simulatedRuntimeLayer } from "../daemon/simulatedRuntime.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { Metrics } from "../ops/metrics.ts"
@@ -22,8 +23,8 @@ export interface DevOptions {
   readonly host: string
   readonly port: number
   readonly kubeconfigOut: string
-  /** A real CRI socket for node-1; the other nodes stay simulated. */
-  readonly runtimeSocket: string | undefined
+  /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
+  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> | undefined
 }
 
 export interface DevCluster {
@@ -57,8 +58,7 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
       yield* Effect.forkScoped(controller.reconcile())
       const runtimes = new Map<string, CriRuntime["Service"]>()
       for (let i = 0; i < options.nodes; i++) {
-        const runtime =
-          i === 0 && options.runtimeSocket !== undefined ? CriLive.layer({ socket: options.runtimeSocket }) : simulatedRuntimeLayer()
+        const runtime = i === 0 && options.node1Runtime !== undefined ? options.node1Runtime : simulatedNodeLayer()
         // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
         const services = yield* Layer.build(runtime)
         yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))

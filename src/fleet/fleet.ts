@@ -1,11 +1,12 @@
 import { Clock, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { rfc3339 } from "../api/time.ts"
+import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { startDaemon } from "../daemon/daemon.ts"
 import type { Daemon } from "../daemon/daemon.ts"
 import { daemonOptions } from "../daemon/options.ts"
-import { simulatedRuntimeLayer } from "../daemon/simulatedRuntime.ts"
 import { devNode, readyStatus } from "../dev/devNodes.ts"
+import type { KubeError } from "../kube/errors.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import type { Metrics } from "../ops/metrics.ts"
@@ -28,7 +29,7 @@ export interface FleetOptions {
  */
 export const startFleet = (
   options: FleetOptions
-): Effect.Effect<ReadonlyArray<Daemon>, unknown, KubeApi | Metrics | Scheduler | Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | Scheduler | Scope.Scope> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.
@@ -47,7 +48,7 @@ export const startFleet = (
     return yield* Effect.forEach(indices, (i) =>
       Effect.gen(function* () {
         // Built in the fleet's scope: each node keeps its own runtime (its images, its pulls).
-        const runtime = yield* Layer.build(simulatedRuntimeLayer())
+        const runtime = yield* Layer.build(simulatedNodeLayer())
         return yield* startDaemon(
           daemonOptions({
             nodeName: `node-${i + 1}`,

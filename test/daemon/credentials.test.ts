@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import type { RegistryAuth } from "../../src/cri/CriRuntime.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -24,7 +24,7 @@ const ref = (name: string, namespace = secretNamespace) => ({ namespace, name })
 /** Makes the registry accept only `good`, recording the usernames it was offered in order. */
 const guardRegistry = (good: string | undefined) =>
   Effect.gen(function* () {
-    const fake = yield* FakeCriRuntime
+    const fake = yield* SimulatedRuntime
     const offered: Array<string> = []
     yield* fake.requireAuth(image, (auth: RegistryAuth | undefined) => {
       offered.push(auth?.username ?? "(anonymous)")
@@ -42,7 +42,7 @@ const createSecrets = (...secrets: ReadonlyArray<ReturnType<typeof secret>>) =>
 describe("daemon: pull secrets", () => {
   it.effect("tries every matching credential in order; a refusal moves on to the next", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const offered = yield* guardRegistry("good")
       yield* createSecrets(
         secret("first", { "registry.example.com": { username: "bad", password: "nope" } }),
@@ -74,7 +74,7 @@ describe("daemon: pull secrets", () => {
 
   it.effect("pulls anonymously when no credential matches the registry", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createSecrets(secret("other", { "other.example.com": { username: "u", password: "p" } }))
       yield* createNodeImage({ [image]: { pullSecrets: [ref("other")], tags: [tag("v1")] } })
       yield* launch()
@@ -86,7 +86,7 @@ describe("daemon: pull secrets", () => {
 
   it.effect("never falls back to anonymous when every matching credential is refused", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const offered = yield* guardRegistry(undefined)
       yield* createSecrets(
         secret("a", { "registry.example.com": { username: "a", password: "p" } }),
@@ -103,14 +103,14 @@ describe("daemon: pull secrets", () => {
         phase: "Failed",
         message:
           `failed to pull image ${image}:v1 after 2 attempts: registry refused the credentials: ` +
-          "fake registry: 401 Unauthorized (all 2 matching credentials were refused)"
+          "simulated registry: 401 Unauthorized (all 2 matching credentials were refused)"
       })
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
   it.effect("a missing, foreign or malformed secret is named in the failure, and the pull goes on without it", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* guardRegistry("good")
       const api = yield* KubeApi
       yield* api.create(resources.secret, {

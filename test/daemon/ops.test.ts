@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { serveDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
@@ -16,7 +16,7 @@ const get = (port: number, path: string) =>
 describe("daemon: metrics", () => {
   it.effect("counts pulls by result and reason, times them, adds up bytes and shows the workers", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       yield* fake.fail("app:bad", { kind: "Unauthorized", times: "always" })
       yield* createNodeImage({
@@ -39,15 +39,15 @@ describe("daemon: metrics", () => {
 describe("daemon: health", () => {
   it.effect("healthy when the runtime answers Version and the NodeImage has been listed", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const daemon = yield* launch()
       expect(daemon.hasSynced()).toBe(true)
       expect(yield* daemon.health).toEqual([
-        { name: "runtime", ok: true, message: "fake 0.0.0" },
+        { name: "runtime", ok: true, message: "simulated 0.0.0" },
         { name: "nodeimage-watch", ok: true }
       ])
       yield* fake.setAvailable(false)
-      expect((yield* daemon.health)[0]).toEqual({ name: "runtime", ok: false, message: "fake runtime is unavailable" })
+      expect((yield* daemon.health)[0]).toEqual({ name: "runtime", ok: false, message: "simulated runtime is unavailable" })
       expect(yield* daemon.ready).toEqual([{ name: "nodeimage-watch", ok: true }])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
@@ -56,7 +56,7 @@ describe("daemon: health", () => {
 describe("daemon: ops endpoint", () => {
   it.live("serves /healthz, /readyz and /metrics next to the daemon", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       const { daemon, port } = yield* serveDaemon(
         daemonOptions({
@@ -77,7 +77,7 @@ describe("daemon: ops endpoint", () => {
       yield* fake.setAvailable(false)
       expect(yield* get(port, "/healthz")).toEqual({
         status: 503,
-        body: "[-]runtime failed: fake runtime is unavailable\nhealthz check failed\n"
+        body: "[-]runtime failed: simulated runtime is unavailable\nhealthz check failed\n"
       })
     }).pipe(
       Effect.scoped,

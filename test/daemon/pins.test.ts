@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { pinnedLabel, preheatPinLabel } from "../../src/daemon/pins/pinDecision.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -36,7 +36,7 @@ const jobTag = (name: string, owner: KubeObject, extra: Record<string, unknown> 
 
 /** Every image record on the node whose labels say pinned, and whether preheat's marker is on it. */
 const pinnedRecords = Effect.gen(function* () {
-  const fake = yield* FakeCriRuntime
+  const fake = yield* SimulatedRuntime
   const pinned: Array<{ readonly name: string; readonly ours: boolean }> = []
   for (const image of yield* fake.images) {
     for (const name of [image.id, ...image.repoTags, ...image.repoDigests]) {
@@ -51,7 +51,7 @@ const pinnedNames = Effect.map(pinnedRecords, (records) => records.map((r) => r.
 
 const recordsOf = (reference: string) =>
   Effect.gen(function* () {
-    const fake = yield* FakeCriRuntime
+    const fake = yield* SimulatedRuntime
     const image = (yield* fake.images).find((i) => i.repoTags.some((t) => t.endsWith(`/${reference}`)))
     return image === undefined ? [] : [image.id, ...image.repoTags, ...image.repoDigests].sort()
   })
@@ -185,7 +185,7 @@ describe("daemon --pin-images", () => {
   }
   /** What an earlier run left: nginx pinned by preheat, pause pinned by containerd (the sandbox image). */
   const pinnedEarlier = Effect.gen(function* () {
-    const fake = yield* FakeCriRuntime
+    const fake = yield* SimulatedRuntime
     for (const name of [`sha256:${"a".repeat(64)}`, "docker.io/library/nginx:1.25", `docker.io/library/nginx@sha256:${"d".repeat(64)}`]) {
       yield* fake.imageLabels.setLabels(name, { [pinnedLabel]: "pinned", [preheatPinLabel]: "true" })
     }
@@ -226,7 +226,7 @@ describe("daemon --pin-images", () => {
 
   it.effect("turned off: the pins of an earlier run are removed once at start, without reading any job", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* pinnedEarlier
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
@@ -239,7 +239,7 @@ describe("daemon --pin-images", () => {
 
   it.effect("a runtime without containerd's images service: one warning, pulls go on, no label calls after", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const lines: Array<string> = []
       const warm = yield* job("warm", "Never")
       yield* Effect.gen(function* () {
@@ -294,7 +294,7 @@ describe("daemon --pin-images", () => {
 
   it.effect("the runtime not answering: pins stay as they are, and are brought up to date once it answers", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const warm = yield* job("warm", "Never")
       yield* createNodeImage({ nginx: { tags: [jobTag("1.25", warm)] } })
       yield* launch({ pinImages: true })

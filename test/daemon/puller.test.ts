@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
 import { advance, createNodeImage, launch, nodeStatus, setImages, settle, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
@@ -11,14 +11,14 @@ const idA = `sha256:${hex("a")}`
 const digest = `sha256:${hex("d")}`
 
 const starts = Effect.map(
-  Effect.flatMap(Effect.service(FakeCriRuntime), (f) => f.pulls),
+  Effect.flatMap(Effect.service(SimulatedRuntime), (f) => f.pulls),
   (pulls) => pulls.map((p) => p.startedAt)
 )
 
 describe("daemon: one worker per tag", () => {
   it.effect("pulls a tag: Pulling at once, then Succeeded with the image id and progress 100", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.setLatency("nginx:1.25", "3 seconds")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       yield* launch()
@@ -44,7 +44,7 @@ describe("daemon: one worker per tag", () => {
 
   it.effect("watches only its own NodeImage", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } }, "node-2")
       yield* createNodeImage({ redis: { tags: [tag("7")] } })
       yield* launch()
@@ -55,7 +55,7 @@ describe("daemon: one worker per tag", () => {
 
   it.effect("picks up a NodeImage created after the daemon started, and tags added later", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* launch()
       yield* createNodeImage({})
       yield* advance(100)
@@ -70,7 +70,7 @@ describe("daemon: one worker per tag", () => {
 describe("daemon: a spec it cannot read", () => {
   it.effect("is reported in the log and waited out; the fixed spec is acted on", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const lines: Array<string> = []
       yield* Effect.gen(function* () {
         yield* createNodeImage({ nginx: { tags: [{ tag: 5 }] } })
@@ -95,7 +95,7 @@ describe("daemon: a spec it cannot read", () => {
 describe("daemon: per-node cap", () => {
   it.effect("tags over maxConcurrentPulls report Waiting until a slot frees", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       yield* fake.setLatency("app:b", "3 seconds")
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b"), tag("c")] } })
@@ -130,7 +130,7 @@ describe("daemon: per-node cap", () => {
 describe("daemon: attempts, backoff and deadlines", () => {
   it.effect("retries failed attempts after 1 s, 2 s, 4 s and succeeds on the fourth", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: 3, message: "connection reset by peer" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       yield* launch()
@@ -149,7 +149,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("fails after backoffLimit + 1 attempts with the last error; the backoff stops growing at 30 s", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       yield* fake.fail("nginx:1.25", { kind: "ImageNotFound", times: "always", message: "manifest unknown" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { backoffLimit: 7 } })] } })
@@ -166,7 +166,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("the default is 4 attempts (backoffLimit 3)", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: "always" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       yield* launch()
@@ -178,7 +178,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("each attempt is cut off at timeoutSeconds", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { timeoutSeconds: 5, backoffLimit: 1 } })] } })
       yield* launch()
@@ -198,7 +198,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("activeDeadlineSeconds bounds the attempt: counted from createdAt, then Failed", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       yield* fake.hang("nginx:1.25")
       yield* TestClock.adjust(4000)
@@ -218,7 +218,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("the last attempt ended by the deadline reports the deadline", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { backoffLimit: 0, activeDeadlineSeconds: 5 } })] } })
@@ -233,7 +233,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("no attempt starts past the deadline: a retry whose backoff would end there fails at once", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: "always", after: "3 seconds" })
       yield* createNodeImage({
         nginx: { tags: [tag("1.25", { pullPolicy: { timeoutSeconds: 3, activeDeadlineSeconds: 5, backoffLimit: 5 } })] }
@@ -252,7 +252,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
 
   it.effect("a tag already past its deadline fails without pulling", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* TestClock.adjust(20_000)
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { pullPolicy: { activeDeadlineSeconds: 10 } })] } })
       yield* launch()
@@ -269,7 +269,7 @@ describe("daemon: imagePullPolicy and references", () => {
   for (const key of ["nginx", "docker.io/nginx", "library/nginx", "docker.io/library/nginx", "index.docker.io/library/nginx"]) {
     it.effect(`IfNotPresent: an image on the node by tag succeeds at once without pulling (${key})`, () =>
       Effect.gen(function* () {
-        const fake = yield* FakeCriRuntime
+        const fake = yield* SimulatedRuntime
         const metrics = yield* Metrics
         yield* createNodeImage({ [key]: { tags: [tag("1.25")] } })
         yield* launch()
@@ -283,7 +283,7 @@ describe("daemon: imagePullPolicy and references", () => {
 
   it.effect("IfNotPresent: an image on the node by digest succeeds at once", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ busybox: { tags: [tag(digest)] } })
       yield* launch()
       expect(yield* tagStatus("busybox", digest)).toMatchObject({ phase: "Succeeded", imageID: idA })
@@ -293,7 +293,7 @@ describe("daemon: imagePullPolicy and references", () => {
 
   it.effect("IfNotPresent: the same tag is not the same digest, so a digest tag is pulled", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ busybox: { tags: [tag(digest)] } })
       yield* launch()
       yield* advance(1000)
@@ -303,7 +303,7 @@ describe("daemon: imagePullPolicy and references", () => {
 
   it.effect("Always: pulls even though the node has the image", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.push({ reference: "nginx:1.25", id: `sha256:${hex("b")}` })
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { imagePullPolicy: "Always" })] } })
       yield* launch()
@@ -315,7 +315,7 @@ describe("daemon: imagePullPolicy and references", () => {
 
   it.effect("a digest tag is pulled as name@sha256:..., never name:sha256:...", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ "registry.example.com/team/app": { tags: [tag(digest)] } })
       yield* launch()
       yield* advance(1000)
@@ -326,7 +326,7 @@ describe("daemon: imagePullPolicy and references", () => {
 
   it.effect("sandboxConfig is passed to the runtime as given", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const sandboxConfig = { labels: { team: "a" }, annotations: { "example.com/why": "preheat" } }
       yield* createNodeImage({ nginx: { sandboxConfig, tags: [tag("1.25")] } })
       yield* launch()
@@ -338,7 +338,7 @@ describe("daemon: imagePullPolicy and references", () => {
 describe("daemon: spec changes and restarts", () => {
   it.effect("a removed tag stops its worker, cancels the pull and leaves the status", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] }, redis: { tags: [tag("7")] } })
       const daemon = yield* launch()
@@ -356,7 +356,7 @@ describe("daemon: spec changes and restarts", () => {
 
   it.effect("a new version interrupts the running worker and pulls again", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
       yield* launch()
@@ -373,7 +373,7 @@ describe("daemon: spec changes and restarts", () => {
 
   it.effect("a new version of a finished tag is pulled again (Always)", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { imagePullPolicy: "Always" })] } })
       yield* launch()
       yield* advance(1000)
@@ -387,7 +387,7 @@ describe("daemon: spec changes and restarts", () => {
 
   it.effect("after a restart finished tags are not pulled again; the one in flight starts over", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.setLatency("app:big", "10 seconds")
       yield* fake.fail("app:missing", { kind: "ImageNotFound", times: "always" })
       yield* createNodeImage({

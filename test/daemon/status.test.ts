@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeStore } from "../../layers/inMemoryKubeApi.ts"
 import { Unavailable } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
@@ -43,7 +43,7 @@ describe("daemon: status writes", () => {
 
   it.effect("progress is written at most once a second; a phase change goes out at once", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const log = yield* PatchLog
       yield* fake.setLatency("app:long", "10 seconds")
       yield* fake.setLatency("app:short", "1500 millis")
@@ -67,7 +67,7 @@ describe("daemon: status writes", () => {
 
   it.effect("each write is a merge patch of the difference, checked against the resourceVersion it was computed from", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const log = yield* PatchLog
       yield* fake.setLatency("app:a", "3 seconds")
       yield* createNodeImage({ app: { tags: [tag("a")] } })
@@ -151,7 +151,7 @@ describe("daemon: status writes", () => {
   it.effect("a tag the controller marked Failed for this version is left alone", () =>
     Effect.gen(function* () {
       const api = yield* KubeApi
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ app: { tags: [tag("a")] } })
       yield* api.patch(
         resources.nodeImage,
@@ -175,7 +175,7 @@ describe("daemon: status writes", () => {
 describe("daemon: firstSyncStatus", () => {
   it.effect("is set once every tag present at start has finished: Failed when one failed", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.fail("app:b", { kind: "ImageNotFound", times: "always" })
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b", { pullPolicy: { backoffLimit: 0 } })] } })
       yield* launch()
@@ -193,7 +193,7 @@ describe("daemon: firstSyncStatus", () => {
 
   it.effect("Succeeded at once for an empty NodeImage; a tag removed before finishing no longer counts", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("app:a")
       yield* createNodeImage({})
       yield* launch()
@@ -207,7 +207,7 @@ describe("daemon: firstSyncStatus", () => {
 
   it.effect("a tag removed before finishing no longer holds it back", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("app:a")
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b")] } })
       yield* launch()
@@ -282,7 +282,7 @@ describe("daemon: events", () => {
 
   it.effect("PullImageFailed (Warning) with the reason, once per pull, not per attempt", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.fail("nginx:1.25", { kind: "ImageNotFound", times: "always", message: "manifest unknown" })
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner], pullPolicy: { backoffLimit: 1 } })] } })
       yield* launch()
@@ -298,7 +298,7 @@ describe("daemon: events", () => {
 
   it.effect("no event for a pull stopped because its tag was removed", () =>
     Effect.gen(function* () {
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       yield* fake.hang("nginx:1.25")
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner] })] } })
       yield* launch()

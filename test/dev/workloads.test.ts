@@ -7,8 +7,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Stream } from "effect"
-import { makeFakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
-import type { FakeCriHandle } from "../../layers/fakeCriRuntime.ts"
+import { makeSimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
+import type { SimulatedRuntimeHandle } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
 import { startWorkloads } from "../../src/dev/workloads/workloads.ts"
@@ -60,13 +60,13 @@ const status = (o: KubeObject) => (o["status"] ?? {}) as Record<string, any>
 /** Two nodes: node-1 (amd64) already has nginx:1.27.0, node-2 (arm64) has nothing; pulls take 200 ms. */
 const cluster = Effect.gen(function* () {
   const api = yield* KubeApi
-  const runtimes = new Map<string, FakeCriHandle>()
+  const runtimes = new Map<string, SimulatedRuntimeHandle>()
   for (const [name, arch] of [
     ["node-1", "amd64"],
     ["node-2", "arm64"]
   ] as const) {
     yield* api.create(resources.node, node(name, arch))
-    runtimes.set(name, yield* makeFakeCriRuntime({ latency: Duration.millis(200) }))
+    runtimes.set(name, yield* makeSimulatedRuntime({ latency: Duration.millis(200) }))
   }
   yield* runtimes.get("node-1")!.addImage({ references: ["docker.io/library/nginx:1.27.0"], id: "sha256:aa" })
   yield* startWorkloads(new Map([...runtimes].map(([name, handle]) => [name, handle.runtime])))

@@ -6,8 +6,8 @@ import { mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Clock, Context, Effect, Exit, Layer, References, Scope } from "effect"
-import { fakeCriRuntimeLayer, FakeCriRuntime } from "../../layers/fakeCriRuntime.ts"
-import type { FakeCriHandle } from "../../layers/fakeCriRuntime.ts"
+import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
+import type { SimulatedRuntimeHandle } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { schedulerLayer } from "../../layers/scheduler.ts"
 import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
@@ -27,7 +27,7 @@ export interface RolloutCluster {
   readonly kubeconfig: string
   readonly api: KubeApi["Service"]
   /** node-1..N's runtimes. */
-  readonly runtimes: ReadonlyArray<FakeCriHandle>
+  readonly runtimes: ReadonlyArray<SimulatedRuntimeHandle>
   readonly run: <A, E>(effect: Effect.Effect<A, E>) => Promise<A>
   readonly close: () => Promise<void>
 }
@@ -50,10 +50,10 @@ export const startRolloutCluster = async (options: { readonly nodes: number; rea
         }
         const controller = yield* makeController(defaultSettings)
         yield* Effect.forkScoped(controller.reconcile())
-        const handles: Array<FakeCriHandle> = []
+        const handles: Array<SimulatedRuntimeHandle> = []
         for (let i = 0; i < options.nodes; i++) {
-          const services = yield* Layer.build(fakeCriRuntimeLayer({ latency: "500 millis" }))
-          handles.push(Context.get(services, FakeCriRuntime))
+          const services = yield* Layer.build(SimulatedRuntime.layer({ latency: "500 millis" }))
+          handles.push(Context.get(services, SimulatedRuntime))
           yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
         }
         yield* controller.synced

@@ -1,7 +1,8 @@
 import { Clock, Context, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { type FakeCriConfig, type FakeCriRuntime, fakeCriRuntimeLayer } from "../../../layers/fakeCriRuntime.ts"
+import type { SimulatedRuntimeConfig } from "../../../src/cri/simulated/config.ts"
+import { SimulatedRuntime } from "../../../src/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../../layers/inMemoryKubeApi.ts"
 import { schedulerLayer } from "../../../layers/scheduler.ts"
 import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
@@ -56,10 +57,10 @@ const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.eff
   })
 ).pipe(Layer.provide(InMemoryKubeApi.layerWith()))
 
-export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | FakeCriRuntime | Metrics | Scheduler
+export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | SimulatedRuntime | Metrics | Scheduler
 
-export const testLayer = (cri: FakeCriConfig = {}): Layer.Layer<TestServices> =>
-  Layer.mergeAll(kubeLayer, fakeCriRuntimeLayer(cri), Metrics.layerTest, schedulerLayer())
+export const testLayer = (cri: SimulatedRuntimeConfig = {}): Layer.Layer<TestServices> =>
+  Layer.mergeAll(kubeLayer, SimulatedRuntime.layer(cri), Metrics.layerTest, schedulerLayer())
 
 /** Lets every fiber that can run do so. */
 export const settle = Effect.gen(function* () {

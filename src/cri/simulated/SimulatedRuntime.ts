@@ -1,7 +1,8 @@
 /**
- * A fake container runtime for the daemon's tests and the local-cluster mode: a node's image
- * store plus a registry, with pulls that take time on Effect's Clock (so `TestClock.adjust`
- * finishes them), failures scripted per image, and a record of every call.
+ * A simulated container runtime: a node's image store plus a registry, with pulls that take time
+ * on Effect's Clock (so `TestClock.adjust` finishes them), failures scripted per image, and a
+ * record of every call. It is what `preheat daemon --simulated-runtime`, `preheat dev` and
+ * `preheat fleet` pull on (see simulatedNode.ts), and the runtime the daemon's tests script.
  *
  * Images are matched as the daemon must match them (`sameImage`: docker.io and library/
  * normalised, digests only against digests), and stored as containerd reports them: fully
@@ -18,10 +19,10 @@
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
-import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../src/api/imageReference.ts"
-import { CriRuntime } from "../src/cri/CriRuntime.ts"
-import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../src/cri/ImageLabels.ts"
-import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../src/cri/CriRuntime.ts"
+import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../../api/imageReference.ts"
+import { CriRuntime } from "../CriRuntime.ts"
+import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../CriRuntime.ts"
+import { ImageLabels, type ImageLabelsError, ImageLabelsFailed, ImageLabelsUnsupported, type ImageRecord } from "../ImageLabels.ts"
 import {
   type CriError,
   DeadlineExceeded,
@@ -30,107 +31,12 @@ import {
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
-} from "../src/cri/errors.ts"
+} from "../errors.ts"
+import type { FailureKind, FailureRule, RegistryImage, SimulatedImage, SimulatedRuntimeConfig } from "./config.ts"
+import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 
-// --- configuration ---------------------------------------------------------------------
-
-/** An image on the node at start: its references (tagged or by digest) and its id. */
-export interface FakeImage {
-  readonly references: ReadonlyArray<string>
-  readonly id: string
-  readonly size?: number
-}
-
-/** What a registry serves for a reference (`name:tag` or `name@digest`). */
-export interface RegistryImage {
-  readonly reference: string
-  readonly id: string
-  /** The manifest digest; made up from the id when not given. */
-  readonly digest?: string
-  readonly size?: number
-}
-
-export interface LatencyInput {
-  readonly image: string
-  readonly reference: ImageReference
-  readonly size: number
-}
-
-export type PullLatency = Duration.Input | ((pull: LatencyInput) => Duration.Input)
-
-/** Latency of a link: a fixed overhead plus size / bandwidth, for realistic local-cluster pulls. */
-export const bandwidthLatency =
-  (options: { readonly bytesPerSecond: number; readonly overhead?: Duration.Input }) =>
-  (pull: LatencyInput): Duration.Duration =>
-    Duration.sum(
-      Duration.fromInputUnsafe(options.overhead ?? Duration.zero),
-      Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
-    )
-
-export interface FakeCriConfig {
-  /** On the node at start; also served by the registry, unless `registry` says otherwise. */
-  readonly images?: ReadonlyArray<FakeImage>
-  readonly registry?: ReadonlyArray<RegistryImage>
-  /** Time a pull takes; default 1 second. Per-image overrides: `setLatency`, `hang`. */
-  readonly latency?: PullLatency
-  /** Images the registry was not told about: made up on first pull (default) or not found. */
-  readonly unknownImages?: "synthesize" | "notFound"
-  /**
-   * Progress reports between start and success, evenly spread over the latency; default 10.
-   * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
-   */
-  readonly progressSteps?: number
-  /** Size of made-up images; default 10 MiB. */
-  readonly defaultSize?: number
-  /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */
-  readonly synthesizedSize?: (reference: ImageReference) => number
-  readonly version?: RuntimeVersion
-  /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
-  readonly imageLabels?: "containerd" | "unsupported"
-}
-
-export type FailureKind = CriError["_tag"]
-
-export interface FailureRule {
-  readonly kind: FailureKind
-  /** How many pulls fail before pulls work again; default 1. */
-  readonly times?: number | "always"
-  /**
-   * When the failure comes, counted from the start of the pull: default at once, and at the
-   * request's timeout for DeadlineExceeded. Later than the timeout means DeadlineExceeded.
-   */
-  readonly after?: Duration.Input
-  readonly message?: string
-}
-
-// --- records ---------------------------------------------------------------------------
-
-export type PullOutcome =
-  | { readonly _tag: "InFlight" }
-  | { readonly _tag: "Succeeded"; readonly imageId: string }
-  | { readonly _tag: "Failed"; readonly error: CriError }
-  | { readonly _tag: "Cancelled" }
-
-export interface PullRecord {
-  readonly image: string
-  /** Whether the request carried credentials; the credentials themselves are not kept. */
-  readonly authenticated: boolean
-  readonly sandboxConfig: PullRequest["sandboxConfig"]
-  readonly timeout: Duration.Duration
-  /** Clock millis. */
-  readonly startedAt: number
-  readonly endedAt: number | undefined
-  readonly outcome: PullOutcome
-}
-
-export interface CallRecord {
-  readonly method: "version" | "pullImage" | "imageStatus" | "listImages" | "removeImage" | "listImageRecords" | "setImageLabels"
-  readonly image?: string
-  readonly at: number
-}
-
-/** What tests use to script the fake and look inside it. */
-export interface FakeCriHandle {
+/** The runtime with what scripts it and looks inside it (tests, fault injection). */
+export interface SimulatedRuntimeHandle {
   readonly runtime: CriRuntime["Service"]
   readonly imageLabels: ImageLabels["Service"]
   /** The labels of one image record (empty when it has none or does not exist), without recording a call. */
@@ -143,7 +49,7 @@ export interface FakeCriHandle {
   readonly images: Effect.Effect<ReadonlyArray<ImageInfo>>
   readonly hasImage: (image: string) => Effect.Effect<boolean>
   /** Puts an image on the node, as if pulled earlier. */
-  readonly addImage: (image: FakeImage) => Effect.Effect<void>
+  readonly addImage: (image: SimulatedImage) => Effect.Effect<void>
   /** Publishes an image in the registry: a tag pushed again moves to the new id. */
   readonly push: (image: RegistryImage) => Effect.Effect<void>
   /** Scripts failures for pulls of this image (tag or digest, `sameImage`); rules queue up. */
@@ -160,8 +66,6 @@ export interface FakeCriHandle {
   /** While unavailable every call fails with RuntimeUnavailable, as with a restarting runtime. */
   readonly setAvailable: (available: boolean) => Effect.Effect<void>
 }
-
-export class FakeCriRuntime extends Context.Service<FakeCriRuntime, FakeCriHandle>()("preheat/test/FakeCriRuntime") {}
 
 // --- model -----------------------------------------------------------------------------
 
@@ -185,7 +89,7 @@ interface ScriptedFailure {
 }
 
 const defaultVersion: RuntimeVersion = {
-  runtimeName: "fake",
+  runtimeName: "simulated",
   runtimeVersion: "0.0.0",
   runtimeApiVersion: "v1"
 }
@@ -194,7 +98,7 @@ const mebibyte = 1024 * 1024
 
 const sha256 = (text: string): string => `sha256:${createHash("sha256").update(text).digest("hex")}`
 
-/** Test set-up mistakes are bugs in the test: fail loudly. */
+/** Set-up mistakes (an image reference that does not parse) are bugs of the caller: fail loudly. */
 const parseOrThrow = (reference: string): ImageReference => {
   const parsed = parseImageReference(reference)
   if (Result.isFailure(parsed)) throw parsed.failure
@@ -219,7 +123,7 @@ const toInfo = (image: NodeImage): ImageInfo => ({
 })
 
 const criError = (kind: FailureKind, image: string, message: string | undefined): CriError => {
-  const text = message ?? `fake ${kind} for ${image}`
+  const text = message ?? `simulated ${kind} for ${image}`
   switch (kind) {
     case "RuntimeUnavailable":
       return new RuntimeUnavailable({ message: text })
@@ -236,9 +140,9 @@ const criError = (kind: FailureKind, image: string, message: string | undefined)
   }
 }
 
-// --- the fake --------------------------------------------------------------------------
+// --- the runtime -----------------------------------------------------------------------
 
-export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<FakeCriHandle> =>
+export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effect.Effect<SimulatedRuntimeHandle> =>
   Effect.sync(() => {
     const defaultSize = config.defaultSize ?? 10 * mebibyte
     const served = new Map<string, Served>()
@@ -272,7 +176,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       }
     }
 
-    const addImage = (image: FakeImage): void => {
+    const addImage = (image: SimulatedImage): void => {
       const refs = image.references.map(parseOrThrow)
       const size = image.size ?? defaultSize
       for (const ref of refs) store(image.id, size, ref, ref.digest)
@@ -318,7 +222,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
       )
 
     const ensureAvailable = Effect.suspend(() =>
-      available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "fake runtime is unavailable" }))
+      available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "simulated runtime is unavailable" }))
     )
 
     /** Resolves what the registry serves for a reference, making it up when allowed. */
@@ -401,7 +305,7 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
     const attempt = (request: PullRequest): Effect.Effect<string, CriError> =>
       Effect.suspend(() => {
         const { image, timeout } = request
-        if (!available) return Effect.fail(new RuntimeUnavailable({ message: "fake runtime is unavailable" }))
+        if (!available) return Effect.fail(new RuntimeUnavailable({ message: "simulated runtime is unavailable" }))
         const parsed = parseImageReference(image)
         if (Result.isFailure(parsed)) {
           return Effect.fail(new InvalidReference({ image, message: parsed.failure.message }))
@@ -421,12 +325,12 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 
         const rule = authRules.findLast((r) => r.repository === repository(ref))
         if (rule !== undefined && !rule.accept(request.auth)) {
-          return Effect.fail(new Unauthorized({ image, message: "fake registry: 401 Unauthorized" }))
+          return Effect.fail(new Unauthorized({ image, message: "simulated registry: 401 Unauthorized" }))
         }
 
         const target = resolve(ref)
         if (target === undefined) {
-          return Effect.fail(new ImageNotFound({ image, message: "fake registry: manifest unknown" }))
+          return Effect.fail(new ImageNotFound({ image, message: "simulated registry: manifest unknown" }))
         }
 
         return transfer(request, ref, target)
@@ -490,9 +394,9 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
 
     const labelsAvailable = Effect.suspend((): Effect.Effect<void, ImageLabelsError> => {
       if (config.imageLabels === "unsupported") {
-        return Effect.fail(new ImageLabelsUnsupported({ message: "the fake runtime has no containerd images service" }))
+        return Effect.fail(new ImageLabelsUnsupported({ message: "the simulated runtime has no containerd images service" }))
       }
-      return available ? Effect.void : Effect.fail(new ImageLabelsFailed({ message: "fake runtime is unavailable" }))
+      return available ? Effect.void : Effect.fail(new ImageLabelsFailed({ message: "simulated runtime is unavailable" }))
     })
 
     const imageLabels = ImageLabels.of({
@@ -553,13 +457,18 @@ export const makeFakeCriRuntime = (config: FakeCriConfig = {}): Effect.Effect<Fa
         Effect.sync(() => {
           available = value
         })
-    } satisfies FakeCriHandle
+    } satisfies SimulatedRuntimeHandle
   })
 
-/** Provides the CriRuntime and ImageLabels the daemon uses and the FakeCriRuntime handle tests script. */
-export const fakeCriRuntimeLayer = (config: FakeCriConfig = {}): Layer.Layer<CriRuntime | ImageLabels | FakeCriRuntime> =>
-  Layer.effectContext(
-    Effect.map(makeFakeCriRuntime(config), (handle) =>
-      Context.make(FakeCriRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
+/**
+ * The simulated runtime of one node. Its layer provides the CriRuntime and ImageLabels the daemon
+ * uses, and the handle to script it; each build is a node of its own (its images, its pulls).
+ */
+export class SimulatedRuntime extends Context.Service<SimulatedRuntime, SimulatedRuntimeHandle>()("preheat/cri/SimulatedRuntime") {
+  static readonly layer = (config: SimulatedRuntimeConfig = {}): Layer.Layer<CriRuntime | ImageLabels | SimulatedRuntime> =>
+    Layer.effectContext(
+      Effect.map(makeSimulatedRuntime(config), (handle) =>
+        Context.make(SimulatedRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
+      )
     )
-  )
+}

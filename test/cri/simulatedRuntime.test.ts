@@ -1,14 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
-import {
-  bandwidthLatency,
-  type FailureKind,
-  type FakeCriConfig,
-  FakeCriRuntime,
-  fakeCriRuntimeLayer,
-  makeFakeCriRuntime
-} from "../../layers/fakeCriRuntime.ts"
+import { bandwidthLatency, type FailureKind, type SimulatedRuntimeConfig } from "../../src/cri/simulated/config.ts"
+import { makeSimulatedRuntime, SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { CriRuntime, type PullProgress, type PullRequest } from "../../src/cri/CriRuntime.ts"
 import { registryCredential } from "../../src/cri/credentials.ts"
 
@@ -23,7 +17,7 @@ const pull = (image: string, extra: Partial<PullRequest> = {}): PullRequest => (
   ...extra
 })
 
-const nginxOnNode: FakeCriConfig = {
+const nginxOnNode: SimulatedRuntimeConfig = {
   images: [{ references: ["nginx:1.25", `docker.io/library/nginx@${digestA}`], id: idA, size: 1000 }]
 }
 
@@ -35,10 +29,10 @@ const startPull = (runtime: CriRuntime["Service"], request: PullRequest) =>
     return fiber
   })
 
-describe("FakeCriRuntime: images present at start", () => {
+describe("SimulatedRuntime: images present at start", () => {
   it.effect("finds them by familiar name, full name, digest and id", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime(nginxOnNode)
+      const fake = yield* makeSimulatedRuntime(nginxOnNode)
       for (const name of ["nginx:1.25", "docker.io/nginx:1.25", "index.docker.io/library/nginx:1.25", `nginx@${digestA}`, idA, hex("a")]) {
         const status = yield* fake.runtime.imageStatus(name)
         assert.isTrue(Option.isSome(status), name)
@@ -53,7 +47,7 @@ describe("FakeCriRuntime: images present at start", () => {
 
   it.effect("does not confuse tags, digests and registries", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime(nginxOnNode)
+      const fake = yield* makeSimulatedRuntime(nginxOnNode)
       for (const name of ["nginx", "nginx:1.26", `nginx@sha256:${hex("e")}`, "quay.io/nginx:1.25", "library/other:1.25"]) {
         assert.isTrue(Option.isNone(yield* fake.runtime.imageStatus(name)), name)
       }
@@ -63,16 +57,16 @@ describe("FakeCriRuntime: images present at start", () => {
 
   it.effect("a bare name means latest", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ images: [{ references: ["busybox"], id: idB }] })
+      const fake = yield* makeSimulatedRuntime({ images: [{ references: ["busybox"], id: idB }] })
       assert.isTrue(Option.isSome(yield* fake.runtime.imageStatus("busybox:latest")))
     })
   )
 })
 
-describe("FakeCriRuntime: pull latency on the Clock", () => {
+describe("SimulatedRuntime: pull latency on the Clock", () => {
   it.effect("a pull takes the configured latency, then the image is present", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "2 seconds", registry: [{ reference: "nginx:1.25", id: idA }] })
+      const fake = yield* makeSimulatedRuntime({ latency: "2 seconds", registry: [{ reference: "nginx:1.25", id: idA }] })
       const fiber = yield* startPull(fake.runtime, pull("nginx:1.25"))
 
       yield* TestClock.adjust("1999 millis")
@@ -91,7 +85,7 @@ describe("FakeCriRuntime: pull latency on the Clock", () => {
 
   it.effect("latency can depend on size and bandwidth", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({
+      const fake = yield* makeSimulatedRuntime({
         latency: bandwidthLatency({ bytesPerSecond: 10_000_000, overhead: "100 millis" }),
         registry: [
           { reference: "big:1", id: idA, size: 50_000_000 },
@@ -114,7 +108,7 @@ describe("FakeCriRuntime: pull latency on the Clock", () => {
 
   it.effect("setLatency overrides one image", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "1 second" })
+      const fake = yield* makeSimulatedRuntime({ latency: "1 second" })
       yield* fake.setLatency("slow:1", "1 minute")
       const fiber = yield* startPull(fake.runtime, pull("docker.io/library/slow:1"))
       yield* TestClock.adjust("59 seconds")
@@ -126,7 +120,7 @@ describe("FakeCriRuntime: pull latency on the Clock", () => {
 
   it.effect("concurrent pulls run side by side", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "3 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "3 seconds" })
       const fibers = yield* Effect.forEach(["a:1", "b:1", "c:1"], (image) => startPull(fake.runtime, pull(image)))
       yield* TestClock.adjust("3 seconds")
       for (const fiber of fibers) assert.isTrue(Result.isSuccess(yield* Fiber.join(fiber)))
@@ -135,10 +129,10 @@ describe("FakeCriRuntime: pull latency on the Clock", () => {
   )
 })
 
-describe("FakeCriRuntime: request timeout", () => {
+describe("SimulatedRuntime: request timeout", () => {
   it.effect("fails with DeadlineExceeded at the timeout when the pull takes longer", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "10 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds" })
       const fiber = yield* startPull(fake.runtime, pull("nginx:1.25", { timeout: Duration.seconds(4) }))
       yield* TestClock.adjust("4 seconds")
       const result = yield* Fiber.join(fiber)
@@ -152,7 +146,7 @@ describe("FakeCriRuntime: request timeout", () => {
 
   it.effect("a pull that takes exactly the timeout succeeds", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "4 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "4 seconds" })
       const fiber = yield* startPull(fake.runtime, pull("nginx:1.25", { timeout: Duration.seconds(4) }))
       yield* TestClock.adjust("4 seconds")
       assert.isTrue(Result.isSuccess(yield* Fiber.join(fiber)))
@@ -161,7 +155,7 @@ describe("FakeCriRuntime: request timeout", () => {
 
   it.effect("hang: never finishes, so the deadline ends it", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime()
+      const fake = yield* makeSimulatedRuntime()
       yield* fake.hang("nginx:1.25")
       const fiber = yield* startPull(fake.runtime, pull("nginx:1.25", { timeout: Duration.minutes(2) }))
       yield* TestClock.adjust("119 seconds")
@@ -173,12 +167,12 @@ describe("FakeCriRuntime: request timeout", () => {
   )
 })
 
-describe("FakeCriRuntime: scripted failures", () => {
+describe("SimulatedRuntime: scripted failures", () => {
   const kinds: ReadonlyArray<FailureKind> = ["Unauthorized", "ImageNotFound", "RuntimeUnavailable", "InvalidReference", "RuntimeFailure"]
 
   it.effect.each(kinds)("fails the next 2 pulls with %s, then pulls", (kind) =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "1 second" })
+      const fake = yield* makeSimulatedRuntime({ latency: "1 second" })
       yield* fake.fail("quay.io/org/app:1", { kind, times: 2 })
       for (let i = 0; i < 2; i++) {
         const error = yield* Effect.flip(fake.runtime.pullImage(pull("quay.io/org/app:1")))
@@ -201,7 +195,7 @@ describe("FakeCriRuntime: scripted failures", () => {
 
   it.effect("only the named image fails", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       yield* fake.fail("nginx:1.25", { kind: "ImageNotFound", times: "always" })
       assert.isTrue(Result.isSuccess(yield* Effect.result(fake.runtime.pullImage(pull("nginx:1.26")))))
       assert.isTrue(Result.isFailure(yield* Effect.result(fake.runtime.pullImage(pull("docker.io/library/nginx:1.25")))))
@@ -210,7 +204,7 @@ describe("FakeCriRuntime: scripted failures", () => {
 
   it.effect("always fails until cleared", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       yield* fake.fail("nginx:1.25", { kind: "Unauthorized", times: "always", message: "401 from registry" })
       for (let i = 0; i < 5; i++) {
         const error = yield* Effect.flip(fake.runtime.pullImage(pull("nginx:1.25")))
@@ -223,7 +217,7 @@ describe("FakeCriRuntime: scripted failures", () => {
 
   it.effect("a failure can come later, and DeadlineExceeded comes at the timeout", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       yield* fake.fail("a:1", { kind: "RuntimeFailure", after: "3 seconds" })
       yield* fake.fail("b:1", { kind: "DeadlineExceeded" })
       yield* fake.fail("c:1", { kind: "Unauthorized", after: "1 minute" })
@@ -244,7 +238,7 @@ describe("FakeCriRuntime: scripted failures", () => {
 
   it.effect("unknown images are not found when the registry is strict", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ unknownImages: "notFound", registry: [{ reference: "known:1", id: idA }] })
+      const fake = yield* makeSimulatedRuntime({ unknownImages: "notFound", registry: [{ reference: "known:1", id: idA }] })
       const error = yield* Effect.flip(fake.runtime.pullImage(pull("unknown:1")))
       assert.strictEqual(error._tag, "ImageNotFound")
       const fiber = yield* startPull(fake.runtime, pull("known:1"))
@@ -255,14 +249,14 @@ describe("FakeCriRuntime: scripted failures", () => {
 
   it.effect("an unparsable reference is InvalidReference", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime()
+      const fake = yield* makeSimulatedRuntime()
       assert.strictEqual((yield* Effect.flip(fake.runtime.pullImage(pull("Nginx:1"))))._tag, "InvalidReference")
     })
   )
 
   it.effect("an unavailable runtime fails every call", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime(nginxOnNode)
+      const fake = yield* makeSimulatedRuntime(nginxOnNode)
       yield* fake.setAvailable(false)
       const errors = [
         yield* Effect.flip(fake.runtime.version),
@@ -276,16 +270,16 @@ describe("FakeCriRuntime: scripted failures", () => {
         Array(5).fill("RuntimeUnavailable")
       )
       yield* fake.setAvailable(true)
-      assert.strictEqual((yield* fake.runtime.version).runtimeName, "fake")
+      assert.strictEqual((yield* fake.runtime.version).runtimeName, "simulated")
       assert.isTrue(yield* fake.hasImage("nginx:1.25"))
     })
   )
 })
 
-describe("FakeCriRuntime: credentials and records", () => {
+describe("SimulatedRuntime: credentials and records", () => {
   it.effect("records auth presence, sandbox config and times, never the secret", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "1 second" })
+      const fake = yield* makeSimulatedRuntime({ latency: "1 second" })
       const sandboxConfig = { labels: { app: "preheat" }, annotations: { "a/b": "c" } }
       const auth = registryCredential({ username: "alice", password: "hunter2-SECRET" })
       const one = yield* startPull(fake.runtime, pull("quay.io/a:1", { auth, sandboxConfig }))
@@ -312,7 +306,7 @@ describe("FakeCriRuntime: credentials and records", () => {
 
   it.effect("records other calls with their time", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime(nginxOnNode)
+      const fake = yield* makeSimulatedRuntime(nginxOnNode)
       yield* fake.runtime.version
       yield* TestClock.adjust("1 second")
       yield* fake.runtime.imageStatus("nginx:1.25")
@@ -329,7 +323,7 @@ describe("FakeCriRuntime: credentials and records", () => {
 
   it.effect("requireAuth: the registry refuses other credentials with Unauthorized", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       yield* fake.requireAuth("registry.example.com/private/app", (auth) => auth?.username === "good")
       const attempt = (username?: string) =>
         Effect.result(
@@ -350,10 +344,10 @@ describe("FakeCriRuntime: credentials and records", () => {
   )
 })
 
-describe("FakeCriRuntime: images change", () => {
+describe("SimulatedRuntime: images change", () => {
   it.effect("a moved tag pulls the new id; the old image keeps its digest", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0, registry: [{ reference: "nginx:1.25", id: idA, digest: digestA }] })
+      const fake = yield* makeSimulatedRuntime({ latency: 0, registry: [{ reference: "nginx:1.25", id: idA, digest: digestA }] })
       assert.strictEqual(yield* fake.runtime.pullImage(pull("nginx:1.25")), idA)
 
       yield* fake.push({ reference: "docker.io/library/nginx:1.25", id: idB })
@@ -372,7 +366,7 @@ describe("FakeCriRuntime: images change", () => {
 
   it.effect("an image present at start is served as is, and Always-pulls see a push", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ ...nginxOnNode, latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ ...nginxOnNode, latency: 0 })
       assert.strictEqual(yield* fake.runtime.pullImage(pull("nginx:1.25")), idA)
       yield* fake.push({ reference: "nginx:1.25", id: idB })
       assert.strictEqual(yield* fake.runtime.pullImage(pull("nginx:1.25")), idB)
@@ -382,7 +376,7 @@ describe("FakeCriRuntime: images change", () => {
 
   it.effect("a pull by digest is found by digest, not by tag", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       const id = yield* fake.runtime.pullImage(pull(`quay.io/org/app@${digestA}`))
       assert.isTrue(yield* fake.hasImage(`quay.io/org/app@${digestA}`))
       assert.isFalse(yield* fake.hasImage("quay.io/org/app:latest"))
@@ -392,7 +386,7 @@ describe("FakeCriRuntime: images change", () => {
 
   it.effect("made-up images are stable: the same reference gives the same id", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: 0 })
       const first = yield* fake.runtime.pullImage(pull("nginx:1.25"))
       const second = yield* fake.runtime.pullImage(pull("docker.io/library/nginx:1.25"))
       const other = yield* fake.runtime.pullImage(pull("nginx:1.26"))
@@ -404,7 +398,7 @@ describe("FakeCriRuntime: images change", () => {
 
   it.effect("RemoveImage removes the whole image, and succeeds when absent", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime(nginxOnNode)
+      const fake = yield* makeSimulatedRuntime(nginxOnNode)
       yield* fake.runtime.removeImage("docker.io/nginx:1.25")
       assert.isFalse(yield* fake.hasImage(`nginx@${digestA}`))
       assert.lengthOf(yield* fake.runtime.listImages, 0)
@@ -413,7 +407,7 @@ describe("FakeCriRuntime: images change", () => {
   )
 })
 
-describe("FakeCriRuntime: progress", () => {
+describe("SimulatedRuntime: progress", () => {
   /** A request that collects its progress reports, as [bytesDone, bytesTotal, percent]. */
   const watched = (image: string, extra: Partial<PullRequest> = {}) => {
     const seen: Array<readonly [number, number, number]> = []
@@ -423,7 +417,7 @@ describe("FakeCriRuntime: progress", () => {
 
   it.effect("reports unknown, then the size, steps through the latency, and 100 on success only", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "10 seconds", registry: [{ reference: "app:1", id: idA, size: 1000 }] })
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds", registry: [{ reference: "app:1", id: idA, size: 1000 }] })
       const { request, seen } = watched("app:1")
       const fiber = yield* startPull(fake.runtime, request)
       assert.deepStrictEqual(seen, [
@@ -448,7 +442,7 @@ describe("FakeCriRuntime: progress", () => {
 
   it.effect("a deadline stops the reports short of 100", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "10 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds" })
       const { request, seen } = watched("app:1", { timeout: Duration.millis(4500) })
       const fiber = yield* startPull(fake.runtime, request)
       yield* TestClock.adjust("1 minute")
@@ -464,7 +458,7 @@ describe("FakeCriRuntime: progress", () => {
 
   it.effect("progressSteps 0 acts like a runtime without progress", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "3 seconds", progressSteps: 0 })
+      const fake = yield* makeSimulatedRuntime({ latency: "3 seconds", progressSteps: 0 })
       const { request, seen } = watched("app:1")
       const fiber = yield* startPull(fake.runtime, request)
       yield* TestClock.adjust("3 seconds")
@@ -478,7 +472,7 @@ describe("FakeCriRuntime: progress", () => {
 
   it.effect("a hanging pull reports only its start", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime()
+      const fake = yield* makeSimulatedRuntime()
       yield* fake.hang("app:1")
       const { request, seen } = watched("app:1", { timeout: Duration.seconds(30) })
       const fiber = yield* startPull(fake.runtime, request)
@@ -489,10 +483,10 @@ describe("FakeCriRuntime: progress", () => {
   )
 })
 
-describe("FakeCriRuntime: interruption", () => {
+describe("SimulatedRuntime: interruption", () => {
   it.effect("an interrupted pull is recorded as cancelled and leaves the image absent", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "10 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds" })
       const fiber = yield* startPull(fake.runtime, pull("nginx:1.25"))
       yield* TestClock.adjust("3 seconds")
       yield* Fiber.interrupt(fiber)
@@ -507,7 +501,7 @@ describe("FakeCriRuntime: interruption", () => {
 
   it.effect("a timeout around the pull interrupts it", () =>
     Effect.gen(function* () {
-      const fake = yield* makeFakeCriRuntime({ latency: "10 seconds" })
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds" })
       const fiber = yield* Effect.forkChild(Effect.timeoutOption(fake.runtime.pullImage(pull("nginx:1.25")), "2 seconds"))
       yield* TestClock.adjust("2 seconds")
       assert.isTrue(Option.isNone(yield* Fiber.join(fiber)))
@@ -516,17 +510,17 @@ describe("FakeCriRuntime: interruption", () => {
   )
 })
 
-describe("fakeCriRuntimeLayer", () => {
-  it.effect("provides CriRuntime and the FakeCriRuntime handle over one state", () =>
+describe("SimulatedRuntime.layer", () => {
+  it.effect("provides CriRuntime and the SimulatedRuntime handle over one state", () =>
     Effect.gen(function* () {
       const cri = yield* CriRuntime
-      const fake = yield* FakeCriRuntime
+      const fake = yield* SimulatedRuntime
       const fiber = yield* startPull(cri, pull("nginx:1.26"))
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
       assert.isTrue(yield* fake.hasImage("nginx:1.26"))
       assert.isTrue(yield* fake.hasImage("nginx:1.25"))
       assert.lengthOf(yield* fake.pulls, 1)
-    }).pipe(Effect.provide(fakeCriRuntimeLayer(nginxOnNode)))
+    }).pipe(Effect.provide(SimulatedRuntime.layer(nginxOnNode)))
   )
 })
