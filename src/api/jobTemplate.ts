@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { LabelSelector } from "./labelSelector.ts"
-import { matchExpressionsRule } from "./labelSelectorCel.ts"
+import { labelSelectorRules } from "./labelSelectorCel.ts"
 import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
@@ -158,8 +158,8 @@ export const deadlineMessage = `completionPolicy.activeDeadlineSeconds must be g
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
   { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" },
-  matchExpressionsRule("selector"),
-  matchExpressionsRule("podSelector")
+  ...labelSelectorRules("selector"),
+  ...labelSelectorRules("podSelector")
 ] as const
 
 /**

@@ -64,6 +64,22 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     ],
     [
       "ImagePullJob",
+      "spec.podSelector",
+      `invalid podSelector: matchLabels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', ` +
+        "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " +
+        "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      { image: "a", podSelector: { matchLabels: { "bad key!": "x" } } }
+    ],
+    [
+      "ImageListPullJob",
+      "spec.selector",
+      'invalid selector: matchExpressions[0].values[0]: Invalid value: "a b": a valid label must be an empty string or consist of ' +
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or " +
+        "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      { images: ["a"], selector: { matchExpressions: [{ key: "zone", operator: "In", values: ["a b"] }] } }
+    ],
+    [
+      "ImagePullJob",
       "spec.completionPolicy.type",
       "unknown type of completionPolicy: Sometimes",
       { image: "a", completionPolicy: { type: "Sometimes" } }
@@ -225,18 +241,22 @@ describe("decoder admission (opt-in): the controller's own validation, as a webh
   it("rejects what the CRD rules cannot express, with the SPEC messages", async () => {
     const strict = await startServer({ decoderAdmission: true })
     try {
-      const badLabels = { selector: { matchLabels: { "a b": "c" } } }
-      const answer = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("bad", badLabels) })
+      // A tag that makes no image reference: upstream's webhook lets it through, the decoder names it.
+      const nodeImage = (name: string, tag: string) => ({
+        apiVersion: kruise,
+        kind: "NodeImage",
+        metadata: { name },
+        spec: { images: { nginx: { tags: [{ tag }] } } }
+      })
+      const answer = await request(strict, nodeImagePath, { method: "POST", body: nodeImage("bad", "Bad Tag!") })
       expect(answer.status).toBe(422)
       expect(answer.json.message).toMatch(
-        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: ImagePullJob\.apps\.kruise\.io "bad" is invalid: spec\.selector: Invalid value: invalid selector: matchLabels: Invalid value: "a b": /
+        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: NodeImage\.apps\.kruise\.io "bad" is invalid: spec\.images\.nginx\.tags\[0\]\.tag: Invalid value: invalid image nginx:Bad Tag!: /
       )
       const fine = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("fine") })
       expect(fine.status).toBe(201)
       // Without the option the server accepts what the CRD accepts, as a real cluster does.
-      expect((await request(server, ipjPath("default"), { method: "POST", body: imagePullJob(unique("labels"), badLabels) })).status).toBe(
-        201
-      )
+      expect((await request(server, nodeImagePath, { method: "POST", body: nodeImage(unique("tags"), "Bad Tag!") })).status).toBe(201)
     } finally {
       await strict.close()
     }
