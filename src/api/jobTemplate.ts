@@ -54,6 +54,8 @@ export const ImagePullJobNodeSelector = Schema.Struct({
   ...LabelSelector.fields
 }).pipe(
   withOpenApi({
+    // Replaced whole by server-side apply, as in upstream's CRDs.
+    "x-kubernetes-map-type": "atomic",
     "x-kubernetes-validations": [
       {
         rule:
@@ -131,6 +133,7 @@ export const jobTemplateFields = {
   selector: Schema.optionalKey(ImagePullJobNodeSelector),
   podSelector: Schema.optionalKey(
     LabelSelector.pipe(
+      withOpenApi({ "x-kubernetes-map-type": "atomic" }),
       described(
         "Pull on the nodes running active pods of the job's namespace that match this selector. " + "Cannot be combined with selector."
       )

@@ -30,7 +30,7 @@ export const LabelSelectorRequirement = Schema.Struct({
   }),
   values: Schema.optionalKey(
     Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: maxLabelValueLength })))
-      .pipe(withOpenApi({ maxItems: maxRequirementValues }))
+      .pipe(withOpenApi({ maxItems: maxRequirementValues, "x-kubernetes-list-type": "atomic" }))
       .annotate({
         description:
           "Label values to compare against. Required and non-empty when the operator is In or NotIn; " +
@@ -54,7 +54,7 @@ export const LabelSelector = Schema.Struct({
   ),
   matchExpressions: Schema.optionalKey(
     Schema.Array(LabelSelectorRequirement)
-      .pipe(withOpenApi({ maxItems: maxMatchExpressions }))
+      .pipe(withOpenApi({ maxItems: maxMatchExpressions, "x-kubernetes-list-type": "atomic" }))
       .annotate({
         description: "Label conditions that must all hold."
       })

@@ -296,3 +296,34 @@ describe("API versions as upstream's current CRDs", () => {
     expect(beta!.filter((p) => !alpha!.includes(p))).toEqual([".spec.images[*].pullSecrets[].mode"])
   })
 })
+
+/** The structured-merge markers of a schema, by path, for the paths in `only`. */
+const mergeMarkers = (root: Node, only: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  walk(root, "", (node, path) => {
+    if (!only.includes(path)) return
+    for (const key of ["x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type"]) {
+      if (node[key] !== undefined) out[`${path} ${key}`] = node[key]
+    }
+  })
+  return out
+}
+
+describe("server-side apply's merge markers as upstream's CRDs", () => {
+  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: list and map types of every field both CRDs have", (_, definition) => {
+    const upstreamVersions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
+    for (const version of crdOf(definition).spec.versions) {
+      const ours = version.schema.openAPIV3Schema as Node
+      const theirs = (upstreamVersions.find((v) => v["name"] === version.name)!["schema"] as Node)["openAPIV3Schema"] as Node
+      const shared = paths(ours).filter((p) => paths(theirs).includes(p))
+      expect(mergeMarkers(ours, shared), version.name).toEqual(mergeMarkers(theirs, shared))
+    }
+  })
+
+  it("selectors are atomic: replaced whole, as kubectl apply --server-side expects of a label selector", () => {
+    const spec = (rootSchema("ImagePullJob")["properties"] as Record<string, Node>)["spec"]!
+    const { selector, podSelector } = spec["properties"] as Record<string, Node>
+    expect(selector!["x-kubernetes-map-type"]).toBe("atomic")
+    expect(podSelector!["x-kubernetes-map-type"]).toBe("atomic")
+  })
+})
