@@ -115,6 +115,50 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     expect(decoderMessages("NodeImage", { metadata: { name }, spec })).toContain("duplicated tag v1 for image nginx")
   })
 
+  it("a node keeps as many tags of one image as jobs ask for: one per job, as the controller writes them", async () => {
+    // Upstream has no limit on tags; a bound the controller's writes could reach would stall every job on the node.
+    const tag = (i: number) => ({
+      tag: `1.${i}`,
+      createdAt: "2026-01-01T00:00:00Z",
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3, ttlSecondsAfterFinished: 300, activeDeadlineSeconds: 1200 },
+      ownerReferences: [{ apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: `job-${i}`, namespace: "ci", uid: `uid-${i}` }],
+      version: 0,
+      imagePullPolicy: "IfNotPresent"
+    })
+    const name = unique("node")
+    const tags = Array.from({ length: 300 }, (_, i) => tag(i))
+    const body = { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec: { images: { "registry.example/app": { tags } } } }
+    const created = await request(server, nodeImagePath, { method: "POST", body })
+    expect(created.status, JSON.stringify(created.json.details?.causes)).toBe(201)
+    expect(created.json.spec.images["registry.example/app"].tags).toHaveLength(300)
+    expect(decoderMessages("NodeImage", body)).toEqual([])
+  })
+
+  it("a duplicate among an image's first 16 tags is refused at once; later ones are left to the controller's decoder", async () => {
+    // 20 tags, the one at `duplicateAt` a second t0.
+    const tags = (duplicateAt: number) => Array.from({ length: 20 }, (_, i) => ({ tag: `t${i === duplicateAt ? 0 : i}` }))
+    const post = (duplicateAt: number) =>
+      request(server, nodeImagePath, {
+        method: "POST",
+        body: {
+          apiVersion: kruise,
+          kind: "NodeImage",
+          metadata: { name: unique("node") },
+          spec: { images: { nginx: { tags: tags(duplicateAt) } } }
+        }
+      })
+    const early = await post(3)
+    expect(early.status).toBe(422)
+    expect(early.json.details.causes.map((c: { message: string }) => c.message)).toContain(
+      'Invalid value: "object": duplicated tag t0 for image nginx'
+    )
+    // The CRD rule compares the first tags only (its cost is quadratic); the decoder marks the rest.
+    expect((await post(18)).status).toBe(201)
+    expect(decoderMessages("NodeImage", { metadata: { name: "n" }, spec: { images: { nginx: { tags: tags(18) } } } })).toContain(
+      "duplicated tag t0 for image nginx"
+    )
+  })
+
   it("schema keywords: required, types, enums, bounds, with kube-openapi's messages", async () => {
     const ns = await namespace(server)
     const answer = await request(server, ipjPath(ns), {
