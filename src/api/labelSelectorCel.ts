@@ -103,7 +103,7 @@ export const matchExpressionsRule = (field: SelectorField): CelRule => {
       `${bad}.operator in ['In', 'NotIn'] ? ${literal(".values: Required value: must be specified when `operator` is 'In' or 'NotIn'")} : ` +
       `${bad}.operator in ['Exists', 'DoesNotExist'] ? ` +
       `${literal(".values: Forbidden: may not be specified when `operator` is 'Exists' or 'DoesNotExist'")} : ` +
-      `'.operator: Unsupported value: "' + ${bad}.operator + '": supported values: "In", "NotIn", "Exists", "DoesNotExist"')`,
+      `'.operator: Unsupported value: ' + ${quoteCel(`${bad}.operator`)} + ': supported values: "In", "NotIn", "Exists", "DoesNotExist"')`,
     fieldPath: `.${field}`
   }
 }

@@ -110,7 +110,11 @@ describe("label selector CEL rules", () => {
       fc.integer({ min: 60, max: 66 }).map((n) => "v".repeat(n))
     )
     const requirement = fc.record(
-      { key, operator: fc.constantFrom("In", "NotIn", "Exists", "DoesNotExist"), values: fc.array(value, { maxLength: 3 }) },
+      {
+        key,
+        operator: fc.constantFrom("In", "NotIn", "Exists", "DoesNotExist", "Is", 'in "x"\\'),
+        values: fc.array(value, { maxLength: 3 })
+      },
       { requiredKeys: ["key", "operator"] }
     )
     const selector = fc.record(
