@@ -1,6 +1,6 @@
 import { Schema } from "effect"
 import { LabelSelector } from "./labelSelector.ts"
-import { matchExpressionsRule } from "./labelSelectorCel.ts"
+import { labelSelectorRules } from "./labelSelectorCel.ts"
 import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
@@ -54,6 +54,8 @@ export const ImagePullJobNodeSelector = Schema.Struct({
   ...LabelSelector.fields
 }).pipe(
   withOpenApi({
+    // Replaced whole by server-side apply, as in upstream's CRDs.
+    "x-kubernetes-map-type": "atomic",
     "x-kubernetes-validations": [
       {
         rule:
@@ -131,6 +133,7 @@ export const jobTemplateFields = {
   selector: Schema.optionalKey(ImagePullJobNodeSelector),
   podSelector: Schema.optionalKey(
     LabelSelector.pipe(
+      withOpenApi({ "x-kubernetes-map-type": "atomic" }),
       described(
         "Pull on the nodes running active pods of the job's namespace that match this selector. " + "Cannot be combined with selector."
       )
@@ -158,8 +161,8 @@ export const deadlineMessage = `completionPolicy.activeDeadlineSeconds must be g
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
   { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" },
-  matchExpressionsRule("selector"),
-  matchExpressionsRule("podSelector")
+  ...labelSelectorRules("selector"),
+  ...labelSelectorRules("podSelector")
 ] as const
 
 /**

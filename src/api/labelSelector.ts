@@ -1,7 +1,14 @@
 // metav1.LabelSelector: schema, validation, matching and the query-string form.
 // Semantics follow k8s.io/apimachinery so a selector means the same here as in kubectl.
 import { Schema } from "effect"
-import { maxMatchExpressions, maxOperatorLength } from "./labelSelectorCel.ts"
+import {
+  maxLabelKeyLength,
+  maxLabelValueLength,
+  maxMatchExpressions,
+  maxMatchLabels,
+  maxOperatorLength,
+  maxRequirementValues
+} from "./labelSelectorCel.ts"
 import { validateLabelValue, validateQualifiedName } from "./objectNames.ts"
 import { withOpenApi } from "./schemaExtras.ts"
 
@@ -9,7 +16,7 @@ export const labelSelectorOperators = ["In", "NotIn", "Exists", "DoesNotExist"] 
 export type LabelSelectorOperator = (typeof labelSelectorOperators)[number]
 
 export const LabelSelectorRequirement = Schema.Struct({
-  key: Schema.String.annotate({
+  key: Schema.String.pipe(withOpenApi({ maxLength: maxLabelKeyLength })).annotate({
     description: "The label key that the selector applies to, e.g. `kubernetes.io/hostname`."
   }),
   // Any string decodes: validateLabelSelector reports an unknown operator with
@@ -22,11 +29,13 @@ export const LabelSelectorRequirement = Schema.Struct({
     // No `examples`: CRD structural schemas reject that keyword; generators use labelSelectorOperators.
   }),
   values: Schema.optionalKey(
-    Schema.Array(Schema.String).annotate({
-      description:
-        "Label values to compare against. Required and non-empty when the operator is In or NotIn; " +
-        "must be omitted or empty when the operator is Exists or DoesNotExist."
-    })
+    Schema.Array(Schema.String.pipe(withOpenApi({ maxLength: maxLabelValueLength })))
+      .pipe(withOpenApi({ maxItems: maxRequirementValues, "x-kubernetes-list-type": "atomic" }))
+      .annotate({
+        description:
+          "Label values to compare against. Required and non-empty when the operator is In or NotIn; " +
+          "must be omitted or empty when the operator is Exists or DoesNotExist."
+      })
   )
 }).annotate({
   description: "One condition on a label: a key, an operator and, for In and NotIn, a set of values."
@@ -35,15 +44,17 @@ export type LabelSelectorRequirement = typeof LabelSelectorRequirement.Type
 
 export const LabelSelector = Schema.Struct({
   matchLabels: Schema.optionalKey(
-    Schema.Record(Schema.String, Schema.String).annotate({
-      description:
-        "Exact label matches: each key/value pair must be present on the object. " +
-        "Equivalent to an In requirement with that single value."
-    })
+    Schema.Record(Schema.String, Schema.String.pipe(withOpenApi({ maxLength: maxLabelValueLength })))
+      .pipe(withOpenApi({ maxProperties: maxMatchLabels }))
+      .annotate({
+        description:
+          "Exact label matches: each key/value pair must be present on the object. " +
+          "Equivalent to an In requirement with that single value."
+      })
   ),
   matchExpressions: Schema.optionalKey(
     Schema.Array(LabelSelectorRequirement)
-      .pipe(withOpenApi({ maxItems: maxMatchExpressions }))
+      .pipe(withOpenApi({ maxItems: maxMatchExpressions, "x-kubernetes-list-type": "atomic" }))
       .annotate({
         description: "Label conditions that must all hold."
       })

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { described, NonNegativeInt, StringMap, Timestamp } from "./schemaExtras.ts"
+import { described, NonNegativeInt, StringMap, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const group = "apps.kruise.io"
 export const apiVersion = `${group}/v1alpha1`
@@ -49,7 +49,8 @@ export const ObjectReference = Schema.Struct({
   fieldPath: Schema.optionalKey(Schema.String).pipe(
     described("If referring to a piece of an object instead of an entire object, the field, e.g. spec.containers{name}.")
   )
-})
+  // Replaced whole by server-side apply, as core/v1 ObjectReference (+structType=atomic) in upstream's CRDs.
+}).pipe(withOpenApi({ "x-kubernetes-map-type": "atomic" }))
 export type ObjectReference = typeof ObjectReference.Type
 
 /** metav1.Condition, the standard shape kubectl and `kubectl wait --for=condition=` understand. */

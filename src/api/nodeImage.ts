@@ -4,8 +4,18 @@ import { ObjectMeta, ObjectReference } from "./meta.ts"
 import { counter, described, NonNegativeInt, servedFrom, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 export const maxNodeImages = 256
-/** Bounds that keep the CRD's CEL cost estimate finite; far above what a node carries. */
-export const maxTagsPerImage = 16
+/**
+ * A bound that keeps the CRD's CEL cost estimate finite. Upstream has no limit on tags, and the
+ * controller writes one per distinct tag jobs ask of a node, so this must not be reached in use:
+ * 2048 tags of one image (a few hundred bytes each, with their status) make a NodeImage of about
+ * the API server's largest request.
+ */
+export const maxTagsPerImage = 2048
+/**
+ * The duplicate-tag check is quadratic, so the CRD rule compares the first tags of each image only
+ * (the controller never writes a duplicate); the decoder compares them all.
+ */
+export const celDuplicateTagPositions = 16
 
 export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
 export type TagPhase = (typeof tagPhases)[number]
@@ -62,6 +72,11 @@ export const ImageSpec = Schema.Struct({
 })
 export type ImageSpec = typeof ImageSpec.Type
 
+const tagPositions = `[${Array.from({ length: celDuplicateTagPositions }, (_, i) => i).join(", ")}]`
+/** No tag among the first celDuplicateTagPositions of `tags` equals an earlier one. */
+const uniqueLeadingTags = (tags: string): string =>
+  `${tagPositions}.all(i, i >= size(${tags}) || ${tagPositions}.all(j, j >= i || ${tags}[i].tag != ${tags}[j].tag))`
+
 const imagesCelRules = [
   {
     rule: `size(self) <= ${maxNodeImages}`,
@@ -73,11 +88,12 @@ const imagesCelRules = [
     messageExpression: "'tag for image ' + self.filter(name, self[name].tags.exists(t, t.tag == ''))[0] + " + "' can not be empty'"
   },
   {
-    rule: "self.all(name, self[name].tags.all(t, self[name].tags.exists_one(u, u.tag == t.tag)))",
+    rule: `self.all(name, ${uniqueLeadingTags("self[name].tags")})`,
+    // The first tag equal to an earlier one: the decoder's first message for the image.
     messageExpression:
-      "self.filter(name, !self[name].tags.all(t, self[name].tags.exists_one(u, u.tag == t.tag))).map(name, " +
-      "'duplicated tag ' + self[name].tags.filter(t, !self[name].tags.exists_one(u, u.tag == t.tag))[0].tag + " +
-      "' for image ' + name)[0]"
+      `self.filter(name, !${uniqueLeadingTags("self[name].tags")}).map(name, 'duplicated tag ' + self[name].tags[` +
+      `${tagPositions}.filter(i, i < size(self[name].tags) && ${tagPositions}.exists(j, j < i && ` +
+      "self[name].tags[i].tag == self[name].tags[j].tag))[0]].tag + ' for image ' + name)[0]"
   },
   {
     rule: "self.all(name, self[name].tags.all(t, !has(t.version) || t.version >= 0))",

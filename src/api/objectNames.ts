@@ -60,38 +60,44 @@ export const validateDns1123Subdomain = (name: string): ReadonlyArray<string> =>
   return errs
 }
 
+/** apimachinery's reasons for an invalid qualified name or label value, shared with the CRD rules. */
+export const labelSyntaxReasons = {
+  tooManyParts:
+    "a qualified name " +
+    regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc") +
+    " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+  prefixEmpty: `prefix part ${emptyError}`,
+  prefixTooLong: `prefix part ${maxLenError(dns1123SubdomainMaxLength)}`,
+  prefixSyntax: `prefix part ${regexError(dns1123SubdomainErrMsg, dns1123SubdomainPattern, "example.com")}`,
+  nameEmpty: `name part ${emptyError}`,
+  nameTooLong: `name part ${maxLenError(qualifiedNameMaxLength)}`,
+  nameSyntax: `name part ${regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc")}`,
+  valueTooLong: maxLenError(labelValueMaxLength),
+  valueSyntax: regexError(labelValueErrMsg, labelValuePattern, "MyValue", "my_value", "12345")
+} as const
+
 /** A qualified name (label and annotation keys): `[prefix/]name`, prefix a DNS subdomain. */
 export const validateQualifiedName = (key: string): ReadonlyArray<string> => {
   const errs: Array<string> = []
   const parts = key.split("/")
-  if (parts.length > 2) {
-    return [
-      "a qualified name " +
-        regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc") +
-        " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-    ]
-  }
+  if (parts.length > 2) return [labelSyntaxReasons.tooManyParts]
   const name = parts.length === 2 ? (parts[1] ?? "") : (parts[0] ?? "")
   if (parts.length === 2) {
     const prefix = parts[0] ?? ""
-    if (prefix.length === 0) errs.push(`prefix part ${emptyError}`)
+    if (prefix.length === 0) errs.push(labelSyntaxReasons.prefixEmpty)
     else for (const msg of validateDns1123Subdomain(prefix)) errs.push(`prefix part ${msg}`)
   }
   // Like apimachinery, an empty name gets both the emptiness and the syntax message.
-  if (name.length === 0) errs.push(`name part ${emptyError}`)
-  else if (utf8Length(name) > qualifiedNameMaxLength) errs.push(`name part ${maxLenError(qualifiedNameMaxLength)}`)
-  if (!qualifiedNameRegExp.test(name)) {
-    errs.push(`name part ${regexError(qualifiedNameErrMsg, qualifiedNamePattern, "MyName", "my.name", "123-abc")}`)
-  }
+  if (name.length === 0) errs.push(labelSyntaxReasons.nameEmpty)
+  else if (utf8Length(name) > qualifiedNameMaxLength) errs.push(labelSyntaxReasons.nameTooLong)
+  if (!qualifiedNameRegExp.test(name)) errs.push(labelSyntaxReasons.nameSyntax)
   return errs
 }
 
 /** A label value: empty, or up to 63 characters of the qualified-name alphabet. */
 export const validateLabelValue = (value: string): ReadonlyArray<string> => {
   const errs: Array<string> = []
-  if (utf8Length(value) > labelValueMaxLength) errs.push(maxLenError(labelValueMaxLength))
-  if (!labelValueRegExp.test(value)) {
-    errs.push(regexError(labelValueErrMsg, labelValuePattern, "MyValue", "my_value", "12345"))
-  }
+  if (utf8Length(value) > labelValueMaxLength) errs.push(labelSyntaxReasons.valueTooLong)
+  if (!labelValueRegExp.test(value)) errs.push(labelSyntaxReasons.valueSyntax)
   return errs
 }

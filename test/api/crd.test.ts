@@ -135,6 +135,25 @@ describe("CEL rules agree with the controller's validation", () => {
       'invalid selector: matchExpressions[0].operator: Unsupported value: "Is": supported values: "In", "NotIn", "Exists", "DoesNotExist"',
       job({ images: ["a"], selector: { matchExpressions: [{ key: "a", operator: "Is", values: ["x"] }] } })
     ],
+    [
+      "ImagePullJob",
+      "invalid selector: matchLabels: Invalid value: \"bad key!\": name part must consist of alphanumeric characters, '-', '_' or '.', " +
+        "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation " +
+        "is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      job({ image: "a", selector: { matchLabels: { "bad key!": "x" } } })
+    ],
+    [
+      "ImageListPullJob",
+      'invalid podSelector: matchExpressions[0].key: Invalid value: "/app": prefix part must be non-empty',
+      job({ images: ["a"], podSelector: { matchExpressions: [{ key: "/app", operator: "Exists" }] } })
+    ],
+    [
+      "ImagePullJob",
+      'invalid podSelector: matchExpressions[0].values[1]: Invalid value: "b c": a valid label must be an empty string or consist of ' +
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or " +
+        "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      job({ image: "a", podSelector: { matchExpressions: [{ key: "a", operator: "In", values: ["b", "b c"] }] } })
+    ],
     ["ImageListPullJob", "invalid image ...: invalid reference format", job({ images: ["nginx", "..."] })],
     ["ImageListPullJob", "image can not be empty", job({ images: ["nginx", ""] })],
     [
@@ -211,6 +230,16 @@ describe("CEL rules agree with the controller's validation", () => {
     // Upstream's ImageListPullJob webhook has no deadline rule at all.
     ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 10 } })],
     ["ImagePullJob", job({ image: "nginx", parallelism: "4" })],
+    [
+      "ImagePullJob",
+      job({
+        image: "nginx",
+        selector: {
+          matchLabels: { "kubernetes.io/hostname": "n-1", tier: "" },
+          matchExpressions: [{ key: "example.com/Zone_A", operator: "NotIn", values: ["a.b", "c_d"] }]
+        }
+      })
+    ],
     ["NodeImage", { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest", version: 2 }, { tag: "22.04" }] } } } }]
   ]
   it.each(valid)("%s accepted by both", (kind, input) => {
@@ -265,5 +294,36 @@ describe("API versions as upstream's current CRDs", () => {
     const nodeImage = crdOf(kinds.find((k) => k.kind === "NodeImage")!)
     const [alpha, beta] = nodeImage.spec.versions.map((v) => paths(v.schema.openAPIV3Schema as Node))
     expect(beta!.filter((p) => !alpha!.includes(p))).toEqual([".spec.images[*].pullSecrets[].mode"])
+  })
+})
+
+/** The structured-merge markers of a schema, by path, for the paths in `only`. */
+const mergeMarkers = (root: Node, only: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  walk(root, "", (node, path) => {
+    if (!only.includes(path)) return
+    for (const key of ["x-kubernetes-list-type", "x-kubernetes-list-map-keys", "x-kubernetes-map-type"]) {
+      if (node[key] !== undefined) out[`${path} ${key}`] = node[key]
+    }
+  })
+  return out
+}
+
+describe("server-side apply's merge markers as upstream's CRDs", () => {
+  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: list and map types of every field both CRDs have", (_, definition) => {
+    const upstreamVersions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
+    for (const version of crdOf(definition).spec.versions) {
+      const ours = version.schema.openAPIV3Schema as Node
+      const theirs = (upstreamVersions.find((v) => v["name"] === version.name)!["schema"] as Node)["openAPIV3Schema"] as Node
+      const shared = paths(ours).filter((p) => paths(theirs).includes(p))
+      expect(mergeMarkers(ours, shared), version.name).toEqual(mergeMarkers(theirs, shared))
+    }
+  })
+
+  it("selectors are atomic: replaced whole, as kubectl apply --server-side expects of a label selector", () => {
+    const spec = (rootSchema("ImagePullJob")["properties"] as Record<string, Node>)["spec"]!
+    const { selector, podSelector } = spec["properties"] as Record<string, Node>
+    expect(selector!["x-kubernetes-map-type"]).toBe("atomic")
+    expect(podSelector!["x-kubernetes-map-type"]).toBe("atomic")
   })
 })

@@ -196,7 +196,7 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
         fieldsType: "FieldsV1",
         fieldsV1: {
           "f:metadata": { "f:labels": { "f:team": {} } },
-          "f:spec": { "f:image": {}, "f:parallelism": {}, "f:selector": { "f:names": {} } }
+          "f:spec": { "f:image": {}, "f:parallelism": {}, "f:selector": {} }
         },
         manager: "kubectl",
         operation: "Apply",
@@ -232,7 +232,7 @@ describe.skipIf(!hasKubectl)("kubectl apply --server-side", () => {
     })
     const taken = (await request(server, ipjPath(ns, "web"))).json
     expect(taken.spec.parallelism).toBe(5)
-    expect(managed(taken)["team-a/Apply"]["f:spec"]).toEqual({ "f:image": {}, "f:selector": { "f:names": {} } })
+    expect(managed(taken)["team-a/Apply"]["f:spec"]).toEqual({ "f:image": {}, "f:selector": {} })
     expect(managed(taken)["team-b/Apply"]["f:spec"]).toMatchObject({ "f:parallelism": {} })
   })
 

@@ -64,6 +64,22 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     ],
     [
       "ImagePullJob",
+      "spec.podSelector",
+      `invalid podSelector: matchLabels: Invalid value: "bad key!": name part must consist of alphanumeric characters, '-', '_' or '.', ` +
+        "and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for " +
+        "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+      { image: "a", podSelector: { matchLabels: { "bad key!": "x" } } }
+    ],
+    [
+      "ImageListPullJob",
+      "spec.selector",
+      'invalid selector: matchExpressions[0].values[0]: Invalid value: "a b": a valid label must be an empty string or consist of ' +
+        "alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or " +
+        "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+      { images: ["a"], selector: { matchExpressions: [{ key: "zone", operator: "In", values: ["a b"] }] } }
+    ],
+    [
+      "ImagePullJob",
       "spec.completionPolicy.type",
       "unknown type of completionPolicy: Sometimes",
       { image: "a", completionPolicy: { type: "Sometimes" } }
@@ -97,6 +113,50 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     expect(messages).toContain(`spec.images: Invalid value: "object": version for nginx:v2 can not be less than 0`)
     expect(answer.json.message).toMatch(/^NodeImage\.apps\.kruise\.io ".*" is invalid: \[spec\.images: /)
     expect(decoderMessages("NodeImage", { metadata: { name }, spec })).toContain("duplicated tag v1 for image nginx")
+  })
+
+  it("a node keeps as many tags of one image as jobs ask for: one per job, as the controller writes them", async () => {
+    // Upstream has no limit on tags; a bound the controller's writes could reach would stall every job on the node.
+    const tag = (i: number) => ({
+      tag: `1.${i}`,
+      createdAt: "2026-01-01T00:00:00Z",
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3, ttlSecondsAfterFinished: 300, activeDeadlineSeconds: 1200 },
+      ownerReferences: [{ apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: `job-${i}`, namespace: "ci", uid: `uid-${i}` }],
+      version: 0,
+      imagePullPolicy: "IfNotPresent"
+    })
+    const name = unique("node")
+    const tags = Array.from({ length: 300 }, (_, i) => tag(i))
+    const body = { apiVersion: kruise, kind: "NodeImage", metadata: { name }, spec: { images: { "registry.example/app": { tags } } } }
+    const created = await request(server, nodeImagePath, { method: "POST", body })
+    expect(created.status, JSON.stringify(created.json.details?.causes)).toBe(201)
+    expect(created.json.spec.images["registry.example/app"].tags).toHaveLength(300)
+    expect(decoderMessages("NodeImage", body)).toEqual([])
+  })
+
+  it("a duplicate among an image's first 16 tags is refused at once; later ones are left to the controller's decoder", async () => {
+    // 20 tags, the one at `duplicateAt` a second t0.
+    const tags = (duplicateAt: number) => Array.from({ length: 20 }, (_, i) => ({ tag: `t${i === duplicateAt ? 0 : i}` }))
+    const post = (duplicateAt: number) =>
+      request(server, nodeImagePath, {
+        method: "POST",
+        body: {
+          apiVersion: kruise,
+          kind: "NodeImage",
+          metadata: { name: unique("node") },
+          spec: { images: { nginx: { tags: tags(duplicateAt) } } }
+        }
+      })
+    const early = await post(3)
+    expect(early.status).toBe(422)
+    expect(early.json.details.causes.map((c: { message: string }) => c.message)).toContain(
+      'Invalid value: "object": duplicated tag t0 for image nginx'
+    )
+    // The CRD rule compares the first tags only (its cost is quadratic); the decoder marks the rest.
+    expect((await post(18)).status).toBe(201)
+    expect(decoderMessages("NodeImage", { metadata: { name: "n" }, spec: { images: { nginx: { tags: tags(18) } } } })).toContain(
+      "duplicated tag t0 for image nginx"
+    )
   })
 
   it("schema keywords: required, types, enums, bounds, with kube-openapi's messages", async () => {
@@ -225,18 +285,22 @@ describe("decoder admission (opt-in): the controller's own validation, as a webh
   it("rejects what the CRD rules cannot express, with the SPEC messages", async () => {
     const strict = await startServer({ decoderAdmission: true })
     try {
-      const badLabels = { selector: { matchLabels: { "a b": "c" } } }
-      const answer = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("bad", badLabels) })
+      // A tag that makes no image reference: upstream's webhook lets it through, the decoder names it.
+      const nodeImage = (name: string, tag: string) => ({
+        apiVersion: kruise,
+        kind: "NodeImage",
+        metadata: { name },
+        spec: { images: { nginx: { tags: [{ tag }] } } }
+      })
+      const answer = await request(strict, nodeImagePath, { method: "POST", body: nodeImage("bad", "Bad Tag!") })
       expect(answer.status).toBe(422)
       expect(answer.json.message).toMatch(
-        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: ImagePullJob\.apps\.kruise\.io "bad" is invalid: spec\.selector: Invalid value: invalid selector: matchLabels: Invalid value: "a b": /
+        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: NodeImage\.apps\.kruise\.io "bad" is invalid: spec\.images\.nginx\.tags\[0\]\.tag: Invalid value: invalid image nginx:Bad Tag!: /
       )
       const fine = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("fine") })
       expect(fine.status).toBe(201)
       // Without the option the server accepts what the CRD accepts, as a real cluster does.
-      expect((await request(server, ipjPath("default"), { method: "POST", body: imagePullJob(unique("labels"), badLabels) })).status).toBe(
-        201
-      )
+      expect((await request(server, nodeImagePath, { method: "POST", body: nodeImage(unique("tags"), "Bad Tag!") })).status).toBe(201)
     } finally {
       await strict.close()
     }

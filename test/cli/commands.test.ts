@@ -37,6 +37,11 @@ describe("preheat command line", () => {
     expect(stdout).toContain(["preheat", ...path].join(" "))
   })
 
+  it("--help names both API versions served, as upstream's CRDs", () => {
+    const { stdout } = preheat("--help")
+    expect(stdout.replace(/\s+/g, " ")).toContain("NodeImage of apps.kruise.io v1alpha1 and v1beta1")
+  })
+
   it("daemon --help lists --pin-images (a switch, off unless given)", () => {
     const { code, stdout } = preheat("daemon", "--help")
     expect(code).toBe(0)

@@ -56,8 +56,9 @@ const elementOf = (value: Value): Value => {
   const schema = value.schema
   if (schema?.["type"] === "array") return celValueOf(schema["items"])
   if (schema?.["type"] === "object" && typeof schema["additionalProperties"] === "object") {
-    // Comprehensions over a map range over its keys.
-    return { size: maxRequestSizeBytes - 2, schema: { type: "string" } }
+    // Comprehensions over a map range over its keys, which kube-apiserver types as its predefined
+    // StringType (SchemaDeclType: NewMapType(StringType, ...)), whose maximal size is 0.
+    return { size: 0, schema: { type: "string" } }
   }
   return { size: maxRequestSizeBytes }
 }
@@ -90,12 +91,15 @@ const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate =>
     }
     case "list": {
       const items = (args as Array<ASTNode>).map((a) => estimate(a, scope))
-      const size = Math.max(0, ...items.map((i) => i.size))
-      return { cost: 10 + items.reduce((s, i) => s + i.cost, 0), size: items.length, element: { size } }
+      // cel-go tracks a literal's entry sizes: the largest entry stands for all.
+      const largest = items.reduce<Estimate | undefined>((a, i) => (a === undefined || i.size > a.size ? i : a), undefined)
+      const { cost: _, ...element } = largest ?? { cost: 0, size: 0 }
+      return { cost: 10 + items.reduce((s, i) => s + i.cost, 0), size: items.length, element }
     }
     case "?:": {
       const [c, t, f] = (args as Array<ASTNode>).map((a) => estimate(a, scope))
-      return { cost: c!.cost + Math.max(t!.cost, f!.cost), size: Math.max(t!.size, f!.size) }
+      const { cost: _, ...larger } = t!.size >= f!.size ? t! : f!
+      return { ...larger, cost: c!.cost + Math.max(t!.cost, f!.cost) }
     }
     case "&&":
     case "||": {
@@ -143,8 +147,10 @@ const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate =>
         inner.set(variable, element)
         const body = estimate(callArgs[callArgs.length - 1]!, inner)
         const step = body.cost + 1
+        // The entries of a map's result are its body's values; their cost is counted above, once.
+        const { cost: _, ...mapped } = body
         const result: Value =
-          name === "map" ? { size: target.size, element: body } : name === "filter" ? { size: target.size, element } : { size: 1 }
+          name === "map" ? { size: target.size, element: mapped } : name === "filter" ? { size: target.size, element } : { size: 1 }
         return { cost: target.cost + 1 + target.size * step, ...result }
       }
       const estimates = callArgs.map((a) => estimate(a, scope))
@@ -157,6 +163,14 @@ const estimate = (node: ASTNode, scope: ReadonlyMap<string, Value>): Estimate =>
         case "startsWith":
         case "endsWith":
           return { cost: sum + ceilFactor(estimates[0]!.size, traversal), size: 1 }
+        // As kube-apiserver's strings library: split traverses twice and yields up to one entry per
+        // character; join's result is counted as its separators (one fewer than the entries).
+        case "split":
+          return { cost: sum + ceilFactor(target.size, 2 * traversal), size: target.size, element: { size: target.size } }
+        case "join": {
+          const size = (estimates[0]?.size ?? 0) * Math.max(0, target.size - 1)
+          return { cost: sum + ceilFactor(size, traversal), size }
+        }
         case "substring":
         case "lowerAscii":
         case "indexOf":
