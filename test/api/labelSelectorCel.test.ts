@@ -4,8 +4,8 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
 import { type LabelSelector, validateLabelSelector } from "../../src/api/labelSelector.ts"
-import { celViolations } from "../../src/apiserver/celRules.ts"
-import type { StructuralSchema } from "../../src/apiserver/structuralSchema.ts"
+import { celViolations } from "../../apiserver/admission/celRules.ts"
+import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
 
 const specSchema = (() => {
   const root = crdOf(kinds.find((k) => k.kind === "ImagePullJob")!).spec.versions.at(-1)!.schema.openAPIV3Schema as StructuralSchema
