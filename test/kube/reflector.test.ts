@@ -117,7 +117,10 @@ const scripted = (script: {
 }
 
 const unavailable = () => Effect.fail(new Unavailable({ message: "down" }))
-const listed = (resourceVersion: string, items: Array<KubeObject> = []) => () => Effect.succeed({ items, resourceVersion })
+const listed =
+  (resourceVersion: string, items: Array<KubeObject> = []) =>
+  () =>
+    Effect.succeed({ items, resourceVersion })
 
 const collect = (events: Array<WatcherEvent>) =>
   Effect.forkChild(Stream.runForEach(watcher(resources.nodeImage, {}), (e) => Effect.sync(() => events.push(e))))

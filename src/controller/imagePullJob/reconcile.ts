@@ -89,7 +89,7 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
     yield* wake(ctx, ctx.registries.forget(objectKey(raw)))
     const uid = raw.metadata.uid ?? ""
     const writes: Array<NodeWrite> = []
-    for (const [node, image] of ctx.owners.imagesOf(uid)) {
+    for (const [node, image] of ctx.nodeImages.indexes.owners.imagesOf(uid)) {
       const stored = ctx.nodeImages.get(node)
       const entry = stored === undefined ? undefined : nodeImageView(stored).spec.images?.[image]
       if (entry === undefined) continue
@@ -201,9 +201,9 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
  */
 const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) => {
   const uid = task.owner.uid
-  const footprint = ctx.owners.footprint(uid, task.image)
+  const footprint = ctx.nodeImages.indexes.owners.footprint(uid, task.image)
   if (progress.staleReleased && footprint.images <= 1 && footprint.nodes === progress.synced) return []
-  return [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
+  return [...ctx.nodeImages.indexes.owners.imagesOf(uid)].flatMap(([node, image]) => {
     const stored = ctx.nodeImages.get(node)
     return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
   })
