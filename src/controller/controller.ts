@@ -1,8 +1,8 @@
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
-import type { KubeApi, ListOptions } from "../kube/KubeApi.ts"
+import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
-import type { Change, Indexes, StoreWriter } from "../kube/store.ts"
+import { resources } from "../kube/resources.ts"
 import { watcher } from "../kube/watcher.ts"
 import { makeBackoff } from "../scheduler/backoff.ts"
 import { runWorkers } from "../scheduler/runWorkers.ts"
@@ -28,7 +28,6 @@ import { pullSecretsWatches } from "./pullSecrets/watches.ts"
 import { RegistryBudget } from "./registryBudget.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import { wake } from "./wake.ts"
-import type { Watch } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
 import { workloadWatches } from "./workload/watches.ts"
 
@@ -78,25 +77,30 @@ export const makeController = Effect.fnUntraced(function* (
   const crons = advancedCronJobWatches(ctx)
   const secrets = pullSecretsWatches(ctx)
   const workloads = workloadWatches(ctx)
-  const watch = <A, I extends Indexes<A>>(
-    store: StoreWriter<A, I>,
-    watches: ReadonlyArray<Watch<A>>,
-    options: { readonly list?: ListOptions; readonly note?: (change: Change<A>) => void } = {}
-  ) => reflect(store, watcher(store.resource, options.list ?? {}), wake(watches, options.note))
-  yield* watch(stores.jobs, [...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs])
-  yield* watch(stores.listJobs, [...lists.listJobs, ...crons.listJobs])
-  yield* watch(stores.cronJobs, crons.cronJobs)
-  yield* watch(stores.secretCopies, secrets.secretCopies, {
-    list: { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` }
-  })
-  yield* watch(stores.pods, [...pulls.pods, ...workloads.pods], { note: notePod(ctx) })
-  yield* watch(stores.deployments, workloads.deployments)
-  yield* watch(stores.statefulSets, workloads.statefulSets)
-  yield* watch(stores.daemonSets, workloads.daemonSets)
-  yield* watch(stores.replicaSets, workloads.replicaSets)
-  yield* watch(stores.controllerRevisions, workloads.controllerRevisions)
-  yield* watch(stores.nodes, nodeImages.nodes)
-  yield* watch(stores.nodeImages, [...nodeImages.nodeImages, ...pulls.nodeImages], { note: noteNodeImage(ctx) })
+  yield* reflect(
+    stores.jobs,
+    watcher(resources.imagePullJob, {}),
+    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs])
+  )
+  yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
+  yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
+  yield* reflect(
+    stores.secretCopies,
+    watcher(resources.secret, { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` }),
+    wake(secrets.secretCopies)
+  )
+  yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], notePod(ctx)))
+  yield* reflect(stores.deployments, watcher(resources.deployment, {}), wake(workloads.deployments))
+  yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), wake(workloads.statefulSets))
+  yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
+  yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
+  yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake(nodeImages.nodes))
+  yield* reflect(
+    stores.nodeImages,
+    watcher(resources.nodeImage, {}),
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages], noteNodeImage(ctx))
+  )
   const all = Object.values(stores)
   const synced = Effect.all(
     all.map((store) => store.synced),

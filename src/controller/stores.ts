@@ -9,7 +9,7 @@ import type { InvalidObject } from "../api/invalidObject.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { KeysBy, makeStore } from "../kube/store.ts"
-import type { Store, StoreWriter } from "../kube/store.ts"
+import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
@@ -26,7 +26,10 @@ export const controllerStores = () => ({
     decode: decodeImagePullJob as (raw: KubeObject) => Decoded<ImagePullJob>,
     indexes: { uid: byUid<Decoded<ImagePullJob>>(), owner: byOwner<Decoded<ImagePullJob>>() }
   }),
-  listJobs: makeStore(resources.imageListPullJob, { decode: decodeImageListPullJob as (raw: KubeObject) => Decoded<ImageListPullJob> }),
+  listJobs: makeStore(resources.imageListPullJob, {
+    decode: decodeImageListPullJob as (raw: KubeObject) => Decoded<ImageListPullJob>,
+    indexes: { owner: byOwner<Decoded<ImageListPullJob>>() }
+  }),
   cronJobs: makeStore(resources.advancedCronJob, { decode: decodeAdvancedCronJob as (raw: KubeObject) => Decoded<AdvancedCronJob> }),
   secretCopies: makeStore(resources.secret),
   pods: makeStore(resources.pod),
@@ -53,9 +56,18 @@ export const jobKeyOf = (jobs: JobStore, uid: string): string | undefined => {
   return undefined
 }
 
-/** The objects in `store` whose owner references name `uid`. */
-export const ownedBy = <A>(store: Store<A, { readonly owner: KeysBy<A> }>, uid: string): Array<KubeObject> =>
-  [...store.indexes.owner.keys(uid)].flatMap((key) => {
-    const object = store.get(key)
-    return object === undefined ? [] : [object]
-  })
+/**
+ * What `owner` controls in its namespace (the controller reference names its uid, so a re-created
+ * owner starts afresh), looked up in the store's owner index instead of a scan of the kind.
+ */
+export const controlledBy = <A>(store: Store<A, { readonly owner: KeysBy<A> }>, owner: KubeObject): Array<Stored<A>> => {
+  const uid = owner.metadata.uid
+  if (uid === undefined) return []
+  const owned: Array<Stored<A>> = []
+  for (const key of store.indexes.owner.keys(uid)) {
+    const stored = store.entry(key)
+    if (stored === undefined || stored.raw.metadata.namespace !== owner.metadata.namespace) continue
+    if (stored.raw.metadata.ownerReferences?.some((o) => o.controller === true && o.uid === uid)) owned.push(stored)
+  }
+  return owned
+}

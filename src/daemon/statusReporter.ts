@@ -1,11 +1,11 @@
 import { Clock, Data, Duration, Effect, Result } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
-import type { Informer } from "../kube/informer.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { resources } from "../kube/resources.ts"
+import type { Store } from "../kube/store.ts"
 import { Scheduler } from "../scheduler/Scheduler.ts"
 import type { InitialTag } from "./firstSync.ts"
 import { nodeImageSpec } from "./nodeImageSpec.ts"
@@ -39,7 +39,7 @@ class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly
  */
 export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
-  readonly nodeImages: () => Informer
+  readonly nodeImages: Store
   readonly progressInterval: Duration.Input
 }): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
@@ -92,12 +92,12 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
         { metadata: { resourceVersion: current.metadata.resourceVersion }, status: diff },
         "status"
       )
-      yield* options.nodeImages().written(written)
+      yield* options.nodeImages.written(written)
     })
 
   const write = Effect.gen(function* () {
-    const informer = options.nodeImages()
-    let current = informer.get(options.nodeName)
+    const store = options.nodeImages
+    let current = store.get(options.nodeName)
     for (let attempt = 0; attempt < maxConflictRetries; attempt++) {
       if (current === undefined) return
       const result = yield* Effect.result(writeOnce(current))
@@ -112,7 +112,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
         if (fresh.failure._tag === "NotFound") return
         return yield* Effect.fail(new StatusWriteFailed({ message: `${fresh.failure._tag} reading the NodeImage after a conflict` }))
       }
-      yield* informer.written(fresh.success)
+      yield* store.written(fresh.success)
       current = fresh.success
     }
     return yield* Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))

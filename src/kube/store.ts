@@ -39,6 +39,7 @@ export interface Store<A = KubeObject, I extends Indexes<A> = Indexes<A>> {
   readonly get: (key: string) => KubeObject | undefined
   /** The typed view of the object under `key`. */
   readonly view: (key: string) => A | undefined
+  readonly entry: (key: string) => Stored<A> | undefined
   readonly values: () => IterableIterator<KubeObject>
   readonly entries: () => IterableIterator<Stored<A>>
   readonly size: () => number
@@ -135,6 +136,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
     resource,
     get: (key) => objects.get(key)?.raw,
     view: (key) => objects.get(key)?.view,
+    entry: (key) => objects.get(key),
     values: function* () {
       for (const stored of objects.values()) yield stored.raw
     },
@@ -162,19 +164,20 @@ export class KeysBy<A> implements StoreIndex<A> {
   }
 
   update(key: string, previous: Stored<A> | undefined, current: Stored<A> | undefined): void {
-    if (previous !== undefined) {
-      for (const value of this.valuesOf(previous)) {
-        const keys = this.byValue.get(value)
-        keys?.delete(key)
-        if (keys?.size === 0) this.byValue.delete(value)
-      }
+    const was = new Set(previous === undefined ? [] : this.valuesOf(previous))
+    const is = new Set(current === undefined ? [] : this.valuesOf(current))
+    // Values kept stay where they are, so the keys of a value come in the order the store holds them.
+    for (const value of was) {
+      if (is.has(value)) continue
+      const keys = this.byValue.get(value)
+      keys?.delete(key)
+      if (keys?.size === 0) this.byValue.delete(value)
     }
-    if (current !== undefined) {
-      for (const value of this.valuesOf(current)) {
-        let keys = this.byValue.get(value)
-        if (keys === undefined) this.byValue.set(value, (keys = new Set()))
-        keys.add(key)
-      }
+    for (const value of is) {
+      if (was.has(value)) continue
+      let keys = this.byValue.get(value)
+      if (keys === undefined) this.byValue.set(value, (keys = new Set()))
+      keys.add(key)
     }
   }
 
