@@ -10,6 +10,7 @@ import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
+import { podPlacement } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
@@ -32,7 +33,7 @@ export const controllerStores = () => ({
   }),
   cronJobs: makeStore(resources.advancedCronJob, { decode: decodeAdvancedCronJob as (raw: KubeObject) => Decoded<AdvancedCronJob> }),
   secretCopies: makeStore(resources.secret),
-  pods: makeStore(resources.pod),
+  pods: makeStore(resources.pod, { decode: podPlacement }),
   deployments: makeStore(resources.deployment),
   statefulSets: makeStore(resources.statefulSet),
   daemonSets: makeStore(resources.daemonSet),

@@ -20,21 +20,12 @@ import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { registryOf } from "./registryRoom.ts"
 import { selectTargets } from "./targets.ts"
-import type { PodPlacement } from "./targets.ts"
 
 /** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
 export const releaseFinalizer = "preheat.kruise.io/release-tags"
 
 const record = recordEvent("preheat-controller")
 const nodeWriteConcurrency = 16
-
-const podPlacement = (pod: KubeObject): PodPlacement => ({
-  namespace: pod.metadata.namespace ?? "",
-  nodeName: (pod["spec"] as { nodeName?: string } | undefined)?.nodeName,
-  labels: pod.metadata.labels ?? {},
-  phase: (pod["status"] as { phase?: string } | undefined)?.phase,
-  deleting: pod.metadata.deletionTimestamp !== undefined
-})
 
 /**
  * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
@@ -178,7 +169,7 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
     job.spec,
     { namespace: job.metadata.namespace ?? "", uid },
     [...ctx.nodeImages.entries()].map((stored) => stored.view),
-    () => [...ctx.pods.values()].map(podPlacement)
+    () => [...ctx.pods.entries()].map((stored) => stored.view)
   )
   const progress = new JobProgress(
     fingerprint,

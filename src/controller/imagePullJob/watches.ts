@@ -17,6 +17,7 @@ import type { Decoded, JobStore } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { nodeSelected } from "./targets.ts"
+import type { PodPlacement } from "./targets.ts"
 
 const sameLabels = (a: KubeObject, b: KubeObject): boolean =>
   JSON.stringify(a.metadata.labels ?? {}) === JSON.stringify(b.metadata.labels ?? {})
@@ -68,22 +69,17 @@ export const jobsForNodeImage = (
   ])
 }
 
-const podFacts = (pod: KubeObject | undefined) =>
-  JSON.stringify([
-    (pod?.["spec"] as { nodeName?: string } | undefined)?.nodeName,
-    (pod?.["status"] as { phase?: string } | undefined)?.phase,
-    pod?.metadata.labels,
-    pod?.metadata.deletionTimestamp
-  ])
+const podFacts = (pod: PodPlacement | undefined) => JSON.stringify([pod?.nodeName, pod?.phase, pod?.labels, pod?.deleting])
 
 /** Whether a pod moved in a way a pod selector sees: its node, phase, labels, or its going. */
-export const podPlacementChanged = (change: Change): boolean => podFacts(before(change)?.raw) !== podFacts(after(change)?.raw)
+export const podPlacementChanged = (change: Change<PodPlacement>): boolean =>
+  podFacts(before(change)?.view) !== podFacts(after(change)?.view)
 
 /** The jobs of the pod's namespace whose pod selector matches it before or after the change. */
-export const jobsForPod = (change: Change, jobs: JobStore): Array<string> => {
+export const jobsForPod = (change: Change<PodPlacement>, jobs: JobStore): Array<string> => {
   if (!podPlacementChanged(change)) return []
   const namespace = changed(change).raw.metadata.namespace
-  const labelSets = [before(change), after(change)].flatMap((p) => (p === undefined ? [] : [p.raw.metadata.labels ?? {}]))
+  const labelSets = [before(change), after(change)].flatMap((p) => (p === undefined ? [] : [p.view.labels]))
   const keys: Array<string> = []
   for (const { raw, view } of jobs.entries()) {
     if (raw.metadata.namespace !== namespace) continue
@@ -123,7 +119,7 @@ export const imagePullJobWatches = (ctx: ControllerContext) => ({
   nodeImages: [
     { queue: ctx.queues.imagePullJob, keys: (change) => jobsForNodeImage(change, ctx), delayMs: ctx.settings.nodeReportBatchMs }
   ] satisfies ReadonlyArray<Watch<NodeImage>>,
-  pods: [{ queue: ctx.queues.imagePullJob, keys: (change) => jobsForPod(change, ctx.jobs) }] satisfies ReadonlyArray<Watch<KubeObject>>
+  pods: [{ queue: ctx.queues.imagePullJob, keys: (change) => jobsForPod(change, ctx.jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>
 })
 
 /**
@@ -140,6 +136,6 @@ export const noteNodeImage = (ctx: ControllerContext) => (change: Change<NodeIma
 }
 
 /** A pod that moved invalidates the targets of jobs that select by pod. */
-export const notePod = (ctx: ControllerContext) => (change: Change) => {
+export const notePod = (ctx: ControllerContext) => (change: Change<PodPlacement>) => {
   if (podPlacementChanged(change)) ctx.placement.pods++
 }

@@ -3,6 +3,7 @@
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ControllerContext } from "../context.ts"
+import type { PodPlacement } from "../imagePullJob/targets.ts"
 import type { Decoded } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 import { workloadChangeKeys, workloadKeysFor } from "./keys.ts"
@@ -22,7 +23,7 @@ export const workloadWatches = (ctx: ControllerContext) => {
     deployments: [{ queue, keys: (change) => workloadChangeKeys("Deployment", change) }] satisfies ReadonlyArray<Watch<KubeObject>>,
     statefulSets: [{ queue, keys: (change) => workloadChangeKeys("StatefulSet", change) }] satisfies ReadonlyArray<Watch<KubeObject>>,
     daemonSets: [{ queue, keys: (change) => workloadChangeKeys("DaemonSet", change) }] satisfies ReadonlyArray<Watch<KubeObject>>,
-    pods: [{ queue, keys: (change) => workloadKeysFor("pod", change, stores) }] satisfies ReadonlyArray<Watch<KubeObject>>,
+    pods: [{ queue, keys: (change) => workloadKeysFor("pod", change, stores) }] satisfies ReadonlyArray<Watch<PodPlacement>>,
     replicaSets: [{ queue, keys: (change) => workloadKeysFor("replicaSet", change, stores) }] satisfies ReadonlyArray<Watch<KubeObject>>,
     controllerRevisions: [{ queue, keys: (change) => workloadKeysFor("controllerRevision", change, stores) }] satisfies ReadonlyArray<
       Watch<KubeObject>
