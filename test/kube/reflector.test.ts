@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Fiber, Layer, Logger, References, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
 import { Gone, Unavailable } from "../../src/kube/errors.ts"
@@ -148,6 +148,29 @@ describe("watcher", () => {
       expect(yield* listsBy(91)).toBe(8)
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("logs each retry as a warning with the kind, the error and the delay", () => {
+    const { layer } = scripted({ lists: [unavailable, unavailable], watches: [] })
+    const logs: Array<{ level: string; message: unknown; annotations: Record<string, unknown> }> = []
+    const capture = Logger.layer([
+      Logger.make((options) => {
+        logs.push({
+          level: options.logLevel,
+          message: options.message,
+          annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
+        })
+      })
+    ])
+    return Effect.gen(function* () {
+      const fiber = yield* collect([])
+      yield* TestClock.setTime(1000)
+      expect(logs).toEqual([
+        { level: "Warn", message: ["watch failed; retrying"], annotations: { kind: "NodeImage", error: "Unavailable", retryIn: "1s" } },
+        { level: "Warn", message: ["watch failed; retrying"], annotations: { kind: "NodeImage", error: "Unavailable", retryIn: "2s" } }
+      ])
+      yield* Fiber.interrupt(fiber)
+    }).pipe(Effect.provide(Layer.merge(layer, capture)))
   })
 
   it.effect("starts the backoff over once an event comes through", () => {
