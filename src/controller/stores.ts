@@ -1,7 +1,6 @@
 // The controller's stores: what each kind is decoded to, and the indexes the reconcilers and the
 // change mappings look things up by instead of scanning.
 import type { Result } from "effect"
-import type { AdvancedCronJob } from "../api/advancedCronJob.ts"
 import { decodeAdvancedCronJob, decodeImageListPullJob, decodeImagePullJob } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
 import type { ImagePullJob } from "../api/imagePullJob.ts"
@@ -24,14 +23,14 @@ const byUid = <A>() => new KeysBy<A>(({ raw }) => (raw.metadata.uid === undefine
 /** The controller's stores, empty, each with its writer for the reflector. */
 export const controllerStores = () => ({
   jobs: makeStore(resources.imagePullJob, {
-    decode: decodeImagePullJob as (raw: KubeObject) => Decoded<ImagePullJob>,
+    decode: decodeImagePullJob,
     indexes: { uid: byUid<Decoded<ImagePullJob>>(), owner: byOwner<Decoded<ImagePullJob>>() }
   }),
   listJobs: makeStore(resources.imageListPullJob, {
-    decode: decodeImageListPullJob as (raw: KubeObject) => Decoded<ImageListPullJob>,
+    decode: decodeImageListPullJob,
     indexes: { owner: byOwner<Decoded<ImageListPullJob>>() }
   }),
-  cronJobs: makeStore(resources.advancedCronJob, { decode: decodeAdvancedCronJob as (raw: KubeObject) => Decoded<AdvancedCronJob> }),
+  cronJobs: makeStore(resources.advancedCronJob, { decode: decodeAdvancedCronJob }),
   secretCopies: makeStore(resources.secret),
   pods: makeStore(resources.pod, { decode: podPlacement }),
   deployments: makeStore(resources.deployment),
