@@ -3,6 +3,7 @@
 // change concerns are woken: a NodeImage change wakes the owners of the tags that changed, not
 // every job of the image (SPEC §4.8).
 import { Result } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -15,7 +16,6 @@ import { changedOwners } from "../ownerIndex.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { Decoded, JobStore } from "../stores.ts"
 import type { Watch } from "../wake.ts"
-import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { nodeSelected } from "./targets.ts"
 import type { PodPlacement } from "./targets.ts"
 
