@@ -1,9 +1,8 @@
-import type { Informer } from "../kube/informer.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
-import type { OwnerIndex } from "./ownerIndex.ts"
 import type { RegistryBudget } from "./registryBudget.ts"
 import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import type { ControllerStores } from "./stores.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */
@@ -38,30 +37,16 @@ export const defaultSettings: ControllerSettings = {
   maxConcurrentPullsPerRegistry: undefined
 }
 
-/** The stores the reconcilers read and the queues the change handlers feed. */
-export interface ControllerContext {
+/**
+ * The stores the reconcilers read (stores.ts: the pull-secret copies are those in the daemons'
+ * namespace only), the books they keep, and the queues the watches feed.
+ */
+export interface ControllerContext extends ControllerStores {
   readonly settings: ControllerSettings
-  readonly nodes: Informer
-  readonly nodeImages: Informer
-  readonly jobs: Informer
-  readonly listJobs: Informer
-  readonly cronJobs: Informer
-  readonly pods: Informer
-  /** The workloads pre-download is for, and the ReplicaSets and ControllerRevisions that tell their revisions. */
-  readonly deployments: Informer
-  readonly statefulSets: Informer
-  readonly daemonSets: Informer
-  readonly replicaSets: Informer
-  readonly controllerRevisions: Informer
   /** Workload key -> what pre-download last settled for it (workload/decide.ts), for that uid. */
   readonly preDownloads: Map<string, { readonly uid: string; readonly settled: string }>
-  /** The pull-secret copies: Secrets labelled as copies, in the daemons' namespace only. */
-  readonly secretCopies: Informer
   /** The Secrets jobs reference as pull secrets, read on demand (no list, no watch). */
   readonly sourceSecrets: SourceSecrets
-  readonly owners: OwnerIndex
-  /** ImagePullJob uid -> namespace/name, for owner references that name jobs by uid. */
-  readonly jobKeyByUid: Map<string, string>
   /** When each job's status was last written (ms), to space out counter-only updates. */
   readonly statusWrittenAt: Map<string, number>
   /** The spec each job's tags were last brought up to date with (a fingerprint). */

@@ -1,30 +1,35 @@
 import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
-import { makeInformer } from "../kube/informer.ts"
-import type { Change, Informer } from "../kube/informer.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
+import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
+import { watcher } from "../kube/watcher.ts"
 import { makeBackoff } from "../scheduler/backoff.ts"
 import { runWorkers } from "../scheduler/runWorkers.ts"
 import type { Outcome, WorkerObserver } from "../scheduler/runWorkers.ts"
 import { Scheduler } from "../scheduler/Scheduler.ts"
 import type { WorkQueue } from "../scheduler/Scheduler.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
+import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
+import { allSecretCopies } from "./context.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
-import { changeHandlers } from "./handlers.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
+import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
+import { imagePullJobWatches, jobsReferencingSecrets, noteNodeImage, notePod } from "./imagePullJob/watches.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
-import { nodeImageView } from "./nodeImage/view.ts"
-import { OwnerIndex } from "./ownerIndex.ts"
+import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import { pullSecretsWatches } from "./pullSecrets/watches.ts"
 import { RegistryBudget } from "./registryBudget.ts"
-import { workloadHandlers } from "./workload/handlers.ts"
+import { controllerStores, jobKeyOf } from "./stores.ts"
+import { wake } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
+import { workloadWatches } from "./workload/watches.ts"
 
 export interface Controller {
   readonly context: ControllerContext
@@ -51,19 +56,10 @@ export const makeController = Effect.fnUntraced(function* (
     pullSecrets: yield* scheduler.queue("pullsecrets"),
     workload: yield* scheduler.queue("workload")
   }
-  let context: ControllerContext | undefined
-  const handlers = changeHandlers(() => context!)
-  const workloads = workloadHandlers(() => context!)
-  const both = (a: (c: Change) => Effect.Effect<void>, b: (c: Change) => Effect.Effect<void>) => (c: Change) => Effect.andThen(a(c), b(c))
-  // Handlers run from the first list on; the context they read is complete before any informer starts.
-  const lazy =
-    <A>(handler: (a: A) => Effect.Effect<void>) =>
-    (a: A) =>
-      Effect.suspend(() => handler(a))
-  const partial = {
+  const stores = controllerStores()
+  const ctx: ControllerContext = {
+    ...stores,
     settings,
-    owners: new OwnerIndex(),
-    jobKeyByUid: new Map<string, string>(),
     statusWrittenAt: new Map<string, number>(),
     propagated: new Map<string, string>(),
     targets: new Map<string, JobProgress>(),
@@ -74,45 +70,53 @@ export const makeController = Effect.fnUntraced(function* (
     preDownloads: new Map<string, { readonly uid: string; readonly settled: string }>(),
     queues
   }
-  const informers: Record<
-    | "nodes"
-    | "nodeImages"
-    | "jobs"
-    | "listJobs"
-    | "cronJobs"
-    | "pods"
-    | "secretCopies"
-    | "deployments"
-    | "statefulSets"
-    | "daemonSets"
-    | "replicaSets"
-    | "controllerRevisions",
-    Informer
-  > = {
-    jobs: yield* makeInformer(resources.imagePullJob, {}, lazy(both(handlers.imagePullJob, workloads.owned("imagePullJob")))),
-    listJobs: yield* makeInformer(resources.imageListPullJob, {}, lazy(handlers.imageListPullJob)),
-    cronJobs: yield* makeInformer(resources.advancedCronJob, {}, lazy(handlers.advancedCronJob)),
-    secretCopies: yield* makeInformer(
-      resources.secret,
-      { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` },
-      lazy(handlers.secretCopy)
-    ),
-    pods: yield* makeInformer(resources.pod, {}, lazy(both(handlers.pod, workloads.owned("pod")))),
-    deployments: yield* makeInformer(resources.deployment, {}, lazy(workloads.workload("Deployment"))),
-    statefulSets: yield* makeInformer(resources.statefulSet, {}, lazy(workloads.workload("StatefulSet"))),
-    daemonSets: yield* makeInformer(resources.daemonSet, {}, lazy(workloads.workload("DaemonSet"))),
-    replicaSets: yield* makeInformer(resources.replicaSet, {}, lazy(workloads.owned("replicaSet"))),
-    controllerRevisions: yield* makeInformer(resources.controllerRevision, {}, lazy(workloads.owned("controllerRevision"))),
-    nodes: yield* makeInformer(resources.node, {}, lazy(handlers.node)),
-    nodeImages: yield* makeInformer(resources.nodeImage, {}, lazy(handlers.nodeImage))
-  }
-  context = { ...partial, ...informers }
-  const ctx = context
-  const all = Object.values(informers)
+  // What each reconciler watches, declared next to it; every store exists before any watch starts.
+  const pulls = imagePullJobWatches(ctx)
+  const nodeImages = nodeImageWatches(ctx)
+  const lists = imageListPullJobWatches(ctx)
+  const crons = advancedCronJobWatches(ctx)
+  const secrets = pullSecretsWatches(ctx)
+  const workloads = workloadWatches(ctx)
+  yield* reflect(
+    stores.jobs,
+    watcher(resources.imagePullJob, {}),
+    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs])
+  )
+  yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
+  yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
+  yield* reflect(
+    stores.secretCopies,
+    watcher(resources.secret, { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` }),
+    wake(secrets.secretCopies)
+  )
+  yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], notePod(ctx)))
+  yield* reflect(stores.deployments, watcher(resources.deployment, {}), wake(workloads.deployments))
+  yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), wake(workloads.statefulSets))
+  yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
+  yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
+  yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake(nodeImages.nodes))
+  yield* reflect(
+    stores.nodeImages,
+    watcher(resources.nodeImage, {}),
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages], noteNodeImage(ctx))
+  )
+  const all = Object.values(stores)
   const synced = Effect.all(
-    all.map((i) => i.synced),
+    all.map((store) => store.synced),
     { discard: true }
   )
+
+  /** Source secrets that changed, appeared or went since the last resync: the jobs naming them, and the copies. */
+  const sourceSecretsChanged = (keys: ReadonlyArray<string>) =>
+    Effect.suspend(() => {
+      if (keys.length === 0) return Effect.void
+      const jobs = jobsReferencingSecrets(new Set(keys), ctx.jobs)
+      return Effect.andThen(
+        Effect.forEach(jobs, (key) => queues.imagePullJob.add(key), { discard: true }),
+        queues.pullSecrets.add(allSecretCopies)
+      )
+    })
 
   const reconcile = (observe?: (controller: string) => WorkerObserver) =>
     Effect.gen(function* () {
@@ -120,7 +124,10 @@ export const makeController = Effect.fnUntraced(function* (
       yield* synced
       // The books open with the pulls a previous leader started, so the registry limit holds across a hand-over.
       if (ctx.registries.limit !== undefined) {
-        const underWay = pullsUnderWay([...ctx.nodeImages.values()].map(nodeImageView), (uid) => ctx.jobKeyByUid.get(uid))
+        const underWay = pullsUnderWay(
+          [...ctx.nodeImages.entries()].map((stored) => stored.view),
+          (uid) => jobKeyOf(ctx.jobs, uid)
+        )
         for (const [key, { inFlight, registry }] of underWay) ctx.registries.settle(key, registry, inFlight, 0)
       }
       const run = (name: string, queue: WorkQueue, reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>) =>
@@ -132,7 +139,7 @@ export const makeController = Effect.fnUntraced(function* (
             ...(observe === undefined ? {} : { observe: observe(name) })
           })
         )
-      const resyncSecrets = Effect.flatMap(ctx.sourceSecrets.resync, handlers.sourceSecretsChanged).pipe(
+      const resyncSecrets = Effect.flatMap(ctx.sourceSecrets.resync, sourceSecretsChanged).pipe(
         Effect.repeat(Schedule.spaced(Duration.millis(settings.secretResyncMs))),
         Effect.delay(Duration.millis(settings.secretResyncMs))
       )
@@ -150,5 +157,5 @@ export const makeController = Effect.fnUntraced(function* (
       ).pipe(Effect.andThen(Effect.never))
     })
 
-  return { context: ctx, synced, hasSynced: () => all.every((i) => i.hasSynced()), reconcile }
+  return { context: ctx, synced, hasSynced: () => all.every((store) => store.hasSynced()), reconcile }
 })

@@ -1,11 +1,12 @@
 import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
+import type { Stored, StoreIndex } from "../kube/store.ts"
 import { NodeNumbers, NodeSet } from "./nodeSet.ts"
 
 /**
  * Which nodes and images each job owns tags in, kept from NodeImage changes, so that a job's
  * clean-up and the enqueueing of a change touch only the NodeImages involved (SPEC §4.8).
  */
-export class OwnerIndex {
+export class OwnerIndex implements StoreIndex<NodeImage> {
   private readonly nodes = new NodeNumbers()
   /** Job uid -> image -> the nodes where the job owns a tag of that image (usually one image). */
   private readonly byOwner = new Map<string, Map<string, NodeSet>>()
@@ -14,9 +15,9 @@ export class OwnerIndex {
    * Replaces what one NodeImage contributes. Only image entries that changed are looked at:
    * stores share unchanged entries between versions, so a status report costs nothing here.
    */
-  update(node: string, previous: NodeImage | undefined, current: NodeImage | undefined): void {
-    const before = previous?.spec.images ?? {}
-    const after = current?.spec.images ?? {}
+  update(node: string, previous: Stored<NodeImage> | undefined, current: Stored<NodeImage> | undefined): void {
+    const before = previous?.view.spec.images ?? {}
+    const after = current?.view.spec.images ?? {}
     const n = this.nodes.numberOf(node)
     for (const image of new Set([...Object.keys(before), ...Object.keys(after)])) {
       if (before[image] === after[image]) continue

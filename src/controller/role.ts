@@ -1,6 +1,7 @@
 import { Duration, Effect, Layer, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import { makeWorkQueue } from "../../layers/scheduler.ts"
+import type { ImagePullJob } from "../api/imagePullJob.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
@@ -10,7 +11,7 @@ import { serveOps } from "../ops/server.ts"
 import { Scheduler } from "../scheduler/Scheduler.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { makeController } from "./controller.ts"
-import { decodedJob } from "./decoded.ts"
+import type { Decoded } from "./stores.ts"
 
 export interface ControllerRoleOptions {
   readonly settings: ControllerSettings
@@ -36,10 +37,9 @@ export const schedulerWithMetrics: Layer.Layer<Scheduler, never, Metrics> = Laye
   })
 )
 
-const phaseOf = (ctx: ControllerContext, raw: Parameters<typeof decodedJob>[0]): JobPhase => {
-  const job = decodedJob(raw)
+const phaseOf = (ctx: ControllerContext, job: Decoded<ImagePullJob>): JobPhase => {
   if (Result.isFailure(job)) return "invalid"
-  const status = raw["status"] as { completionTime?: string; conditions?: Array<{ type: string; status: string }> } | undefined
+  const status = job.success.status
   if (status?.completionTime !== undefined) return "completed"
   if (status?.conditions?.some((c) => c.type === "Valid" && c.status === "False")) return "invalid"
   return resolveParallelism(job.success.spec.parallelism, ctx.nodeImages.size()) === 0 ? "paused" : "running"
@@ -50,12 +50,10 @@ const sampleGauges = (ctx: ControllerContext) =>
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
-    for (const raw of ctx.jobs.values()) jobs[phaseOf(ctx, raw)]++
+    for (const { view } of ctx.jobs.entries()) jobs[phaseOf(ctx, view)]++
     yield* metrics.setJobs(jobs)
     let pulling = 0
-    for (const raw of ctx.nodeImages.values()) {
-      if (((raw["status"] as { pulling?: number } | undefined)?.pulling ?? 0) > 0) pulling++
-    }
+    for (const { view } of ctx.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)
     for (const [name, queue] of Object.entries(ctx.queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
   })

@@ -1,14 +1,17 @@
 import { Clock, Effect } from "effect"
 import type { ImageSpec } from "../api/nodeImage.ts"
-import type { Informer } from "../kube/informer.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { splitKey } from "../kube/objectKey.ts"
 import { resources } from "../kube/resources.ts"
 import type { Resource } from "../kube/resources.ts"
+import type { Store } from "../kube/store.ts"
 import { rfc3339 } from "../api/time.ts"
 import { setCondition } from "./status/conditions.ts"
+
+/** What a write reads from its store and gives back to it. */
+type WrittenTo = Pick<Store<unknown>, "get" | "written">
 
 /**
  * Replaces some image entries of one NodeImage with a merge patch that carries the
@@ -17,7 +20,7 @@ import { setCondition } from "./status/conditions.ts"
  * The result goes into the store at once, so the next decision sees it.
  */
 export const patchNodeImages = (
-  nodeImages: Informer,
+  nodeImages: WrittenTo,
   node: string,
   changes: ReadonlyMap<string, ImageSpec | undefined>,
   labels?: Readonly<Record<string, string | null>>
@@ -46,7 +49,7 @@ export const patchNodeImages = (
   })
 
 /** Writes a new status when it differs from the stored one (a merge patch of the difference). */
-export const patchStatus = (resource: Resource, store: Informer, object: KubeObject, status: unknown) =>
+export const patchStatus = (resource: Resource, store: WrittenTo, object: KubeObject, status: unknown) =>
   Effect.gen(function* () {
     const diff = mergePatchBetween(object["status"] ?? {}, status)
     if (diff === undefined) return object
@@ -64,7 +67,7 @@ const keyOf = (object: KubeObject): string =>
  * and the reason in status.message. Returns whether the condition changed, so the caller emits
  * its Warning event once, not on every reconcile.
  */
-export const reportInvalid = (resource: Resource, store: Informer, object: KubeObject, reason: string, message: string) =>
+export const reportInvalid = (resource: Resource, store: WrittenTo, object: KubeObject, reason: string, message: string) =>
   Effect.gen(function* () {
     const now = rfc3339(yield* Clock.currentTimeMillis)
     const status = (object["status"] ?? {}) as { conditions?: ReadonlyArray<never>; message?: string }

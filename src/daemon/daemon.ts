@@ -1,10 +1,11 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
-import { makeInformer } from "../kube/informer.ts"
-import type { Informer } from "../kube/informer.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
+import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
+import { makeStore } from "../kube/store.ts"
+import { watcher } from "../kube/watcher.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
 import type { Scheduler } from "../scheduler/Scheduler.ts"
@@ -40,10 +41,10 @@ export const startDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
-  let informer: Informer | undefined
+  const watched = makeStore(resources.nodeImage)
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
-    nodeImages: () => informer!,
+    nodeImages: watched,
     progressInterval: options.progressWriteInterval
   })
   const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
@@ -53,21 +54,20 @@ export const startDaemon = Effect.fnUntraced(function* (
     component: options.component,
     slots,
     reporter,
-    current: () => informer?.get(options.nodeName)
+    current: () => watched.get(options.nodeName)
   })
   const pins = yield* makeImagePins({
     nodeName: options.nodeName,
     enabled: options.pinImages,
-    current: () => informer?.get(options.nodeName),
+    current: () => watched.get(options.nodeName),
     resyncInterval: options.pinResyncInterval
   })
-  informer = yield* makeInformer(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }, () =>
+  yield* reflect(watched, watcher(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
     Effect.suspend(() => {
-      const current = informer?.get(options.nodeName)
+      const current = watched.get(options.nodeName)
       return Effect.andThen(puller.sync(current), pins.changed(current))
     })
   )
-  const watched = informer
   // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
   // whose tags went away meanwhile unpins what it pinned.
   yield* Effect.forkScoped(

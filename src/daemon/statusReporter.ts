@@ -1,11 +1,11 @@
 import { Clock, Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
-import type { Informer } from "../kube/informer.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { resources } from "../kube/resources.ts"
+import type { Store } from "../kube/store.ts"
 import { Scheduler } from "../scheduler/Scheduler.ts"
 import type { InitialTag } from "./firstSync.ts"
 import { nodeImageSpec } from "./nodeImageSpec.ts"
@@ -44,7 +44,7 @@ export const statusWriteRetry: Schedule.Schedule<Duration.Duration, StatusWriteF
  */
 export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
-  readonly nodeImages: () => Informer
+  readonly nodeImages: Store
   readonly progressInterval: Duration.Input
 }): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
@@ -95,12 +95,12 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
         { metadata: { resourceVersion: current.metadata.resourceVersion }, status: diff },
         "status"
       )
-      yield* options.nodeImages().written(written)
+      yield* options.nodeImages.written(written)
     })
 
   /** The NodeImage as stored now, after a conflict; undefined when it is gone. */
   const reread = api.get(resources.nodeImage, { name: options.nodeName }).pipe(
-    Effect.tap((fresh) => options.nodeImages().written(fresh)),
+    Effect.tap((fresh) => options.nodeImages.written(fresh)),
     Effect.catch((error) =>
       error._tag === "NotFound"
         ? Effect.succeed(undefined)
@@ -130,7 +130,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
     Effect.andThen(
       // Reports from other fibers ready at this same instant join this write instead of the next.
       Effect.yieldNow,
-      writeFrom(options.nodeImages().get(options.nodeName), maxConflictRetries)
+      writeFrom(options.nodeImages.get(options.nodeName), maxConflictRetries)
     )
   ).pipe(Effect.withSpan("StatusReporter.write", { attributes: { node: options.nodeName } }))
 

@@ -8,7 +8,7 @@ import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
 const pool = new ValuePool()
 /**
  * The containers interned here that the pool does not hold (records, objects holding one):
- * a few per stored version. A store's objects handed to an informer in the same process are
+ * a few per stored version. The API server's objects handed to a store in the same process are
  * then recognised at once instead of being walked and copied.
  */
 const interned = new WeakSet<object>()

@@ -1,5 +1,5 @@
 import { Result } from "effect"
-import { decodeNodeImage } from "../api/decode.ts"
+import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
 import type { ImagePullJob } from "../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
@@ -7,7 +7,6 @@ import type { Condition } from "../api/meta.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import type { Parallelism } from "../api/jobTemplate.ts"
-import { decodedJob, decodedListJob } from "../controller/decoded.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
 
@@ -117,7 +116,7 @@ const times = (status: (Lifecycle & { readonly startTime?: string }) | undefined
 }
 
 const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobView => {
-  const decoded = decodedJob(object)
+  const decoded = decodeImagePullJob(object)
   if (Result.isFailure(decoded)) return invalidView("ImagePullJob", object, decoded.failure.message)
   const job = decoded.success
   const status = job.status
@@ -149,7 +148,7 @@ const listMessage = (job: ImageListPullJob): string => {
 
 /** A list job counts child jobs, not nodes: the bar and ETA are over its images. */
 const listJobView = (object: KubeObject): JobView => {
-  const decoded = decodedListJob(object)
+  const decoded = decodeImageListPullJob(object)
   if (Result.isFailure(decoded)) return invalidView("ImageListPullJob", object, decoded.failure.message)
   const job = decoded.success
   const status = job.status

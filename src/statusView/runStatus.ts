@@ -1,8 +1,10 @@
 import { Clock, Duration, Effect, Queue } from "effect"
 import type { Scope } from "effect"
-import { makeInformer } from "../kube/informer.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
+import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
+import { makeStore } from "../kube/store.ts"
+import { watcher } from "../kube/watcher.ts"
 import { buildModel } from "./buildModel.ts"
 import { render } from "./render.ts"
 import type { StatusModel } from "./model.ts"
@@ -41,9 +43,12 @@ export const runStatus = Effect.fnUntraced(function* (
     namespace: options.namespace,
     ...(options.labelSelector === undefined ? {} : { labelSelector: options.labelSelector })
   }
-  const pullJobs = yield* makeInformer(resources.imagePullJob, namespaced, changed)
-  const listJobs = yield* makeInformer(resources.imageListPullJob, namespaced, changed)
-  const nodeImages = yield* makeInformer(resources.nodeImage, {}, changed)
+  const pullJobs = makeStore(resources.imagePullJob)
+  const listJobs = makeStore(resources.imageListPullJob)
+  const nodeImages = makeStore(resources.nodeImage)
+  yield* reflect(pullJobs, watcher(resources.imagePullJob, namespaced), changed)
+  yield* reflect(listJobs, watcher(resources.imageListPullJob, namespaced), changed)
+  yield* reflect(nodeImages, watcher(resources.nodeImage, {}), changed)
 
   const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced], { discard: true })
   yield* options.watch

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import type { Change } from "../../src/kube/informer.ts"
+import type { Change } from "../../src/kube/store.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { objectKey } from "../../src/kube/objectKey.ts"
 import { parseWorkloadKey, workloadChangeKeys, workloadKey, workloadKeysFor } from "../../src/controller/workload/keys.ts"
@@ -31,7 +31,10 @@ const cluster = () => {
   return { deployments, replicaSets, pods, plain, plainRs, sts, ds, lookup }
 }
 
-const modified = (old: KubeObject, current: KubeObject): Change => ({ type: "modified", old, current })
+const stored = (raw: KubeObject) => ({ raw, view: raw })
+const added = (current: KubeObject): Change => ({ type: "added", current: stored(current) })
+const deleted = (old: KubeObject): Change => ({ type: "deleted", old: stored(old) })
+const modified = (old: KubeObject, current: KubeObject): Change => ({ type: "modified", old: stored(old), current: stored(current) })
 const withStatus = (o: KubeObject, status: Record<string, unknown>): KubeObject => ({
   ...o,
   status: { ...(o["status"] as object), ...status }
@@ -43,8 +46,8 @@ describe("workload keys: which workload a change wakes", () => {
     const p = pods[7 * 4 + 2]!
     const unready = withStatus(p, { conditions: [{ type: "Ready", status: "False" }] })
     expect(workloadKeysFor("pod", modified(unready, p), lookup)).toEqual(["Deployment:default/web7"])
-    expect(workloadKeysFor("pod", { type: "added", current: p }, lookup)).toEqual(["Deployment:default/web7"])
-    expect(workloadKeysFor("pod", { type: "deleted", old: p }, lookup)).toEqual(["Deployment:default/web7"])
+    expect(workloadKeysFor("pod", added(p), lookup)).toEqual(["Deployment:default/web7"])
+    expect(workloadKeysFor("pod", deleted(p), lookup)).toEqual(["Deployment:default/web7"])
   })
 
   it("a pod change pre-download does not read (status beyond phase and Ready) wakes nothing", () => {
@@ -63,24 +66,24 @@ describe("workload keys: which workload a change wakes", () => {
   it("pods of a workload without the annotation, or without owner, wake nothing", () => {
     const { lookup, plainRs } = cluster()
     const p = pod(plainRs, "plain-1", { node: "n1", revisionLabel: "pod-template-hash", revision: "p" })
-    expect(workloadKeysFor("pod", { type: "added", current: p }, lookup)).toEqual([])
+    expect(workloadKeysFor("pod", added(p), lookup)).toEqual([])
     const orphan = { ...p, metadata: { ...p.metadata, ownerReferences: [] } }
-    expect(workloadKeysFor("pod", { type: "added", current: orphan }, lookup)).toEqual([])
+    expect(workloadKeysFor("pod", added(orphan), lookup)).toEqual([])
   })
 
   it("a pod whose ReplicaSet reference names another uid (a re-created ReplicaSet) wakes nothing", () => {
     const { lookup, replicaSets } = cluster()
     const stale = { ...replicaSets[3]!, metadata: { ...replicaSets[3]!.metadata, uid: "older" } }
     const p = pod(stale, "x", { node: "n1", revisionLabel: "pod-template-hash", revision: "h3" })
-    expect(workloadKeysFor("pod", { type: "added", current: p }, lookup)).toEqual([])
+    expect(workloadKeysFor("pod", added(p), lookup)).toEqual([])
   })
 
   it("StatefulSet and DaemonSet pods wake their set directly", () => {
     const { ds, lookup, sts } = cluster()
     const a = pod(sts, "db-0", { node: "n1", revisionLabel: "controller-revision-hash", revision: "db-r1" })
     const b = pod(ds, "agent-x", { node: "n1", revisionLabel: "controller-revision-hash", revision: "h1" })
-    expect(workloadKeysFor("pod", { type: "added", current: a }, lookup)).toEqual(["StatefulSet:default/db"])
-    expect(workloadKeysFor("pod", { type: "added", current: b }, lookup)).toEqual(["DaemonSet:default/agent"])
+    expect(workloadKeysFor("pod", added(a), lookup)).toEqual(["StatefulSet:default/db"])
+    expect(workloadKeysFor("pod", added(b), lookup)).toEqual(["DaemonSet:default/agent"])
   })
 
   it("a ReplicaSet's spec wakes its Deployment, its status does not", () => {
@@ -90,17 +93,17 @@ describe("workload keys: which workload a change wakes", () => {
     expect(workloadKeysFor("replicaSet", modified(rs, scaledDown), lookup)).toEqual(["Deployment:default/web5"])
     expect(workloadKeysFor("replicaSet", modified(rs, withStatus(rs, { readyReplicas: 3 })), lookup)).toEqual([])
     const next = replicaSet(deployments[5]!, "new", { replicas: 1, revision: 2, uid: "rsn" })
-    expect(workloadKeysFor("replicaSet", { type: "added", current: next }, lookup)).toEqual(["Deployment:default/web5"])
+    expect(workloadKeysFor("replicaSet", added(next), lookup)).toEqual(["Deployment:default/web5"])
   })
 
   it("a ControllerRevision wakes its StatefulSet or DaemonSet", () => {
     const { ds, lookup, sts } = cluster()
-    expect(
-      workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(sts, "r2", { revision: 2 }) }, lookup)
-    ).toEqual(["StatefulSet:default/db"])
-    expect(
-      workloadKeysFor("controllerRevision", { type: "added", current: controllerRevision(ds, "h2", { revision: 2 }) }, lookup)
-    ).toEqual(["DaemonSet:default/agent"])
+    expect(workloadKeysFor("controllerRevision", added(controllerRevision(sts, "r2", { revision: 2 })), lookup)).toEqual([
+      "StatefulSet:default/db"
+    ])
+    expect(workloadKeysFor("controllerRevision", added(controllerRevision(ds, "h2", { revision: 2 })), lookup)).toEqual([
+      "DaemonSet:default/agent"
+    ])
   })
 
   it("a pre-download job wakes its workload when it comes or goes, not on its status reports; other jobs never", () => {
@@ -114,8 +117,8 @@ describe("workload keys: which workload a change wakes", () => {
         ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web2", uid: deployments[2]!.metadata.uid!, controller: true }]
       }
     }
-    expect(workloadKeysFor("imagePullJob", { type: "added", current: job }, lookup)).toEqual(["Deployment:default/web2"])
-    expect(workloadKeysFor("imagePullJob", { type: "deleted", old: job }, lookup)).toEqual(["Deployment:default/web2"])
+    expect(workloadKeysFor("imagePullJob", added(job), lookup)).toEqual(["Deployment:default/web2"])
+    expect(workloadKeysFor("imagePullJob", deleted(job), lookup)).toEqual(["Deployment:default/web2"])
     expect(workloadKeysFor("imagePullJob", modified(job, withStatus(job, { active: 1 })), lookup)).toEqual([])
     const child = {
       ...job,
@@ -124,7 +127,7 @@ describe("workload keys: which workload a change wakes", () => {
         ownerReferences: [{ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "l", uid: "u", controller: true }]
       }
     }
-    expect(workloadKeysFor("imagePullJob", { type: "added", current: child }, lookup)).toEqual([])
+    expect(workloadKeysFor("imagePullJob", added(child), lookup)).toEqual([])
   })
 
   it("a job wakes its workload also once the annotation is gone (to be stopped)", () => {
@@ -138,18 +141,18 @@ describe("workload keys: which workload a change wakes", () => {
         ownerReferences: [{ apiVersion: "apps/v1", kind: "Deployment", name: "web4", uid: "d4", controller: true }]
       }
     }
-    expect(workloadKeysFor("imagePullJob", { type: "added", current: job }, without)).toEqual(["Deployment:default/web4"])
+    expect(workloadKeysFor("imagePullJob", added(job), without)).toEqual(["Deployment:default/web4"])
   })
 
   it("a workload's own change wakes it with the annotation, and when it loses it; never-annotated ones never", () => {
     const { deployments, plain } = cluster()
     const d = deployments[0]!
     const bare = { ...d, metadata: { ...d.metadata, annotations: {} } }
-    expect(workloadChangeKeys("Deployment", { type: "added", current: d })).toEqual(["Deployment:default/web0"])
+    expect(workloadChangeKeys("Deployment", added(d))).toEqual(["Deployment:default/web0"])
     expect(workloadChangeKeys("Deployment", modified(d, bare))).toEqual(["Deployment:default/web0"])
     expect(workloadChangeKeys("Deployment", modified(bare, bare))).toEqual([])
-    expect(workloadChangeKeys("Deployment", { type: "added", current: plain })).toEqual([])
-    expect(workloadChangeKeys("Deployment", { type: "deleted", old: d })).toEqual(["Deployment:default/web0"])
+    expect(workloadChangeKeys("Deployment", added(plain))).toEqual([])
+    expect(workloadChangeKeys("Deployment", deleted(d))).toEqual(["Deployment:default/web0"])
   })
 
   it("keys round-trip", () => {

@@ -356,7 +356,7 @@ const key = (f: { role: string; verb: string; kind: string; subresource?: string
  * resource is not a literal `resources.X`, so a new helper cannot slip past.
  */
 const helpers: Record<string, { readonly file: string; readonly calls: ReadonlyArray<{ verb: string; subresource?: string }> }> = {
-  makeInformer: { file: "src/kube/informer.ts", calls: [{ verb: "list" }, { verb: "watch" }] },
+  watcher: { file: "src/kube/watcher.ts", calls: [{ verb: "list" }, { verb: "watch" }] },
   patchStatus: { file: "src/controller/writes.ts", calls: [{ verb: "patch", subresource: "status" }] },
   reportInvalid: { file: "src/controller/writes.ts", calls: [{ verb: "patch", subresource: "status" }] }
 }

@@ -1,10 +1,12 @@
 import { Clock, Effect, Semaphore } from "effect"
 import type { Scope } from "effect"
-import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
+import type { ImageTagStatus, NodeImage } from "../../src/api/nodeImage.ts"
 import { statusCounters } from "../../src/api/nodeImageCounters.ts"
 import { nodeImageView } from "../../src/controller/nodeImage/view.ts"
-import { makeInformer } from "../../src/kube/informer.ts"
-import type { Change } from "../../src/kube/informer.ts"
+import { reflect } from "../../src/kube/reflector.ts"
+import { makeStore } from "../../src/kube/store.ts"
+import type { Change } from "../../src/kube/store.ts"
+import { watcher } from "../../src/kube/watcher.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { rfc3339 } from "../../src/api/time.ts"
@@ -55,9 +57,8 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       if (lock === undefined) locks.set(node, (lock = yield* Semaphore.make(1)))
       yield* lock.withPermits(1)(
         Effect.gen(function* () {
-          const current = informer.get(node)
-          if (current === undefined) return
-          const view = nodeImageView(current)
+          const view = nodeImages.view(node)
+          if (view === undefined) return
           const before = written.get(node) ?? {}
           const tags = (before[image]?.tags ?? []).filter((t) => t.tag !== status.tag)
           const imageStatuses: ImageStatuses = { ...before, [image]: { tags: [...tags, status] } }
@@ -105,12 +106,12 @@ export const simulateDaemons = Effect.fnUntraced(function* (
   const taken = (node: string, image: string, tag: string, version: number, id: string): boolean =>
     inFlight.has(id) || (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
 
-  const onChange = (change: Change): Effect.Effect<void> => {
+  const onChange = (change: Change<NodeImage>): Effect.Effect<void> => {
     if (change.type === "deleted") return Effect.void
-    const node = change.current.metadata.name ?? ""
+    const node = change.current.raw.metadata.name ?? ""
     if (options.silent?.(node)) return Effect.void
-    const view = nodeImageView(change.current)
-    const previous = change.type === "modified" ? (nodeImageView(change.old).spec.images ?? {}) : {}
+    const view = change.current.view
+    const previous = change.type === "modified" ? (change.old.view.spec.images ?? {}) : {}
     const effects: Array<Effect.Effect<void>> = []
     for (const [image, entry] of Object.entries(view.spec.images ?? {})) {
       // Entries shared with the previous version hold no new tags.
@@ -124,6 +125,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
     }
     return Effect.all(effects, { discard: true })
   }
-  const informer = yield* makeInformer(resources.nodeImage, {}, onChange)
+  const nodeImages = makeStore(resources.nodeImage, { decode: nodeImageView })
+  yield* reflect(nodeImages, watcher(resources.nodeImage, {}), onChange)
   return { pulls, pulling: () => inFlight.values() }
 })

@@ -7,8 +7,8 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
-import { decodedCronJob, decodedListJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
+import { controlledBy } from "../stores.ts"
 import { setCondition } from "../status/conditions.ts"
 import { patchStatus } from "../writes.ts"
 import { decideAdvancedCronJob } from "./decide.ts"
@@ -16,16 +16,8 @@ import { decideAdvancedCronJob } from "./decide.ts"
 const record = recordEvent("preheat-controller")
 
 /** The ImageListPullJobs this cron job controls (by owner uid, so a re-created cron job starts afresh). */
-const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<ImageListPullJob> => {
-  const children: Array<ImageListPullJob> = []
-  for (const job of ctx.listJobs.values()) {
-    if (job.metadata.namespace !== cron.metadata.namespace) continue
-    if (!(job.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === cron.metadata.uid)) continue
-    const child = decodedListJob(job)
-    if (Result.isSuccess(child)) children.push(child.success)
-  }
-  return children
-}
+const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<ImageListPullJob> =>
+  controlledBy(ctx.listJobs, cron).flatMap(({ view }) => (Result.isSuccess(view) ? [view.success] : []))
 
 /** Valid=False with every reason; the Warning event only when the reasons change. */
 const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
@@ -50,10 +42,10 @@ const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =
 export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string) =>
   Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
-    const raw = ctx.cronJobs.get(key)
+    const stored = ctx.cronJobs.entry(key)
     // Its jobs go with it through garbage collection.
-    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {}
-    const decoded = decodedCronJob(raw)
+    if (stored === undefined || stored.raw.metadata.deletionTimestamp !== undefined) return {}
+    const { raw, view: decoded } = stored
     if (Result.isFailure(decoded)) {
       yield* markInvalid(ctx, raw, formatFieldErrors(decoded.failure.errors))
       return {}

@@ -64,35 +64,34 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
     else if (child.metadata.deletionTimestamp === undefined) remove.push(child.metadata.name ?? "")
   }
   const events: Array<ObjectEvent> = []
-  const create = job.spec.images
-    .filter((image) => !current.has(image))
-    .map(
-      (image): KubeObject => ({
-        apiVersion,
-        kind: "ImagePullJob",
-        metadata: {
-          name: childName(job, image, hash),
-          namespace: job.metadata.namespace ?? "default",
-          labels: { ...job.metadata.labels, [templateHashLabel]: hash },
-          ownerReferences: [
-            {
-              apiVersion,
-              kind: "ImageListPullJob",
-              name: job.metadata.name ?? "",
-              uid: job.metadata.uid ?? "",
-              controller: true,
-              blockOwnerDeletion: true
-            }
-          ]
-        },
-        spec: { ...template(job), image }
-      })
-    )
-  for (const child of create) {
+  const missing = job.spec.images.filter((image) => !current.has(image))
+  const create = missing.map(
+    (image): KubeObject => ({
+      apiVersion,
+      kind: "ImagePullJob",
+      metadata: {
+        name: childName(job, image, hash),
+        namespace: job.metadata.namespace ?? "default",
+        labels: { ...job.metadata.labels, [templateHashLabel]: hash },
+        ownerReferences: [
+          {
+            apiVersion,
+            kind: "ImageListPullJob",
+            name: job.metadata.name ?? "",
+            uid: job.metadata.uid ?? "",
+            controller: true,
+            blockOwnerDeletion: true
+          }
+        ]
+      },
+      spec: { ...template(job), image }
+    })
+  )
+  for (const image of missing) {
     events.push({
       type: "Normal",
       reason: "CreatedImagePullJob",
-      message: `created ImagePullJob ${child.metadata.name} for ${(child["spec"] as { image: string }).image}`
+      message: `created ImagePullJob ${childName(job, image, hash)} for ${image}`
     })
   }
   for (const name of remove) events.push({ type: "Normal", reason: "DeletedImagePullJob", message: `deleted ImagePullJob ${name}` })

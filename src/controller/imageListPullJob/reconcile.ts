@@ -5,8 +5,8 @@ import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
-import { decodedJob, decodedListJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
+import { controlledBy } from "../stores.ts"
 import { patchStatus, reportInvalid } from "../writes.ts"
 import { decideImageListPullJob } from "./decide.ts"
 
@@ -15,10 +15,10 @@ const record = recordEvent("preheat-controller")
 export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: string) =>
   Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
-    const raw = ctx.listJobs.get(key)
+    const stored = ctx.listJobs.entry(key)
     // Children go with their owner through garbage collection.
-    if (raw === undefined || raw.metadata.deletionTimestamp !== undefined) return {}
-    const decoded = decodedListJob(raw)
+    if (stored === undefined || stored.raw.metadata.deletionTimestamp !== undefined) return {}
+    const { raw, view: decoded } = stored
     if (Result.isFailure(decoded)) {
       const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
       if (yield* reportInvalid(resources.imageListPullJob, ctx.listJobs, raw, "Invalid", message)) {
@@ -28,13 +28,7 @@ export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: strin
     }
     const uid = raw.metadata.uid
     const namespace = raw.metadata.namespace ?? ""
-    const children: Array<ImagePullJob> = []
-    for (const job of ctx.jobs.values()) {
-      if (job.metadata.namespace !== namespace) continue
-      if (!(job.metadata.ownerReferences ?? []).some((o) => o.controller === true && o.uid === uid)) continue
-      const child = decodedJob(job)
-      if (Result.isSuccess(child)) children.push(child.success)
-    }
+    const children: Array<ImagePullJob> = controlledBy(ctx.jobs, raw).flatMap(({ view }) => (Result.isSuccess(view) ? [view.success] : []))
     const now = yield* Clock.currentTimeMillis
     const decision = decideImageListPullJob(decoded.success, children, now)
     for (const child of decision.create) {

@@ -3,15 +3,14 @@ import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
+import { decodeImagePullJob } from "../../api/decode.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
-import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
-import { nodeImageView } from "../nodeImage/view.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
 import { decideFromTally } from "./decide.ts"
@@ -21,21 +20,12 @@ import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { registryOf } from "./registryRoom.ts"
 import { selectTargets } from "./targets.ts"
-import type { PodPlacement } from "./targets.ts"
 
 /** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
 export const releaseFinalizer = "preheat.kruise.io/release-tags"
 
 const record = recordEvent("preheat-controller")
 const nodeWriteConcurrency = 16
-
-const podPlacement = (pod: KubeObject): PodPlacement => ({
-  namespace: pod.metadata.namespace ?? "",
-  nodeName: (pod["spec"] as { nodeName?: string } | undefined)?.nodeName,
-  labels: pod.metadata.labels ?? {},
-  phase: (pod["status"] as { phase?: string } | undefined)?.phase,
-  deleting: pod.metadata.deletionTimestamp !== undefined
-})
 
 /**
  * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
@@ -89,9 +79,8 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
     yield* wake(ctx, ctx.registries.forget(objectKey(raw)))
     const uid = raw.metadata.uid ?? ""
     const writes: Array<NodeWrite> = []
-    for (const [node, image] of ctx.owners.imagesOf(uid)) {
-      const stored = ctx.nodeImages.get(node)
-      const entry = stored === undefined ? undefined : nodeImageView(stored).spec.images?.[image]
+    for (const [node, image] of ctx.nodeImages.indexes.owners.imagesOf(uid)) {
+      const entry = ctx.nodeImages.view(node)?.spec.images?.[image]
       if (entry === undefined) continue
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
@@ -157,10 +146,8 @@ const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
 
 const lookup =
   (ctx: ControllerContext) =>
-  (name: string): NodeImage | undefined => {
-    const stored = ctx.nodeImages.get(name)
-    return stored === undefined ? undefined : nodeImageView(stored)
-  }
+  (name: string): NodeImage | undefined =>
+    ctx.nodeImages.view(name)
 
 /**
  * The job's targets and where they stand, recomputed only when its selection, the nodes' set,
@@ -181,8 +168,8 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
   const selected = selectTargets(
     job.spec,
     { namespace: job.metadata.namespace ?? "", uid },
-    [...ctx.nodeImages.values()].map(nodeImageView),
-    () => [...ctx.pods.values()].map(podPlacement)
+    [...ctx.nodeImages.entries()].map((stored) => stored.view),
+    () => [...ctx.pods.entries()].map((stored) => stored.view)
   )
   const progress = new JobProgress(
     fingerprint,
@@ -201,25 +188,25 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
  */
 const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) => {
   const uid = task.owner.uid
-  const footprint = ctx.owners.footprint(uid, task.image)
+  const footprint = ctx.nodeImages.indexes.owners.footprint(uid, task.image)
   if (progress.staleReleased && footprint.images <= 1 && footprint.nodes === progress.synced) return []
-  return [...ctx.owners.imagesOf(uid)].flatMap(([node, image]) => {
-    const stored = ctx.nodeImages.get(node)
-    return stored === undefined ? [] : [{ node: nodeImageView(stored), image }]
+  return [...ctx.nodeImages.indexes.owners.imagesOf(uid)].flatMap(([node, image]) => {
+    const view = ctx.nodeImages.view(node)
+    return view === undefined ? [] : [{ node: view, image }]
   })
 }
 
 export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
   Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
-    let raw = ctx.jobs.get(key)
-    if (raw === undefined) return {}
-    if (raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, raw)
-    const decoded = decodedJob(raw)
+    const stored = ctx.jobs.entry(key)
+    if (stored === undefined) return {}
+    if (stored.raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, stored.raw)
+    const decoded = stored.view
     if (Result.isFailure(decoded)) {
       yield* wake(ctx, ctx.registries.forget(key))
       const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
-      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, "Invalid", message)) {
-        yield* record(raw, { type: "Warning", reason: "Invalid", message })
+      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, stored.raw, "Invalid", message)) {
+        yield* record(stored.raw, { type: "Warning", reason: "Invalid", message })
       }
       return {}
     }
@@ -227,13 +214,14 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     if (Result.isFailure(secrets)) {
       yield* wake(ctx, ctx.registries.forget(key))
       const { message, reason } = secrets.failure
-      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, raw, reason, message)) {
-        yield* record(raw, { type: "Warning", reason, message })
+      if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, stored.raw, reason, message)) {
+        yield* record(stored.raw, { type: "Warning", reason, message })
       }
       return {}
     }
-    raw = yield* ensureFinalizer(ctx, raw)
-    const job = decodedJob(raw)
+    const raw = yield* ensureFinalizer(ctx, stored.raw)
+    // Only the finalizer was added: the new version is decoded once more (once in a job's life).
+    const job = raw === stored.raw ? decoded : decodeImagePullJob(raw)
     if (Result.isFailure(job)) return {}
     const uid = raw.metadata.uid ?? ""
     const task = taskOf(job.success, uid, secrets.success)

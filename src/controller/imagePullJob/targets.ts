@@ -1,6 +1,7 @@
 import type { ImagePullJobSpec } from "../../api/imagePullJob.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
 import { jitterSeconds } from "../jitter.ts"
 
 /** The fields of a Pod that decide whether its node is a podSelector target. */
@@ -11,6 +12,15 @@ export interface PodPlacement {
   readonly phase: string | undefined
   readonly deleting: boolean
 }
+
+/** What of a pod a pod selector's targets depend on: the controller's pods store holds it per version. */
+export const podPlacement = (pod: KubeObject): PodPlacement => ({
+  namespace: pod.metadata.namespace ?? "",
+  nodeName: (pod["spec"] as { nodeName?: string } | undefined)?.nodeName,
+  labels: pod.metadata.labels ?? {},
+  phase: (pod["status"] as { phase?: string } | undefined)?.phase,
+  deleting: pod.metadata.deletionTimestamp !== undefined
+})
 
 const isActive = (pod: PodPlacement): boolean =>
   pod.nodeName !== undefined && pod.nodeName !== "" && !pod.deleting && pod.phase !== "Succeeded" && pod.phase !== "Failed"

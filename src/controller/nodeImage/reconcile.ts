@@ -1,19 +1,18 @@
 import { Clock, Duration, Effect, Result } from "effect"
 import { apiVersion } from "../../api/meta.ts"
-import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
+import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
-import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
 import { copyReference } from "../pullSecrets/copies.ts"
+import { jobKeyOf } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
-import { nodeImageView } from "./view.ts"
 
 const record = recordEvent("preheat-controller")
 
@@ -21,8 +20,8 @@ const record = recordEvent("preheat-controller")
 const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
   Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
-    if (stored === undefined) return
-    const view: NodeImage = nodeImageView(stored)
+    const view = ctx.nodeImages.view(name)
+    if (stored === undefined || view === undefined) return
     const version = (image: string, tag: string) => view.spec.images?.[image]?.tags.find((t) => t.tag === tag)?.version ?? 0
     const imageStatuses = withFailures(view.status, failures, version, now)
     const status = { ...view.status, ...statusCounters(view.spec, imageStatuses), imageStatuses }
@@ -35,7 +34,7 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
       }
       yield* record(stored, event)
       for (const owner of failure.owners) {
-        const job = owner.uid === undefined ? undefined : ctx.jobs.get(ctx.jobKeyByUid.get(owner.uid) ?? "")
+        const job = owner.uid === undefined ? undefined : ctx.jobs.get(jobKeyOf(ctx.jobs, owner.uid) ?? "")
         if (job !== undefined) yield* record(job, event)
       }
     }
@@ -43,8 +42,7 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
 
 /** The secret copies a job's tasks point at, as its reconcile writes them. */
 const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined => {
-  const raw = ctx.jobs.get(ctx.jobKeyByUid.get(uid) ?? "")
-  const job = raw === undefined ? undefined : decodedJob(raw)
+  const job = ctx.jobs.view(jobKeyOf(ctx.jobs, uid) ?? "")
   if (job === undefined || Result.isFailure(job)) return undefined
   const namespace = job.success.metadata.namespace ?? ""
   return (job.success.spec.pullSecrets ?? []).map((name) => copyReference(ctx.settings.secretNamespace, namespace, name))
@@ -54,12 +52,11 @@ export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
   Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
-    const stored = ctx.nodeImages.get(name)
     const decision = decideNodeImage({
       name,
       node: ctx.nodes.get(name),
-      nodeImage: stored === undefined ? undefined : nodeImageView(stored),
-      jobExists: (uid) => ctx.jobKeyByUid.has(uid),
+      nodeImage: ctx.nodeImages.view(name),
+      jobExists: (uid) => jobKeyOf(ctx.jobs, uid) !== undefined,
       jobSecrets: (uid) => jobSecretCopies(ctx, uid),
       now,
       settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs }

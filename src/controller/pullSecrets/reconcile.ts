@@ -4,16 +4,14 @@ import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
-import { decodedJob } from "../decoded.ts"
 import { copyLabel, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
 
 /** The secret references of every live job, grouped by source secret. */
 const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
   const bySecret = new Map<string, { namespace: string; name: string; jobs: Array<string> }>()
-  for (const raw of ctx.jobs.values()) {
+  for (const { raw, view: job } of ctx.jobs.entries()) {
     if (raw.metadata.deletionTimestamp !== undefined) continue
-    const job = decodedJob(raw)
     if (Result.isFailure(job)) continue
     const namespace = raw.metadata.namespace ?? ""
     for (const name of job.success.spec.pullSecrets ?? []) {

@@ -1,9 +1,10 @@
 // Which workloads a change concerns: only the workload that owns the changed object, so a pod of
 // one workload never wakes another (no storm across workloads), and only when that workload has
 // pre-download on.
-import type { Change } from "../../kube/informer.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
+import { after, before } from "../../kube/store.ts"
+import type { Change } from "../../kube/store.ts"
 import { parallelismKey } from "./annotations.ts"
 import { workloadKinds } from "./rollout.ts"
 import type { WorkloadKind } from "./rollout.ts"
@@ -45,9 +46,6 @@ const annotated = (key: string, lookup: WorkloadLookup): boolean => {
   return lookup.workload(kind, keyOf(namespace, name))?.metadata.annotations?.[parallelismKey] !== undefined
 }
 
-const before = (change: Change) => (change.type === "added" ? undefined : change.old)
-const after = (change: Change) => (change.type === "deleted" ? undefined : change.current)
-
 /** What of a pod pre-download reads: where it runs, its revision label, readiness, whether it still runs. */
 const podFacts = (pod: KubeObject | undefined): string =>
   pod === undefined
@@ -65,7 +63,7 @@ const ownedFacts = (object: KubeObject | undefined): string =>
  * (its unfinished jobs go); workloads that never had it cost nothing.
  */
 export const workloadChangeKeys = (kind: WorkloadKind, change: Change): ReadonlyArray<string> => {
-  const objects = [before(change), after(change)].filter((o): o is KubeObject => o !== undefined)
+  const objects = [before(change)?.raw, after(change)?.raw].filter((o): o is KubeObject => o !== undefined)
   if (!objects.some((o) => o.metadata.annotations?.[parallelismKey] !== undefined)) return []
   return [workloadKey(kind, objects[0]!.metadata.namespace, objects[0]!.metadata.name ?? "")]
 }
@@ -78,9 +76,9 @@ export type OwnedResource = "pod" | "replicaSet" | "controllerRevision" | "image
  * (status reports of a job are not news to its workload). Jobs wake their workload also without
  * the annotation: a controller that starts after it was removed still finds the jobs to stop.
  */
-export const workloadKeysFor = (resource: OwnedResource, change: Change, lookup: WorkloadLookup): ReadonlyArray<string> => {
-  const old = before(change)
-  const current = after(change)
+export const workloadKeysFor = <A>(resource: OwnedResource, change: Change<A>, lookup: WorkloadLookup): ReadonlyArray<string> => {
+  const old = before(change)?.raw
+  const current = after(change)?.raw
   const facts = resource === "pod" ? podFacts : ownedFacts
   if (resource === "imagePullJob" ? change.type === "modified" : facts(old) === facts(current)) return []
   const keys = new Set<string>()

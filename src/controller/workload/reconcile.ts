@@ -1,21 +1,22 @@
 import { Data, Effect } from "effect"
 import type { LabelSelector } from "../../api/labelSelector.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
-import type { Informer } from "../../kube/informer.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
+import type { KeysBy, Store } from "../../kube/store.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
 import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../eventRecorder.ts"
+import { controlledBy } from "../stores.ts"
 import { parallelismKey } from "./annotations.ts"
 import { createdEvent, decideWorkload } from "./decide.ts"
 import { parseWorkloadKey } from "./keys.ts"
 import type { WorkloadKind } from "./rollout.ts"
 import { rolloutOf } from "./rollout.ts"
-import { ownedBy, specOf } from "./template.ts"
+import { specOf } from "./template.ts"
 
 const record = recordEvent("preheat-controller")
 
@@ -28,17 +29,11 @@ export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreate
   }
 }
 
-export const workloadStore = (ctx: ControllerContext, kind: WorkloadKind): Informer =>
+export const workloadStore = (ctx: ControllerContext, kind: WorkloadKind): Store =>
   kind === "Deployment" ? ctx.deployments : kind === "StatefulSet" ? ctx.statefulSets : ctx.daemonSets
 
-const ownedIn = (store: Informer, owner: KubeObject): Array<KubeObject> => {
-  const namespace = owner.metadata.namespace
-  const owned: Array<KubeObject> = []
-  for (const object of store.values()) {
-    if (object.metadata.namespace === namespace && ownedBy(object, owner)) owned.push(object)
-  }
-  return owned
-}
+const ownedIn = <A>(store: Store<A, { readonly owner: KeysBy<A> }>, owner: KubeObject): Array<KubeObject> =>
+  controlledBy(store, owner).map((stored) => stored.raw)
 
 const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeObject> => {
   const selector = specOf(workload)["selector"] as LabelSelector | undefined

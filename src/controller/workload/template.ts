@@ -36,9 +36,6 @@ export const imagesOf = (template: PodTemplate): ReadonlyArray<Container> =>
 /** The object the controller reference of `object` names (metav1.GetControllerOf). */
 export const controllerOf = (object: KubeObject) => object.metadata.ownerReferences?.find((o) => o.controller === true)
 
-export const ownedBy = (object: KubeObject, owner: KubeObject): boolean =>
-  owner.metadata.uid !== undefined && controllerOf(object)?.uid === owner.metadata.uid
-
 /** Whether a pod counts as Ready (its Ready condition True) and is not on its way out. */
 export const podReady = (pod: KubeObject): boolean =>
   pod.metadata.deletionTimestamp === undefined &&

@@ -1,16 +1,16 @@
 import type { CriRuntime } from "../../cri/CriRuntime.ts"
-import type { Informer } from "../../kube/informer.ts"
+import type { Store } from "../../kube/store.ts"
 import type { WorkQueue } from "../../scheduler/Scheduler.ts"
 
 /** The dev cluster's local copies of what its workload controllers read. */
 export interface WorkloadStores {
-  readonly deployments: Informer
-  readonly replicaSets: Informer
-  readonly statefulSets: Informer
-  readonly daemonSets: Informer
-  readonly revisions: Informer
-  readonly pods: Informer
-  readonly nodes: Informer
+  readonly deployments: Store
+  readonly replicaSets: Store
+  readonly statefulSets: Store
+  readonly daemonSets: Store
+  readonly revisions: Store
+  readonly pods: Store
+  readonly nodes: Store
 }
 
 export interface WorkloadQueues {

@@ -5,11 +5,13 @@
 import { Effect } from "effect"
 import type { Scope } from "effect"
 import type { CriRuntime } from "../../cri/CriRuntime.ts"
-import type { Change, Informer } from "../../kube/informer.ts"
-import { makeInformer } from "../../kube/informer.ts"
 import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, objectKey } from "../../kube/objectKey.ts"
+import { reflect } from "../../kube/reflector.ts"
 import { resources } from "../../kube/resources.ts"
+import { changed, makeStore } from "../../kube/store.ts"
+import type { Change } from "../../kube/store.ts"
+import { watcher } from "../../kube/watcher.ts"
 import { makeBackoff } from "../../scheduler/backoff.ts"
 import { runWorkers } from "../../scheduler/runWorkers.ts"
 import type { Outcome } from "../../scheduler/runWorkers.ts"
@@ -24,7 +26,7 @@ import { awaitsScheduling, reconcileScheduling } from "./podScheduler.ts"
 import { reconcileReplicaSet } from "./replicaSetController.ts"
 import { reconcileStatefulSet } from "./statefulSetController.ts"
 
-const objectOf = (change: Change): KubeObject => (change.type === "deleted" ? change.old : change.current)
+const objectOf = (change: Change): KubeObject => changed(change).raw
 
 /** Enqueues the object's controller, if it is of `kind`, on `queue`. */
 const toOwner = (object: KubeObject, kind: string, queue: WorkQueue) => {
@@ -35,7 +37,7 @@ const toOwner = (object: KubeObject, kind: string, queue: WorkQueue) => {
 const waitsForKubelet = (pod: KubeObject) =>
   stringAt(spec(pod), "nodeName") !== undefined && !isTerminating(pod) && stringAt(status(pod), "phase") !== "Running"
 
-const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefined) => ({
+const handlers = (queues: WorkloadQueues, stores: WorkloadStores) => ({
   deployment: (change: Change) => queues.deployment.add(objectKey(objectOf(change))),
   replicaSet: (change: Change) => {
     const object = objectOf(change)
@@ -60,11 +62,9 @@ const handlers = (queues: WorkloadQueues, stores: () => WorkloadStores | undefin
   // A node that comes, goes or changes may take daemon pods and pods that found no node.
   node: (_change: Change) =>
     Effect.gen(function* () {
-      // Before every store exists (the first lists), their own changes enqueue what is there.
-      const all = stores()
-      if (all === undefined) return
-      for (const set of all.daemonSets.values()) yield* queues.daemonSet.add(objectKey(set))
-      for (const pod of all.pods.values()) if (awaitsScheduling(pod)) yield* queues.scheduling.add(objectKey(pod))
+      // During the first lists, what the other stores do not hold yet is enqueued by its own changes.
+      for (const set of stores.daemonSets.values()) yield* queues.daemonSet.add(objectKey(set))
+      for (const pod of stores.pods.values()) if (awaitsScheduling(pod)) yield* queues.scheduling.add(objectKey(pod))
     })
 })
 
@@ -84,21 +84,26 @@ export const startWorkloads = Effect.fnUntraced(function* (
     scheduling: yield* scheduler.queue("dev-scheduler"),
     kubelet: yield* scheduler.queue("dev-kubelet")
   }
-  let filled: WorkloadStores | undefined
-  const on = handlers(queues, () => filled)
-  const stores: WorkloadStores = {
-    deployments: yield* makeInformer(resources.deployment, {}, on.deployment),
-    replicaSets: yield* makeInformer(resources.replicaSet, {}, on.replicaSet),
-    statefulSets: yield* makeInformer(resources.statefulSet, {}, on.statefulSet),
-    daemonSets: yield* makeInformer(resources.daemonSet, {}, on.daemonSet),
-    revisions: yield* makeInformer(resources.controllerRevision, {}, on.revision),
-    pods: yield* makeInformer(resources.pod, {}, on.pod),
-    nodes: yield* makeInformer(resources.node, {}, on.node)
+  const stores = {
+    deployments: makeStore(resources.deployment),
+    replicaSets: makeStore(resources.replicaSet),
+    statefulSets: makeStore(resources.statefulSet),
+    daemonSets: makeStore(resources.daemonSet),
+    revisions: makeStore(resources.controllerRevision),
+    pods: makeStore(resources.pod),
+    nodes: makeStore(resources.node)
   }
-  filled = stores
+  const on = handlers(queues, stores)
+  yield* reflect(stores.deployments, watcher(resources.deployment, {}), on.deployment)
+  yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), on.replicaSet)
+  yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), on.statefulSet)
+  yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), on.daemonSet)
+  yield* reflect(stores.revisions, watcher(resources.controllerRevision, {}), on.revision)
+  yield* reflect(stores.pods, watcher(resources.pod, {}), on.pod)
+  yield* reflect(stores.nodes, watcher(resources.node, {}), on.node)
   const ctx: WorkloadContext = { stores, queues, runtimes }
   yield* Effect.all(
-    Object.values(stores).map((s: Informer) => s.synced),
+    Object.values(stores).map((store) => store.synced),
     { discard: true }
   )
   const run = (

@@ -6,12 +6,12 @@ import { canonicalJson } from "./templateHash.ts"
 import type { Json } from "./objects.ts"
 import { recordEvent } from "../../controller/eventRecorder.ts"
 import type { ObjectEvent } from "../../controller/events.ts"
-import type { Informer } from "../../kube/informer.ts"
+import type { Store } from "../../kube/store.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject, Subresource } from "../../kube/KubeApi.ts"
 import { objectKey } from "../../kube/objectKey.ts"
 
-export const createIn = (store: Informer, object: KubeObject) =>
+export const createIn = (store: Store, object: KubeObject) =>
   Effect.gen(function* () {
     const created = yield* (yield* KubeApi).create(store.resource, object)
     yield* store.written(created)
@@ -20,7 +20,7 @@ export const createIn = (store: Informer, object: KubeObject) =>
 
 const keyOf = (object: KubeObject) => ({ name: object.metadata.name ?? "", namespace: object.metadata.namespace ?? "" })
 
-export const patchIn = (store: Informer, object: KubeObject, patch: Record<string, unknown>, subresource: Subresource = "main") =>
+export const patchIn = (store: Store, object: KubeObject, patch: Record<string, unknown>, subresource: Subresource = "main") =>
   Effect.gen(function* () {
     const patched = yield* (yield* KubeApi).patch(store.resource, keyOf(object), patch, subresource)
     yield* store.written(patched)
@@ -28,7 +28,7 @@ export const patchIn = (store: Informer, object: KubeObject, patch: Record<strin
   })
 
 /** Deletes the object (this very one: a uid precondition), already gone counts as done. */
-export const deleteIn = (store: Informer, object: KubeObject) =>
+export const deleteIn = (store: Store, object: KubeObject) =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     const uid = object.metadata.uid

@@ -1,0 +1,141 @@
+// What wakes an ImagePullJob: its own changes, the NodeImages where its tags changed, the nodes
+// and pods its selection may take in or let go, and the pull secrets it names. Only the jobs a
+// change concerns are woken: a NodeImage change wakes the owners of the tags that changed, not
+// every job of the image (SPEC §4.8).
+import { Result } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import { matchesLabelSelector } from "../../api/labelSelector.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf, objectKey } from "../../kube/objectKey.ts"
+import { after, before, changed } from "../../kube/store.ts"
+import type { Change } from "../../kube/store.ts"
+import { forgetJob } from "../context.ts"
+import type { ControllerContext } from "../context.ts"
+import { changedOwners } from "../ownerIndex.ts"
+import { jobKeyOf } from "../stores.ts"
+import type { Decoded, JobStore } from "../stores.ts"
+import type { Watch } from "../wake.ts"
+import { nodeSelected } from "./targets.ts"
+import type { PodPlacement } from "./targets.ts"
+
+const sameLabels = (a: KubeObject, b: KubeObject): boolean =>
+  JSON.stringify(a.metadata.labels ?? {}) === JSON.stringify(b.metadata.labels ?? {})
+
+/** Whether the node came, went, or began to go: every job that selects it may gain or lose it. */
+const membershipChanged = (change: Change<NodeImage>): boolean =>
+  change.type !== "modified" || change.old.raw.metadata.deletionTimestamp !== change.current.raw.metadata.deletionTimestamp
+
+/** The jobs (selecting by node, not by pod) whose selection of this node differs between the change's two versions. */
+const jobsSelectionChanged = (change: Change<NodeImage>, jobs: JobStore): Array<string> => {
+  const name = changed(change).raw.metadata.name ?? ""
+  const old = before(change)?.raw
+  const current = after(change)?.raw
+  const everyMember = membershipChanged(change)
+  if (!everyMember && old !== undefined && current !== undefined && sameLabels(old, current)) return []
+  const keys: Array<string> = []
+  for (const { raw, view } of jobs.entries()) {
+    if (Result.isFailure(view)) continue
+    const { podSelector, selector } = view.success.spec
+    if (podSelector !== undefined) continue
+    const was = old !== undefined && nodeSelected(selector, name, old.metadata.labels ?? {})
+    const is = current !== undefined && nodeSelected(selector, name, current.metadata.labels ?? {})
+    if (everyMember ? was || is : was !== is) keys.push(objectKey(raw))
+  }
+  return keys
+}
+
+/** The jobs whose tags on this NodeImage changed in a way a job acts on (ownerIndex.ts: changedOwners). */
+const ownersWhoseTagsChanged = (change: Change<NodeImage>, jobs: JobStore): Array<string> =>
+  [...changedOwners(before(change)?.view, after(change)?.view)].flatMap((uid) => {
+    const key = jobKeyOf(jobs, uid)
+    return key === undefined ? [] : [key]
+  })
+
+/**
+ * The jobs a NodeImage change wakes: the owners of tags that changed, those waiting for a newer
+ * version after a conflicting write, and those whose node selection it changes. A daemon's
+ * progress report wakes none.
+ */
+export const jobsForNodeImage = (
+  change: Change<NodeImage>,
+  stores: { readonly jobs: JobStore; readonly awaitingNewer: ReadonlyMap<string, ReadonlySet<string>> }
+): Set<string> => {
+  const name = changed(change).raw.metadata.name ?? ""
+  return new Set([
+    ...(stores.awaitingNewer.get(name) ?? []),
+    ...ownersWhoseTagsChanged(change, stores.jobs),
+    ...jobsSelectionChanged(change, stores.jobs)
+  ])
+}
+
+const podFacts = (pod: PodPlacement | undefined) => JSON.stringify([pod?.nodeName, pod?.phase, pod?.labels, pod?.deleting])
+
+/** Whether a pod moved in a way a pod selector sees: its node, phase, labels, or its going. */
+export const podPlacementChanged = (change: Change<PodPlacement>): boolean =>
+  podFacts(before(change)?.view) !== podFacts(after(change)?.view)
+
+/** The jobs of the pod's namespace whose pod selector matches it before or after the change. */
+export const jobsForPod = (change: Change<PodPlacement>, jobs: JobStore): Array<string> => {
+  if (!podPlacementChanged(change)) return []
+  const namespace = changed(change).raw.metadata.namespace
+  const labelSets = [before(change), after(change)].flatMap((p) => (p === undefined ? [] : [p.view.labels]))
+  const keys: Array<string> = []
+  for (const { raw, view } of jobs.entries()) {
+    if (raw.metadata.namespace !== namespace) continue
+    const podSelector = Result.isSuccess(view) ? view.success.spec.podSelector : undefined
+    if (podSelector !== undefined && labelSets.some((labels) => matchesLabelSelector(podSelector, labels))) keys.push(objectKey(raw))
+  }
+  return keys
+}
+
+/** A job's own change wakes it, while it exists. */
+export const jobForItself = (change: Change<Decoded<ImagePullJob>>): Array<string> =>
+  change.type === "deleted" ? [] : [objectKey(change.current.raw)]
+
+/** The jobs that name any of these pull secrets (`namespace/name`). */
+export const jobsReferencingSecrets = (secrets: ReadonlySet<string>, jobs: JobStore): Array<string> => {
+  const keys: Array<string> = []
+  for (const { raw, view } of jobs.entries()) {
+    if (Result.isFailure(view)) continue
+    const namespace = raw.metadata.namespace
+    if ((view.success.spec.pullSecrets ?? []).some((name) => secrets.has(keyOf(namespace, name)))) keys.push(objectKey(raw))
+  }
+  return keys
+}
+
+/**
+ * What the ImagePullJob reconciler watches. A deleted job's books are closed as it goes, and the
+ * jobs waiting for the registry room it held are woken.
+ */
+export const imagePullJobWatches = (ctx: ControllerContext) => ({
+  jobs: [
+    {
+      queue: ctx.queues.imagePullJob,
+      keys: (change: Change<Decoded<ImagePullJob>>) => (change.type === "deleted" ? forgetJob(ctx, objectKey(change.old.raw)) : [])
+    },
+    { queue: ctx.queues.imagePullJob, keys: jobForItself }
+  ] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
+  nodeImages: [
+    { queue: ctx.queues.imagePullJob, keys: (change) => jobsForNodeImage(change, ctx), delayMs: ctx.settings.nodeReportBatchMs }
+  ] satisfies ReadonlyArray<Watch<NodeImage>>,
+  pods: [{ queue: ctx.queues.imagePullJob, keys: (change) => jobsForPod(change, ctx.jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>
+})
+
+/**
+ * The books a NodeImage change updates: targets whose tags changed are read again, a change of
+ * the node set invalidates every job's targets, and conflicted writers stop waiting.
+ */
+export const noteNodeImage = (ctx: ControllerContext) => (change: Change<NodeImage>) => {
+  const old = before(change)?.raw
+  const current = after(change)?.raw
+  const name = changed(change).raw.metadata.name ?? ""
+  ctx.awaitingNewer.delete(name)
+  for (const key of ownersWhoseTagsChanged(change, ctx.jobs)) ctx.targets.get(key)?.touched(name)
+  if (membershipChanged(change) || (old !== undefined && current !== undefined && !sameLabels(old, current))) ctx.placement.nodes++
+}
+
+/** A pod that moved invalidates the targets of jobs that select by pod. */
+export const notePod = (ctx: ControllerContext) => (change: Change<PodPlacement>) => {
+  if (podPlacementChanged(change)) ctx.placement.pods++
+}

@@ -1,0 +1,31 @@
+// What wakes a NodeImage's reconcile (keyed by node name): its Node, its own changes that are work
+// for it, and the deletion of a job that owns tags on it.
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import type { KubeObject } from "../../kube/KubeApi.ts"
+import { after, before, changed } from "../../kube/store.ts"
+import type { Change } from "../../kube/store.ts"
+import type { ControllerContext } from "../context.ts"
+import { nodeImageChanged } from "../ownerIndex.ts"
+import type { Decoded, NodeImageStore } from "../stores.ts"
+import type { Watch } from "../wake.ts"
+
+/** Any change of a Node: it may need a NodeImage, or lose it. */
+export const nodeImageForNode = (change: Change): Array<string> => [changed(change).raw.metadata.name ?? ""]
+
+/** A NodeImage's tasks, labels or outcomes changed (progress reports are not work for it). */
+export const nodeImageForItself = (change: Change<NodeImage>): Array<string> =>
+  nodeImageChanged(before(change)?.view, after(change)?.view) ? [changed(change).raw.metadata.name ?? ""] : []
+
+/** A job that went without its finalizer: its tags are cleaned up by their NodeImages. */
+export const nodeImagesOfDeletedJob = (change: Change<Decoded<ImagePullJob>>, nodeImages: NodeImageStore): Array<string> =>
+  change.type === "deleted" ? [...nodeImages.indexes.owners.nodesOf(change.old.raw.metadata.uid ?? "")] : []
+
+/** What the NodeImage reconciler watches. */
+export const nodeImageWatches = (ctx: ControllerContext) => ({
+  nodes: [{ queue: ctx.queues.nodeImage, keys: nodeImageForNode }] satisfies ReadonlyArray<Watch<KubeObject>>,
+  nodeImages: [{ queue: ctx.queues.nodeImage, keys: nodeImageForItself }] satisfies ReadonlyArray<Watch<NodeImage>>,
+  jobs: [{ queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfDeletedJob(change, ctx.nodeImages) }] satisfies ReadonlyArray<
+    Watch<Decoded<ImagePullJob>>
+  >
+})

@@ -1,0 +1,190 @@
+// A local, always-current copy of one kind (kube-runtime's reflector Store): reads are
+// synchronous, each version is decoded once as it comes in, and declared indexes follow every
+// write. One writer fills it (the reflector, reflector.ts); our own writes go in through
+// `written`/`removed` so the next reconcile reads them before the watch event arrives.
+import { Deferred, Effect } from "effect"
+import { intern } from "./frozenJson.ts"
+import type { KubeObject } from "./KubeApi.ts"
+import { isNewer, objectKey } from "./objectKey.ts"
+import type { Resource } from "./resources.ts"
+
+/** One version of an object as the store holds it: the object and its typed view. */
+export interface Stored<A> {
+  readonly raw: KubeObject
+  readonly view: A
+}
+
+export type Change<A = KubeObject> =
+  | { readonly type: "added"; readonly current: Stored<A> }
+  | { readonly type: "modified"; readonly old: Stored<A>; readonly current: Stored<A> }
+  | { readonly type: "deleted"; readonly old: Stored<A> }
+
+/** The version before a change, if any. */
+export const before = <A>(change: Change<A>): Stored<A> | undefined => (change.type === "added" ? undefined : change.old)
+/** The version after a change, if any. */
+export const after = <A>(change: Change<A>): Stored<A> | undefined => (change.type === "deleted" ? undefined : change.current)
+/** The object a change is about: its new version, or the last one it had. */
+export const changed = <A>(change: Change<A>): Stored<A> => (change.type === "deleted" ? change.old : change.current)
+
+/** An index the store keeps up to date: told every version that replaces another, under the object's key. */
+export interface StoreIndex<A> {
+  readonly update: (key: string, previous: Stored<A> | undefined, current: Stored<A> | undefined) => void
+}
+
+export type Indexes<A> = Readonly<Record<string, StoreIndex<A>>>
+
+/** What the store's readers see. */
+export interface Store<A = KubeObject, I extends Indexes<A> = Indexes<A>> {
+  readonly resource: Resource
+  readonly get: (key: string) => KubeObject | undefined
+  /** The typed view of the object under `key`. */
+  readonly view: (key: string) => A | undefined
+  readonly entry: (key: string) => Stored<A> | undefined
+  readonly values: () => IterableIterator<KubeObject>
+  readonly entries: () => IterableIterator<Stored<A>>
+  readonly size: () => number
+  readonly indexes: I
+  /** Resolves once the first list has been stored. */
+  readonly synced: Effect.Effect<void>
+  readonly hasSynced: () => boolean
+  /**
+   * Stores an object our own write returned, so the next reconcile sees it before the watch
+   * event arrives (an older watch event never overwrites it).
+   */
+  readonly written: (object: KubeObject) => Effect.Effect<void>
+  /** Forgets an object we deleted. */
+  readonly removed: (key: string) => Effect.Effect<void>
+}
+
+/** The store's one writer: what the reflector applies, and where the changes go. */
+export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> extends Store<A, I> {
+  /** A complete list: replaces the contents; the differences become changes, as if watched. */
+  readonly listed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
+  /** Where changes go from now on (the reflector's consumer); before that they go nowhere. */
+  readonly onChange: (consumer: (change: Change<A>) => Effect.Effect<void>) => void
+}
+
+/**
+ * The object as the store holds it: a live server sends every version as fresh JSON, so it is
+ * interned against the previous one. Unchanged parts then stay the same objects (the change
+ * mappings compare them by identity, and 10,000 NodeImages do not each hold their own copy of
+ * every tag), and equal values across objects are held once. Objects of the in-process server
+ * are interned already and pass through as they are.
+ */
+const held = (incoming: KubeObject, previous: KubeObject | undefined): KubeObject => {
+  try {
+    return intern(incoming, previous) as KubeObject
+  } catch {
+    return incoming
+  }
+}
+
+/**
+ * An empty store of one kind. `decode` makes the typed view of each version (once, as it comes
+ * in); `indexes` are told of every change before it goes to the consumer.
+ */
+export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
+  resource: Resource,
+  options: { readonly decode?: (raw: KubeObject) => A; readonly indexes?: I } = {}
+): StoreWriter<A, I> => {
+  const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
+  const indexes = (options.indexes ?? {}) as I
+  const indexList = Object.values(indexes)
+  const objects = new Map<string, Stored<A>>()
+  const synced = Deferred.makeUnsafe<void>()
+  let isSynced = false
+  let consumer: (change: Change<A>) => Effect.Effect<void> = () => Effect.void
+
+  const replace = (key: string, previous: Stored<A> | undefined, current: Stored<A> | undefined) => {
+    if (current === undefined) objects.delete(key)
+    else objects.set(key, current)
+    for (const index of indexList) index.update(key, previous, current)
+  }
+
+  const applied = (incoming: KubeObject): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const key = objectKey(incoming)
+      const old = objects.get(key)
+      if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
+      const raw = held(incoming, old?.raw)
+      const current = { raw, view: decode(raw) }
+      replace(key, old, current)
+      return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })
+    })
+
+  const removed = (key: string): Effect.Effect<void> =>
+    Effect.suspend(() => {
+      const old = objects.get(key)
+      if (old === undefined) return Effect.void
+      replace(key, old, undefined)
+      return consumer({ type: "deleted", old })
+    })
+
+  const listed = (items: ReadonlyArray<KubeObject>) =>
+    Effect.gen(function* () {
+      const seen = new Set<string>()
+      for (const object of items) {
+        seen.add(objectKey(object))
+        yield* applied(object)
+      }
+      for (const key of [...objects.keys()]) if (!seen.has(key)) yield* removed(key)
+      isSynced = true
+      yield* Deferred.succeed(synced, undefined)
+    })
+
+  return {
+    resource,
+    get: (key) => objects.get(key)?.raw,
+    view: (key) => objects.get(key)?.view,
+    entry: (key) => objects.get(key),
+    values: function* () {
+      for (const stored of objects.values()) yield stored.raw
+    },
+    entries: () => objects.values(),
+    size: () => objects.size,
+    indexes,
+    synced: Deferred.await(synced),
+    hasSynced: () => isSynced,
+    written: applied,
+    removed,
+    listed,
+    onChange: (next) => {
+      consumer = next
+    }
+  }
+}
+
+/** An index of keys by values each object has (such as its owners' uids). */
+export class KeysBy<A> implements StoreIndex<A> {
+  private readonly byValue = new Map<string, Set<string>>()
+  private readonly valuesOf: (stored: Stored<A>) => Iterable<string>
+
+  constructor(valuesOf: (stored: Stored<A>) => Iterable<string>) {
+    this.valuesOf = valuesOf
+  }
+
+  update(key: string, previous: Stored<A> | undefined, current: Stored<A> | undefined): void {
+    const was = new Set(previous === undefined ? [] : this.valuesOf(previous))
+    const is = new Set(current === undefined ? [] : this.valuesOf(current))
+    // Values kept stay where they are, so the keys of a value come in the order the store holds them.
+    for (const value of was) {
+      if (is.has(value)) continue
+      const keys = this.byValue.get(value)
+      keys?.delete(key)
+      if (keys?.size === 0) this.byValue.delete(value)
+    }
+    for (const value of is) {
+      if (was.has(value)) continue
+      let keys = this.byValue.get(value)
+      if (keys === undefined) this.byValue.set(value, (keys = new Set()))
+      keys.add(key)
+    }
+  }
+
+  /** The keys of the objects that have `value`. */
+  keys(value: string): ReadonlySet<string> {
+    return this.byValue.get(value) ?? none
+  }
+}
+
+const none: ReadonlySet<string> = new Set()

@@ -1,0 +1,266 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
+import { allSecretCopies } from "../../src/controller/context.ts"
+import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
+import { jobForItself, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } from "../../src/controller/imagePullJob/watches.ts"
+import { nodeImageForItself, nodeImagesOfDeletedJob } from "../../src/controller/nodeImage/watches.ts"
+import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
+import { controllerStores } from "../../src/controller/stores.ts"
+import { wake } from "../../src/controller/wake.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import type { Change, StoreWriter } from "../../src/kube/store.ts"
+import type { WorkQueue } from "../../src/scheduler/Scheduler.ts"
+
+const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: uid, uid })
+
+const job = (name: string, spec: Record<string, unknown>, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
+  apiVersion: "apps.kruise.io/v1alpha1",
+  kind: "ImagePullJob",
+  metadata: { name, namespace: "default", uid: `uid-${name}`, resourceVersion: "1", ...extra },
+  spec: { image: "nginx:1.25", ...spec }
+})
+
+/** A NodeImage where each job named owns its own tag of nginx; `reports` are the tags' statuses. */
+const nodeImage = (
+  name: string,
+  version: number,
+  options: {
+    readonly owners?: ReadonlyArray<string>
+    readonly labels?: Record<string, string>
+    readonly reports?: ReadonlyArray<Record<string, unknown>>
+    readonly deleting?: boolean
+  } = {}
+): KubeObject => ({
+  apiVersion: "apps.kruise.io/v1alpha1",
+  kind: "NodeImage",
+  metadata: {
+    name,
+    resourceVersion: String(version),
+    labels: options.labels ?? {},
+    ...(options.deleting === true ? { deletionTimestamp: "2026-12-03T10:00:00Z" } : {})
+  },
+  spec: {
+    images: {
+      nginx: {
+        tags: (options.owners ?? []).map((job) => ({
+          tag: `tag-${job}`,
+          version: 0,
+          imagePullPolicy: "IfNotPresent",
+          ownerReferences: [owner(`uid-${job}`)]
+        }))
+      }
+    }
+  },
+  ...(options.reports === undefined ? {} : { status: { imageStatuses: { nginx: { tags: options.reports } } } })
+})
+
+/** Writes `objects` into the store in order and returns the changes it made. */
+const changesOf = <A>(store: StoreWriter<A>, ...objects: ReadonlyArray<KubeObject | string>): Array<Change<A>> => {
+  const changes: Array<Change<A>> = []
+  store.onChange((change) => Effect.sync(() => changes.push(change)))
+  for (const object of objects) Effect.runSync(typeof object === "string" ? store.removed(object) : store.written(object))
+  return changes
+}
+const lastChange = <A>(store: StoreWriter<A>, ...objects: ReadonlyArray<KubeObject | string>): Change<A> =>
+  changesOf(store, ...objects).at(-1)!
+
+const withJobs = (...jobs: ReadonlyArray<KubeObject>) => {
+  const stores = controllerStores()
+  for (const j of jobs) Effect.runSync(stores.jobs.written(j))
+  return stores
+}
+const sorted = (keys: Iterable<string>) => [...keys].sort()
+const pulling = (job: string, progress: number) => ({ tag: `tag-${job}`, phase: "Pulling", version: 0, progress })
+const succeeded = (job: string) => ({ tag: `tag-${job}`, phase: "Succeeded", version: 0 })
+
+describe("a NodeImage change wakes (SPEC §4.8)", () => {
+  const jobs = ["a", "b", "c"].map((name) => job(name, {}))
+
+  it("only the owner of the tag whose outcome changed, not every job of the image", () => {
+    const stores = withJobs(...jobs)
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a", "b", "c"], reports: [pulling("a", 10), pulling("b", 10)] }),
+      nodeImage("n1", 2, { owners: ["a", "b", "c"], reports: [succeeded("a"), pulling("b", 10)] })
+    )
+    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/a"])
+    expect(nodeImageForItself(change)).toEqual(["n1"])
+  })
+
+  it("only the owner of a tag added or removed", () => {
+    const stores = withJobs(...jobs)
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a", "b"] }),
+      nodeImage("n1", 2, { owners: ["a", "b", "c"] })
+    )
+    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/c"])
+  })
+
+  it("nothing for a progress report, neither a job nor the NodeImage itself", () => {
+    const stores = withJobs(...jobs)
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a", "b"], reports: [pulling("a", 10), pulling("b", 0)] }),
+      nodeImage("n1", 2, { owners: ["a", "b"], reports: [pulling("a", 60), pulling("b", 5)] })
+    )
+    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual([])
+    expect(nodeImageForItself(change)).toEqual([])
+  })
+
+  it("the jobs that wait for a newer version after a conflicting write, with whatever the change is", () => {
+    const stores = withJobs(...jobs)
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a"], reports: [pulling("a", 10)] }),
+      nodeImage("n1", 2, { owners: ["a"], reports: [pulling("a", 20)] })
+    )
+    const awaitingNewer = new Map([["n1", new Set(["default/b"])]])
+    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer }))).toEqual(["default/b"])
+  })
+
+  it("on a label change, only the jobs whose selection of the node changes", () => {
+    const stores = withJobs(
+      job("zone-a", { selector: { matchLabels: { zone: "a" } } }),
+      job("zone-b", { selector: { matchLabels: { zone: "b" } } }),
+      job("every", {}),
+      job("named", { selector: { names: ["n1"] } }),
+      job("by-pod", { podSelector: { matchLabels: { app: "web" } } })
+    )
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { labels: { zone: "a" } }),
+      nodeImage("n1", 2, { labels: { zone: "b" } })
+    )
+    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/zone-a", "default/zone-b"])
+    expect(nodeImageForItself(change)).toEqual(["n1"])
+  })
+
+  it("when the node comes, or begins to go, every job that selects it by node", () => {
+    const stores = withJobs(
+      job("zone-a", { selector: { matchLabels: { zone: "a" } } }),
+      job("zone-b", { selector: { matchLabels: { zone: "b" } } }),
+      job("every", {}),
+      job("by-pod", { podSelector: { matchLabels: { app: "web" } } })
+    )
+    const [added, deleting] = changesOf(
+      stores.nodeImages,
+      nodeImage("n1", 1, { labels: { zone: "a" } }),
+      nodeImage("n1", 2, { labels: { zone: "a" }, deleting: true })
+    )
+    const context = { jobs: stores.jobs, awaitingNewer: new Map() }
+    expect(sorted(jobsForNodeImage(added!, context))).toEqual(["default/every", "default/zone-a"])
+    expect(sorted(jobsForNodeImage(deleting!, context))).toEqual(["default/every", "default/zone-a"])
+  })
+})
+
+describe("a job change wakes", () => {
+  it("the job itself while it exists", () => {
+    const stores = controllerStores()
+    const [added, deleted] = changesOf(stores.jobs, job("a", {}), "default/a")
+    expect(jobForItself(added!)).toEqual(["default/a"])
+    expect(jobForItself(deleted!)).toEqual([])
+  })
+
+  it("the NodeImages where a deleted job owns tags", () => {
+    const stores = controllerStores()
+    changesOf(stores.nodeImages, nodeImage("n1", 1, { owners: ["a"] }), nodeImage("n2", 1, { owners: ["b"] }))
+    const [added, deleted] = changesOf(stores.jobs, job("a", {}), "default/a")
+    expect(nodeImagesOfDeletedJob(added!, stores.nodeImages)).toEqual([])
+    expect(nodeImagesOfDeletedJob(deleted!, stores.nodeImages)).toEqual(["n1"])
+  })
+
+  it("the list job that controls it, and a list job the cron job that created it", () => {
+    const stores = controllerStores()
+    const child = job("child", {}, { ownerReferences: [{ ...owner("l"), kind: "ImageListPullJob", name: "list", controller: true }] })
+    expect(listJobOfChild(lastChange(stores.jobs, child))).toEqual(["default/list"])
+    expect(listJobOfChild(lastChange(stores.jobs, job("plain", {})))).toEqual([])
+    const scheduled: KubeObject = {
+      kind: "ImageListPullJob",
+      metadata: {
+        name: "nightly-1",
+        namespace: "default",
+        resourceVersion: "1",
+        ownerReferences: [{ ...owner("c"), kind: "AdvancedCronJob", name: "nightly", controller: true }]
+      },
+      spec: { images: ["nginx:1"] }
+    }
+    expect(cronJobOfChild(lastChange(stores.listJobs, scheduled))).toEqual(["default/nightly"])
+  })
+
+  it("the pull-secret copies when its pull secrets change or it goes, not on its status", () => {
+    const stores = controllerStores()
+    const a = job("a", { pullSecrets: ["reg"] })
+    const [added, renamed, reported, deleted] = changesOf(
+      stores.jobs,
+      a,
+      { ...a, metadata: { ...a.metadata, resourceVersion: "2" }, spec: { image: "nginx:1.25", pullSecrets: ["other"] } },
+      {
+        ...a,
+        metadata: { ...a.metadata, resourceVersion: "3" },
+        spec: { image: "nginx:1.25", pullSecrets: ["other"] },
+        status: { active: 1 }
+      },
+      "default/a"
+    )
+    expect(copiesForJob(added!)).toEqual([allSecretCopies])
+    expect(copiesForJob(renamed!)).toEqual([allSecretCopies])
+    expect(copiesForJob(reported!)).toEqual([])
+    expect(copiesForJob(deleted!)).toEqual([allSecretCopies])
+  })
+})
+
+describe("other changes wake", () => {
+  it("the pull-secret copies for any change of a copy", () => {
+    const stores = controllerStores()
+    const copy: KubeObject = { kind: "Secret", metadata: { name: "default.reg", namespace: "preheat-daemon-config", resourceVersion: "1" } }
+    expect(copiesForCopy(lastChange(stores.secretCopies, copy))).toEqual([allSecretCopies])
+  })
+
+  it("the jobs naming a source secret that changed", () => {
+    const stores = withJobs(job("a", { pullSecrets: ["reg"] }), job("b", { pullSecrets: ["other"] }), job("c", {}))
+    expect(jobsReferencingSecrets(new Set(["default/reg"]), stores.jobs)).toEqual(["default/a"])
+  })
+
+  it("for a pod, the jobs of its namespace whose pod selector matches it, only when it moved", () => {
+    const stores = withJobs(
+      job("web", { podSelector: { matchLabels: { app: "web" } } }),
+      job("db", { podSelector: { matchLabels: { app: "db" } } }),
+      job("other-ns", { podSelector: { matchLabels: { app: "web" } } }, { namespace: "other", uid: "uid-o" }),
+      job("by-node", {})
+    )
+    const pod = (version: number, nodeName: string | undefined, status: Record<string, unknown> = {}): KubeObject => ({
+      kind: "Pod",
+      metadata: { name: "p", namespace: "default", resourceVersion: String(version), labels: { app: "web" } },
+      spec: nodeName === undefined ? {} : { nodeName },
+      status
+    })
+    const [created, scheduled, ip] = changesOf(stores.pods, pod(1, undefined), pod(2, "n1"), pod(3, "n1", { podIP: "10.0.0.1" }))
+    expect(jobsForPod(created!, stores.jobs)).toEqual(["default/web"])
+    expect(jobsForPod(scheduled!, stores.jobs)).toEqual(["default/web"])
+    expect(jobsForPod(ip!, stores.jobs)).toEqual([])
+  })
+})
+
+describe("wake", () => {
+  it("reads every watch's keys before the books are noted, then adds them with the watch's delay", () => {
+    const added: Array<[string, unknown]> = []
+    const queue = { add: (key: string, after?: unknown) => Effect.sync(() => added.push([key, after])) } as unknown as WorkQueue
+    const books = new Set(["waiting"])
+    const handler = wake<KubeObject>(
+      [
+        { queue, keys: () => [...books] },
+        { queue, keys: () => ["x", "y"], delayMs: 10 }
+      ],
+      () => books.clear()
+    )
+    Effect.runSync(handler({ type: "added", current: { raw: { metadata: {} }, view: { metadata: {} } } }))
+    expect(added).toEqual([
+      ["waiting", undefined],
+      ["x", 10],
+      ["y", 10]
+    ])
+    expect(books.size).toBe(0)
+  })
+})

@@ -1,0 +1,36 @@
+import { Effect } from "effect"
+import { describe, expect, it } from "vitest"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { KeysBy, makeStore } from "../../src/kube/store.ts"
+
+const replicaSet = (name: string, version: number, owners: ReadonlyArray<string>): KubeObject => ({
+  metadata: {
+    name,
+    namespace: "default",
+    resourceVersion: String(version),
+    ownerReferences: owners.map((uid) => ({ apiVersion: "apps/v1", kind: "Deployment", name: uid, uid }))
+  }
+})
+
+describe("a store's declared index", () => {
+  it("follows every write: added, moved to another value, kept in place, forgotten", () => {
+    const store = makeStore(resources.replicaSet, {
+      indexes: { owner: new KeysBy<KubeObject>(({ raw }) => (raw.metadata.ownerReferences ?? []).map((o) => o.uid ?? "")) }
+    })
+    const owner = store.indexes.owner
+    const run = (effect: Effect.Effect<void>) => Effect.runSync(effect)
+    run(store.listed([replicaSet("a", 1, ["d1"]), replicaSet("b", 1, ["d1"]), replicaSet("c", 1, ["d2"])]))
+    expect([...owner.keys("d1")]).toEqual(["default/a", "default/b"])
+    // A version that keeps its owner keeps its place (the order the store holds them in).
+    run(store.written(replicaSet("a", 2, ["d1"])))
+    expect([...owner.keys("d1")]).toEqual(["default/a", "default/b"])
+    run(store.written(replicaSet("b", 2, ["d2"])))
+    expect([...owner.keys("d1")]).toEqual(["default/a"])
+    expect([...owner.keys("d2")]).toEqual(["default/c", "default/b"])
+    run(store.removed("default/c"))
+    run(store.listed([replicaSet("b", 2, ["d2"])]))
+    expect([...owner.keys("d1")]).toEqual([])
+    expect([...owner.keys("d2")]).toEqual(["default/b"])
+  })
+})
