@@ -8,7 +8,7 @@ import { objectPath } from "../src/kube/live/paths.ts"
 import { makeRateLimiter } from "../src/kube/live/rateLimiter.ts"
 import { kubeErrorOf, narrowTo, unavailableOf } from "../src/kube/live/statusErrors.ts"
 import { makeTransport } from "../src/kube/live/transport.ts"
-import { StrategicPatch } from "../src/rollout/StrategicPatch.ts"
+import { StrategicPatch } from "../src/kube/StrategicPatch.ts"
 
 const asWriteError = narrowTo(["NotFound", "Conflict", "Invalid", "Forbidden"])
 

@@ -13,7 +13,7 @@ import { failureLines, judge, unfinished } from "./outcome.ts"
 import type { JobFailure, RolloutJob } from "./outcome.ts"
 import { readTemplate } from "./podTemplate.ts"
 import { jobTtlSeconds, podNodes, rolloutJobs, rolloutLabel } from "./rolloutJobs.ts"
-import { StrategicPatch } from "./StrategicPatch.ts"
+import { StrategicPatch } from "../kube/StrategicPatch.ts"
 import type { WorkloadRef } from "./workloadArgument.ts"
 import { displayName } from "./workloadArgument.ts"
 

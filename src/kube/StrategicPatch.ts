@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import type { Effect } from "effect"
-import type { KubeObject, ObjectKey, WriteError } from "../kube/KubeApi.ts"
-import type { Resource } from "../kube/resources.ts"
+import type { KubeObject, ObjectKey, WriteError } from "./KubeApi.ts"
+import type { Resource } from "./resources.ts"
 
 /**
  * A strategic merge patch of a built-in kind, which KubeApi (merge patches only, for the custom
@@ -13,4 +13,4 @@ export class StrategicPatch extends Context.Service<
   {
     readonly patch: (resource: Resource, key: ObjectKey, patch: Record<string, unknown>) => Effect.Effect<KubeObject, WriteError>
   }
->()("preheat/rollout/StrategicPatch") {}
+>()("preheat/kube/StrategicPatch") {}
