@@ -3,7 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kubeLive.ts"
 import { defaultSettings } from "../controller/context.ts"
-import { runControllerRole, schedulerWithMetrics } from "../controller/role.ts"
+import { runControllerRole, workQueuesWithMetrics } from "../controller/role.ts"
 import { candidateIdentity } from "../kube/leaderElection.ts"
 import { controllerRateLimit } from "../kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -68,7 +68,7 @@ export const controllerCommand = Command.make(
         metrics: { host: flags.metricsHost, port: flags.metricsPort }
       }).pipe(
         Effect.scoped,
-        Effect.provide(Layer.mergeAll(kube, schedulerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, workQueuesWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

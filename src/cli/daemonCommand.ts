@@ -2,7 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
 import { runSimulatedDaemon } from "../daemon/simulatedRuntime.ts"
@@ -81,7 +81,7 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -1,5 +1,5 @@
 import type { Informer } from "../kube/informer.ts"
-import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { OwnerIndex } from "./ownerIndex.ts"
 import type { RegistryBudget } from "./registryBudget.ts"

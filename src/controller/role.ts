@@ -1,13 +1,13 @@
 import { Duration, Effect, Layer, Result, Schedule } from "effect"
 import type { Scope } from "effect"
-import { makeWorkQueue } from "../../layers/scheduler.ts"
+import { makeWorkQueue } from "../../layers/workQueues.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics } from "../ops/metrics.ts"
 import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
-import { Scheduler } from "../scheduler/Scheduler.ts"
+import { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { makeController } from "./controller.ts"
 import { decodedJob } from "./decoded.ts"
@@ -23,11 +23,11 @@ export interface ControllerRoleOptions {
 }
 
 /** Work queues whose waits feed the workqueue metrics. */
-export const schedulerWithMetrics: Layer.Layer<Scheduler, never, Metrics> = Layer.effect(
-  Scheduler,
+export const workQueuesWithMetrics: Layer.Layer<WorkQueues, never, Metrics> = Layer.effect(
+  WorkQueues,
   Effect.gen(function* () {
     const metrics = yield* Metrics
-    return Scheduler.of({
+    return WorkQueues.of({
       queue: (name) =>
         makeWorkQueue(name, {
           onTaken: (queue, _key, waited) => Effect.runSync(metrics.observeWorkqueueWait(queue, waited / 1000))
@@ -66,7 +66,7 @@ const sampleGauges = (ctx: ControllerContext) =>
  * so the next replica takes over at once.
  */
 export const runControllerRole = (options: ControllerRoleOptions) =>
-  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
+  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | WorkQueues | Metrics | Scope.Scope> {
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)

@@ -9,7 +9,7 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
-import type { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
 import { makeImagePins } from "./pins/imagePins.ts"
@@ -39,7 +39,7 @@ export interface Daemon {
  */
 export const startDaemon = Effect.fnUntraced(function* (
   options: DaemonOptions
-): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope> {
+): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
   let informer: Informer | undefined
@@ -97,7 +97,7 @@ export const serveDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<
   { readonly daemon: Daemon; readonly port: number },
   OpsServerError,
-  KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope
+  KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope
 > {
   const daemon = yield* startDaemon(options)
   const { port } = yield* serveOps({ host: options.metricsHost, port: options.metricsPort, health: daemon.health, ready: daemon.ready })
@@ -116,12 +116,12 @@ export const serveDaemon = Effect.fnUntraced(function* (
 /**
  * `preheat daemon`: the live CRI runtime (the socket given, else the first of SPEC §3's that
  * answers; none answering fails the start, and the kubelet restarts the pod), the daemon and its
- * ops endpoint, until interrupted. KubeApi, Metrics and Scheduler come from the command (the live
+ * ops endpoint, until interrupted. KubeApi, Metrics and WorkQueues come from the command (the live
  * Kubernetes client, Metrics.layer, schedulerLayer).
  */
 export const runDaemon = (
   options: DaemonOptions
-): Effect.Effect<never, RuntimeUnavailable | OpsServerError, KubeApi | Metrics | Scheduler> =>
+): Effect.Effect<never, RuntimeUnavailable | OpsServerError, KubeApi | Metrics | WorkQueues> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never

@@ -5,7 +5,7 @@ import { type ImageReference, parseImageReference } from "../api/imageReference.
 import type { OpsServerError } from "../ops/server.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
-import type { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import { type DaemonOptions, serveDaemon } from "./daemon.ts"
 
 /**
@@ -40,7 +40,7 @@ export const simulatedRuntimeLayer = () =>
   fakeCriRuntimeLayer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize })
 
 /** runDaemon with the simulated runtime in place of the live CRI one; everything else is the same. */
-export const runSimulatedDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | Metrics | Scheduler> =>
+export const runSimulatedDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | Metrics | WorkQueues> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never

@@ -1,6 +1,6 @@
 import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
 import type { Scope } from "effect"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import * as CriLive from "../../layers/criLive.ts"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/kubeconfig.ts"
@@ -42,7 +42,7 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
     const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
     const fs = yield* FileSystem.FileSystem
     yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
-    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
+    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), WorkQueuesLive.layer()).pipe(Layer.provideMerge(Metrics.layerTest))
     yield* Effect.gen(function* () {
       const api = yield* KubeApi
       const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }

@@ -2,12 +2,12 @@ import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Exit, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
-import { makeWorkQueue, schedulerLayer } from "../../layers/scheduler.ts"
-import { backoffDelayMillis, makeBackoff } from "../../src/scheduler/backoff.ts"
-import { runWorkers } from "../../src/scheduler/runWorkers.ts"
-import type { ReconcileResult } from "../../src/scheduler/runWorkers.ts"
-import { Scheduler } from "../../src/scheduler/Scheduler.ts"
-import type { WorkQueue } from "../../src/scheduler/Scheduler.ts"
+import { makeWorkQueue, WorkQueuesLive } from "../../layers/workQueues.ts"
+import { exponentialDelayMillis, makeItemRateLimiter } from "../../src/workqueue/itemRateLimiter.ts"
+import { runWorkers } from "../../src/workqueue/runWorkers.ts"
+import type { ReconcileResult } from "../../src/workqueue/runWorkers.ts"
+import { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
 
 /** The key take would hand out right now, or undefined if it would wait (the wait is abandoned). */
 const tryTake = (queue: WorkQueue) =>
@@ -192,11 +192,11 @@ describe("WorkQueue", () => {
     })
   )
 
-  it.effect("the Scheduler layer reports how long a due key waited for a worker", () =>
+  it.effect("the WorkQueues layer reports how long a due key waited for a worker", () =>
     Effect.gen(function* () {
       const seen: Array<[string, string, number]> = []
-      const q = yield* Scheduler.use((scheduler) => scheduler.queue("nodeimage")).pipe(
-        Effect.provide(schedulerLayer({ onTaken: (name, key, waited) => seen.push([name, key, waited]) }))
+      const q = yield* WorkQueues.use((workQueues) => workQueues.queue("nodeimage")).pipe(
+        Effect.provide(WorkQueuesLive.layer({ onTaken: (name, key, waited) => seen.push([name, key, waited]) }))
       )
       yield* q.add("a", "1 second")
       yield* TestClock.adjust("3 seconds")
@@ -206,33 +206,33 @@ describe("WorkQueue", () => {
   )
 })
 
-describe("backoff", () => {
+describe("item rate limiter", () => {
   it("doubles from base up to cap", () => {
-    const delays = Array.from({ length: 20 }, (_, n) => backoffDelayMillis(n, 5, 1_000_000))
+    const delays = Array.from({ length: 20 }, (_, n) => exponentialDelayMillis(n, 5, 1_000_000))
     assert.deepStrictEqual(delays.slice(0, 4), [5, 10, 20, 40])
     assert.strictEqual(delays[17], 655_360)
     assert.strictEqual(delays[18], 1_000_000)
-    assert.strictEqual(backoffDelayMillis(5000, 5, 1_000_000), 1_000_000)
+    assert.strictEqual(exponentialDelayMillis(5000, 5, 1_000_000), 1_000_000)
   })
 
   it.effect("is per key and forget starts a key again at base", () =>
     Effect.gen(function* () {
-      const backoff = yield* makeBackoff({ base: "5 millis", cap: "30 millis" })
-      const next = (key: string) => Effect.map(backoff.next(key), Duration.toMillis)
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "30 millis" })
+      const next = (key: string) => Effect.map(rateLimiter.when(key), Duration.toMillis)
       assert.deepStrictEqual([yield* next("a"), yield* next("a"), yield* next("a"), yield* next("a")], [5, 10, 20, 30])
       assert.strictEqual(yield* next("b"), 5)
-      assert.strictEqual(yield* backoff.failures("a"), 4)
-      yield* backoff.forget("a")
-      assert.strictEqual(yield* backoff.failures("a"), 0)
+      assert.strictEqual(yield* rateLimiter.numRequeues("a"), 4)
+      yield* rateLimiter.forget("a")
+      assert.strictEqual(yield* rateLimiter.numRequeues("a"), 0)
       assert.strictEqual(yield* next("a"), 5)
     })
   )
 
   it.effect("defaults to client-go's 5 ms .. 1000 s", () =>
     Effect.gen(function* () {
-      const backoff = yield* makeBackoff()
+      const rateLimiter = yield* makeItemRateLimiter()
       const delays: Array<number> = []
-      for (let i = 0; i < 30; i++) delays.push(Duration.toMillis(yield* backoff.next("k")))
+      for (let i = 0; i < 30; i++) delays.push(Duration.toMillis(yield* rateLimiter.when("k")))
       assert.strictEqual(delays[0], 5)
       assert.strictEqual(delays[29], 1_000_000)
     })
@@ -244,13 +244,13 @@ describe("runWorkers", () => {
     const logs: Array<LogEntry> = []
     return Effect.gen(function* () {
       const q = yield* queue
-      const backoff = yield* makeBackoff({ base: "5 millis", cap: "1 second" })
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "1 second" })
       const attempts: Array<number> = []
       const results: Array<ReconcileResult> = []
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 1,
-          backoff,
+          rateLimiter,
           reconcile: () =>
             Effect.gen(function* () {
               const now = yield* TestClock.testClockWith((c) => c.currentTimeMillis)
@@ -266,7 +266,7 @@ describe("runWorkers", () => {
       // Failures at 0, 5, 15, 35; the success at 75 ms.
       assert.deepStrictEqual(attempts, [0, 5, 15, 35, 75])
       assert.deepStrictEqual(results, ["error", "error", "error", "error", "success"])
-      assert.strictEqual(yield* backoff.failures("k"), 0)
+      assert.strictEqual(yield* rateLimiter.numRequeues("k"), 0)
       assert.deepStrictEqual(
         logs.map((entry) => [entry.level, entry.annotations]),
         [
@@ -289,7 +289,7 @@ describe("runWorkers", () => {
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 2,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: () =>
             Effect.gen(function* () {
               runs.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
@@ -324,7 +324,7 @@ describe("runWorkers", () => {
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: (key) =>
             Effect.gen(function* () {
               assert.isFalse(active.has(key), `${key} handed out twice`)
@@ -365,7 +365,7 @@ describe("runWorkers", () => {
       const workers = yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 1,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: () =>
             Effect.andThen(
               Effect.sync(() => started++),

@@ -1,7 +1,7 @@
 import { Clock, Deferred, Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
-import { Scheduler } from "../src/scheduler/Scheduler.ts"
-import type { WorkQueue } from "../src/scheduler/Scheduler.ts"
+import { WorkQueues } from "../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../src/workqueue/WorkQueues.ts"
 
 /**
  * What only the queue knows, for metrics: how long a due key waited for a worker. Depth is not
@@ -218,6 +218,8 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
     }
   })
 
-/** The Scheduler over in-process queues; pass an observer to feed queue metrics. */
-export const schedulerLayer = (observer: QueueObserver = {}): Layer.Layer<Scheduler> =>
-  Layer.succeed(Scheduler, Scheduler.of({ queue: (name) => makeWorkQueue(name, observer) }))
+export const WorkQueuesLive = {
+  /** In-process work queues; pass an observer to see how long due keys wait. */
+  layer: (observer: QueueObserver = {}): Layer.Layer<WorkQueues> =>
+    Layer.succeed(WorkQueues, WorkQueues.of({ queue: (name) => makeWorkQueue(name, observer) }))
+}

@@ -1,6 +1,6 @@
 import { Cause, Clock, Duration, Effect, Exit } from "effect"
-import type { Backoff } from "./backoff.ts"
-import type { WorkQueue } from "./Scheduler.ts"
+import type { ItemRateLimiter } from "./itemRateLimiter.ts"
+import type { WorkQueue } from "./WorkQueues.ts"
 
 /** What a successful reconcile asks for next (controller-runtime's Result). */
 export interface Outcome {
@@ -12,7 +12,7 @@ export type ReconcileResult = "success" | "error" | "requeue"
 
 /**
  * Hooks for metrics: reconcile duration and result per key. Queue depth is the queue's `size`;
- * the wait from due to taken is seen by the queue itself (QueueObserver in layers/scheduler.ts),
+ * the wait from due to taken is seen by the queue itself (QueueObserver in layers/workQueues.ts),
  * since only the queue knows when a key fell due. Callbacks must be cheap and must not throw.
  */
 export interface WorkerObserver {
@@ -24,26 +24,26 @@ export interface RunWorkersOptions<E, R> {
   /** Keys reconciled at once; each key is only ever with one worker. */
   readonly concurrency: number
   readonly reconcile: (key: string) => Effect.Effect<Outcome, E, R>
-  readonly backoff: Backoff
+  readonly rateLimiter: ItemRateLimiter
   readonly observe?: WorkerObserver
 }
 
 /**
  * Feeds keys from queue to reconcile with at most `concurrency` in flight, forever (until
- * interrupted). Success forgets the key's backoff and honours requeueAfter; failure (or a defect,
- * so one bad object cannot stop every controller) is logged and retried after the key's backoff.
+ * interrupted). Success forgets the key's failures and honours requeueAfter; failure (or a defect,
+ * so one bad object cannot stop every controller) is logged and retried after the key's rate-limited delay.
  * `done` is always called, also when the workers are interrupted mid-reconcile; the key is then
  * re-added so a queue that outlives its workers (leadership lost and regained) still has it.
  */
 export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E, R>): Effect.Effect<never, never, R> =>
   Effect.gen(function* () {
     const clock = yield* Clock.Clock
-    const { backoff, observe, reconcile } = options
+    const { observe, rateLimiter, reconcile } = options
 
     const settle = (key: string, exit: Exit.Exit<Outcome, E>): Effect.Effect<ReconcileResult | undefined> => {
       if (Exit.isSuccess(exit)) {
         const after = exit.value.requeueAfter
-        return backoff
+        return rateLimiter
           .forget(key)
           .pipe(
             Effect.andThen(after === undefined ? Effect.succeed("success" as const) : Effect.as(queue.add(key, after), "requeue" as const))
@@ -51,8 +51,8 @@ export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E,
       }
       if (Cause.hasInterruptsOnly(exit.cause)) return Effect.as(queue.add(key), undefined)
       return Effect.gen(function* () {
-        const delay = yield* backoff.next(key)
-        const failures = yield* backoff.failures(key)
+        const delay = yield* rateLimiter.when(key)
+        const failures = yield* rateLimiter.numRequeues(key)
         const log = Cause.hasDies(exit.cause) ? Effect.logError : Effect.logWarning
         yield* log("reconcile failed, will retry", exit.cause).pipe(
           Effect.annotateLogs({ key, failures, retryInMillis: Duration.toMillis(delay) })
