@@ -112,10 +112,11 @@ const program = Effect.gen(function* () {
   })
   yield* Effect.forkScoped(
     controller.reconcile((name) => ({
-      onFinished: () => {
-        reconciles++
-        byController.set(name, (byController.get(name) ?? 0) + 1)
-      }
+      onFinished: () =>
+        Effect.sync(() => {
+          reconciles++
+          byController.set(name, (byController.get(name) ?? 0) + 1)
+        })
     }))
   )
   const daemons = yield* simulateDaemons({ pullMs, countPulls: false })

@@ -1,13 +1,13 @@
-import { Duration, Effect, Layer, Result, Schedule } from "effect"
+import { Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
-import { makeWorkQueue } from "../../layers/workQueues.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics } from "../ops/metrics.ts"
 import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
-import { WorkQueues } from "../workqueue/WorkQueues.ts"
+import type { WorkerObserver } from "../workqueue/runWorkers.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { makeController } from "./controller.ts"
 import { decodedJob } from "./decoded.ts"
@@ -21,20 +21,6 @@ export interface ControllerRoleOptions {
   }
   readonly metrics: { readonly host: string; readonly port: number }
 }
-
-/** Work queues whose waits feed the workqueue metrics. */
-export const workQueuesWithMetrics: Layer.Layer<WorkQueues, never, Metrics> = Layer.effect(
-  WorkQueues,
-  Effect.gen(function* () {
-    const metrics = yield* Metrics
-    return WorkQueues.of({
-      queue: (name) =>
-        makeWorkQueue(name, {
-          onTaken: (queue, _key, waited) => Effect.runSync(metrics.observeWorkqueueWait(queue, waited / 1000))
-        })
-    })
-  })
-)
 
 const phaseOf = (ctx: ControllerContext, raw: Parameters<typeof decodedJob>[0]): JobPhase => {
   const job = decodedJob(raw)
@@ -95,9 +81,8 @@ export const runControllerRole = (options: ControllerRoleOptions) =>
       })
     )
     yield* Effect.forkScoped(Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore))
-    const observe = (name: string) => ({
-      onFinished: (_key: string, millis: number, result: "success" | "error" | "requeue") =>
-        Effect.runSync(metrics.recordReconcile(name, result, millis / 1000))
+    const observe = (name: string): WorkerObserver => ({
+      onFinished: (_key, millis, result) => metrics.recordReconcile(name, result, millis / 1000)
     })
     const lead = Effect.gen(function* () {
       yield* metrics.setLeader(true)

@@ -13,11 +13,11 @@ export type ReconcileResult = "success" | "error" | "requeue"
 /**
  * Hooks for metrics: reconcile duration and result per key. Queue depth is the queue's `size`;
  * the wait from due to taken is seen by the queue itself (QueueObserver in layers/workQueues.ts),
- * since only the queue knows when a key fell due. Callbacks must be cheap and must not throw.
+ * since only the queue knows when a key fell due. Hooks run on the worker, so they must be cheap.
  */
 export interface WorkerObserver {
-  readonly onStarted?: (key: string) => void
-  readonly onFinished?: (key: string, durationMillis: number, result: ReconcileResult) => void
+  readonly onStarted?: (key: string) => Effect.Effect<void>
+  readonly onFinished?: (key: string, durationMillis: number, result: ReconcileResult) => Effect.Effect<void>
 }
 
 export interface RunWorkersOptions<E, R> {
@@ -66,13 +66,13 @@ export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E,
     const step = Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(queue.take, (key) => {
         const started = clock.currentTimeMillisUnsafe()
-        return Effect.sync(() => observe?.onStarted?.(key)).pipe(
+        return (observe?.onStarted?.(key) ?? Effect.void).pipe(
           Effect.andThen(Effect.exit(restore(Effect.suspend(() => reconcile(key))))),
           Effect.flatMap((exit) => settle(key, exit)),
           Effect.tap((result) =>
-            Effect.sync(() => {
-              if (result !== undefined) observe?.onFinished?.(key, clock.currentTimeMillisUnsafe() - started, result)
-            })
+            result === undefined || observe?.onFinished === undefined
+              ? Effect.void
+              : observe.onFinished(key, clock.currentTimeMillisUnsafe() - started, result)
           ),
           Effect.ensuring(queue.done(key))
         )
@@ -80,7 +80,7 @@ export const runWorkers = <E, R>(queue: WorkQueue, options: RunWorkersOptions<E,
     )
 
     const workers = Array.from({ length: Math.max(1, options.concurrency) }, () => Effect.forever(step))
-    // Workers run until interrupted; a defect in one (a throwing observer) stops all and surfaces.
+    // Workers run until interrupted; a defect in one (a failing observer) stops all and surfaces.
     yield* Effect.all(workers, { concurrency: "unbounded", discard: true })
     return yield* Effect.never
   })

@@ -184,7 +184,9 @@ describe("workload-driven pre-pull, through the controller", () => {
       }
       const started: Array<string> = []
       const controller = yield* makeController(defaultSettings)
-      yield* Effect.forkScoped(controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => started.push(key) } : {})))
+      yield* Effect.forkScoped(
+        controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => Effect.sync(() => void started.push(key)) } : {}))
+      )
       yield* advance(2000)
       expect(new Set(started).size).toBe(20)
       started.length = 0

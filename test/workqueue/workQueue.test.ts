@@ -196,12 +196,27 @@ describe("WorkQueue", () => {
     Effect.gen(function* () {
       const seen: Array<[string, string, number]> = []
       const q = yield* WorkQueues.use((workQueues) => workQueues.queue("nodeimage")).pipe(
-        Effect.provide(WorkQueuesLive.layer({ onTaken: (name, key, waited) => seen.push([name, key, waited]) }))
+        Effect.provide(WorkQueuesLive.layer({ onTaken: (name, key, waited) => Effect.sync(() => void seen.push([name, key, waited])) }))
       )
       yield* q.add("a", "1 second")
       yield* TestClock.adjust("3 seconds")
       yield* q.take
       assert.deepStrictEqual(seen, [["nodeimage", "a", 2000]])
+    })
+  )
+
+  it.effect("a failing observer loses no key: it is handed out again", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const q = yield* makeWorkQueue("test", {
+        onTaken: () => (++calls === 1 ? Effect.die(new Error("observer bug")) : Effect.void)
+      })
+      yield* q.add("a")
+      yield* q.add("b")
+      const exit = yield* Effect.exit(q.take)
+      assert.isTrue(Exit.hasDies(exit))
+      assert.strictEqual(yield* q.size, 2)
+      assert.deepStrictEqual(yield* drain(q), ["b", "a"])
     })
   )
 })
@@ -258,7 +273,7 @@ describe("runWorkers", () => {
               if (attempts.length <= 4) return yield* Effect.fail("boom")
               return {}
             }),
-          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
         })
       )
       yield* q.add("k")
@@ -296,7 +311,7 @@ describe("runWorkers", () => {
               if (runs.length === 2) return yield* Effect.die(new Error("bug"))
               return { requeueAfter: "30 seconds" }
             }),
-          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
         })
       )
       yield* q.add("job")
