@@ -6,7 +6,7 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { makeItemRateLimiter } from "../workqueue/itemRateLimiter.ts"
 import { runWorkers } from "../workqueue/runWorkers.ts"
-import type { Outcome, WorkerObserver } from "../workqueue/runWorkers.ts"
+import type { Reconcile, WorkerObserver } from "../workqueue/runWorkers.ts"
 import { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
@@ -123,7 +123,7 @@ export const makeController = Effect.fnUntraced(function* (
         const underWay = pullsUnderWay([...ctx.nodeImages.values()].map(nodeImageView), (uid) => ctx.jobKeyByUid.get(uid))
         for (const [key, { inFlight, registry }] of underWay) ctx.registries.settle(key, registry, inFlight, 0)
       }
-      const run = (name: string, queue: WorkQueue, reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>) =>
+      const run = (name: string, queue: WorkQueue, reconcile: Reconcile<KubeApi>) =>
         Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
           runWorkers(queue, {
             concurrency: settings.workers,

@@ -1,9 +1,10 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Logger, References } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { makeWorkQueue, WorkQueuesLive } from "../../layers/workQueues.ts"
 import { exponentialDelayMillis, makeItemRateLimiter } from "../../src/workqueue/itemRateLimiter.ts"
+import { RetryableError, TerminalError } from "../../src/workqueue/ReconcileError.ts"
 import { runWorkers } from "../../src/workqueue/runWorkers.ts"
 import type { ReconcileResult } from "../../src/workqueue/runWorkers.ts"
 import { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
@@ -39,6 +40,7 @@ const queue = makeWorkQueue("test")
 interface LogEntry {
   readonly level: string
   readonly message: unknown
+  readonly cause: Cause.Cause<unknown>
   readonly annotations: Record<string, unknown>
 }
 
@@ -49,6 +51,7 @@ const captureLogs = (entries: Array<LogEntry>) =>
       entries.push({
         level: options.logLevel,
         message: options.message,
+        cause: options.cause,
         annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
       })
     })
@@ -270,7 +273,7 @@ describe("runWorkers", () => {
             Effect.gen(function* () {
               const now = yield* TestClock.testClockWith((c) => c.currentTimeMillis)
               attempts.push(now)
-              if (attempts.length <= 4) return yield* Effect.fail("boom")
+              if (attempts.length <= 4) return yield* new RetryableError({ cause: "boom" })
               return {}
             }),
           observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
@@ -292,6 +295,57 @@ describe("runWorkers", () => {
         ]
       )
       assert.include(String(logs[0]?.message), "reconcile failed")
+      assert.deepStrictEqual(
+        logs[0]?.cause.reasons.map((reason) => (Cause.isFailReason(reason) ? reason.error : reason)),
+        ["boom"]
+      )
+    }).pipe(Effect.provide(captureLogs(logs)))
+  })
+
+  it.effect("a TerminalError is logged once as an error and not retried; its key's failures are forgotten", () => {
+    const logs: Array<LogEntry> = []
+    return Effect.gen(function* () {
+      const q = yield* queue
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "1 second" })
+      const attempts: Array<number> = []
+      const results: Array<ReconcileResult> = []
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 1,
+          rateLimiter,
+          reconcile: () =>
+            Effect.gen(function* () {
+              attempts.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
+              if (attempts.length <= 2) return yield* new RetryableError({ cause: "unavailable" })
+              if (attempts.length === 3) return yield* new TerminalError({ cause: "can never succeed" })
+              return {}
+            }),
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
+        })
+      )
+      yield* q.add("k")
+      yield* TestClock.adjust("1 hour")
+      // Retried at 5 and 15 ms; the terminal failure at 15 ms is the last attempt.
+      assert.deepStrictEqual(attempts, [0, 5, 15])
+      assert.deepStrictEqual(results, ["error", "error", "error"])
+      assert.strictEqual(yield* rateLimiter.numRequeues("k"), 0)
+      assert.strictEqual(yield* q.size, 0)
+      assert.deepStrictEqual(
+        logs.map((entry) => entry.level),
+        ["Warn", "Warn", "Error"]
+      )
+      assert.include(String(logs[2]?.message), "will not retry")
+      // The reconcile's own error, not its wrapper.
+      assert.deepStrictEqual(
+        logs[2]?.cause.reasons.map((reason) => (Cause.isFailReason(reason) ? reason.error : reason)),
+        ["can never succeed"]
+      )
+      assert.deepStrictEqual(logs[2]?.annotations, { key: "k" })
+      // A later change wakes the key again.
+      yield* q.add("k")
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(attempts.length, 4)
+      assert.deepStrictEqual(results, ["error", "error", "error", "success"])
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 

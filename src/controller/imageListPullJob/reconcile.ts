@@ -3,7 +3,8 @@ import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../workqueue/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { decodedJob, decodedListJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
@@ -12,8 +13,8 @@ import { decideImageListPullJob } from "./decide.ts"
 
 const record = recordEvent("preheat-controller")
 
-export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileImageListPullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile ImageListPullJob")(function* (key: string) {
     const api = yield* KubeApi
     const raw = ctx.listJobs.get(key)
     // Children go with their owner through garbage collection.
@@ -55,4 +56,4 @@ export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: strin
       return {}
     }
     return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
-  })
+  }, Effect.mapError(retryable))

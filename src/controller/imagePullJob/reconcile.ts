@@ -7,7 +7,8 @@ import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../workqueue/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { decodedJob } from "../decoded.ts"
 import { recordEvent } from "../eventRecorder.ts"
@@ -209,8 +210,8 @@ const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) =
   })
 }
 
-export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile ImagePullJob")(function* (key: string) {
     let raw = ctx.jobs.get(key)
     if (raw === undefined) return {}
     if (raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, raw)
@@ -272,7 +273,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     }
     const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
     return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
-  })
+  }, Effect.mapError(retryable))
 
 /** The fields whose change is news: a start, a completion, a condition, a new target set. */
 const milestones = (status: ImagePullJobStatus | undefined) =>

@@ -7,7 +7,8 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../workqueue/runWorkers.ts"
+import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../eventRecorder.ts"
 import { parallelismKey } from "./annotations.ts"
@@ -56,8 +57,8 @@ const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeO
  * Pre-download for one Deployment, StatefulSet or DaemonSet: reads its revisions, pods and jobs
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
-export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
@@ -115,4 +116,4 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
     if (decision.settled === undefined) ctx.preDownloads.delete(key)
     else ctx.preDownloads.set(key, { uid, settled: decision.settled })
     return {}
-  })
+  }, Effect.mapError(retryable))

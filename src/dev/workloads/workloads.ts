@@ -11,6 +11,7 @@ import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, objectKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import { makeItemRateLimiter } from "../../workqueue/itemRateLimiter.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import { runWorkers } from "../../workqueue/runWorkers.ts"
 import type { Outcome } from "../../workqueue/runWorkers.ts"
 import { WorkQueues } from "../../workqueue/WorkQueues.ts"
@@ -106,7 +107,9 @@ export const startWorkloads = Effect.fnUntraced(function* (
     concurrency: number,
     reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>
   ): Effect.Effect<never, never, KubeApi> =>
-    Effect.flatMap(makeItemRateLimiter(), (rateLimiter) => runWorkers(queue, { concurrency, reconcile, rateLimiter }))
+    Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
+      runWorkers(queue, { concurrency, reconcile: (key) => Effect.mapError(reconcile(key), retryable), rateLimiter })
+    )
   yield* Effect.forkScoped(
     Effect.all(
       [
