@@ -21,7 +21,7 @@ import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../layers/scheduler.ts"
+import { WorkQueuesLive } from "../layers/workQueues.ts"
 import { defaultSettings } from "../src/controller/context.ts"
 import { makeController } from "../src/controller/controller.ts"
 import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
@@ -112,10 +112,11 @@ const program = Effect.gen(function* () {
   })
   yield* Effect.forkScoped(
     controller.reconcile((name) => ({
-      onFinished: () => {
-        reconciles++
-        byController.set(name, (byController.get(name) ?? 0) + 1)
-      }
+      onFinished: () =>
+        Effect.sync(() => {
+          reconciles++
+          byController.set(name, (byController.get(name) ?? 0) + 1)
+        })
     }))
   )
   const daemons = yield* simulateDaemons({ pullMs, countPulls: false })
@@ -193,7 +194,7 @@ const program = Effect.gen(function* () {
 // One store: the instrumented KubeApi (listed last, so it is the one provided) wraps the same
 // in-memory server whose InMemoryKubeStore handle the benchmark reads (layers are shared by reference).
 const server = InMemoryKubeApi.layerWith({ historyLimit: Number(process.env["PREHEAT_BENCH_HISTORY"] ?? 10_000) })
-const layer = Layer.mergeAll(server, withApiMetrics(server), schedulerLayer(), TestClock.layer()).pipe(
+const layer = Layer.mergeAll(server, withApiMetrics(server), WorkQueuesLive.layer(), TestClock.layer()).pipe(
   Layer.provideMerge(Metrics.layerTest)
 )
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer))).catch((error) => {

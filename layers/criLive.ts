@@ -14,7 +14,8 @@ import {
   type ImageStatusResponse,
   type ListImagesResponse,
   type PullImageResponse,
-  serviceConstructors,
+  loadServiceConstructors,
+  type ServiceConstructors,
   type VersionResponse
 } from "../src/cri/grpcPackages.ts"
 import { discoverSocket } from "../src/cri/socketDiscovery.ts"
@@ -42,15 +43,17 @@ const channelOptions: grpc.ChannelOptions = {
 }
 
 /** A Version call on a channel of its own, closed afterwards: how discovery asks a socket. */
-const probe = (target: string): Effect.Effect<VersionResponse, CriError> =>
-  Effect.acquireUseRelease(
-    Effect.sync(() => new (serviceConstructors().runtimeService)(target, grpc.credentials.createInsecure(), channelOptions)),
-    (client) =>
-      unary<VersionResponse>(client, "Version", { version: kubeletApiVersion }, { timeout: probeTimeout }).pipe(
-        Effect.mapError((error) => criErrorFrom(error, { method: "Version" }))
-      ),
-    (client) => Effect.sync(() => client.close())
-  )
+const probe =
+  (constructors: ServiceConstructors) =>
+  (target: string): Effect.Effect<VersionResponse, CriError> =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => new constructors.runtimeService(target, grpc.credentials.createInsecure(), channelOptions)),
+      (client) =>
+        unary<VersionResponse>(client, "Version", { version: kubeletApiVersion }, { timeout: probeTimeout }).pipe(
+          Effect.mapError((error) => criErrorFrom(error, { method: "Version" }))
+        ),
+      (client) => Effect.sync(() => client.close())
+    )
 
 /** The runtime's services on one socket: CRI, and containerd's image labels (see ImageLabels.ts). */
 export interface RuntimeServices {
@@ -67,13 +70,13 @@ export interface RuntimeServices {
  */
 export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, RuntimeUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
-    const target = yield* discoverSocket(options, probe)
+    const constructors = loadServiceConstructors()
+    const target = yield* discoverSocket(options, probe(constructors))
     const credentials = grpc.credentials.createInsecure()
     const channel = yield* Effect.acquireRelease(
       Effect.sync(() => new grpc.Channel(target, credentials, channelOptions)),
       (channel) => Effect.sync(() => channel.close())
     )
-    const constructors = serviceConstructors()
     const client = (Service: grpc.ServiceClientConstructor) => new Service(target, credentials, { channelOverride: channel })
     const runtimeService = client(constructors.runtimeService)
     const imageService = client(constructors.imageService)

@@ -55,6 +55,14 @@ const targetOf = (verb: RequestTarget["verb"], resource: Resource, name: string,
   namespace: resource.namespaced ? namespace : undefined
 })
 
+/** What a request's span says about its object; the span's name says the verb. */
+const annotateSpan = (target: RequestTarget): Effect.Effect<void> =>
+  Effect.annotateCurrentSpan({
+    "kube.kind": target.resource.kind,
+    ...(target.name === "" ? {} : { "kube.name": target.name }),
+    ...(target.namespace === undefined ? {} : { "kube.namespace": target.namespace })
+  })
+
 const validate = (options: KubeLiveOptions): Effect.Effect<void, KubeConfigError> => {
   const problems = [
     ...(options.qps > 0 && Number.isFinite(options.qps) ? [] : [`qps must be a positive number, got ${options.qps}`]),
@@ -87,11 +95,14 @@ export const makeFromConfig = Effect.fnUntraced(function* (
     target: RequestTarget,
     narrow: (error: KubeError, target: RequestTarget) => E
   ): Effect.Effect<KubeObject, E | Unavailable> =>
-    Effect.flatMap(transport.send(request, target), (answer): Effect.Effect<KubeObject, E | Unavailable> => {
-      if (answer.status < 200 || answer.status >= 300) return Effect.fail(narrow(kubeErrorOf(answer.status, answer.body, target), target))
-      const object = asKubeObject(answer.body)
-      return object === undefined ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`)) : Effect.succeed(object)
-    })
+    annotateSpan(target).pipe(
+      Effect.andThen(transport.send(request, target)),
+      Effect.flatMap((answer): Effect.Effect<KubeObject, E | Unavailable> => {
+        if (answer.status < 200 || answer.status >= 300) return Effect.fail(narrow(kubeErrorOf(answer.status, answer.body, target), target))
+        const object = asKubeObject(answer.body)
+        return object === undefined ? Effect.fail(unavailableOf(target, `HTTP ${answer.status} without an object`)) : Effect.succeed(object)
+      })
+    )
 
   const write = (
     verb: "update" | "patch",
@@ -112,15 +123,20 @@ export const makeFromConfig = Effect.fnUntraced(function* (
       asWriteError
     )
 
+  // Each verb is a span (named as the method), annotated with the object it concerns.
   return KubeApi.of({
-    get: (resource, key) =>
-      send(
+    get: Effect.fn("KubeApi.get")(function* (resource, key) {
+      return yield* send(
         { method: "GET", path: objectPath(resource, key.namespace, key.name) },
         targetOf("get", resource, key.name, key.namespace),
         asReadError
-      ),
+      )
+    }),
 
-    list: (resource, options = {}) => listPages(transport, resource, options, pageSize),
+    list: Effect.fn("KubeApi.list")(function* (resource, options = {}) {
+      yield* annotateSpan(targetOf("list", resource, "", options.namespace))
+      return yield* listPages(transport, resource, options, pageSize)
+    }),
 
     watch: (resource, options) =>
       Stream.unwrap(
@@ -144,50 +160,54 @@ export const makeFromConfig = Effect.fnUntraced(function* (
         )
       ),
 
-    create: (resource, object: KubeObject) => {
+    create: Effect.fn("KubeApi.create")(function* (resource, object) {
       const { name, generateName, namespace } = object.metadata
       const target = targetOf("create", resource, name ?? generateName ?? "", namespace)
       // There is no collection to post to: the same answer as the in-memory server, without a request.
       if (resource.namespaced && (namespace === undefined || namespace === "")) {
-        return Effect.fail(
-          new Invalid({
-            kind: resource.kind,
-            objectName: target.name,
-            causes: [{ field: "metadata.namespace", message: "Required value" }]
-          })
-        )
+        return yield* new Invalid({
+          kind: resource.kind,
+          objectName: target.name,
+          causes: [{ field: "metadata.namespace", message: "Required value" }]
+        })
       }
-      return send(
+      return yield* send(
         { method: "POST", path: collectionPath(resource, namespace), body: withTypeMeta(resource, object) },
         target,
         asCreateError
       )
-    },
+    }),
 
-    update: (resource, object, subresource) =>
-      write("update", resource, object.metadata.name ?? "", object.metadata.namespace, subresource, withTypeMeta(resource, object)),
+    update: Effect.fn("KubeApi.update")(function* (resource, object, subresource) {
+      return yield* write(
+        "update",
+        resource,
+        object.metadata.name ?? "",
+        object.metadata.namespace,
+        subresource,
+        withTypeMeta(resource, object)
+      )
+    }),
 
     // The caller's precondition, if any, travels in the patch itself as metadata.resourceVersion.
-    patch: (resource, key, patch, subresource) => write("patch", resource, key.name, key.namespace, subresource, patch),
+    patch: Effect.fn("KubeApi.patch")(function* (resource, key, patch, subresource) {
+      return yield* write("patch", resource, key.name, key.namespace, subresource, patch)
+    }),
 
-    delete: (resource, key, preconditions) => {
+    delete: Effect.fn("KubeApi.delete")(function* (resource, key, preconditions) {
       const body =
         preconditions?.uid === undefined
           ? undefined
           : { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: preconditions.uid } }
       const target = targetOf("delete", resource, key.name, key.namespace)
-      // A 200 carries the object (still finalizing) or a Status (gone); either way it is deleted as far as we care.
-      return Effect.flatMap(
-        transport.send(
-          { method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) },
-          target
-        ),
-        (answer) =>
-          answer.status >= 200 && answer.status < 300
-            ? Effect.void
-            : Effect.fail(asDeleteError(kubeErrorOf(answer.status, answer.body, target), target))
+      yield* annotateSpan(target)
+      const answer = yield* transport.send(
+        { method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) },
+        target
       )
-    }
+      // A 200 carries the object (still finalizing) or a Status (gone); either way it is deleted as far as we care.
+      if (answer.status < 200 || answer.status >= 300) return yield* asDeleteError(kubeErrorOf(answer.status, answer.body, target), target)
+    })
   })
 })
 

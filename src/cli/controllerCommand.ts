@@ -2,8 +2,9 @@ import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kubeLive.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../controller/context.ts"
-import { runControllerRole, schedulerWithMetrics } from "../controller/role.ts"
+import { runControllerRole } from "../controller/role.ts"
 import { candidateIdentity } from "../kube/leaderElection.ts"
 import { controllerRateLimit } from "../kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -68,7 +69,7 @@ export const controllerCommand = Command.make(
         metrics: { host: flags.metricsHost, port: flags.metricsPort }
       }).pipe(
         Effect.scoped,
-        Effect.provide(Layer.mergeAll(kube, schedulerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, WorkQueuesLive.layerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

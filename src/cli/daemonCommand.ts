@@ -3,7 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import * as CriLive from "../../layers/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
@@ -84,7 +84,7 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, runtime, schedulerLayer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -3,6 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as CriLive from "../../layers/criLive.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { announce, startDevCluster } from "../dev/devCluster.ts"
 import { loggingLayer } from "../ops/logging.ts"
 
@@ -36,6 +37,7 @@ export const devCommand = Command.make(
       return yield* Effect.never
     }).pipe(
       Effect.scoped,
+      Effect.provide(WorkQueuesLive.layer()),
       // One line per message, warnings and errors only: the terminal is for kubectl's output.
       Effect.provide(loggingLayer({ format: "text", level: "Warn" }))
     )

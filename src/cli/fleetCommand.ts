@@ -2,7 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultDaemonOptions } from "../daemon/options.ts"
 import { startFleet } from "../fleet/fleet.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -70,7 +70,7 @@ export const fleetCommand = Command.make(
         return yield* Effect.never
       }).pipe(
         Effect.scoped,
-        Effect.provide(schedulerLayer().pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(WorkQueuesLive.layer().pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -1,4 +1,4 @@
-import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { RegistryBudget } from "./registryBudget.ts"
 import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"

@@ -4,11 +4,11 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
 import { watcher } from "../kube/watcher.ts"
-import { makeBackoff } from "../scheduler/backoff.ts"
-import { runWorkers } from "../scheduler/runWorkers.ts"
-import type { Outcome, WorkerObserver } from "../scheduler/runWorkers.ts"
-import { Scheduler } from "../scheduler/Scheduler.ts"
-import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import { makeItemRateLimiter } from "../workqueue/itemRateLimiter.ts"
+import { runWorkers } from "../workqueue/runWorkers.ts"
+import type { Reconcile, WorkerObserver } from "../workqueue/runWorkers.ts"
+import { WorkQueues } from "../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { allSecretCopies } from "./context.ts"
@@ -46,15 +46,15 @@ export interface Controller {
  */
 export const makeController = Effect.fnUntraced(function* (
   settings: ControllerSettings
-): Effect.fn.Return<Controller, never, KubeApi | Scheduler | Scope.Scope> {
-  const scheduler = yield* Scheduler
+): Effect.fn.Return<Controller, never, KubeApi | WorkQueues | Scope.Scope> {
+  const workQueues = yield* WorkQueues
   const queues = {
-    nodeImage: yield* scheduler.queue("nodeimage"),
-    imagePullJob: yield* scheduler.queue("imagepulljob"),
-    imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
-    advancedCronJob: yield* scheduler.queue("advancedcronjob"),
-    pullSecrets: yield* scheduler.queue("pullsecrets"),
-    workload: yield* scheduler.queue("workload")
+    nodeImage: yield* workQueues.queue("nodeimage"),
+    imagePullJob: yield* workQueues.queue("imagepulljob"),
+    imageListPullJob: yield* workQueues.queue("imagelistpulljob"),
+    advancedCronJob: yield* workQueues.queue("advancedcronjob"),
+    pullSecrets: yield* workQueues.queue("pullsecrets"),
+    workload: yield* workQueues.queue("workload")
   }
   const stores = controllerStores()
   const ctx: ControllerContext = {
@@ -130,12 +130,12 @@ export const makeController = Effect.fnUntraced(function* (
         )
         for (const [key, { inFlight, registry }] of underWay) ctx.registries.settle(key, registry, inFlight, 0)
       }
-      const run = (name: string, queue: WorkQueue, reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>) =>
-        Effect.flatMap(makeBackoff(), (backoff) =>
+      const run = (name: string, queue: WorkQueue, reconcile: Reconcile<KubeApi>) =>
+        Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
           runWorkers(queue, {
             concurrency: settings.workers,
             reconcile,
-            backoff,
+            rateLimiter,
             ...(observe === undefined ? {} : { observe: observe(name) })
           })
         )

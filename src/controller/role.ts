@@ -1,6 +1,5 @@
-import { Duration, Effect, Layer, Result, Schedule } from "effect"
+import { Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
-import { makeWorkQueue } from "../../layers/scheduler.ts"
 import type { ImagePullJob } from "../api/imagePullJob.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
@@ -8,7 +7,8 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics } from "../ops/metrics.ts"
 import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
-import { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkerObserver } from "../workqueue/runWorkers.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { ControllerContext, ControllerSettings } from "./context.ts"
 import { makeController } from "./controller.ts"
 import type { Decoded } from "./stores.ts"
@@ -22,20 +22,6 @@ export interface ControllerRoleOptions {
   }
   readonly metrics: { readonly host: string; readonly port: number }
 }
-
-/** Work queues whose waits feed the workqueue metrics. */
-export const schedulerWithMetrics: Layer.Layer<Scheduler, never, Metrics> = Layer.effect(
-  Scheduler,
-  Effect.gen(function* () {
-    const metrics = yield* Metrics
-    return Scheduler.of({
-      queue: (name) =>
-        makeWorkQueue(name, {
-          onTaken: (queue, _key, waited) => Effect.runSync(metrics.observeWorkqueueWait(queue, waited / 1000))
-        })
-    })
-  })
-)
 
 const phaseOf = (ctx: ControllerContext, job: Decoded<ImagePullJob>): JobPhase => {
   if (Result.isFailure(job)) return "invalid"
@@ -64,7 +50,7 @@ const sampleGauges = (ctx: ControllerContext) =>
  * so the next replica takes over at once.
  */
 export const runControllerRole = (options: ControllerRoleOptions) =>
-  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
+  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | WorkQueues | Metrics | Scope.Scope> {
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)
@@ -93,9 +79,8 @@ export const runControllerRole = (options: ControllerRoleOptions) =>
       })
     )
     yield* Effect.forkScoped(Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore))
-    const observe = (name: string) => ({
-      onFinished: (_key: string, millis: number, result: "success" | "error" | "requeue") =>
-        Effect.runSync(metrics.recordReconcile(name, result, millis / 1000))
+    const observe = (name: string): WorkerObserver => ({
+      onFinished: (_key, millis, result) => metrics.recordReconcile(name, result, millis / 1000)
     })
     const lead = Effect.gen(function* () {
       yield* metrics.setLeader(true)

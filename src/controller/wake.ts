@@ -2,7 +2,7 @@
 // the reconcilers' queues (controller-runtime's EnqueueRequestsFromMapFunc).
 import { Effect } from "effect"
 import type { Change } from "../kube/store.ts"
-import type { WorkQueue } from "../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 
 /** One reconciler's interest in a kind: which of its keys a change wakes. */
 export interface Watch<A> {

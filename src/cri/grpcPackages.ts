@@ -39,24 +39,22 @@ export interface ServiceConstructors {
   readonly images: grpc.ServiceClientConstructor
 }
 
-let loaded: ServiceConstructors | undefined
-
-/** Parsed once, on first use (parsing costs a few ms that a CLI command without CRI need not pay). */
-export const serviceConstructors = (): ServiceConstructors => {
-  if (loaded === undefined) {
-    const runtime = load(runtimeProto)
-    const content = load(containerdContentProto)
-    const leases = load(containerdLeasesProto)
-    const images = load(containerdImagesProto)
-    loaded = {
-      runtimeService: service(runtime, "runtime.v1.RuntimeService"),
-      imageService: service(runtime, "runtime.v1.ImageService"),
-      content: service(content, "containerd.services.content.v1.Content"),
-      leases: service(leases, "containerd.services.leases.v1.Leases"),
-      images: service(images, "containerd.services.images.v1.Images")
-    }
+/**
+ * Parses the protos: a few ms, paid once by each connection to a runtime (which keeps the result),
+ * never by a CLI command without CRI.
+ */
+export const loadServiceConstructors = (): ServiceConstructors => {
+  const runtime = load(runtimeProto)
+  const content = load(containerdContentProto)
+  const leases = load(containerdLeasesProto)
+  const images = load(containerdImagesProto)
+  return {
+    runtimeService: service(runtime, "runtime.v1.RuntimeService"),
+    imageService: service(runtime, "runtime.v1.ImageService"),
+    content: service(content, "containerd.services.content.v1.Content"),
+    leases: service(leases, "containerd.services.leases.v1.Leases"),
+    images: service(images, "containerd.services.images.v1.Images")
   }
-  return loaded
 }
 
 // --- message shapes, as the loader options above produce them -----------------------------------

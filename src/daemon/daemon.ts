@@ -8,7 +8,7 @@ import { makeStore } from "../kube/store.ts"
 import { watcher } from "../kube/watcher.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
-import type { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
 import { makeImagePins } from "./pins/imagePins.ts"
@@ -38,7 +38,7 @@ export interface Daemon {
  */
 export const startDaemon = Effect.fnUntraced(function* (
   options: DaemonOptions
-): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope> {
+): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
   const watched = makeStore(resources.nodeImage)
@@ -95,7 +95,7 @@ export const serveDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<
   { readonly daemon: Daemon; readonly port: number },
   OpsServerError,
-  KubeApi | CriRuntime | Metrics | Scheduler | Scope.Scope
+  KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope
 > {
   const daemon = yield* startDaemon(options)
   const { port } = yield* serveOps({ host: options.metricsHost, port: options.metricsPort, health: daemon.health, ready: daemon.ready })
@@ -113,9 +113,9 @@ export const serveDaemon = Effect.fnUntraced(function* (
 
 /**
  * `preheat daemon`: the daemon and its ops endpoint, until interrupted. The command provides every
- * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and Scheduler.
+ * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and WorkQueues.
  */
-export const runDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | Metrics | Scheduler> =>
+export const runDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | Metrics | WorkQueues> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never

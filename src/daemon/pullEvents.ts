@@ -1,8 +1,8 @@
 import { Effect } from "effect"
 import type { ObjectReference } from "../api/meta.ts"
 import { apiVersion } from "../api/meta.ts"
-import { recordEvent } from "../controller/eventRecorder.ts"
-import type { ObjectEvent } from "../controller/events.ts"
+import { recordEvent } from "../kube/events.ts"
+import type { ObjectEvent } from "../kube/events.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 
 export const pullSucceededReason = "PullImageSucceed"

@@ -6,7 +6,7 @@ import type { KubeObject } from "../kube/KubeApi.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { resources } from "../kube/resources.ts"
 import type { Store } from "../kube/store.ts"
-import { Scheduler } from "../scheduler/Scheduler.ts"
+import { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { InitialTag } from "./firstSync.ts"
 import { nodeImageSpec } from "./nodeImageSpec.ts"
 import { desiredNodeStatus } from "./nodeStatus.ts"
@@ -46,9 +46,9 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly nodeImages: Store
   readonly progressInterval: Duration.Input
-}): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
+}): Effect.fn.Return<StatusReporter, never, KubeApi | WorkQueues | Scope.Scope> {
   const api = yield* KubeApi
-  const queue = yield* (yield* Scheduler).queue("nodeimage-status")
+  const queue = yield* (yield* WorkQueues).queue("nodeimage-status")
   const intervalMillis = Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval))
   const live = new Map<string, Map<string, ImageTagStatus>>()
   let initial: ReadonlyArray<InitialTag> | undefined

@@ -1,6 +1,5 @@
 import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
 import type { Scope } from "effect"
-import { schedulerLayer } from "../../layers/scheduler.ts"
 import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../api/time.ts"
@@ -15,6 +14,7 @@ import { daemonOptions } from "../daemon/options.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import { Metrics } from "../ops/metrics.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
 import { startWorkloads } from "./workloads/workloads.ts"
 
@@ -38,12 +38,14 @@ export interface DevCluster {
  * for the workload controllers, the scheduler and the kubelets (./workloads/) make Deployments,
  * StatefulSets and DaemonSets run pods on the simulated nodes.
  */
-export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem> =>
+export const startDevCluster = (
+  options: DevOptions
+): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | WorkQueues> =>
   Effect.gen(function* () {
     const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
     const fs = yield* FileSystem.FileSystem
     yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
-    const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
+    const inProcess = Layer.succeed(KubeApi, server.api).pipe(Layer.provideMerge(Metrics.layerTest))
     yield* Effect.gen(function* () {
       const api = yield* KubeApi
       const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }

@@ -10,7 +10,7 @@ import type { KubeError } from "../kube/errors.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 import type { Metrics } from "../ops/metrics.ts"
-import type { Scheduler } from "../scheduler/Scheduler.ts"
+import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 
 export interface FleetOptions {
   /** The nodes: node-(first+1) .. node-(first+count) (the names and labels of `preheat dev`). */
@@ -29,7 +29,7 @@ export interface FleetOptions {
  */
 export const startFleet = (
   options: FleetOptions
-): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | Scheduler | Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | WorkQueues | Scope.Scope> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.

@@ -6,7 +6,7 @@ import { resources } from "../../src/kube/resources.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { Forbidden } from "../../src/kube/errors.ts"
 import { advance, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet, template } from "../support/workloads.ts"
@@ -184,7 +184,9 @@ describe("workload-driven pre-pull, through the controller", () => {
       }
       const started: Array<string> = []
       const controller = yield* makeController(defaultSettings)
-      yield* Effect.forkScoped(controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => started.push(key) } : {})))
+      yield* Effect.forkScoped(
+        controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => Effect.sync(() => void started.push(key)) } : {}))
+      )
       yield* advance(2000)
       expect(new Set(started).size).toBe(20)
       started.length = 0
@@ -223,6 +225,6 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* store.setFault(undefined)
       yield* advance(30_000)
       expect(summary(yield* jobs)).toEqual([["web-bbb-app", "web:2"]])
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), schedulerLayer())))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), WorkQueuesLive.layer())))
   )
 })

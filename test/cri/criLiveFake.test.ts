@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as CriLive from "../../layers/criLive.ts"
 import { CriRuntime, type PullProgress } from "../../src/cri/CriRuntime.ts"
 import { ImageLabels } from "../../src/cri/ImageLabels.ts"
-import { serviceConstructors } from "../../src/cri/grpcPackages.ts"
+import { loadServiceConstructors } from "../../src/cri/grpcPackages.ts"
 
 /**
  * The live layer against a CRI server that, like CRI-O or cri-dockerd, has no containerd lease or
@@ -47,7 +47,7 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
     dir = mkdtempSync(join(tmpdir(), "preheat-fake-cri-"))
     mkdirSync(join(dir, "crio"))
     const socket = join(dir, "crio", "crio.sock")
-    const constructors = serviceConstructors()
+    const constructors = loadServiceConstructors()
     server = new grpc.Server()
     server.addService(constructors.runtimeService.service, {
       Version: (_call: unknown, callback: grpc.sendUnaryData<object>) =>

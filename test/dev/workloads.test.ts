@@ -10,13 +10,13 @@ import { Duration, Effect, Layer, Stream } from "effect"
 import { makeSimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import type { SimulatedRuntimeHandle } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { startWorkloads } from "../../src/dev/workloads/workloads.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 
-const layer = Layer.mergeAll(InMemoryKubeApi.layer, schedulerLayer())
+const layer = Layer.mergeAll(InMemoryKubeApi.layer, WorkQueuesLive.layer())
 
 const node = (name: string, arch: string): KubeObject => ({
   apiVersion: "v1",

@@ -4,7 +4,7 @@ import { Duration, Effect, Exit, Layer, ManagedRuntime, Option, Scope } from "ef
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as CriLive from "../../layers/criLive.ts"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
@@ -13,7 +13,7 @@ import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { Scheduler } from "../../src/scheduler/Scheduler.ts"
+import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { type DaemonProcess, startDaemonProcess } from "../daemon/support/daemonProcess.ts"
 import { buildImage, publishImage, pushImage, type Registry } from "../support/imageBuilder.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
@@ -35,7 +35,7 @@ const MB = 1_000_000
 const run = randomBytes(4).toString("hex")
 const secretNamespace = "preheat-daemon-config"
 
-type Services = KubeApi | CriRuntime | Metrics | Scheduler
+type Services = KubeApi | CriRuntime | Metrics | WorkQueues
 
 type TagFields = Record<string, unknown> & { readonly tag: string }
 
@@ -62,7 +62,7 @@ const suite = (e: E2eRuntime) =>
           InMemoryKubeApi.layer,
           CriLive.layer({ socket: e.socket, progressInterval: Duration.millis(100) }),
           Metrics.layerTest,
-          schedulerLayer(),
+          WorkQueuesLive.layer(),
           loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })
         )
       )

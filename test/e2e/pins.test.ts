@@ -4,7 +4,7 @@ import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import * as CriLive from "../../layers/criLive.ts"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { ImageLabels } from "../../src/cri/ImageLabels.ts"
@@ -15,7 +15,7 @@ import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { Scheduler } from "../../src/scheduler/Scheduler.ts"
+import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { type PushedImage, publishImage } from "../support/imageBuilder.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 
@@ -32,7 +32,7 @@ if ("skipReason" in context) {
 }
 
 const run = randomBytes(4).toString("hex")
-type Services = KubeApi | CriRuntime | ImageLabels | Metrics | Scheduler
+type Services = KubeApi | CriRuntime | ImageLabels | Metrics | WorkQueues
 
 /** The names containerd's CRI plugin stores for one pulled image: the tag, the digest name, the id. */
 const recordNames = (registry: string, image: PushedImage): ReadonlyArray<string> =>
@@ -71,7 +71,7 @@ const suite = (e: E2eRuntime) =>
           InMemoryKubeApi.layer,
           CriLive.layer({ socket: e.socket }),
           Metrics.layerTest,
-          schedulerLayer(),
+          WorkQueuesLive.layer(),
           loggingLayer({ format: "json", level: "Warn", sink: () => {} })
         )
       )

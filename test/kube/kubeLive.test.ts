@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { KubeConfig } from "@kubernetes/client-node"
-import { Effect, Exit, Fiber, Layer, Stream } from "effect"
+import { Effect, Exit, Fiber, Layer, Stream, Tracer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { KubeLive, make, makeFromConfig } from "../../layers/kubeLive.ts"
@@ -327,6 +327,35 @@ describe("requests", () => {
       assert.strictEqual(last(fake).body, "")
     })
   )
+
+  it.live("each verb is a span named after the method, annotated with the object it concerns", () => {
+    const spans: Array<Tracer.NativeSpan> = []
+    const tracer = Tracer.make({
+      span(options) {
+        const span = new Tracer.NativeSpan(options)
+        spans.push(span)
+        return span
+      }
+    })
+    return Effect.gen(function* () {
+      const { api } = yield* liveApi((request, response) =>
+        request.method === "GET" && request.url.pathname.endsWith("/imagepulljobs")
+          ? json(response, 200, { kind: "ImagePullJobList", metadata: { resourceVersion: "7" }, items: [] })
+          : json(response, 200, object("job", "ns"))
+      )
+      yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
+      yield* api.list(resources.imagePullJob, { namespace: "ns" })
+      yield* api.patch(resources.nodeImage, { name: "node-1" }, { spec: {} })
+      yield* api.delete(resources.imagePullJob, { name: "job", namespace: "ns" })
+      const seen = spans.filter((span) => span.name.startsWith("KubeApi.")).map((span) => [span.name, Object.fromEntries(span.attributes)])
+      assert.deepStrictEqual(seen, [
+        ["KubeApi.get", { "kube.kind": "ImagePullJob", "kube.name": "job", "kube.namespace": "ns" }],
+        ["KubeApi.list", { "kube.kind": "ImagePullJob", "kube.namespace": "ns" }],
+        ["KubeApi.patch", { "kube.kind": "NodeImage", "kube.name": "node-1" }],
+        ["KubeApi.delete", { "kube.kind": "ImagePullJob", "kube.name": "job", "kube.namespace": "ns" }]
+      ])
+    }).pipe(Effect.withTracer(tracer))
+  })
 
   it.live("list reads every page with limit and continue, and returns the list's resourceVersion", () =>
     Effect.gen(function* () {

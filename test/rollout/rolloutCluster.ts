@@ -8,7 +8,7 @@ import { join } from "node:path"
 import { Clock, Context, Effect, Exit, Layer, References, Scope } from "effect"
 import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import type { SimulatedRuntimeHandle } from "../../src/cri/simulated/SimulatedRuntime.ts"
-import { schedulerLayer } from "../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { startEmbeddedApiServer } from "../../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../../apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../../src/api/time.ts"
@@ -37,7 +37,9 @@ export const startRolloutCluster = async (options: { readonly nodes: number; rea
   const started = await Effect.runPromise(
     Effect.gen(function* () {
       const server = yield* startEmbeddedApiServer({})
-      const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), schedulerLayer()).pipe(Layer.provideMerge(Metrics.layerTest))
+      const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), WorkQueuesLive.layer()).pipe(
+        Layer.provideMerge(Metrics.layerTest)
+      )
       const runtimes = yield* Effect.gen(function* () {
         const api = yield* KubeApi
         for (const name of ["preheat-daemon-config", options.namespace]) {

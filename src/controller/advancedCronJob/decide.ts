@@ -7,7 +7,7 @@ import type { ObjectReference } from "../../api/meta.ts"
 import { apiVersion } from "../../api/meta.ts"
 import { rfc3339 } from "../../api/time.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import type { ObjectEvent } from "../events.ts"
+import type { ObjectEvent } from "../../kube/events.ts"
 import { setCondition } from "../status/conditions.ts"
 import { dueRuns, tooManyMissedMessage } from "./schedule.ts"
 

@@ -5,9 +5,10 @@ import { rfc3339 } from "../../api/time.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { recordEvent } from "../eventRecorder.ts"
+import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
 import { setCondition } from "../status/conditions.ts"
 import { patchStatus } from "../writes.ts"
@@ -39,8 +40,8 @@ const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =
     if (before?.status !== "False" || before.message !== message) yield* record(raw, { type: "Warning", reason: "Invalid", message })
   })
 
-export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileAdvancedCronJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile AdvancedCronJob")(function* (key: string) {
     const api = yield* KubeApi
     const stored = ctx.cronJobs.entry(key)
     // Its jobs go with it through garbage collection.
@@ -66,4 +67,4 @@ export const reconcileAdvancedCronJob = (ctx: ControllerContext) => (key: string
     yield* patchStatus(resources.advancedCronJob, ctx.cronJobs, raw, decision.status)
     for (const event of decision.events) yield* record(raw, event)
     return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
-  })
+  }, Effect.mapError(retryable))

@@ -2,7 +2,7 @@ import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import type { ObjectEvent } from "../events.ts"
+import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { rfc3339 } from "../../api/time.ts"

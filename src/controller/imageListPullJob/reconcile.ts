@@ -3,17 +3,18 @@ import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { recordEvent } from "../eventRecorder.ts"
+import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
 import { patchStatus, reportInvalid } from "../writes.ts"
 import { decideImageListPullJob } from "./decide.ts"
 
 const record = recordEvent("preheat-controller")
 
-export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileImageListPullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile ImageListPullJob")(function* (key: string) {
     const api = yield* KubeApi
     const stored = ctx.listJobs.entry(key)
     // Children go with their owner through garbage collection.
@@ -49,4 +50,4 @@ export const reconcileImageListPullJob = (ctx: ControllerContext) => (key: strin
       return {}
     }
     return decision.wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, decision.wakeAt - now)) }
-  })
+  }, Effect.mapError(retryable))

@@ -1,7 +1,7 @@
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
 import { resolveParallelism } from "../../api/parallelism.ts"
-import type { ObjectEvent } from "../events.ts"
+import type { ObjectEvent } from "../../kube/events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"

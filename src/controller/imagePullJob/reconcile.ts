@@ -8,9 +8,10 @@ import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { recordEvent } from "../eventRecorder.ts"
+import { recordEvent } from "../../kube/events.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
 import { decideFromTally } from "./decide.ts"
@@ -196,8 +197,8 @@ const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) =
   })
 }
 
-export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile ImagePullJob")(function* (key: string) {
     const stored = ctx.jobs.entry(key)
     if (stored === undefined) return {}
     if (stored.raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, stored.raw)
@@ -260,7 +261,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext) => (key: string) =
     }
     const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
     return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
-  })
+  }, Effect.mapError(retryable))
 
 /** The fields whose change is news: a start, a completion, a condition, a new target set. */
 const milestones = (status: ImagePullJobStatus | undefined) =>

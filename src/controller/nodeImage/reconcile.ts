@@ -5,9 +5,10 @@ import { statusCounters } from "../../api/nodeImageCounters.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { recordEvent } from "../eventRecorder.ts"
+import { recordEvent } from "../../kube/events.ts"
 import { copyReference } from "../pullSecrets/copies.ts"
 import { jobKeyOf } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
@@ -48,8 +49,8 @@ const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<Ref
   return (job.success.spec.pullSecrets ?? []).map((name) => copyReference(ctx.settings.secretNamespace, namespace, name))
 }
 
-export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile NodeImage")(function* (name: string) {
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
     const decision = decideNodeImage({
@@ -87,4 +88,4 @@ export const reconcileNodeImage = (ctx: ControllerContext) => (name: string) =>
         if (decision.failures.length > 0) yield* failTags(ctx, name, decision.failures, now)
         return after(decision.wakeAt)
     }
-  })
+  }, Effect.mapError(retryable))

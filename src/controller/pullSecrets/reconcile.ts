@@ -2,7 +2,8 @@ import { Effect, Result } from "effect"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { copyLabel, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
@@ -25,8 +26,8 @@ const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
 }
 
 /** Creates, syncs and deletes the daemons' copies of pull secrets (SPEC §2 Pull secrets). */
-export const reconcilePullSecrets = (ctx: ControllerContext) => (_key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, unknown, KubeApi> {
+export const reconcilePullSecrets = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile PullSecrets")(function* (_key: string) {
     const api = yield* KubeApi
     const namespace = ctx.settings.secretNamespace
     const copies = [...ctx.secretCopies.values()].filter(
@@ -46,4 +47,4 @@ export const reconcilePullSecrets = (ctx: ControllerContext) => (_key: string) =
       yield* ctx.secretCopies.removed(keyOf(namespace, name))
     }
     return {}
-  })
+  }, Effect.mapError(retryable))

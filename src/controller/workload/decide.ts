@@ -1,6 +1,6 @@
 import { apiVersion } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import type { ObjectEvent } from "../events.ts"
+import type { ObjectEvent } from "../../kube/events.ts"
 import { parseSettings, scaled } from "./annotations.ts"
 import type { PreDownloadSettings } from "./annotations.ts"
 import { revisionHashLabel } from "./rollout.ts"

@@ -7,9 +7,10 @@ import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { KeysBy, Store } from "../../kube/store.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { recordEvent } from "../eventRecorder.ts"
+import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
 import { parallelismKey } from "./annotations.ts"
 import { createdEvent, decideWorkload } from "./decide.ts"
@@ -51,8 +52,8 @@ const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeO
  * Pre-download for one Deployment, StatefulSet or DaemonSet: reads its revisions, pods and jobs
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
-export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
-  Effect.gen(function* (): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
@@ -110,4 +111,4 @@ export const reconcileWorkload = (ctx: ControllerContext) => (key: string) =>
     if (decision.settled === undefined) ctx.preDownloads.delete(key)
     else ctx.preDownloads.set(key, { uid, settled: decision.settled })
     return {}
-  })
+  }, Effect.mapError(retryable))

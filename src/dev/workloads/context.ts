@@ -1,6 +1,6 @@
 import type { CriRuntime } from "../../cri/CriRuntime.ts"
 import type { Store } from "../../kube/store.ts"
-import type { WorkQueue } from "../../scheduler/Scheduler.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 
 /** The dev cluster's local copies of what its workload controllers read. */
 export interface WorkloadStores {

@@ -6,7 +6,7 @@
 import { Effect } from "effect"
 import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Outcome } from "../../workqueue/runWorkers.ts"
 import type { WorkloadContext } from "./context.ts"
 import { type DaemonPod, planDaemonSet } from "./daemonSetPlan.ts"
 import {

@@ -6,7 +6,7 @@ import { Clock, Effect } from "effect"
 import { rfc3339 } from "../../api/time.ts"
 import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
+import type { Outcome } from "../../workqueue/runWorkers.ts"
 import { withTimes } from "./conditions.ts"
 import type { WorkloadContext } from "./context.ts"
 import {

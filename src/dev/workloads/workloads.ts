@@ -12,11 +12,12 @@ import { resources } from "../../kube/resources.ts"
 import { changed, makeStore } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
 import { watcher } from "../../kube/watcher.ts"
-import { makeBackoff } from "../../scheduler/backoff.ts"
-import { runWorkers } from "../../scheduler/runWorkers.ts"
-import type { Outcome } from "../../scheduler/runWorkers.ts"
-import { Scheduler } from "../../scheduler/Scheduler.ts"
-import type { WorkQueue } from "../../scheduler/Scheduler.ts"
+import { makeItemRateLimiter } from "../../workqueue/itemRateLimiter.ts"
+import { retryable } from "../../workqueue/ReconcileError.ts"
+import { runWorkers } from "../../workqueue/runWorkers.ts"
+import type { Outcome } from "../../workqueue/runWorkers.ts"
+import { WorkQueues } from "../../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { WorkloadContext, WorkloadQueues, WorkloadStores } from "./context.ts"
 import { reconcileDaemonSet } from "./daemonSetController.ts"
 import { reconcileDeployment } from "./deploymentController.ts"
@@ -74,15 +75,15 @@ const handlers = (queues: WorkloadQueues, stores: WorkloadStores) => ({
  */
 export const startWorkloads = Effect.fnUntraced(function* (
   runtimes: ReadonlyMap<string, CriRuntime["Service"]>
-): Effect.fn.Return<void, never, KubeApi | Scheduler | Scope.Scope> {
-  const scheduler = yield* Scheduler
+): Effect.fn.Return<void, never, KubeApi | WorkQueues | Scope.Scope> {
+  const workQueues = yield* WorkQueues
   const queues: WorkloadQueues = {
-    deployment: yield* scheduler.queue("dev-deployment"),
-    replicaSet: yield* scheduler.queue("dev-replicaset"),
-    statefulSet: yield* scheduler.queue("dev-statefulset"),
-    daemonSet: yield* scheduler.queue("dev-daemonset"),
-    scheduling: yield* scheduler.queue("dev-scheduler"),
-    kubelet: yield* scheduler.queue("dev-kubelet")
+    deployment: yield* workQueues.queue("dev-deployment"),
+    replicaSet: yield* workQueues.queue("dev-replicaset"),
+    statefulSet: yield* workQueues.queue("dev-statefulset"),
+    daemonSet: yield* workQueues.queue("dev-daemonset"),
+    scheduling: yield* workQueues.queue("dev-scheduler"),
+    kubelet: yield* workQueues.queue("dev-kubelet")
   }
   const stores = {
     deployments: makeStore(resources.deployment),
@@ -111,7 +112,9 @@ export const startWorkloads = Effect.fnUntraced(function* (
     concurrency: number,
     reconcile: (key: string) => Effect.Effect<Outcome, unknown, KubeApi>
   ): Effect.Effect<never, never, KubeApi> =>
-    Effect.flatMap(makeBackoff(), (backoff) => runWorkers(queue, { concurrency, reconcile, backoff }))
+    Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
+      runWorkers(queue, { concurrency, reconcile: (key) => Effect.mapError(reconcile(key), retryable), rateLimiter })
+    )
   yield* Effect.forkScoped(
     Effect.all(
       [

@@ -1,12 +1,12 @@
 /**
  * A daemon in a process of its own: KubeApi over IPC from the parent (ipcKubeApi.ts), the live CRI
- * layer on the given socket, the real Metrics and scheduler. The parent starts it with
+ * layer on the given socket, the real Metrics and work queues. The parent starts it with
  * daemonProcess.ts; argv[2] is the JSON of ChildOptions. It tells the parent when it is ready
  * and each time it asks the runtime for a pull.
  */
 import { Duration, Effect, Layer } from "effect"
 import * as CriLive from "../../../layers/criLive.ts"
-import { schedulerLayer } from "../../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import { serveDaemon } from "../../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../../src/daemon/options.ts"
@@ -63,7 +63,7 @@ const program = Effect.gen(function* () {
 }).pipe(
   Effect.scoped,
   Effect.provide(
-    Layer.mergeAll(Layer.succeed(KubeApi, ipcKubeApi()), runtime, Metrics.layer, schedulerLayer(), loggingLayer({ format: "json" }))
+    Layer.mergeAll(Layer.succeed(KubeApi, ipcKubeApi()), runtime, Metrics.layer, WorkQueuesLive.layer(), loggingLayer({ format: "json" }))
   )
 )
 

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import type { SimulatedRuntimeConfig } from "../../../src/cri/simulated/config.ts"
 import { SimulatedRuntime } from "../../../src/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../../layers/inMemoryKubeApi.ts"
-import { schedulerLayer } from "../../../layers/scheduler.ts"
+import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import { type Daemon, startDaemon } from "../../../src/daemon/daemon.ts"
@@ -13,7 +13,7 @@ import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { Metrics } from "../../../src/ops/metrics.ts"
-import type { Scheduler } from "../../../src/scheduler/Scheduler.ts"
+import type { WorkQueues } from "../../../src/workqueue/WorkQueues.ts"
 
 export const node = "node-1"
 export const secretNamespace = "preheat-daemon-config"
@@ -57,10 +57,10 @@ const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.eff
   })
 ).pipe(Layer.provide(InMemoryKubeApi.layerWith()))
 
-export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | SimulatedRuntime | Metrics | Scheduler
+export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | SimulatedRuntime | Metrics | WorkQueues
 
 export const testLayer = (cri: SimulatedRuntimeConfig = {}): Layer.Layer<TestServices> =>
-  Layer.mergeAll(kubeLayer, SimulatedRuntime.layer(cri), Metrics.layerTest, schedulerLayer())
+  Layer.mergeAll(kubeLayer, SimulatedRuntime.layer(cri), Metrics.layerTest, WorkQueuesLive.layer())
 
 /** Lets every fiber that can run do so. */
 export const settle = Effect.gen(function* () {

@@ -1,11 +1,15 @@
-import { Clock, Effect } from "effect"
-import { KubeApi } from "../kube/KubeApi.ts"
-import type { KubeObject } from "../kube/KubeApi.ts"
-import { resources } from "../kube/resources.ts"
-import type { ObjectEvent } from "./events.ts"
+import { Clock, Effect, Random } from "effect"
+import { KubeApi } from "./KubeApi.ts"
+import type { KubeObject } from "./KubeApi.ts"
+import { resources } from "./resources.ts"
 import { rfc3339 } from "../api/time.ts"
 
-let sequence = 0
+/** A core/v1 Event the controller emits about one object, before it is given its involvedObject. */
+export interface ObjectEvent {
+  readonly type: "Normal" | "Warning"
+  readonly reason: string
+  readonly message: string
+}
 
 /**
  * Records a core/v1 Event about an object, as `kubectl describe` shows them. Events are
@@ -18,8 +22,10 @@ export const recordEvent = (component: string) => (involved: KubeObject, event: 
     const now = rfc3339(yield* Clock.currentTimeMillis)
     const name = involved.metadata.name ?? ""
     const namespace = involved.metadata.namespace ?? "default"
-    // Unique like client-go's timestamp suffix, also for two events in the same (test) instant.
-    const suffix = `${(yield* Clock.currentTimeNanos).toString(16)}${(sequence++).toString(16)}`
+    // client-go's timestamp suffix, and a random part for two events in the same (test) instant:
+    // unique without a counter that every recorder in the process would have to share.
+    const nonce = yield* Random.nextIntBetween(0, 0xffffffff)
+    const suffix = `${(yield* Clock.currentTimeNanos).toString(16)}${nonce.toString(16).padStart(8, "0")}`
     yield* api
       .create(resources.event, {
         apiVersion: "v1",

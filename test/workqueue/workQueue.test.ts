@@ -1,13 +1,14 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Duration, Effect, Exit, Fiber, Logger, References } from "effect"
+import { Cause, Duration, Effect, Exit, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
-import { makeWorkQueue, schedulerLayer } from "../../layers/scheduler.ts"
-import { backoffDelayMillis, makeBackoff } from "../../src/scheduler/backoff.ts"
-import { runWorkers } from "../../src/scheduler/runWorkers.ts"
-import type { ReconcileResult } from "../../src/scheduler/runWorkers.ts"
-import { Scheduler } from "../../src/scheduler/Scheduler.ts"
-import type { WorkQueue } from "../../src/scheduler/Scheduler.ts"
+import { makeWorkQueue, WorkQueuesLive } from "../../layers/workQueues.ts"
+import { exponentialDelayMillis, makeItemRateLimiter } from "../../src/workqueue/itemRateLimiter.ts"
+import { RetryableError, TerminalError } from "../../src/workqueue/ReconcileError.ts"
+import { runWorkers } from "../../src/workqueue/runWorkers.ts"
+import type { ReconcileResult } from "../../src/workqueue/runWorkers.ts"
+import { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
 
 /** The key take would hand out right now, or undefined if it would wait (the wait is abandoned). */
 const tryTake = (queue: WorkQueue) =>
@@ -39,6 +40,7 @@ const queue = makeWorkQueue("test")
 interface LogEntry {
   readonly level: string
   readonly message: unknown
+  readonly cause: Cause.Cause<unknown>
   readonly annotations: Record<string, unknown>
 }
 
@@ -49,6 +51,7 @@ const captureLogs = (entries: Array<LogEntry>) =>
       entries.push({
         level: options.logLevel,
         message: options.message,
+        cause: options.cause,
         annotations: { ...options.fiber.getRef(References.CurrentLogAnnotations) }
       })
     })
@@ -192,11 +195,11 @@ describe("WorkQueue", () => {
     })
   )
 
-  it.effect("the Scheduler layer reports how long a due key waited for a worker", () =>
+  it.effect("the WorkQueues layer reports how long a due key waited for a worker", () =>
     Effect.gen(function* () {
       const seen: Array<[string, string, number]> = []
-      const q = yield* Scheduler.use((scheduler) => scheduler.queue("nodeimage")).pipe(
-        Effect.provide(schedulerLayer({ onTaken: (name, key, waited) => seen.push([name, key, waited]) }))
+      const q = yield* WorkQueues.use((workQueues) => workQueues.queue("nodeimage")).pipe(
+        Effect.provide(WorkQueuesLive.layer({ onTaken: (name, key, waited) => Effect.sync(() => void seen.push([name, key, waited])) }))
       )
       yield* q.add("a", "1 second")
       yield* TestClock.adjust("3 seconds")
@@ -204,35 +207,50 @@ describe("WorkQueue", () => {
       assert.deepStrictEqual(seen, [["nodeimage", "a", 2000]])
     })
   )
+
+  it.effect("a failing observer loses no key: it is handed out again", () =>
+    Effect.gen(function* () {
+      let calls = 0
+      const q = yield* makeWorkQueue("test", {
+        onTaken: () => (++calls === 1 ? Effect.die(new Error("observer bug")) : Effect.void)
+      })
+      yield* q.add("a")
+      yield* q.add("b")
+      const exit = yield* Effect.exit(q.take)
+      assert.isTrue(Exit.hasDies(exit))
+      assert.strictEqual(yield* q.size, 2)
+      assert.deepStrictEqual(yield* drain(q), ["b", "a"])
+    })
+  )
 })
 
-describe("backoff", () => {
+describe("item rate limiter", () => {
   it("doubles from base up to cap", () => {
-    const delays = Array.from({ length: 20 }, (_, n) => backoffDelayMillis(n, 5, 1_000_000))
+    const delays = Array.from({ length: 20 }, (_, n) => exponentialDelayMillis(n, 5, 1_000_000))
     assert.deepStrictEqual(delays.slice(0, 4), [5, 10, 20, 40])
     assert.strictEqual(delays[17], 655_360)
     assert.strictEqual(delays[18], 1_000_000)
-    assert.strictEqual(backoffDelayMillis(5000, 5, 1_000_000), 1_000_000)
+    assert.strictEqual(exponentialDelayMillis(5000, 5, 1_000_000), 1_000_000)
   })
 
   it.effect("is per key and forget starts a key again at base", () =>
     Effect.gen(function* () {
-      const backoff = yield* makeBackoff({ base: "5 millis", cap: "30 millis" })
-      const next = (key: string) => Effect.map(backoff.next(key), Duration.toMillis)
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "30 millis" })
+      const next = (key: string) => Effect.map(rateLimiter.when(key), Duration.toMillis)
       assert.deepStrictEqual([yield* next("a"), yield* next("a"), yield* next("a"), yield* next("a")], [5, 10, 20, 30])
       assert.strictEqual(yield* next("b"), 5)
-      assert.strictEqual(yield* backoff.failures("a"), 4)
-      yield* backoff.forget("a")
-      assert.strictEqual(yield* backoff.failures("a"), 0)
+      assert.strictEqual(yield* rateLimiter.numRequeues("a"), 4)
+      yield* rateLimiter.forget("a")
+      assert.strictEqual(yield* rateLimiter.numRequeues("a"), 0)
       assert.strictEqual(yield* next("a"), 5)
     })
   )
 
   it.effect("defaults to client-go's 5 ms .. 1000 s", () =>
     Effect.gen(function* () {
-      const backoff = yield* makeBackoff()
+      const rateLimiter = yield* makeItemRateLimiter()
       const delays: Array<number> = []
-      for (let i = 0; i < 30; i++) delays.push(Duration.toMillis(yield* backoff.next("k")))
+      for (let i = 0; i < 30; i++) delays.push(Duration.toMillis(yield* rateLimiter.when("k")))
       assert.strictEqual(delays[0], 5)
       assert.strictEqual(delays[29], 1_000_000)
     })
@@ -244,21 +262,21 @@ describe("runWorkers", () => {
     const logs: Array<LogEntry> = []
     return Effect.gen(function* () {
       const q = yield* queue
-      const backoff = yield* makeBackoff({ base: "5 millis", cap: "1 second" })
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "1 second" })
       const attempts: Array<number> = []
       const results: Array<ReconcileResult> = []
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 1,
-          backoff,
+          rateLimiter,
           reconcile: () =>
             Effect.gen(function* () {
               const now = yield* TestClock.testClockWith((c) => c.currentTimeMillis)
               attempts.push(now)
-              if (attempts.length <= 4) return yield* Effect.fail("boom")
+              if (attempts.length <= 4) return yield* new RetryableError({ cause: "boom" })
               return {}
             }),
-          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
         })
       )
       yield* q.add("k")
@@ -266,7 +284,7 @@ describe("runWorkers", () => {
       // Failures at 0, 5, 15, 35; the success at 75 ms.
       assert.deepStrictEqual(attempts, [0, 5, 15, 35, 75])
       assert.deepStrictEqual(results, ["error", "error", "error", "error", "success"])
-      assert.strictEqual(yield* backoff.failures("k"), 0)
+      assert.strictEqual(yield* rateLimiter.numRequeues("k"), 0)
       assert.deepStrictEqual(
         logs.map((entry) => [entry.level, entry.annotations]),
         [
@@ -277,6 +295,57 @@ describe("runWorkers", () => {
         ]
       )
       assert.include(String(logs[0]?.message), "reconcile failed")
+      assert.deepStrictEqual(
+        logs[0]?.cause.reasons.map((reason) => (Cause.isFailReason(reason) ? reason.error : reason)),
+        ["boom"]
+      )
+    }).pipe(Effect.provide(captureLogs(logs)))
+  })
+
+  it.effect("a TerminalError is logged once as an error and not retried; its key's failures are forgotten", () => {
+    const logs: Array<LogEntry> = []
+    return Effect.gen(function* () {
+      const q = yield* queue
+      const rateLimiter = yield* makeItemRateLimiter({ base: "5 millis", cap: "1 second" })
+      const attempts: Array<number> = []
+      const results: Array<ReconcileResult> = []
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 1,
+          rateLimiter,
+          reconcile: () =>
+            Effect.gen(function* () {
+              attempts.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
+              if (attempts.length <= 2) return yield* new RetryableError({ cause: "unavailable" })
+              if (attempts.length === 3) return yield* new TerminalError({ cause: "can never succeed" })
+              return {}
+            }),
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
+        })
+      )
+      yield* q.add("k")
+      yield* TestClock.adjust("1 hour")
+      // Retried at 5 and 15 ms; the terminal failure at 15 ms is the last attempt.
+      assert.deepStrictEqual(attempts, [0, 5, 15])
+      assert.deepStrictEqual(results, ["error", "error", "error"])
+      assert.strictEqual(yield* rateLimiter.numRequeues("k"), 0)
+      assert.strictEqual(yield* q.size, 0)
+      assert.deepStrictEqual(
+        logs.map((entry) => entry.level),
+        ["Warn", "Warn", "Error"]
+      )
+      assert.include(String(logs[2]?.message), "will not retry")
+      // The reconcile's own error, not its wrapper.
+      assert.deepStrictEqual(
+        logs[2]?.cause.reasons.map((reason) => (Cause.isFailReason(reason) ? reason.error : reason)),
+        ["can never succeed"]
+      )
+      assert.deepStrictEqual(logs[2]?.annotations, { key: "k" })
+      // A later change wakes the key again.
+      yield* q.add("k")
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(attempts.length, 4)
+      assert.deepStrictEqual(results, ["error", "error", "error", "success"])
     }).pipe(Effect.provide(captureLogs(logs)))
   })
 
@@ -289,14 +358,14 @@ describe("runWorkers", () => {
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 2,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: () =>
             Effect.gen(function* () {
               runs.push(yield* TestClock.testClockWith((c) => c.currentTimeMillis))
               if (runs.length === 2) return yield* Effect.die(new Error("bug"))
               return { requeueAfter: "30 seconds" }
             }),
-          observe: { onFinished: (_key, _millis, result) => results.push(result) }
+          observe: { onFinished: (_key, _millis, result) => Effect.sync(() => void results.push(result)) }
         })
       )
       yield* q.add("job")
@@ -324,7 +393,7 @@ describe("runWorkers", () => {
       yield* Effect.forkChild(
         runWorkers(q, {
           concurrency,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: (key) =>
             Effect.gen(function* () {
               assert.isFalse(active.has(key), `${key} handed out twice`)
@@ -365,7 +434,7 @@ describe("runWorkers", () => {
       const workers = yield* Effect.forkChild(
         runWorkers(q, {
           concurrency: 1,
-          backoff: yield* makeBackoff(),
+          rateLimiter: yield* makeItemRateLimiter(),
           reconcile: () =>
             Effect.andThen(
               Effect.sync(() => started++),

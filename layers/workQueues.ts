@@ -1,14 +1,15 @@
 import { Clock, Deferred, Duration, Effect, Layer } from "effect"
 import type { Scope } from "effect"
-import { Scheduler } from "../src/scheduler/Scheduler.ts"
-import type { WorkQueue } from "../src/scheduler/Scheduler.ts"
+import { Metrics } from "../src/ops/metrics.ts"
+import { WorkQueues } from "../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../src/workqueue/WorkQueues.ts"
 
 /**
  * What only the queue knows, for metrics: how long a due key waited for a worker. Depth is not
- * pushed here; a gauge reads `size` when scraped. Callbacks must be cheap and must not throw.
+ * pushed here; a gauge reads `size` when scraped. Runs as part of `take`, so it must be cheap.
  */
 export interface QueueObserver {
-  readonly onTaken?: (queue: string, key: string, waitedMillis: number) => void
+  readonly onTaken?: (queue: string, key: string, waitedMillis: number) => Effect.Effect<void>
 }
 
 /** A waiting key. `seq` breaks ties between equal due times so they come out in add order. */
@@ -155,7 +156,7 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
       })
 
     type Poll =
-      | { readonly _tag: "Key"; readonly key: string }
+      | { readonly _tag: "Key"; readonly key: string; readonly due: number; readonly waitedMillis: number }
       | { readonly _tag: "Wait"; readonly signal: Deferred.Deferred<void>; readonly millis: number | undefined }
       | { readonly _tag: "Closed" }
 
@@ -164,16 +165,22 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
       const head = heap.peek()
       const now = clock.currentTimeMillisUnsafe()
       if (head !== undefined && head.due <= now) {
-        // Observe before changing state: a throwing observer then loses nothing.
-        observer.onTaken?.(name, head.key, now - head.due)
         heap.pop()
         waiting.delete(head.key)
         processing.add(head.key)
-        return { _tag: "Key", key: head.key }
+        return { _tag: "Key", key: head.key, due: head.due, waitedMillis: now - head.due }
       }
       wakeup ??= Deferred.makeUnsafe<void>()
       return { _tag: "Wait", signal: wakeup, millis: head === undefined ? undefined : head.due - now }
     }
+
+    /** A failing observer loses no key: it goes back at its due time (earlier than any re-add meanwhile). */
+    const untake = (key: string, due: number): Effect.Effect<void> =>
+      Effect.sync(() => {
+        processing.delete(key)
+        parked.delete(key)
+        if (!closed) enqueue(key, due)
+      })
 
     const wait = (signal: Deferred.Deferred<void>, millis: number | undefined): Effect.Effect<void> =>
       millis === undefined ? Deferred.await(signal) : Effect.raceFirst(Deferred.await(signal), clock.sleep(Duration.millis(millis)))
@@ -189,6 +196,9 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
           const next = poll()
           switch (next._tag) {
             case "Key":
+              if (observer.onTaken !== undefined) {
+                yield* Effect.onError(observer.onTaken(name, next.key, next.waitedMillis), () => untake(next.key, next.due))
+              }
               return next.key
             case "Closed":
               return yield* Effect.interrupt
@@ -218,6 +228,17 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
     }
   })
 
-/** The Scheduler over in-process queues; pass an observer to feed queue metrics. */
-export const schedulerLayer = (observer: QueueObserver = {}): Layer.Layer<Scheduler> =>
-  Layer.succeed(Scheduler, Scheduler.of({ queue: (name) => makeWorkQueue(name, observer) }))
+export const WorkQueuesLive = {
+  /** In-process work queues; pass an observer to see how long due keys wait. */
+  layer: (observer: QueueObserver = {}): Layer.Layer<WorkQueues> =>
+    Layer.succeed(WorkQueues, WorkQueues.of({ queue: (name) => makeWorkQueue(name, observer) })),
+  /** The same, each wait feeding the workqueue wait histogram (the controller's queues). */
+  layerWithMetrics: Layer.effect(
+    WorkQueues,
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      const observer: QueueObserver = { onTaken: (queue, _key, waited) => metrics.observeWorkqueueWait(queue, waited / 1000) }
+      return WorkQueues.of({ queue: (name) => makeWorkQueue(name, observer) })
+    })
+  )
+}

@@ -17,10 +17,10 @@ export interface WorkQueue {
   readonly size: Effect.Effect<number>
 }
 
-export class Scheduler extends Context.Service<
-  Scheduler,
+export class WorkQueues extends Context.Service<
+  WorkQueues,
   {
     /** A named queue, alive for the scope (the name labels its metrics). */
     readonly queue: (name: string) => Effect.Effect<WorkQueue, never, Scope.Scope>
   }
->()("preheat/scheduler/Scheduler") {}
+>()("preheat/workqueue/WorkQueues") {}

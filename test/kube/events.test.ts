@@ -1,0 +1,36 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { recordEvent } from "../../src/kube/events.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+
+const job: KubeObject = {
+  apiVersion: "apps.kruise.io/v1alpha1",
+  kind: "ImagePullJob",
+  metadata: { name: "job", namespace: "ns", uid: "uid-job" }
+}
+
+describe("recordEvent", () => {
+  it.effect("events in the same instant from two recorders all get names of their own", () =>
+    Effect.gen(function* () {
+      const controller = recordEvent("preheat-controller")
+      const daemon = recordEvent("preheat-daemon")
+      for (let i = 0; i < 20; i++) {
+        yield* controller(job, { type: "Normal", reason: "Started", message: `${i}` })
+        yield* daemon(job, { type: "Normal", reason: "Pulled", message: `${i}` })
+      }
+      const events = (yield* (yield* KubeApi).list(resources.event, { namespace: "ns" })).items
+      assert.strictEqual(events.length, 40)
+      for (const event of events) assert.match(event.metadata.name ?? "", /^job\.[0-9a-f]+$/)
+      assert.deepStrictEqual(events[0]?.["involvedObject"], {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "ImagePullJob",
+        name: "job",
+        namespace: "ns",
+        uid: "uid-job"
+      })
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
+})
