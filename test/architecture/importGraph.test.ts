@@ -75,7 +75,9 @@ describe("import graph", () => {
 
   it("refuses what it should", () => {
     expect(violation({ from: "src/controller/role.ts", to: "layers/workQueues.ts" })).toBe("only the commands choose service bodies")
-    expect(violation({ from: "src/daemon/pullEvents.ts", to: "src/controller/imagePullJob/decide.ts" })).toBe("roles do not import each other")
+    expect(violation({ from: "src/daemon/pullEvents.ts", to: "src/controller/imagePullJob/decide.ts" })).toBe(
+      "roles do not import each other"
+    )
     expect(violation({ from: "src/kube/store.ts", to: "src/controller/stores.ts" })).toBe("services import roles")
     expect(violation({ from: "src/api/nodeImage.ts", to: "src/kube/KubeApi.ts" })).toBe("model import services")
     expect(violation({ from: "src/statusView/render.ts", to: "apiserver/tables/age.ts" })).toMatch(/embed the API server/)
