@@ -49,6 +49,8 @@ export interface ProxyCounts {
   requests: number
   lists: number
   watches: number
+  /** Watches that named the resourceVersion to resume from (not empty, not "0": no fresh state). */
+  resumedWatches: number
   /** Requests repeating (same client, method and URL) one a fault answered. */
   retries: number
   /** Requests answered or broken by a fault, by fault kind. */
@@ -57,7 +59,7 @@ export interface ProxyCounts {
   earlyRetries: Array<{ readonly key: string; readonly afterMs: number; readonly askedMs: number }>
 }
 
-const emptyCounts = (): ProxyCounts => ({ requests: 0, lists: 0, watches: 0, retries: 0, faulted: {}, earlyRetries: [] })
+const emptyCounts = (): ProxyCounts => ({ requests: 0, lists: 0, watches: 0, resumedWatches: 0, retries: 0, faulted: {}, earlyRetries: [] })
 
 /** A metav1.Status body as the embedded API server words its own failures. */
 const failureBody = (code: number, reason: string, message: string, retryAfterSeconds?: number): string =>
@@ -205,6 +207,8 @@ export class FaultProxy {
     counts.requests++
     if (info.list) counts.lists++
     if (info.watch) counts.watches++
+    const resumeFrom = info.query.get("resourceVersion") ?? ""
+    if (info.watch && resumeFrom !== "" && resumeFrom !== "0") counts.resumedWatches++
     const earlier = this.faulted.get(key)
     if (earlier === undefined) return
     this.faulted.delete(key)
