@@ -9,7 +9,7 @@ export const groupOf = (resource: Resource): string =>
 /** A kind whatever version it is served at: every version of a kind shares one storage. */
 export const kindId = (resource: Resource): string => `${groupOf(resource)}/${resource.kind}`
 
-const statusSubresourceKinds = new Set(
+const statusSubresourceKinds: ReadonlySet<string> = new Set(
   [
     resources.imagePullJob,
     resources.imageListPullJob,
@@ -30,7 +30,7 @@ export const hasStatusSubresource = (resource: Resource): boolean => statusSubre
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
 
 // The custom kinds are stored in their newest version, as upstream's CRDs say (storage: true).
-const storageVersions = new Map(kinds.map((k) => [k.kind, storageVersionOf(k)]))
+const storageVersions: ReadonlyMap<string, string> = new Map(kinds.map((k) => [k.kind, storageVersionOf(k)]))
 
 /** The apiVersion an object of this kind is stored with, whichever version it was written in. */
 export const storedApiVersion = (resource: Resource): string => {

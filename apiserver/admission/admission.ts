@@ -40,7 +40,7 @@ export interface Admitted {
   readonly warnings: ReadonlyArray<string>
 }
 
-const objectMetaFields = new Set([
+const objectMetaFields: ReadonlySet<string> = new Set([
   "name",
   "generateName",
   "namespace",
@@ -57,7 +57,7 @@ const objectMetaFields = new Set([
   "finalizers",
   "managedFields"
 ])
-const ownerReferenceFields = new Set(["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"])
+const ownerReferenceFields: ReadonlySet<string> = new Set(["apiVersion", "kind", "name", "uid", "controller", "blockOwnerDeletion"])
 
 /**
  * ObjectMeta is a Go struct on every server: its unknown fields are dropped (reported), nulls read

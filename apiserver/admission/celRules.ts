@@ -3,6 +3,7 @@
 import { parse } from "@marcbachmann/cel-js"
 import type { ParseResult } from "@marcbachmann/cel-js"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
+import { servedKinds } from "../catalog.ts"
 import { childPath } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
 
@@ -14,13 +15,30 @@ const toCel = (value: unknown): unknown => {
   return value
 }
 
-// Rules are few and fixed (the CRDs'), and parsing costs more than evaluating.
-const compiled = new Map<string, ParseResult>()
-const compile = (expression: string): ParseResult => {
-  let program = compiled.get(expression)
-  if (program === undefined) compiled.set(expression, (program = parse(expression)))
-  return program
+/** Every rule and message expression of a schema and the schemas under it. */
+const expressionsOf = (schema: StructuralSchema): ReadonlyArray<string> => [
+  ...(schema["x-kubernetes-validations"] ?? []).flatMap((rule) =>
+    rule.messageExpression === undefined ? [rule.rule] : [rule.rule, rule.messageExpression]
+  ),
+  ...Object.values(schema.properties ?? {}).flatMap(expressionsOf),
+  ...(schema.items === undefined ? [] : expressionsOf(schema.items)),
+  ...(typeof schema.additionalProperties === "object" ? expressionsOf(schema.additionalProperties) : [])
+]
+
+// The served kinds' rules are few and fixed (the CRDs'), and parsing costs more than evaluating:
+// each is parsed once, with the catalog. Any other expression is parsed where it is evaluated (and
+// one that does not parse fails there, as a rule evaluation error).
+const parsed = (expression: string): ReadonlyArray<readonly [string, ParseResult]> => {
+  try {
+    return [[expression, parse(expression)]]
+  } catch {
+    return []
+  }
 }
+const compiled: ReadonlyMap<string, ParseResult> = new Map(
+  servedKinds.flatMap((kind) => (kind.structural === undefined ? [] : expressionsOf(kind.structural))).flatMap(parsed)
+)
+const compile = (expression: string): ParseResult => compiled.get(expression) ?? parse(expression)
 
 export interface RuleViolation {
   readonly path: string

@@ -37,7 +37,7 @@ export interface DispatchSettings {
 type ResourceRoute = Extract<Route, { readonly _tag: "Resource" }>
 
 // The namespaces a cluster cannot work without: a real server refuses to delete them.
-const undeletable = new Set(initialNamespaces.filter((n) => n !== "kube-node-lease"))
+const undeletable: ReadonlySet<string> = new Set(initialNamespaces.filter((n) => n !== "kube-node-lease"))
 
 const resource = (settings: DispatchSettings, request: ApiRequest, route: ResourceRoute): Effect.Effect<Reply, ApiFailure, KubeApi> =>
   Effect.gen(function* () {

@@ -27,7 +27,7 @@ export type Route =
 
 const notFound: Route = { _tag: "NotFound" }
 
-const namespaceSubresources = new Set(["status", "finalize"])
+const namespaceSubresources: ReadonlySet<string> = new Set(["status", "finalize"])
 
 const resourceRoute = (group: string, version: string, segments: ReadonlyArray<string>): Route => {
   let rest = segments

@@ -40,7 +40,7 @@ export const isSelectableField = (resource: Resource, field: string): boolean =>
   field === "metadata.name" || field === "metadata.namespace" || (selectableFields[kindId(resource)] ?? []).includes(field)
 
 // Go's zero values for the boolean fields, which always have a value there.
-const booleanFields = new Set(["spec.hostNetwork", "spec.unschedulable"])
+const booleanFields: ReadonlySet<string> = new Set(["spec.hostNetwork", "spec.unschedulable"])
 
 const text = (u: unknown): string => (typeof u === "string" ? u : typeof u === "number" || typeof u === "boolean" ? String(u) : "")
 

@@ -8,7 +8,6 @@ import type { Resource } from "../../src/kube/resources.ts"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
 import { servedKinds } from "../catalog.ts"
 import type { ServedKind } from "../catalog.ts"
-import { groupOf, versionOf } from "../kindRules.ts"
 import type { StructuralSchema } from "../admission/structuralSchema.ts"
 
 /** One step of a schema path: a property, every value of a map, every item of a list. */
@@ -31,27 +30,19 @@ const missingFields = (schema: StructuralSchema, other: StructuralSchema, at: Pa
   return out
 }
 
-const pathsByVersion = new Map<string, ReadonlyArray<Path>>()
 const key = (resource: Resource): string => `${resource.apiVersion}/${resource.kind}`
 
-const missingIn = (resource: Resource): ReadonlyArray<Path> => {
-  let paths = pathsByVersion.get(key(resource))
-  if (paths === undefined) {
-    const versions = servedKinds.filter((k) => k.group === groupOf(resource) && k.resource.kind === resource.kind)
-    const own = versions.find((k) => k.version === versionOf(resource))
-    const schemaOf = (kind: ServedKind | undefined) => kind?.structural
-    const schema = schemaOf(own)
-    paths =
-      schema === undefined
-        ? []
-        : versions.flatMap((other) => {
-            const otherSchema = schemaOf(other)
-            return other === own || otherSchema === undefined ? [] : missingFields(schema, otherSchema)
-          })
-    pathsByVersion.set(key(resource), paths)
-  }
-  return paths
+/** The fields other versions of the kind declare and this one does not. */
+const missingIn = (own: ServedKind): ReadonlyArray<Path> => {
+  const schema = own.structural
+  if (schema === undefined) return []
+  return servedKinds
+    .filter((k) => k.group === own.group && k.resource.kind === own.resource.kind)
+    .flatMap((other) => (other === own || other.structural === undefined ? [] : missingFields(schema, other.structural)))
 }
+
+// Computed once with the catalog: the kinds and their schemas are fixed.
+const pathsByVersion: ReadonlyMap<string, ReadonlyArray<Path>> = new Map(servedKinds.map((k) => [key(k.resource), missingIn(k)]))
 
 /** The value without the field at `path`; the same value when there is none (copy on write). */
 const strip = (value: unknown, path: Path): unknown => {
@@ -83,16 +74,20 @@ const strip = (value: unknown, path: Path): unknown => {
   return child === value[step.property] ? value : Object.freeze({ ...value, [step.property]: child })
 }
 
-const views = new WeakMap<KubeObject, KubeObject>()
-
-/** The stored object as read through `resource`'s version (see the module comment). */
-export const asServed = (resource: Resource, object: KubeObject): KubeObject => {
-  if (object.apiVersion === resource.apiVersion) return object
-  // One view per stored object, so readers of the other version share it as they share the object.
-  const cached = views.get(object)
-  if (cached?.apiVersion === resource.apiVersion) return cached
-  const pruned = missingIn(resource).reduce<unknown>((v, path) => strip(v, path), object) as KubeObject
-  const view: KubeObject = Object.freeze({ ...pruned, apiVersion: resource.apiVersion })
-  views.set(object, view)
-  return view
+/**
+ * How stored objects read through a resource's version (see the module comment), for one store:
+ * one view per stored object, so readers of the other version share it as they share the object.
+ */
+export const servedViews = (): ((resource: Resource, object: KubeObject) => KubeObject) => {
+  const views = new WeakMap<KubeObject, KubeObject>()
+  return (resource, object) => {
+    if (object.apiVersion === resource.apiVersion) return object
+    const cached = views.get(object)
+    if (cached?.apiVersion === resource.apiVersion) return cached
+    const paths = pathsByVersion.get(key(resource)) ?? []
+    const pruned = paths.reduce<unknown>((v, path) => strip(v, path), object) as KubeObject
+    const view: KubeObject = Object.freeze({ ...pruned, apiVersion: resource.apiVersion })
+    views.set(object, view)
+    return view
+  }
 }

@@ -29,7 +29,7 @@ import {
   storedApiVersion
 } from "../kindRules.ts"
 import { applyMergePatch } from "../../src/kube/mergePatch.ts"
-import { asServed } from "./servedVersion.ts"
+import { servedViews } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
 import { collectionOf, DependentsIndex } from "./dependents.ts"
 import { conflict, invalid, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
@@ -124,6 +124,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   // Starts above "0", which a watch reads as "from now": a list of an empty server must not return it.
   let resourceVersion = 1
   const kinds = new Map<string, KindState>()
+  const asServed = servedViews()
   const owners = new DependentsIndex<Located>()
   /** Watches to wake once the current request is done. */
   const toWake: Array<() => void> = []

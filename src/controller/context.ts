@@ -1,4 +1,5 @@
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import type { ParseTime } from "./nodeImage/tagTimes.ts"
 import type { JobProgress } from "./imagePullJob/progress.ts"
 import type { RegistryBudget } from "./registryBudget.ts"
 import type { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
@@ -57,6 +58,8 @@ export interface ControllerContext extends ControllerStores {
   readonly awaitingNewer: Map<string, Set<string>>
   /** Nodes pulling and held back per registry, across jobs (`--max-concurrent-pulls-per-registry`). */
   readonly registries: RegistryBudget
+  /** Tag times as the NodeImage decisions read them, parsed once for all nodes (nodeImage/tagTimes.ts). */
+  readonly parseTime: ParseTime
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
   readonly placement: { nodes: number; pods: number }
   readonly queues: {

@@ -25,6 +25,7 @@ import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 import { pullSecretsWatches } from "./pullSecrets/watches.ts"
+import { rememberedTimes } from "./nodeImage/tagTimes.ts"
 import { RegistryBudget } from "./registryBudget.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import { wake } from "./wake.ts"
@@ -64,6 +65,7 @@ export const makeController = Effect.fnUntraced(function* (
     propagated: new Map<string, string>(),
     targets: new Map<string, JobProgress>(),
     placement: { nodes: 0, pods: 0 },
+    parseTime: rememberedTimes(),
     awaitingNewer: new Map<string, Set<string>>(),
     registries: new RegistryBudget(settings.maxConcurrentPullsPerRegistry),
     sourceSecrets: makeSourceSecrets(),

@@ -11,6 +11,7 @@ import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.
 import type { WorkQueues } from "../workqueue/WorkQueues.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
+import { nodeImageSpecs } from "./nodeImageSpec.ts"
 import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
 import { makePullSlots } from "./pullSlots.ts"
@@ -41,7 +42,7 @@ export const startDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
-  const watched = makeStore(resources.nodeImage)
+  const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs() })
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
@@ -59,12 +60,12 @@ export const startDaemon = Effect.fnUntraced(function* (
   const pins = yield* makeImagePins({
     nodeName: options.nodeName,
     enabled: options.pinImages,
-    current: () => watched.get(options.nodeName),
+    current: () => watched.entry(options.nodeName),
     resyncInterval: options.pinResyncInterval
   })
   yield* reflect(watched, watcher(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
     Effect.suspend(() => {
-      const current = watched.get(options.nodeName)
+      const current = watched.entry(options.nodeName)
       return Effect.andThen(puller.sync(current), pins.changed(current))
     })
   )
@@ -73,7 +74,7 @@ export const startDaemon = Effect.fnUntraced(function* (
   yield* Effect.forkScoped(
     Effect.andThen(
       watched.synced,
-      Effect.suspend(() => pins.changed(watched.get(options.nodeName)))
+      Effect.suspend(() => pins.changed(watched.entry(options.nodeName)))
     )
   )
   const ready = Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)])

@@ -5,7 +5,7 @@ import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
 import { initialTags } from "./firstSync.ts"
-import { nodeImageSpec } from "./nodeImageSpec.ts"
+import type { StoredNodeImage } from "./nodeImageSpec.ts"
 import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { runPullWorker } from "./pullWorker.ts"
@@ -15,7 +15,7 @@ import { planWorkers } from "./workerPlan.ts"
 
 export interface Puller {
   /** Brings the workers in line with the NodeImage as stored now (undefined: it is gone). */
-  readonly sync: (nodeImage: KubeObject | undefined) => Effect.Effect<void>
+  readonly sync: (nodeImage: StoredNodeImage | undefined) => Effect.Effect<void>
   /** Workers running (waiting or pulling), by tag key and version. */
   readonly running: () => ReadonlyMap<string, number>
 }
@@ -77,7 +77,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
       yield* FiberMap.run(workers, task.key, run)
     })
 
-  const sync = (nodeImage: KubeObject | undefined): Effect.Effect<void> =>
+  const sync = (nodeImage: StoredNodeImage | undefined): Effect.Effect<void> =>
     lock.withPermit(
       Effect.gen(function* () {
         if (nodeImage === undefined) {
@@ -85,7 +85,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
           lastSpec = undefined
           return
         }
-        const decoded = nodeImageSpec(nodeImage)
+        const decoded = nodeImage.view
         if (Result.isFailure(decoded)) {
           // Keep what runs: a spec the daemon cannot read says nothing about which tags to stop.
           if (invalidSpec !== decoded.failure) {
@@ -100,7 +100,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const spec = decoded.success
         yield* options.reporter.setInitial(initialTags(spec))
         const known = new Map([...tasks].map(([key, task]) => [key, task.version]))
-        const status = nodeImage["status"] as NodeImageStatus | undefined
+        const status = nodeImage.raw["status"] as NodeImageStatus | undefined
         const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)

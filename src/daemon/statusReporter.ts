@@ -2,13 +2,12 @@ import { Clock, Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
-import type { KubeObject } from "../kube/KubeApi.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { resources } from "../kube/resources.ts"
 import type { Store } from "../kube/store.ts"
 import { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { InitialTag } from "./firstSync.ts"
-import { nodeImageSpec } from "./nodeImageSpec.ts"
+import type { SpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { desiredNodeStatus } from "./nodeStatus.ts"
 
 /** Owns the NodeImage status of this node: what workers report goes out through here. */
@@ -44,7 +43,7 @@ export const statusWriteRetry: Schedule.Schedule<Duration.Duration, StatusWriteF
  */
 export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
-  readonly nodeImages: Store
+  readonly nodeImages: Store<SpecView>
   readonly progressInterval: Duration.Input
 }): Effect.fn.Return<StatusReporter, never, KubeApi | WorkQueues | Scope.Scope> {
   const api = yield* KubeApi
@@ -79,9 +78,8 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
     })
 
   /** Writes what differs between the stored status and the wanted one, if anything. */
-  const writeOnce = (current: KubeObject) =>
+  const writeOnce = ({ raw: current, view: spec }: StoredNodeImage) =>
     Effect.gen(function* () {
-      const spec = nodeImageSpec(current)
       // The puller has logged why; nothing sensible can be counted against a spec it cannot read.
       if (Result.isFailure(spec)) return
       const stored = current["status"] as Parameters<typeof desiredNodeStatus>[0]["stored"]
@@ -101,6 +99,8 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   /** The NodeImage as stored now, after a conflict; undefined when it is gone. */
   const reread = api.get(resources.nodeImage, { name: options.nodeName }).pipe(
     Effect.tap((fresh) => options.nodeImages.written(fresh)),
+    // As the store holds it now (the read, or a newer version the watch brought meanwhile), decoded.
+    Effect.map(() => options.nodeImages.entry(options.nodeName)),
     Effect.catch((error) =>
       error._tag === "NotFound"
         ? Effect.succeed(undefined)
@@ -109,7 +109,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   )
 
   /** Writes against `current`; a Conflict reads the object again and computes the patch anew, `conflictsLeft` times. */
-  const writeFrom = (current: KubeObject | undefined, conflictsLeft: number): Effect.Effect<void, StatusWriteFailed> =>
+  const writeFrom = (current: StoredNodeImage | undefined, conflictsLeft: number): Effect.Effect<void, StatusWriteFailed> =>
     current === undefined
       ? Effect.void
       : writeOnce(current).pipe(
@@ -130,7 +130,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
     Effect.andThen(
       // Reports from other fibers ready at this same instant join this write instead of the next.
       Effect.yieldNow,
-      writeFrom(options.nodeImages.get(options.nodeName), maxConflictRetries)
+      writeFrom(options.nodeImages.entry(options.nodeName), maxConflictRetries)
     )
   ).pipe(Effect.withSpan("StatusReporter.write", { attributes: { node: options.nodeName } }))
 

@@ -4,23 +4,19 @@
 import type { KubeObject } from "./KubeApi.ts"
 import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
 
-/** One pool for the process: pooled values are frozen, so every store may share them. */
-const pool = new ValuePool()
 /**
- * The containers interned here that the pool does not hold (records, objects holding one):
- * a few per stored version. The API server's objects handed to a store in the same process are
- * then recognised at once instead of being walked and copied.
+ * One pool for the process, on purpose: pooled values are frozen, so every store may share them,
+ * and the in-process API server's objects handed to a client store are recognised as settled at
+ * once instead of being walked and copied (a pool per store would hold each value once per store
+ * and walk every object twice). What it holds is not observable: `intern` returns equal values
+ * either way.
  */
-const interned = new WeakSet<object>()
+const pool = new ValuePool()
 
-const settled = <A extends object>(value: A): A => {
-  const shared = pool.share(Object.freeze(value))
-  if (!pool.has(shared)) interned.add(shared)
-  return shared
-}
+const settled = <A extends object>(value: A): A => pool.settle(Object.freeze(value))
 
 /** Whether `value` is deeply frozen JSON that came out of `intern`. */
-const isInterned = (value: object): boolean => pool.has(value) || interned.has(value)
+const isInterned = (value: object): boolean => pool.settled(value)
 
 export type JsonObject = { readonly [key: string]: unknown }
 

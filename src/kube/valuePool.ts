@@ -29,6 +29,8 @@ export const recordOf = (entries: Array<readonly [string, unknown]>): Record<str
 
 export class ValuePool {
   private readonly ids = new WeakMap<object, number>()
+  /** What `settle` returned that the pool does not hold (records, objects holding one): a few per stored version. */
+  private readonly settledOutside = new WeakSet<object>()
   private nextId = 1
   // Two generations: a value unused for two of them is let go, so the pool stays bounded.
   private young = new Map<string, object>()
@@ -42,6 +44,21 @@ export class ValuePool {
   /** Whether `value` came out of this pool (so everything in it is pooled and frozen). */
   has(value: object): boolean {
     return this.ids.has(value)
+  }
+
+  /**
+   * `share`, remembering the result as settled even when the pool does not hold it, so that a
+   * value settled once is recognised at once wherever it goes next instead of being walked again.
+   */
+  settle<A extends object>(value: A): A {
+    const shared = this.share(value)
+    if (!this.ids.has(shared)) this.settledOutside.add(shared)
+    return shared
+  }
+
+  /** Whether `value` came out of this pool's `share` or `settle`. */
+  settled(value: object): boolean {
+    return this.ids.has(value) || this.settledOutside.has(value)
   }
 
   string(value: string): string {

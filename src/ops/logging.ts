@@ -58,7 +58,7 @@ const redactIn = (value: unknown, ancestors: Set<object>): unknown => {
 export const redactSecrets = (value: unknown): unknown => redactIn(value, new Set())
 
 // Fields the logger owns; an annotation with one of these names is kept under "annotation.<name>".
-const ownFields = new Set(["time", "level", "msg", "args", "spans", "error", "cause"])
+const ownFields: ReadonlySet<string> = new Set(["time", "level", "msg", "args", "spans", "error", "cause"])
 
 const isWord = (part: unknown): part is string | number | boolean | bigint =>
   Predicate.isString(part) || Predicate.isNumber(part) || Predicate.isBoolean(part) || Predicate.isBigInt(part)

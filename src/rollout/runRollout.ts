@@ -3,7 +3,7 @@ import type { Parallelism } from "../api/jobTemplate.ts"
 import { formatLabelSelector } from "../api/labelSelector.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
-import { buildModel } from "../statusView/buildModel.ts"
+import { buildModel, statusNodeImage } from "../statusView/buildModel.ts"
 import { runStatus } from "../statusView/runStatus.ts"
 import type { Screen } from "../statusView/screen.ts"
 import { PrePullFailed, WorkloadNotFound } from "./errors.ts"
@@ -140,7 +140,7 @@ const currentModel = (namespace: string, rolloutId: string) =>
     const api = yield* KubeApi
     const jobs = yield* api.list(resources.imagePullJob, { namespace, labelSelector: `${rolloutLabel}=${rolloutId}` })
     const nodeImages = yield* api.list(resources.nodeImage)
-    return buildModel({ namespace, imagePullJobs: jobs.items, imageListPullJobs: [], nodeImages: nodeImages.items })
+    return buildModel({ namespace, imagePullJobs: jobs.items, imageListPullJobs: [], nodeImages: nodeImages.items.map(statusNodeImage) })
   })
 
 /** Ctrl-C or SIGTERM while pre-pulling: the jobs go (their NodeImage tasks with them), the workload stays. */

@@ -15,17 +15,14 @@ export interface StatusObjects {
   readonly job?: string | undefined
   readonly imagePullJobs: Iterable<KubeObject>
   readonly imageListPullJobs: Iterable<KubeObject>
-  readonly nodeImages: Iterable<KubeObject>
+  /** Decoded once per version by the store that holds them (runStatus.ts); undefined: does not decode. */
+  readonly nodeImages: Iterable<NodeImage | undefined>
 }
 
-// Stores replace objects on change and never mutate them, so a redraw decodes only what changed.
-const nodeImageCache = new WeakMap<KubeObject, NodeImage | undefined>()
-const decodedNodeImage = (object: KubeObject): NodeImage | undefined => {
-  if (nodeImageCache.has(object)) return nodeImageCache.get(object)
+/** A NodeImage as the view reads it, or undefined when it does not decode (the status store's view). */
+export const statusNodeImage = (object: KubeObject): NodeImage | undefined => {
   const result = decodeNodeImage(object)
-  const value = Result.isSuccess(result) ? result.success : undefined
-  nodeImageCache.set(object, value)
-  return value
+  return Result.isSuccess(result) ? result.success : undefined
 }
 
 const millis = (timestamp: string | undefined): number | undefined => {
@@ -177,10 +174,7 @@ const listJobView = (object: KubeObject): JobView => {
  * each list job followed by its children.
  */
 export const buildModel = (objects: StatusObjects): StatusModel => {
-  const nodes = [...objects.nodeImages].flatMap((o) => {
-    const node = decodedNodeImage(o)
-    return node === undefined ? [] : [node]
-  })
+  const nodes = [...objects.nodeImages].flatMap((node) => (node === undefined ? [] : [node]))
   const jobs = [...[...objects.imageListPullJobs].map(listJobView), ...[...objects.imagePullJobs].map((o) => pullJobView(o, nodes))]
     .filter((j) => j.namespace === objects.namespace)
     .filter((j) => objects.job === undefined || j.name === objects.job || j.parent === objects.job)

@@ -4,8 +4,9 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
 import { makeStore } from "../kube/store.ts"
+import type { Store } from "../kube/store.ts"
 import { watcher } from "../kube/watcher.ts"
-import { buildModel } from "./buildModel.ts"
+import { buildModel, statusNodeImage } from "./buildModel.ts"
 import { render } from "./render.ts"
 import type { StatusModel } from "./model.ts"
 import type { Screen } from "./screen.ts"
@@ -30,6 +31,11 @@ const tick = Duration.seconds(1)
 
 export class StatusError extends Error {}
 
+/** The typed views a store holds. */
+function* views<A>(store: Store<A>): IterableIterator<A> {
+  for (const stored of store.entries()) yield stored.view
+}
+
 /**
  * Watches the jobs of one namespace and all NodeImages (a job's nodes are cluster-wide) and
  * draws the view: once, when the lists are in, or on every change with --watch.
@@ -45,7 +51,8 @@ export const runStatus = Effect.fnUntraced(function* (
   }
   const pullJobs = makeStore(resources.imagePullJob)
   const listJobs = makeStore(resources.imageListPullJob)
-  const nodeImages = makeStore(resources.nodeImage)
+  // Stores replace objects on change and never mutate them, so a redraw decodes only what changed.
+  const nodeImages = makeStore(resources.nodeImage, { decode: statusNodeImage })
   yield* reflect(pullJobs, watcher(resources.imagePullJob, namespaced), changed)
   yield* reflect(listJobs, watcher(resources.imageListPullJob, namespaced), changed)
   yield* reflect(nodeImages, watcher(resources.nodeImage, {}), changed)
@@ -66,7 +73,7 @@ export const runStatus = Effect.fnUntraced(function* (
       job: options.job,
       imagePullJobs: pullJobs.values(),
       imageListPullJobs: listJobs.values(),
-      nodeImages: nodeImages.values()
+      nodeImages: views(nodeImages)
     })
     return { model, lines: render(model, now, options.screen.width(), options.screen.mode) }
   })

@@ -21,6 +21,7 @@ const decide = (over: Partial<NodeImageInput>) =>
     jobSecrets: () => undefined,
     now: t0,
     settings,
+    parseTime: Date.parse,
     ...over
   })
 

@@ -12,7 +12,7 @@ import { registryOf } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { buildModel } from "../../src/statusView/buildModel.ts"
+import { buildModel, statusNodeImage } from "../../src/statusView/buildModel.ts"
 import { render } from "../../src/statusView/render.ts"
 import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 import { simulateDaemons } from "../support/simulatedDaemons.ts"
@@ -135,7 +135,7 @@ describe("the registry limit across jobs", () => {
         namespace: "default",
         imagePullJobs: (yield* api.list(resources.imagePullJob, { namespace: "default" })).items,
         imageListPullJobs: [],
-        nodeImages: (yield* api.list(resources.nodeImage)).items
+        nodeImages: (yield* api.list(resources.nodeImage)).items.map(statusNodeImage)
       }
       const lines = render(buildModel(objects), Date.parse("1970-01-01T00:01:00Z"), 120, "plain")
       const at = lines.findIndex((l) => l.startsWith("ImagePullJob second"))

@@ -37,6 +37,16 @@ describe("ValuePool", () => {
     expect(pool.has(pool.share(wide))).toBe(false)
   })
 
+  it("knows what it settled, pooled or not", () => {
+    const pool = new ValuePool()
+    const wide = pool.settle(frozen(Object.fromEntries(Array.from({ length: maxPooledEntries + 1 }, (_, i) => [`k${i}`, i]))))
+    expect(pool.has(wide)).toBe(false)
+    expect(pool.settled(wide)).toBe(true)
+    expect(pool.settled(pool.settle(frozen(owner("u1"))))).toBe(true)
+    expect(pool.settled(frozen(owner("u1")))).toBe(false)
+    expect(new ValuePool().settled(wide)).toBe(false)
+  })
+
   it("lets go of values unused for two generations", () => {
     const pool = new ValuePool(2)
     const first = pool.share(frozen({ n: 0 }))

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest"
-import { buildModel } from "../../src/statusView/buildModel.ts"
+import { buildModel, statusNodeImage } from "../../src/statusView/buildModel.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { at, listJob, nodeImage, pullJob, t0 } from "./fixtures.ts"
 
 const running = {
@@ -12,8 +13,12 @@ const running = {
   message: "job is running, progress 50.0%"
 }
 
-const build = (objects: Partial<Parameters<typeof buildModel>[0]>) =>
-  buildModel({ namespace: "default", imagePullJobs: [], imageListPullJobs: [], nodeImages: [], ...objects })
+// The NodeImages as the status view's store holds them: decoded once, at its edge.
+const build = ({
+  nodeImages = [],
+  ...objects
+}: Partial<Omit<Parameters<typeof buildModel>[0], "nodeImages">> & { nodeImages?: ReadonlyArray<KubeObject> }) =>
+  buildModel({ namespace: "default", imagePullJobs: [], imageListPullJobs: [], ...objects, nodeImages: nodeImages.map(statusNodeImage) })
 
 describe("buildModel", () => {
   it("takes counts, times and message from the job, and node rows from the NodeImages' status of its tag", () => {

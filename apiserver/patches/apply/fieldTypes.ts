@@ -3,6 +3,7 @@
 // and how list items are identified (x-kubernetes-list-type set or map with its keys; atomic, the
 // default). Custom resources take it from their CRD schema, as kube-apiserver; the built-in kinds,
 // served without a full schema, from a small description of the fields preheat and its users touch.
+import { servedKinds } from "../../catalog.ts"
 import type { ServedKind } from "../../catalog.ts"
 import type { StructuralSchema } from "../../admission/structuralSchema.ts"
 
@@ -66,51 +67,41 @@ const objectMeta = structOf(
 
 // ---- custom resources: from the CRD's structural schema --------------------------------------
 
-const memo = new WeakMap<object, FieldType>()
-
+/** The type a CRD schema describes, built whole (a kind's is built once, with the catalog: see `typeOfKind`). */
 export const fromSchema = (schema: StructuralSchema | undefined): FieldType => {
   if (schema === undefined) return untyped
-  const known = memo.get(schema)
-  if (known !== undefined) return known
   const raw = schema as StructuralSchema & Readonly<Record<string, unknown>>
-  let type: FieldType
-  if (raw["x-kubernetes-int-or-string"] === true) {
-    type = leaf
-  } else if (schema.type === "array") {
+  if (raw["x-kubernetes-int-or-string"] === true) return leaf
+  if (schema.type === "array") {
     const listType = raw["x-kubernetes-list-type"]
     // As structured-merge-diff: a list without a list type is atomic.
-    type =
-      listType === "set" || listType === "map"
-        ? {
-            _tag: "List",
-            listType,
-            keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [],
-            element: fromSchema(schema.items)
-          }
-        : leaf
-  } else if (schema.type === "object" || schema.properties !== undefined) {
-    if (raw["x-kubernetes-map-type"] === "atomic") {
-      type = leaf
-    } else {
-      const properties = schema.properties ?? {}
-      const additional = typeof schema.additionalProperties === "object" ? fromSchema(schema.additionalProperties) : untyped
-      type = {
-        _tag: "Struct",
-        child: (name) =>
-          Object.hasOwn(properties, name) ? { type: fromSchema(properties[name]), named: true } : { type: additional, named: false }
-      }
-    }
-  } else {
-    type = schema.type === undefined && raw["x-kubernetes-preserve-unknown-fields"] === true ? untyped : leaf
+    return listType === "set" || listType === "map"
+      ? {
+          _tag: "List",
+          listType,
+          keys: (raw["x-kubernetes-list-map-keys"] as ReadonlyArray<string> | undefined) ?? [],
+          element: fromSchema(schema.items)
+        }
+      : leaf
   }
-  memo.set(schema, type)
-  return type
+  if (schema.type === "object" || schema.properties !== undefined) {
+    if (raw["x-kubernetes-map-type"] === "atomic") return leaf
+    const fields: Readonly<Record<string, FieldType>> = Object.fromEntries(
+      Object.entries(schema.properties ?? {}).map(([name, property]) => [name, fromSchema(property)])
+    )
+    const additional = typeof schema.additionalProperties === "object" ? fromSchema(schema.additionalProperties) : untyped
+    return {
+      _tag: "Struct",
+      child: (name) => (Object.hasOwn(fields, name) ? { type: fields[name]!, named: true } : { type: additional, named: false })
+    }
+  }
+  return schema.type === undefined && raw["x-kubernetes-preserve-unknown-fields"] === true ? untyped : leaf
 }
 
 // ---- built-in kinds ------------------------------------------------------------------------
 
 // Fields of the built-in kinds that are maps (arbitrary keys), by dotted path without indices.
-const builtinMaps = new Set([
+const builtinMaps: ReadonlySet<string> = new Set([
   "data",
   "stringData",
   "spec.nodeSelector",
@@ -141,14 +132,9 @@ const builtinStruct = (kind: ServedKind, path: string): FieldType => ({
   child: (name) => ({ type: builtinAt(kind, path === "" ? name : `${path}.${name}`), named: true })
 })
 
-const rootMemo = new WeakMap<ServedKind, FieldType>()
-
-/** The type of a whole object of the kind. */
-export const typeOfKind = (kind: ServedKind): FieldType => {
-  const known = rootMemo.get(kind)
-  if (known !== undefined) return known
+const objectOfKind = (kind: ServedKind): FieldType => {
   const body = kind.structural === undefined ? builtinStruct(kind, "") : fromSchema(kind.structural)
-  const type: FieldType = {
+  return {
     _tag: "Struct",
     child: (name) => {
       if (name === "metadata") return { type: objectMeta, named: true }
@@ -156,6 +142,10 @@ export const typeOfKind = (kind: ServedKind): FieldType => {
       return body._tag === "Struct" ? body.child(name) : { type: untyped, named: false }
     }
   }
-  rootMemo.set(kind, type)
-  return type
 }
+
+// Built once with the catalog: the served kinds and their schemas are fixed.
+const kindTypes: ReadonlyMap<ServedKind, FieldType> = new Map(servedKinds.map((kind) => [kind, objectOfKind(kind)]))
+
+/** The type of a whole object of the kind. */
+export const typeOfKind = (kind: ServedKind): FieldType => kindTypes.get(kind) ?? objectOfKind(kind)

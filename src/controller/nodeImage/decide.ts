@@ -4,6 +4,7 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { readySince } from "./nodeReadiness.ts"
 import { rfc3339 } from "../../api/time.ts"
+import type { ParseTime } from "./tagTimes.ts"
 
 export interface NodeImageSettings {
   /** How long a Node must have been Ready before it gets a NodeImage. */
@@ -21,6 +22,8 @@ export interface NodeImageInput {
   readonly jobSecrets: (uid: string) => ReadonlyArray<ReferenceObject> | undefined
   readonly now: number
   readonly settings: NodeImageSettings
+  /** How tag times are read (the controller's memo of Date.parse, tagTimes.ts). */
+  readonly parseTime: ParseTime
 }
 
 export interface TagFailure {
@@ -53,20 +56,6 @@ const labelChanges = (
   for (const [k, v] of Object.entries(wanted)) if (current[k] !== v) changes[k] = v
   for (const k of Object.keys(current)) if (!(k in wanted)) changes[k] = null
   return Object.keys(changes).length === 0 ? undefined : changes
-}
-
-/**
- * Date.parse, remembered: every NodeImage is decided again on each outcome, and its tags' times
- * repeat across tags and nodes (a wave of tags is written and finishes within the same seconds).
- */
-const parsedTimes = new Map<string, number>()
-const parseTime = (time: string): number => {
-  let parsed = parsedTimes.get(time)
-  if (parsed === undefined) {
-    if (parsedTimes.size >= 4096) parsedTimes.clear()
-    parsedTimes.set(time, (parsed = Date.parse(time)))
-  }
-  return parsed
 }
 
 const earliest = (a: number | undefined, b: number): number => (a === undefined ? b : Math.min(a, b))
@@ -105,7 +94,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
       const status = statuses.find((s) => s.tag === tag.tag && (s.version ?? 0) === tag.version)
       const ttl = tag.pullPolicy?.ttlSecondsAfterFinished
       if (status?.completionTime !== undefined && ttl !== undefined && (status.phase === "Succeeded" || status.phase === "Failed")) {
-        const expiresAt = parseTime(status.completionTime) + ttl * 1000
+        const expiresAt = input.parseTime(status.completionTime) + ttl * 1000
         if (expiresAt <= now) {
           changed = true
           continue
@@ -116,7 +105,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
       if (kept.createdAt === undefined) kept = { ...kept, createdAt: rfc3339(now) }
       if (kept !== tag) changed = true
       tags.push(kept)
-      const failure = unanswered(kept, status, now, settings.unresponsiveMs)
+      const failure = unanswered(kept, status, now, settings.unresponsiveMs, input.parseTime)
       if (failure.message !== undefined) failures.push({ image: name, tag: kept.tag, owners: alive, message: failure.message })
       else if (failure.checkAt !== undefined) wakeAt = earliest(wakeAt, failure.checkAt)
     }
@@ -172,7 +161,8 @@ const unanswered = (
   tag: ImageTagSpec,
   status: ImageTagStatus | undefined,
   now: number,
-  graceMs: number
+  graceMs: number,
+  parseTime: ParseTime
 ): { readonly message?: string; readonly checkAt?: number } => {
   if (!active(status) || tag.createdAt === undefined) return {}
   const created = parseTime(tag.createdAt)

@@ -60,6 +60,7 @@ export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =
       jobExists: (uid) => jobKeyOf(ctx.jobs, uid) !== undefined,
       jobSecrets: (uid) => jobSecretCopies(ctx, uid),
       now,
+      parseTime: ctx.parseTime,
       settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs }
     })
     const after = (wakeAt: number | undefined): Outcome =>

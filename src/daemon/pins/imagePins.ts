@@ -4,9 +4,9 @@ import type { NodeImageStatus } from "../../api/nodeImage.ts"
 import { CriRuntime } from "../../cri/CriRuntime.ts"
 import type { CriError } from "../../cri/errors.ts"
 import { ImageLabels, type ImageLabelsError } from "../../cri/ImageLabels.ts"
-import type { KubeApi, KubeObject } from "../../kube/KubeApi.ts"
+import type { KubeApi } from "../../kube/KubeApi.ts"
 import { WorkQueues } from "../../workqueue/WorkQueues.ts"
-import { nodeImageSpec } from "../nodeImageSpec.ts"
+import type { StoredNodeImage } from "../nodeImageSpec.ts"
 import { type OwnerPolicyUnknown, readOwnerPolicies } from "./ownerPolicies.ts"
 import {
   decidePins,
@@ -23,7 +23,7 @@ import {
 /** Keeps containerd's pin label on the images that Never jobs want on this node (`--pin-images`). */
 export interface ImagePins {
   /** The NodeImage as stored now (undefined: none): pins are checked again if what they depend on changed. */
-  readonly changed: (nodeImage: KubeObject | undefined) => Effect.Effect<void>
+  readonly changed: (nodeImage: StoredNodeImage | undefined) => Effect.Effect<void>
 }
 
 export interface ImagePinsOptions {
@@ -31,7 +31,7 @@ export interface ImagePinsOptions {
   /** `--pin-images`. Off, the daemon still removes the pins it set in an earlier run, once at start. */
   readonly enabled: boolean
   /** The NodeImage as stored now. */
-  readonly current: () => KubeObject | undefined
+  readonly current: () => StoredNodeImage | undefined
   /** Pins are checked again this often: a job deleted or edited while its tag stays put is noticed so. */
   readonly resyncInterval: Duration.Input
 }
@@ -79,18 +79,18 @@ export const makeImagePins = Effect.fnUntraced(function* (
     )
   }
 
-  const tagsOf = (nodeImage: KubeObject | undefined): Result.Result<ReadonlyArray<PinTag>, string> => {
+  const tagsOf = (nodeImage: StoredNodeImage | undefined): Result.Result<ReadonlyArray<PinTag>, string> => {
     if (nodeImage === undefined || !options.enabled) return Result.succeed([])
-    const spec = nodeImageSpec(nodeImage)
+    const spec = nodeImage.view
     if (Result.isFailure(spec)) return Result.fail(spec.failure)
-    return Result.succeed(pinTags(spec.success, (nodeImage["status"] as NodeImageStatus | undefined)?.imageStatuses))
+    return Result.succeed(pinTags(spec.success, (nodeImage.raw["status"] as NodeImageStatus | undefined)?.imageStatuses))
   }
 
   /** What pins depend on: the spec, and each tag's reported phase (a finished pull brings the image). */
-  const pinInputs = (nodeImage: KubeObject | undefined): string => {
-    const statuses = (nodeImage?.["status"] as NodeImageStatus | undefined)?.imageStatuses ?? {}
+  const pinInputs = (nodeImage: StoredNodeImage | undefined): string => {
+    const statuses = (nodeImage?.raw["status"] as NodeImageStatus | undefined)?.imageStatuses ?? {}
     const phases = Object.entries(statuses).flatMap(([image, status]) => status.tags.map((t) => [image, t.tag, t.version, t.phase]))
-    return JSON.stringify([nodeImage?.["spec"], phases])
+    return JSON.stringify([nodeImage?.raw["spec"], phases])
   }
 
   const reconcile = (imageLabels: ImageLabels["Service"]): Effect.Effect<void, PinError, KubeApi | CriRuntime> =>
@@ -99,7 +99,7 @@ export const makeImagePins = Effect.fnUntraced(function* (
       const current = tagsOf(nodeImage)
       if (Result.isFailure(current)) return yield* Effect.fail(new SpecUnreadable({ message: current.failure }))
       const now = yield* Clock.currentTimeMillis
-      const spec = JSON.stringify(nodeImage?.["spec"] ?? null)
+      const spec = JSON.stringify(nodeImage?.raw["spec"] ?? null)
       const owners = ownersToRead(previous, current.success, held)
       const fresh = policiesFor !== undefined && policiesFor.spec === spec && now - policiesFor.at < resyncMillis
       const read = yield* readOwnerPolicies(fresh ? owners.filter((o) => o.uid !== undefined && !policies.has(o.uid)) : owners)
