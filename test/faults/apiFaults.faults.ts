@@ -174,7 +174,7 @@ describe("an API server that throttles, errs, stalls and drops watches", () => {
     expect(controllerLogs()).not.toMatch(/defect|Die/i)
   })
 
-  it("watches ended early and mid-event: informers resume from their resourceVersion without listing again", async () => {
+  it("watches ended early and mid-event: watchers resume from their resourceVersion without listing again", async () => {
     const faultMs = 15_000
     const run = await runJob("watch-cuts", 1, async () => {
       fc.proxy.set(
