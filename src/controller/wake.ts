@@ -1,6 +1,8 @@
 // Runs what the reconcilers watch (each folder's watches.ts): a store's change becomes keys on
 // the reconcilers' queues (controller-runtime's EnqueueRequestsFromMapFunc).
 import { Effect } from "effect"
+import { keyOf, objectKey } from "../kube/objectKey.ts"
+import { changed } from "../kube/store.ts"
 import type { Change } from "../kube/store.ts"
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 
@@ -28,3 +30,16 @@ export const wake =
         { discard: true }
       )
     })
+
+/** The changed object's own key (controller-runtime's EnqueueRequestForObject). */
+export const itself = <A>(change: Change<A>): Array<string> => [objectKey(changed(change).raw)]
+
+/** The key of the object of `kind` that controls the changed one (EnqueueRequestForOwner, controller owners only). */
+export const controllerOf =
+  (kind: string) =>
+  <A>(change: Change<A>): Array<string> => {
+    const { metadata } = changed(change).raw
+    return (metadata.ownerReferences ?? [])
+      .filter((owner) => owner.kind === kind && owner.controller === true)
+      .map((owner) => keyOf(metadata.namespace, owner.name))
+  }

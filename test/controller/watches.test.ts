@@ -7,7 +7,7 @@ import { jobForItself, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } fr
 import { nodeImageForItself, nodeImagesOfDeletedJob } from "../../src/controller/nodeImage/watches.ts"
 import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
 import { controllerStores } from "../../src/controller/stores.ts"
-import { wake } from "../../src/controller/wake.ts"
+import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import type { Change, StoreWriter } from "../../src/kube/store.ts"
 import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
@@ -262,5 +262,24 @@ describe("wake", () => {
       ["y", 10]
     ])
     expect(books.size).toBe(0)
+  })
+})
+
+describe("generic mappings", () => {
+  const stored = (metadata: KubeObject["metadata"]) => ({ raw: { metadata }, view: undefined })
+  it("itself: the changed object's key, also when it goes", () => {
+    expect(itself({ type: "added", current: stored({ namespace: "ns", name: "a" }) })).toEqual(["ns/a"])
+    expect(itself({ type: "deleted", old: stored({ name: "node-1" }) })).toEqual(["node-1"])
+  })
+
+  it("controllerOf: only the controlling owner of that kind, in the object's namespace", () => {
+    const ownerReferences = [
+      { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "plain-owner", uid: "1" },
+      { apiVersion: "apps.kruise.io/v1alpha1", kind: "AdvancedCronJob", name: "other-kind", uid: "2", controller: true },
+      { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImageListPullJob", name: "list", uid: "3", controller: true }
+    ]
+    const change: Change<undefined> = { type: "added", current: stored({ namespace: "ns", name: "child", ownerReferences }) }
+    expect(controllerOf("ImageListPullJob")(change)).toEqual(["ns/list"])
+    expect(controllerOf("Deployment")(change)).toEqual([])
   })
 })
