@@ -73,9 +73,13 @@ export const ImageSpec = Schema.Struct({
 export type ImageSpec = typeof ImageSpec.Type
 
 const tagPositions = `[${Array.from({ length: celDuplicateTagPositions }, (_, i) => i).join(", ")}]`
-/** No tag among the first celDuplicateTagPositions of `tags` equals an earlier one. */
+/**
+ * No tag among the first celDuplicateTagPositions of `tags` equals an earlier one. An image with
+ * one tag (nearly all of them) is settled by the first test: the position lists cost their 16 x 16
+ * steps on every write of the image map otherwise (the controller writes it once per node and job).
+ */
 const uniqueLeadingTags = (tags: string): string =>
-  `${tagPositions}.all(i, i >= size(${tags}) || ${tagPositions}.all(j, j >= i || ${tags}[i].tag != ${tags}[j].tag))`
+  `(size(${tags}) <= 1 || ${tagPositions}.all(i, i >= size(${tags}) || ${tagPositions}.all(j, j >= i || ${tags}[i].tag != ${tags}[j].tag)))`
 
 const imagesCelRules = [
   {
