@@ -107,11 +107,45 @@ const mountFlags = (pod: Obj, container: Obj, sources: Readonly<Record<string, s
   })
 }
 
+/**
+ * Settings that shape the process: translated above. Settings for the kubelet, the scheduler or
+ * the API server (placement, probes, ports, resources, the image reference): checked by the image
+ * test on their own or with no effect on how the container runs. Anything else (hostNetwork,
+ * hostPID, envFrom, workingDir, ...) would change the process and must be translated first.
+ */
+const podKeys = [
+  "containers",
+  "volumes",
+  "securityContext",
+  "automountServiceAccountToken",
+  "serviceAccountName",
+  "nodeSelector",
+  "tolerations",
+  "affinity",
+  "priorityClassName",
+  "terminationGracePeriodSeconds"
+]
+const containerKeys = [
+  "name",
+  "image",
+  "imagePullPolicy",
+  "args",
+  "env",
+  "securityContext",
+  "volumeMounts",
+  "ports",
+  "livenessProbe",
+  "readinessProbe",
+  "startupProbe",
+  "resources"
+]
+
 export const ctrRunFor = (input: CtrRunInput): CtrRun => {
+  known("pod spec", input.podSpec, podKeys)
   const containers = (input.podSpec.containers ?? []) as Array<Obj>
   if (containers.length !== 1) throw new PodTranslationError(`expected one container, found ${containers.length}`)
   const container = containers[0]!
-  if (container.command !== undefined) throw new PodTranslationError("container command (replaces the entrypoint) is not translated")
+  known("container", container, containerKeys)
   const args = ((container.args ?? []) as Array<string>).map((arg) => {
     const eq = arg.indexOf("=")
     const override = eq > 0 ? input.argOverrides?.[arg.slice(0, eq)] : undefined
