@@ -101,17 +101,16 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
 let stopping = false
 const stopAll = async () => {
   stopping = true
-  await Promise.all(
-    children.map(
-      (child) =>
-        new Promise<void>((done) => {
-          if (child.exitCode !== null || child.signalCode !== null) return done()
-          child.once("exit", () => done())
-          child.kill("SIGTERM")
-          setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
-        })
-    )
-  )
+  // Last started first: the controller and the fleet leave while the API server still answers
+  // (releasing the lease, their last writes), so they exit in time to write their profiles.
+  for (const child of [...children].reverse()) {
+    await new Promise<void>((done) => {
+      if (child.exitCode !== null || child.signalCode !== null) return done()
+      child.once("exit", () => done())
+      child.kill("SIGTERM")
+      setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
+    })
+  }
   if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
 }
 
@@ -157,13 +156,26 @@ const call = async (method: string, path: string, body?: unknown): Promise<any> 
   return JSON.parse(text)
 }
 
-const requestCount = async (port: number): Promise<number> => {
+/** preheat_api_requests_total of one process so far, by its labels (verb, kind, result). */
+const requestCounts = async (port: number): Promise<Map<string, number>> => {
   const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
-  return body
-    .split("\n")
-    .filter((line) => line.startsWith("preheat_api_requests_total{") || line.startsWith("preheat_api_requests_total "))
-    .reduce((sum, line) => sum + Number(line.slice(line.lastIndexOf(" ") + 1)), 0)
+  const counts = new Map<string, number>()
+  for (const line of body.split("\n")) {
+    if (!line.startsWith("preheat_api_requests_total")) continue
+    const labels = /\{(.*)\}/.exec(line)?.[1] ?? ""
+    counts.set(labels, Number(line.slice(line.lastIndexOf(" ") + 1)))
+  }
+  return counts
 }
+
+const total = (counts: Map<string, number>): number => [...counts.values()].reduce((a, b) => a + b, 0)
+
+/** What changed between two readings, per label set, largest first. */
+const countsSince = (before: Map<string, number>, after: Map<string, number>): Array<[string, number]> =>
+  [...after]
+    .map(([labels, n]): [string, number] => [labels, n - (before.get(labels) ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
 
 /** J images whose simulated pull takes 0.8 to 1.2 s, the same every run. */
 const chooseImages = (): Array<{ image: string; pullMs: number }> => {
@@ -235,7 +247,7 @@ const main = async () => {
   const images = chooseImages()
   const pids = { controller: controller.pid!, apiserver: apiserver.pid!, fleet: fleet.pid! }
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
-  const requestsBefore = { controller: await requestCount(controllerPort), fleet: await requestCount(fleetPort) }
+  const requestsBefore = { controller: await requestCounts(controllerPort), fleet: await requestCounts(fleetPort) }
   const started = performance.now()
   await Promise.all(
     images.map(({ image }, j) =>
@@ -259,13 +271,20 @@ const main = async () => {
   }
   const makespan = performance.now() - started
   const cpu = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid) - cpuBefore[k]!]))
+  const requestsAfter = { controller: await requestCounts(controllerPort), fleet: await requestCounts(fleetPort) }
   const requests = {
-    controller: (await requestCount(controllerPort)) - requestsBefore.controller,
-    fleet: (await requestCount(fleetPort)) - requestsBefore.fleet
+    controller: total(requestsAfter.controller) - total(requestsBefore.controller),
+    fleet: total(requestsAfter.fleet) - total(requestsBefore.fleet)
   }
   const ideal = Math.max(...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs))
   const peakRss = statusField(pids.controller, "VmHWM")
   const nodeJobs = nodes * jobs
+  for (const who of ["controller", "fleet"] as const) {
+    const mix = countsSince(requestsBefore[who], requestsAfter[who])
+      .map(([labels, n]) => `${labels.replaceAll('"', "")}=${(n / nodeJobs).toFixed(2)}`)
+      .join(" ")
+    console.log(`${who}_requests_per_node_job ${mix}`)
+  }
   console.log(
     `parallelism=${parallelism} setup_s=${setupSeconds.toFixed(1)} makespan_ms=${Math.round(makespan)} ideal_ms=${ideal} ` +
       `pull_ms=${images.map((i) => i.pullMs).join(",")} controller_cpu_s=${cpu["controller"]!.toFixed(2)} ` +

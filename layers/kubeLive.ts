@@ -42,6 +42,7 @@ const watchTimeoutSeconds = { min: 300, max: 600 }
 const watchGraceMillis = 60_000
 
 const mergePatch = "application/merge-patch+json"
+const jsonPatch = "application/json-patch+json"
 
 const asReadError = narrowTo(["NotFound", "Forbidden"])
 const asCreateError = narrowTo(["AlreadyExists", "Invalid", "Forbidden"])
@@ -117,7 +118,7 @@ export const makeFromConfig = Effect.fnUntraced(function* (
         method: verb === "update" ? "PUT" : "PATCH",
         path: objectPath(resource, namespace, name, subresource),
         body,
-        ...(verb === "patch" ? { contentType: mergePatch } : {})
+        ...(verb === "patch" ? { contentType: Array.isArray(body) ? jsonPatch : mergePatch } : {})
       },
       targetOf(verb, resource, name, namespace),
       asWriteError

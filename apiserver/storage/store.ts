@@ -10,8 +10,8 @@
 import { randomUUID } from "node:crypto"
 import { Clock, Context, Data, Duration, Effect, Result, Stream } from "effect"
 import { validateDns1123Subdomain } from "../../src/api/objectNames.ts"
-import { KubeApi } from "../../src/kube/KubeApi.ts"
-import type { KubeObject, ListOptions, ObjectKey, ObjectList, Subresource, WatchEvent } from "../../src/kube/KubeApi.ts"
+import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
+import type { KubeObject, ListOptions, ObjectKey, ObjectList, Patch, Subresource, WatchEvent } from "../../src/kube/KubeApi.ts"
 import { AlreadyExists, Gone, NotFound } from "../../src/kube/errors.ts"
 import type { Conflict, Forbidden, Invalid, KubeError, Unavailable } from "../../src/kube/errors.ts"
 import type { Resource } from "../../src/kube/resources.ts"
@@ -29,6 +29,7 @@ import {
   storedApiVersion
 } from "../kindRules.ts"
 import { applyMergePatch } from "../../src/kube/mergePatch.ts"
+import { applyJsonPatch } from "../patches/jsonPatch.ts"
 import { servedViews } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
 import { collectionOf, DependentsIndex } from "./dependents.ts"
@@ -507,7 +508,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       })
     )
 
-  const patch = (resource: Resource, key: ObjectKey, body: Record<string, unknown>, subresource: Subresource = "main") =>
+  const patch = (resource: Resource, key: ObjectKey, body: Patch, subresource: Subresource = "main") =>
     run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
       Result.gen(function* () {
         yield* checkFault("patch", resource, key)
@@ -517,17 +518,27 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         if (subresource === "status" && !hasStatusSubresource(resource)) {
           return yield* Result.fail(new NotFound(target(resource, name, old.namespace)))
         }
-        if (!isPlainObject(body)) {
+        let merged: unknown
+        if (isJsonPatch(body)) {
+          // As the HTTP handler: a failed test (or any failed operation) is Invalid, the library's words as the cause.
+          const result = applyJsonPatch(found.object, body)
+          if (Result.isFailure(result)) {
+            return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "", message: result.failure.message }]))
+          }
+          merged = result.success
+        } else if (isPlainObject(body)) {
+          merged = applyMergePatch(found.object, body)
+        } else {
           return yield* Result.fail(
             invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
           )
         }
-        const merged = applyMergePatch(found.object, body) as JsonObject
-        const meta = merged.metadata
-        if (!isPlainObject(meta)) {
+        const meta = isPlainObject(merged) ? merged["metadata"] : undefined
+        if (!isPlainObject(merged) || !isPlainObject(meta)) {
           return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }]))
         }
-        const rv = isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
+        // A merge patch carries its precondition as metadata.resourceVersion; a JSON patch as a test.
+        const rv = !isJsonPatch(body) && isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
         if (rv !== undefined && rv !== null && rv !== old.resourceVersion) {
           return yield* Result.fail(conflict(resource, name, old.namespace, modified))
         }

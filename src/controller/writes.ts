@@ -1,7 +1,8 @@
 import { Clock, Effect } from "effect"
 import type { ImageSpec } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
-import type { KubeObject } from "../kube/KubeApi.ts"
+import type { JsonPatchOperation, KubeObject } from "../kube/KubeApi.ts"
+import { Conflict, isFailedTest } from "../kube/errors.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { splitKey } from "../kube/objectKey.ts"
 import { resources } from "../kube/resources.ts"
@@ -13,11 +14,43 @@ import { setCondition } from "./status/conditions.ts"
 /** What a write reads from its store and gives back to it. */
 type WrittenTo = Pick<Store<unknown>, "get" | "written">
 
+/** Where the precondition of a spec write is: the generation moves with every change of the spec, and only then. */
+const generationPath = "/metadata/generation"
+
+/** RFC 6901: an object member's name as one token of a JSON pointer (image names hold "/"). */
+const pointerToken = (name: string): string => name.replaceAll("~", "~0").replaceAll("/", "~1")
+
 /**
- * Replaces some image entries of one NodeImage with a merge patch that carries the
- * resourceVersion it was computed from: a concurrent writer makes it a Conflict and the reconcile
- * runs again on fresh state, instead of one job's write silently undoing another's (SPEC §4.7).
- * The result goes into the store at once, so the next decision sees it.
+ * The JSON patch that makes `spec.images` `after`: a test that the spec is still the one read,
+ * then the changed entries. Only a spec write moves the generation, so the daemon's status reports
+ * landing meanwhile (several per pull) do not refuse it, as a resourceVersion precondition would;
+ * another job's write to this NodeImage does.
+ */
+const specPatch = (
+  spec: { readonly images?: Readonly<Record<string, ImageSpec>> } | undefined,
+  generation: number,
+  changed: Readonly<Record<string, unknown>>,
+  after: Readonly<Record<string, ImageSpec>>
+): Array<JsonPatchOperation> => {
+  const test: JsonPatchOperation = { op: "test", path: generationPath, value: generation }
+  if (spec === undefined) return [test, { op: "add", path: "/spec", value: { images: after } }]
+  if (spec.images === undefined) return [test, { op: "add", path: "/spec/images", value: after }]
+  return [
+    test,
+    ...Object.keys(changed).map((image): JsonPatchOperation => {
+      const path = `/spec/images/${pointerToken(image)}`
+      const entry = after[image]
+      return entry === undefined ? { op: "remove", path } : { op: "add", path, value: entry }
+    })
+  ]
+}
+
+/**
+ * Replaces some image entries of one NodeImage, with a precondition: a concurrent writer makes it
+ * a Conflict and the reconcile runs again on fresh state, instead of one job's write silently
+ * undoing another's (SPEC §4.7). Image entries alone go as a JSON patch tested on the generation
+ * (`specPatch`); with labels (which have no generation) as a merge patch carrying the
+ * resourceVersion. The result goes into the store at once, so the next decision sees it.
  */
 export const patchNodeImages = (
   nodeImages: WrittenTo,
@@ -28,7 +61,8 @@ export const patchNodeImages = (
   Effect.gen(function* () {
     const current = nodeImages.get(node)
     if (current === undefined) return
-    const before = ((current["spec"] ?? {}) as { images?: Record<string, ImageSpec> }).images ?? {}
+    const spec = current["spec"] as { images?: Readonly<Record<string, ImageSpec>> } | undefined
+    const before = spec?.images ?? {}
     const after: Record<string, ImageSpec> = { ...before }
     for (const [image, entry] of changes) {
       if (entry === undefined) delete after[image]
@@ -37,13 +71,19 @@ export const patchNodeImages = (
     const images = mergePatchBetween(before, after)
     if (images === undefined && labels === undefined) return
     const api = yield* KubeApi
-    const patched = yield* api.patch(
-      resources.nodeImage,
-      { name: node },
-      {
-        metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
-        ...(images === undefined ? {} : { spec: { images } })
-      }
+    const generation = current.metadata.generation
+    const body =
+      labels === undefined && generation !== undefined && images !== undefined
+        ? specPatch(spec, generation, images as Record<string, unknown>, after)
+        : {
+            metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
+            ...(images === undefined ? {} : { spec: { images } })
+          }
+    const patched = yield* api.patch(resources.nodeImage, { name: node }, body).pipe(
+      Effect.catchIf(
+        (error) => isFailedTest(error, generationPath),
+        () => Effect.fail(new Conflict({ kind: "NodeImage", objectName: node, message: "its spec changed since it was read" }))
+      )
     )
     yield* nodeImages.written(patched)
   })

@@ -38,6 +38,20 @@ export type WatchEvent =
 /** Where the object goes: the main resource or its status subresource. */
 export type Subresource = "main" | "status"
 
+/** One operation of a JSON patch (RFC 6902). */
+export type JsonPatchOperation =
+  | { readonly op: "add" | "replace" | "test"; readonly path: string; readonly value: unknown }
+  | { readonly op: "remove"; readonly path: string }
+
+/**
+ * A JSON merge patch (RFC 7386, an object: touches only the fields it names) or a JSON patch
+ * (RFC 6902, an array of operations: its `test` operations are preconditions on single fields).
+ */
+export type Patch = Record<string, unknown> | ReadonlyArray<JsonPatchOperation>
+
+/** Whether a patch is a JSON patch (`Array.isArray` does not narrow a readonly array out of a union). */
+export const isJsonPatch = (patch: Patch): patch is ReadonlyArray<JsonPatchOperation> => Array.isArray(patch)
+
 export type ReadError = NotFound | Forbidden | Unavailable
 export type WriteError = NotFound | Conflict | Invalid | Forbidden | Unavailable
 
@@ -64,13 +78,11 @@ export class KubeApi extends Context.Service<
     ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>
     /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
     readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
-    /** A JSON merge patch (RFC 7386): touches only the fields it names. */
-    readonly patch: (
-      resource: Resource,
-      key: ObjectKey,
-      patch: Record<string, unknown>,
-      subresource?: Subresource
-    ) => Effect.Effect<KubeObject, WriteError>
+    /**
+     * A merge patch or a JSON patch. A JSON patch whose `test` fails is refused as kube-apiserver
+     * refuses it: Invalid (422), the cause naming the path (`isFailedTest`).
+     */
+    readonly patch: (resource: Resource, key: ObjectKey, patch: Patch, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
     /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */
     readonly delete: (
       resource: Resource,

@@ -49,3 +49,11 @@ export class Forbidden extends Data.TaggedError("Forbidden")<Target & { readonly
 export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly message: string }> {}
 
 export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | Forbidden | Unavailable
+
+/**
+ * Whether a JSON patch was refused because its `test` of `path` failed: kube-apiserver answers
+ * 422 with the json-patch library's words as the cause, so this is a precondition that did not
+ * hold (the field changed since it was read), not an invalid object.
+ */
+export const isFailedTest = (error: KubeError, path: string): boolean =>
+  error._tag === "Invalid" && error.causes.some((cause) => cause.message === `testing value ${path} failed: test failed`)

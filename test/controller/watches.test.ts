@@ -30,6 +30,8 @@ const nodeImage = (
     readonly labels?: Record<string, string>
     readonly reports?: ReadonlyArray<Record<string, unknown>>
     readonly deleting?: boolean
+    /** Moves with the spec only (the daemons' reports leave it). */
+    readonly generation?: number
   } = {}
 ): KubeObject => ({
   apiVersion: "apps.kruise.io/v1alpha1",
@@ -37,6 +39,7 @@ const nodeImage = (
   metadata: {
     name,
     resourceVersion: String(version),
+    generation: options.generation ?? 1,
     labels: options.labels ?? {},
     ...(options.deleting === true ? { deletionTimestamp: "2026-12-03T10:00:00Z" } : {})
   },
@@ -109,15 +112,22 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
     expect(nodeImageForItself(change)).toEqual([])
   })
 
-  it("the jobs that wait for a newer version after a conflicting write, with whatever the change is", () => {
+  it("the jobs that wait after a conflicting write, once the spec moved (another job's write), not on a status report", () => {
     const stores = withJobs(...jobs)
-    const change = lastChange(
+    const awaitingNewer = new Map([["n1", new Set(["default/b"])]])
+    const report = lastChange(
       stores.nodeImages,
       nodeImage("n1", 1, { owners: ["a"], reports: [pulling("a", 10)] }),
       nodeImage("n1", 2, { owners: ["a"], reports: [pulling("a", 20)] })
     )
-    const awaitingNewer = new Map([["n1", new Set(["default/b"])]])
-    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer }))).toEqual(["default/b"])
+    // Their writes are tested on the generation: a report cannot make them go through.
+    expect(sorted(jobsForNodeImage(report, { jobs: stores.jobs, awaitingNewer }))).toEqual([])
+    const specWrite = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 2, { owners: ["a"], reports: [pulling("a", 20)] }),
+      nodeImage("n1", 3, { owners: ["a"], reports: [pulling("a", 20)], generation: 2 })
+    )
+    expect(sorted(jobsForNodeImage(specWrite, { jobs: stores.jobs, awaitingNewer }))).toEqual(["default/b"])
   })
 
   it("on a label change, only the jobs whose selection of the node changes", () => {

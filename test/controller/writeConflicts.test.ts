@@ -5,15 +5,15 @@ import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { Conflict } from "../../src/kube/errors.ts"
-import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { advance, get, readyNode } from "../support/controllerHarness.ts"
 import { simulateDaemons } from "../support/simulatedDaemons.ts"
 
 /**
  * The in-memory API server, except that the controller's first `conflicts` task writes to a
- * NodeImage conflict, as they do when a daemon's status report lands between the store's version
- * and the write.
+ * NodeImage conflict, as they do when another job's write lands between the store's version and
+ * the write.
  */
 const conflicting = (conflicts: number) =>
   Layer.effect(
@@ -24,7 +24,7 @@ const conflicting = (conflicts: number) =>
       return KubeApi.of({
         ...api,
         patch: (resource, key, patch, subresource) => {
-          const taskWrite = resource === resources.nodeImage && subresource === undefined && "spec" in (patch as object)
+          const taskWrite = resource === resources.nodeImage && subresource === undefined && (isJsonPatch(patch) || "spec" in patch)
           if (taskWrite && left-- > 0) {
             return Effect.fail(new Conflict({ kind: "NodeImage", objectName: key.name, message: "the object has been modified" }))
           }

@@ -6,6 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schedule, Stream } from "effect"
 import type { Layer } from "effect"
+import { isFailedTest } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject, ListOptions, ObjectKey, WatchEvent } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -247,6 +248,37 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(same.metadata.resourceVersion, created.metadata.resourceVersion)
         const patched = yield* api.patch(resources.imagePullJob, keyOf(created), { spec: { image: "nginx:1.25" } })
         assert.strictEqual(patched.metadata.resourceVersion, created.metadata.resourceVersion)
+      })
+    )
+
+    it.effect("a JSON patch applies its operations; a failed test refuses it (Invalid, isFailedTest) and changes nothing", () =>
+      Effect.gen(function* () {
+        const api = yield* KubeApi
+        const ns = yield* testNamespace
+        const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
+        const generation = created.metadata.generation
+        assert.isNumber(generation)
+        const statusOnly = yield* api.patch(resources.imagePullJob, keyOf(created), { status: { message: "report" } }, "status")
+        // A status write moves the resourceVersion, not the generation: a test of the generation still holds.
+        assert.notStrictEqual(statusOnly.metadata.resourceVersion, created.metadata.resourceVersion)
+        const patched = yield* api.patch(resources.imagePullJob, keyOf(created), [
+          { op: "test", path: "/metadata/generation", value: generation },
+          { op: "add", path: "/spec/selector", value: { matchLabels: { "a/b": "c" } } },
+          { op: "replace", path: "/spec/parallelism", value: 4 }
+        ])
+        assert.strictEqual(field(patched, "spec.parallelism"), 4)
+        assert.strictEqual(field(patched, "spec.selector.matchLabels.a/b"), "c")
+        assert.strictEqual(patched.metadata.generation, (generation ?? 0) + 1)
+        const refused = yield* Effect.flip(
+          api.patch(resources.imagePullJob, keyOf(created), [
+            { op: "test", path: "/metadata/generation", value: generation },
+            { op: "remove", path: "/spec/selector" }
+          ])
+        )
+        assert.isTrue(isFailedTest(refused, "/metadata/generation"), refused.message)
+        assert.isFalse(isFailedTest(refused, "/spec/parallelism"))
+        const after = yield* api.get(resources.imagePullJob, keyOf(created))
+        assert.strictEqual(after.metadata.resourceVersion, patched.metadata.resourceVersion)
       })
     )
 

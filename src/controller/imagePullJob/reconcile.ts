@@ -30,9 +30,10 @@ const nodeWriteConcurrency = 16
 
 /**
  * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
- * conflict is a daemon's status report (or another job's write) that landed since the store's
- * version: the other writes still go out, and the job is woken by the newer version's arrival
- * (the NodeImage handler reads `awaitingNewer`), or at once when the store has it already, instead
+ * conflict is another job's write to the spec that landed since the store's version (status
+ * reports do not conflict: `patchNodeImages`): the other writes still go out, and the job is woken
+ * by the newer spec's arrival (the NodeImage handler reads `awaitingNewer`), or at once when the
+ * store has it already, instead
  * of failing the whole reconcile into a growing backoff (which reached minutes under load).
  */
 const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
@@ -46,11 +47,11 @@ const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyAr
   return Effect.forEach(
     byNode,
     ([node, changes]) => {
-      const seen = ctx.nodeImages.get(node)?.metadata.resourceVersion
+      const seen = ctx.nodeImages.get(node)?.metadata.generation
       return patchNodeImages(ctx.nodeImages, node, changes).pipe(
         Effect.catchTag("Conflict", () =>
           Effect.sync(() => {
-            if (ctx.nodeImages.get(node)?.metadata.resourceVersion !== seen) {
+            if (ctx.nodeImages.get(node)?.metadata.generation !== seen) {
               retry = Duration.zero
               return
             }

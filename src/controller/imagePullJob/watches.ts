@@ -53,8 +53,15 @@ const ownersWhoseTagsChanged = (change: Change<NodeImage>, jobs: JobStore): Arra
   })
 
 /**
+ * Whether a NodeImage change can end the wait of a job whose write conflicted: its writes are
+ * tested on the generation, which only a spec change moves, so a status report cannot.
+ */
+const specMoved = (change: Change<NodeImage>): boolean =>
+  change.type !== "modified" || change.old.raw.metadata.generation !== change.current.raw.metadata.generation
+
+/**
  * The jobs a NodeImage change wakes: the owners of tags that changed, those waiting for a newer
- * version after a conflicting write, and those whose node selection it changes. A daemon's
+ * spec after a conflicting write, and those whose node selection it changes. A daemon's
  * progress report wakes none.
  */
 export const jobsForNodeImage = (
@@ -63,7 +70,7 @@ export const jobsForNodeImage = (
 ): Set<string> => {
   const name = changed(change).raw.metadata.name ?? ""
   return new Set([
-    ...(stores.awaitingNewer.get(name) ?? []),
+    ...((specMoved(change) ? stores.awaitingNewer.get(name) : undefined) ?? []),
     ...ownersWhoseTagsChanged(change, stores.jobs),
     ...jobsSelectionChanged(change, stores.jobs)
   ])
@@ -130,7 +137,7 @@ export const noteNodeImage = (ctx: ControllerContext) => (change: Change<NodeIma
   const old = before(change)?.raw
   const current = after(change)?.raw
   const name = changed(change).raw.metadata.name ?? ""
-  ctx.awaitingNewer.delete(name)
+  if (specMoved(change)) ctx.awaitingNewer.delete(name)
   for (const key of ownersWhoseTagsChanged(change, ctx.jobs)) ctx.targets.get(key)?.touched(name)
   if (membershipChanged(change) || (old !== undefined && current !== undefined && !sameLabels(old, current))) ctx.placement.nodes++
 }

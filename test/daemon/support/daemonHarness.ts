@@ -9,7 +9,7 @@ import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import { type Daemon, startDaemon } from "../../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../../src/daemon/options.ts"
-import { KubeApi } from "../../../src/kube/KubeApi.ts"
+import { isJsonPatch, KubeApi } from "../../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { Metrics } from "../../../src/ops/metrics.ts"
@@ -44,7 +44,8 @@ const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.eff
       ...inner,
       patch: (resource, key, body, subresource) =>
         Effect.gen(function* () {
-          if (subresource === "status") {
+          // The daemon's status writes are merge patches; anything else is not what this log is for.
+          if (subresource === "status" && !isJsonPatch(body)) {
             const hook = log.beforeNextStatusPatch
             log.beforeNextStatusPatch = undefined
             if (hook !== undefined) yield* Effect.orDie(hook)
