@@ -72,11 +72,24 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
  * are interned already and pass through as they are.
  */
 const held = (incoming: KubeObject, previous: KubeObject | undefined): KubeObject => {
+  const kept = withoutManagedFields(incoming)
   try {
-    return intern(incoming, previous) as KubeObject
+    return intern(kept, previous) as KubeObject
   } catch {
-    return incoming
+    return kept
   }
+}
+
+/**
+ * All of an object but metadata.managedFields, as controller-runtime's TransformStripManagedFields
+ * keeps its cache: no reader here uses them, kube-apiserver sends them with every version (for a
+ * NodeImage, a field set per writer covering every tag it wrote), and an update that leaves them
+ * out keeps the server's.
+ */
+const withoutManagedFields = (object: KubeObject): KubeObject => {
+  if (object.metadata.managedFields === undefined) return object
+  const { managedFields: _, ...metadata } = object.metadata
+  return { ...object, metadata }
 }
 
 /**

@@ -34,3 +34,29 @@ describe("a store's declared index", () => {
     expect([...owner.keys("d2")]).toEqual(["default/b"])
   })
 })
+
+describe("what a store keeps of an object", () => {
+  it("everything but metadata.managedFields, from a list and from a write, and the view is made of that", () => {
+    const seen: Array<KubeObject> = []
+    const store = makeStore(resources.replicaSet, {
+      decode: (raw) => {
+        seen.push(raw)
+        return raw
+      }
+    })
+    const managed = (version: number): KubeObject => ({
+      metadata: {
+        ...replicaSet("a", version, ["d1"]).metadata,
+        labels: { app: "web" },
+        managedFields: [{ manager: "kube-controller-manager", operation: "Update", fieldsType: "FieldsV1", fieldsV1: { "f:spec": {} } }]
+      },
+      spec: { replicas: version }
+    })
+    Effect.runSync(store.listed([managed(1)]))
+    Effect.runSync(store.written(managed(2)))
+    const kept = store.get("default/a")
+    expect(kept?.metadata).not.toHaveProperty("managedFields")
+    expect(kept).toMatchObject({ metadata: { name: "a", resourceVersion: "2", labels: { app: "web" } }, spec: { replicas: 2 } })
+    expect(seen.map((raw) => Object.hasOwn(raw.metadata, "managedFields"))).toEqual([false, false])
+  })
+})
