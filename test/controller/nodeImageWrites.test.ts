@@ -16,7 +16,12 @@ const specOf = (object: KubeObject) => object["spec"] as { images?: Record<strin
 const setUp = (spec: Record<string, unknown>) =>
   Effect.gen(function* () {
     const api = yield* KubeApi
-    const created = yield* api.create(resources.nodeImage, { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: "n1" }, spec })
+    const created = yield* api.create(resources.nodeImage, {
+      apiVersion: "apps.kruise.io/v1alpha1",
+      kind: "NodeImage",
+      metadata: { name: "n1" },
+      spec
+    })
     const store = makeStore(resources.nodeImage)
     yield* store.written(created)
     return { api, store }
@@ -51,8 +56,22 @@ describe("a job's write of its entries to a NodeImage", () => {
   it.effect("removes and replaces entries, and adds the first one to an empty spec", () =>
     Effect.gen(function* () {
       const { store } = yield* setUp({})
-      yield* patchNodeImages(store, "n1", new Map([["a~b/c", entry("1")], ["nginx", entry("1.25")]]))
-      yield* patchNodeImages(store, "n1", new Map([["a~b/c", undefined], ["nginx", entry("1.26")]]))
+      yield* patchNodeImages(
+        store,
+        "n1",
+        new Map([
+          ["a~b/c", entry("1")],
+          ["nginx", entry("1.25")]
+        ])
+      )
+      yield* patchNodeImages(
+        store,
+        "n1",
+        new Map([
+          ["a~b/c", undefined],
+          ["nginx", entry("1.26")]
+        ])
+      )
       const images = specOf(yield* read).images ?? {}
       expect(Object.keys(images)).toEqual(["nginx"])
       expect(images["nginx"]?.tags[0]?.tag).toBe("1.26")

@@ -295,7 +295,9 @@ describe("in-memory KubeApi", () => {
         const patchNotObject = yield* Effect.flip(
           api
             .create(resources.imagePullJob, job("p"))
-            .pipe(Effect.andThen(api.patch(resources.imagePullJob, { name: "p", namespace: ns }, "x" as unknown as Record<string, unknown>)))
+            .pipe(
+              Effect.andThen(api.patch(resources.imagePullJob, { name: "p", namespace: ns }, "x" as unknown as Record<string, unknown>))
+            )
         )
         assert.strictEqual(patchNotObject._tag, "Invalid")
         // Dates become their JSON form, undefined fields disappear, as over the wire.
