@@ -8,6 +8,7 @@
  */
 import { Cron } from "croner"
 import { Result } from "effect"
+import { parseGoDuration } from "./goDuration.ts"
 
 /** Case-insensitive letters without inline flags, which JavaScript before ES2025 cannot read. */
 const anyCase = (word: string): string => [...word].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join("")
@@ -55,26 +56,6 @@ const descriptorPatterns: Readonly<Record<string, string>> = {
   "@daily": "0 0 * * *",
   "@midnight": "0 0 * * *",
   "@hourly": "0 * * * *"
-}
-
-const durationUnits: Readonly<Record<string, number>> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000
-}
-
-const parseGoDuration = (text: string): number => {
-  const sign = text.startsWith("-") ? -1 : 1
-  let total = 0
-  for (const [, amount, unit] of text.replace(/^[-+]/, "").matchAll(/([0-9]*\.?[0-9]*)(ns|us|µs|μs|ms|s|m|h)/g)) {
-    total += Number(amount) * durationUnits[unit!]!
-  }
-  return sign * total
 }
 
 /**
@@ -141,7 +122,10 @@ export const parseSchedule = (schedule: string, timeZone?: string): Result.Resul
   }
   zone = zone === undefined || zone === "" || zone === "Local" ? "UTC" : zone
   if (!isKnownTimeZone(zone)) return Result.fail(`invalid schedule ${schedule}: unknown time zone ${zone}`)
-  if (spec.startsWith("@every ")) return Result.succeed(every(parseGoDuration(spec.slice("@every ".length))))
+  if (spec.startsWith("@every ")) {
+    const delay = parseGoDuration(spec.slice("@every ".length))
+    return delay === undefined ? Result.fail(invalidScheduleMessage(schedule)) : Result.succeed(every(delay))
+  }
   const pattern =
     descriptorPatterns[spec] ??
     spec

@@ -1,21 +1,9 @@
 // --timeout (a Go duration, as kubectl's --timeout flags) and --parallelism (an ImagePullJob's).
 import { Duration, Result } from "effect"
+import { parseGoDuration } from "../api/goDuration.ts"
 import type { Parallelism } from "../api/jobTemplate.ts"
 import { isValidParallelism, resolveParallelism } from "../api/parallelism.ts"
 import { RolloutFlagError } from "./errors.ts"
-
-const unitMillis: Readonly<Record<string, number>> = {
-  ns: 1e-6,
-  us: 1e-3,
-  µs: 1e-3,
-  μs: 1e-3,
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000
-}
-
-const term = /^([0-9]*(?:\.[0-9]*)?)(ns|us|µs|μs|ms|s|m|h)/
 
 /**
  * Go's time.ParseDuration, non-negative: `90s`, `1.5m`, `1h30m`, `0`; a number needs a unit.
@@ -25,18 +13,8 @@ export const parseTimeout = (text: string): Result.Result<Duration.Duration | un
   const invalid = Result.fail(
     new RolloutFlagError({ message: `invalid argument "${text}" for "--timeout" flag: time: invalid duration "${text}"` })
   )
-  if (text === "0") return Result.succeed(undefined)
-  let rest = text.startsWith("+") ? text.slice(1) : text
-  if (rest === "") return invalid
-  let millis = 0
-  while (rest !== "") {
-    const match = term.exec(rest)
-    const number = match?.[1] ?? ""
-    if (match === null || number === "" || number === ".") return invalid
-    millis += Number(number) * (unitMillis[match[2] ?? ""] ?? Number.NaN)
-    rest = rest.slice(match[0].length)
-  }
-  if (!Number.isFinite(millis)) return invalid
+  const millis = parseGoDuration(text)
+  if (millis === undefined || millis < 0) return invalid
   return Result.succeed(millis === 0 ? undefined : Duration.millis(millis))
 }
 
