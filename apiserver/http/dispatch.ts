@@ -1,4 +1,5 @@
 // From a request to its reply: the route, then discovery, OpenAPI, or a resource handler.
+import type { EncodedJson } from "./encodedJson.ts"
 import { Effect } from "effect"
 import type { KubeApi } from "../../src/kube/KubeApi.ts"
 import { answerReview } from "./accessReviews.ts"
@@ -32,6 +33,8 @@ export interface DispatchSettings {
   readonly serverAddress: string
   /** This server's /openapi/v3 documents. */
   readonly openApi: OpenApiDocuments
+  /** The JSON text of the versions it sends, made once each. */
+  readonly json: EncodedJson
 }
 
 type ResourceRoute = Extract<Route, { readonly _tag: "Resource" }>
@@ -62,7 +65,8 @@ const resource = (settings: DispatchSettings, request: ApiRequest, route: Resour
       representation,
       include,
       fieldValidation,
-      decoderAdmission: settings.decoderAdmission
+      decoderAdmission: settings.decoderAdmission,
+      json: settings.json
     }
     const scoped = !kind.resource.namespaced || namespace !== undefined
     if (collection) {

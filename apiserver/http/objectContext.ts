@@ -1,5 +1,6 @@
 // What the handlers of single objects share: the request's context and the steps every write
 // takes (placing the body, admission, answering in the negotiated representation).
+import type { EncodedJson } from "./encodedJson.ts"
 import { Clock, Effect } from "effect"
 import type { KubeObject, ObjectKey, Subresource } from "../../src/kube/KubeApi.ts"
 import type { KubeError } from "../../src/kube/errors.ts"
@@ -24,6 +25,8 @@ export interface ObjectContext {
   readonly include: IncludeObject
   readonly fieldValidation: FieldValidation
   readonly decoderAdmission: boolean
+  /** The server's JSON texts of the versions it sends. */
+  readonly json: EncodedJson
 }
 
 export const keyOf = (namespace: string | undefined, name: string): ObjectKey => (namespace === undefined ? { name } : { name, namespace })
@@ -32,7 +35,7 @@ export const storeError = (kind: ServedKind) => (error: KubeError) => fromKubeEr
 
 export const respond = (status: number, context: ObjectContext, object: KubeObject, warnings: ReadonlyArray<string> = []) =>
   Effect.map(Clock.currentTimeMillis, (now) =>
-    objectReply(status, context.kind, object, context.representation, { now, include: context.include, warnings })
+    objectReply(status, context.kind, object, context.representation, { now, include: context.include, warnings, json: context.json })
   )
 
 export const metadataOf = (body: JsonObject): JsonObject => (isPlainObject(body["metadata"]) ? body["metadata"] : {})

@@ -1,4 +1,5 @@
 // What a handler answers, as data: a body, or a stream of watch events. server.ts writes it.
+import type { EncodedJson } from "./encodedJson.ts"
 import type { Stream } from "effect"
 import { stringify } from "yaml"
 import type { ApiFailure } from "./apiStatus.ts"
@@ -32,6 +33,8 @@ export const jsonReply = (
     readonly contentType?: string
     readonly warnings?: ReadonlyArray<string>
     readonly headers?: Readonly<Record<string, string>>
+    /** Where a stored version's text is made once (objectReply); else it is made here. */
+    readonly json?: EncodedJson
   } = {}
 ): Reply =>
   options.encoding === "yaml"
@@ -46,7 +49,7 @@ export const jsonReply = (
         _tag: "Body",
         status,
         contentType: options.contentType ?? "application/json",
-        body: JSON.stringify(value),
+        body: options.json === undefined ? JSON.stringify(value) : options.json.of(value),
         headers: { ...warningHeaders(options.warnings ?? []), ...options.headers }
       }
 

@@ -1,5 +1,6 @@
 // An object or a list in the representation the client negotiated: itself, a Table, or its
 // metadata only.
+import type { EncodedJson } from "./encodedJson.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import type { ServedKind } from "../catalog.ts"
 import { listKind } from "../catalog.ts"
@@ -54,10 +55,16 @@ export const objectReply = (
   kind: ServedKind,
   object: KubeObject,
   representation: Representation,
-  context: { readonly now: number; readonly include: IncludeObject; readonly warnings?: ReadonlyArray<string> }
+  context: {
+    readonly now: number
+    readonly include: IncludeObject
+    readonly warnings?: ReadonlyArray<string>
+    readonly json?: EncodedJson
+  }
 ): Reply => {
   const { body, contentType } = objectBody(kind, object, representation, context)
   return jsonReply(status, body, {
+    ...(context.json === undefined ? {} : { json: context.json }),
     ...(representation._tag === "Object" ? { encoding: representation.encoding } : {}),
     ...(contentType === undefined ? {} : { contentType }),
     ...(context.warnings === undefined ? {} : { warnings: context.warnings })

@@ -4,6 +4,7 @@
  * request handling is the project's own (dispatch.ts). It runs on Node, in the single executable
  * and on Deno's node:http.
  */
+import { EncodedJson } from "./encodedJson.ts"
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
 import { timingSafeEqual } from "node:crypto"
@@ -165,7 +166,8 @@ export const serveApi = (options: ApiServerOptions = {}): Effect.Effect<ApiServe
       pager: new Pager(),
       decoderAdmission: options.decoderAdmission ?? false,
       serverAddress: "",
-      openApi: makeOpenApiDocuments()
+      openApi: makeOpenApiDocuments(),
+      json: new EncodedJson()
     }
 
     const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {

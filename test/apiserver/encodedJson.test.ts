@@ -1,0 +1,21 @@
+import { describe, expect, it } from "vitest"
+import { EncodedJson } from "../../apiserver/http/encodedJson.ts"
+import { intern } from "../../src/kube/frozenJson.ts"
+
+describe("the JSON text of the versions a server sends", () => {
+  it("is JSON.stringify's, made once for a stored (frozen) version and anew for anything else", () => {
+    const json = new EncodedJson()
+    let made = 0
+    const version = Object.freeze({ toJSON: () => ({ n: ++made }) })
+    expect(json.of(version)).toBe('{"n":1}')
+    expect(json.of(version)).toBe('{"n":1}')
+    expect(made).toBe(1)
+    const loose: Record<string, unknown> = { a: 1 }
+    expect(json.of(loose)).toBe('{"a":1}')
+    loose["a"] = 2
+    expect(json.of(loose)).toBe('{"a":2}')
+    const stored = intern({ metadata: { name: "n1" }, spec: { images: { "a/b": { tags: [{ tag: "é" }] } } } }, undefined)
+    expect(json.of(stored)).toBe(JSON.stringify(stored))
+    for (const value of ["s", 1, null, true, [1, { b: "c" }]]) expect(json.of(value)).toBe(JSON.stringify(value))
+  })
+})
