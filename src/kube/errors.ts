@@ -50,10 +50,16 @@ export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly mess
 
 export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | Forbidden | Unavailable
 
+const failedTest = /^testing value (.*) failed: test failed$/
+
 /**
- * Whether a JSON patch was refused because its `test` of `path` failed: kube-apiserver answers
- * 422 with the json-patch library's words as the cause, so this is a precondition that did not
- * hold (the field changed since it was read), not an invalid object.
+ * Whether a JSON patch was refused because its `test` (of `path`, or of any path) failed:
+ * kube-apiserver answers 422 with the json-patch library's words as the cause, so this is a
+ * precondition that did not hold (the field changed since it was read), not an invalid object.
  */
-export const isFailedTest = (error: KubeError, path: string): boolean =>
-  error._tag === "Invalid" && error.causes.some((cause) => cause.message === `testing value ${path} failed: test failed`)
+export const isFailedTest = (error: KubeError, path?: string): boolean =>
+  error._tag === "Invalid" &&
+  error.causes.some((cause) => {
+    const tested = failedTest.exec(cause.message)?.[1]
+    return tested !== undefined && (path === undefined || tested === path)
+  })
