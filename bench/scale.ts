@@ -161,7 +161,7 @@ const requestCounts = async (port: number): Promise<Map<string, number>> => {
   const body = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
   const counts = new Map<string, number>()
   for (const line of body.split("\n")) {
-    if (!line.startsWith("preheat_api_requests_total")) continue
+    if (!line.startsWith("preheat_api_requests_total{") && !line.startsWith("preheat_api_requests_total ")) continue
     const labels = /\{(.*)\}/.exec(line)?.[1] ?? ""
     counts.set(labels, Number(line.slice(line.lastIndexOf(" ") + 1)))
   }

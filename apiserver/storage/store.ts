@@ -12,7 +12,7 @@ import { Clock, Context, Data, Duration, Effect, Result, Stream } from "effect"
 import { validateDns1123Subdomain } from "../../src/api/objectNames.ts"
 import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject, ListOptions, ObjectKey, ObjectList, Patch, Subresource, WatchEvent } from "../../src/kube/KubeApi.ts"
-import { AlreadyExists, Gone, NotFound } from "../../src/kube/errors.ts"
+import { AlreadyExists, failedTestPath, Gone, NotFound } from "../../src/kube/errors.ts"
 import type { Conflict, Forbidden, Invalid, KubeError, Unavailable } from "../../src/kube/errors.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { parseFieldSelector, parseLabelSelector } from "./selectorQuery.ts"
@@ -520,10 +520,15 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         }
         let merged: unknown
         if (isJsonPatch(body)) {
-          // As the HTTP handler: a failed test (or any failed operation) is Invalid, the library's words as the cause.
+          // What the live client makes of the HTTP handler's 422: a failed test is a Conflict, any other failure Invalid.
           const result = applyJsonPatch(found.object, body)
           if (Result.isFailure(result)) {
-            return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "", message: result.failure.message }]))
+            const { message } = result.failure
+            return yield* Result.fail(
+              failedTestPath(message) === undefined
+                ? invalid(resource, name, old.namespace, [{ field: "", message }])
+                : conflict(resource, name, old.namespace, message)
+            )
           }
           merged = result.success
         } else if (isPlainObject(body)) {

@@ -2,7 +2,6 @@ import { Clock, Effect } from "effect"
 import type { ImageSpec } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { JsonPatchOperation, KubeObject } from "../kube/KubeApi.ts"
-import { Conflict, isFailedTest } from "../kube/errors.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
 import { splitKey } from "../kube/objectKey.ts"
 import { resources } from "../kube/resources.ts"
@@ -13,9 +12,6 @@ import { setCondition } from "./status/conditions.ts"
 
 /** What a write reads from its store and gives back to it. */
 type WrittenTo = Pick<Store<unknown>, "get" | "written">
-
-/** Where the precondition of a spec write is: the generation moves with every change of the spec, and only then. */
-const generationPath = "/metadata/generation"
 
 /** RFC 6901: an object member's name as one token of a JSON pointer (image names hold "/"). */
 const pointerToken = (name: string): string => name.replaceAll("~", "~0").replaceAll("/", "~1")
@@ -32,7 +28,8 @@ const specPatch = (
   changed: Readonly<Record<string, unknown>>,
   after: Readonly<Record<string, ImageSpec>>
 ): Array<JsonPatchOperation> => {
-  const test: JsonPatchOperation = { op: "test", path: generationPath, value: generation }
+  // The generation moves with every change of the spec, and only then.
+  const test: JsonPatchOperation = { op: "test", path: "/metadata/generation", value: generation }
   if (spec === undefined) return [test, { op: "add", path: "/spec", value: { images: after } }]
   if (spec.images === undefined) return [test, { op: "add", path: "/spec/images", value: after }]
   return [
@@ -79,12 +76,7 @@ export const patchNodeImages = (
             metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
             ...(images === undefined ? {} : { spec: { images } })
           }
-    const patched = yield* api.patch(resources.nodeImage, { name: node }, body).pipe(
-      Effect.catchIf(
-        (error) => isFailedTest(error, generationPath),
-        () => Effect.fail(new Conflict({ kind: "NodeImage", objectName: node, message: "its spec changed since it was read" }))
-      )
-    )
+    const patched = yield* api.patch(resources.nodeImage, { name: node }, body)
     yield* nodeImages.written(patched)
   })
 

@@ -79,8 +79,9 @@ export class KubeApi extends Context.Service<
     /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
     readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
     /**
-     * A merge patch or a JSON patch. A JSON patch whose `test` fails is refused as kube-apiserver
-     * refuses it: Invalid (422), the cause naming the path (`isFailedTest`).
+     * A merge patch or a JSON patch. A JSON patch whose `test` fails is a Conflict: kube-apiserver
+     * answers 422 with the json-patch library's words (`failedTestPath`), but it is a precondition
+     * that no longer held, as a stale resourceVersion is.
      */
     readonly patch: (resource: Resource, key: ObjectKey, patch: Patch, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
     /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */

@@ -53,13 +53,8 @@ export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | F
 const failedTest = /^testing value (.*) failed: test failed$/
 
 /**
- * Whether a JSON patch was refused because its `test` (of `path`, or of any path) failed:
- * kube-apiserver answers 422 with the json-patch library's words as the cause, so this is a
- * precondition that did not hold (the field changed since it was read), not an invalid object.
+ * The path whose JSON patch `test` failed, when `message` is the json-patch library's words for
+ * that (kube-apiserver sends them as the cause of a 422): a precondition that no longer held,
+ * which KubeApi reports as the Conflict it is, not as an invalid object.
  */
-export const isFailedTest = (error: KubeError, path?: string): boolean =>
-  error._tag === "Invalid" &&
-  error.causes.some((cause) => {
-    const tested = failedTest.exec(cause.message)?.[1]
-    return tested !== undefined && (path === undefined || tested === path)
-  })
+export const failedTestPath = (message: string): string | undefined => failedTest.exec(message)?.[1]

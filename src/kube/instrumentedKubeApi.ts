@@ -1,6 +1,5 @@
 import { Effect, Exit, Layer, Option, Stream } from "effect"
 import { type ApiResult, type ApiVerb, Metrics } from "../ops/metrics.ts"
-import { isFailedTest } from "./errors.ts"
 import type { KubeError } from "./errors.ts"
 import { KubeApi, type Subresource } from "./KubeApi.ts"
 import type { Resource } from "./resources.ts"
@@ -15,11 +14,8 @@ const apiResultOfTag: Record<KubeError["_tag"], ApiResult> = {
   Unavailable: "unavailable"
 }
 
-/**
- * The api_requests_total result of a typed KubeApi error. A JSON patch whose test failed is a
- * conflict (a precondition that no longer held), though the server answers it as Invalid (422).
- */
-export const apiResultOf = (error: KubeError): ApiResult => (isFailedTest(error) ? "conflict" : apiResultOfTag[error._tag])
+/** The api_requests_total result of a typed KubeApi error. */
+export const apiResultOf = (error: KubeError): ApiResult => apiResultOfTag[error._tag]
 
 /** `NodeImage/status` for the status subresource, so status churn is told apart from spec writes. */
 const kindLabel = (resource: Resource, subresource: Subresource | undefined): string =>

@@ -176,14 +176,14 @@ describe("instrumented KubeApi", () => {
     }).pipe(Effect.provide(withApiMetrics(InMemoryKubeApi.layerWith({ historyLimit: 1 })).pipe(Layer.provideMerge(Metrics.layerTest))))
   )
 
-  it.effect("counts a JSON patch whose test failed as a conflict (the server answers it as Invalid), other refusals as invalid", () =>
+  it.effect("counts a JSON patch whose test failed as a conflict, one that cannot apply as invalid", () =>
     Effect.gen(function* () {
       const kube = yield* KubeApi
       yield* kube.create(resources.nodeImage, node1)
       const stale = yield* kube
         .patch(resources.nodeImage, { name: "node-1" }, [{ op: "test", path: "/metadata/generation", value: 0 }])
         .pipe(Effect.flip)
-      expect(stale._tag).toBe("Invalid")
+      expect(stale._tag).toBe("Conflict")
       // A path whose parent is missing: not a precondition, a patch that cannot apply.
       yield* kube.patch(resources.nodeImage, { name: "node-1" }, [{ op: "add", path: "/spec/images/x/y", value: 1 }]).pipe(Effect.flip)
       expect(yield* requests({ verb: "patch", kind: "NodeImage", result: "conflict" })).toBe(1)

@@ -33,8 +33,8 @@ const nodeWriteConcurrency = 16
  * conflict is another job's write to the spec that landed since the store's version (status
  * reports do not conflict: `patchNodeImages`): the other writes still go out, and the job is woken
  * by the newer spec's arrival (the NodeImage handler reads `awaitingNewer`), or at once when the
- * store has it already, instead
- * of failing the whole reconcile into a growing backoff (which reached minutes under load).
+ * store has it already, instead of failing the whole reconcile into a growing backoff (which
+ * reached minutes under load).
  */
 const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()

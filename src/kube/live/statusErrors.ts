@@ -2,6 +2,7 @@
 // both to the typed errors of KubeApi, so that callers decide retries by type.
 import { Option, Schema } from "effect"
 import { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unavailable } from "../errors.ts"
+import { failedTestPath } from "../errors.ts"
 import type { KubeError } from "../errors.ts"
 import type { Resource } from "../resources.ts"
 import { redact } from "./redact.ts"
@@ -63,6 +64,8 @@ export const kubeErrorOf = (code: number, body: unknown, request: RequestTarget)
   if (code === 409) return request.verb === "create" ? new AlreadyExists(target) : new Conflict({ ...target, message })
   if (code === 410) return new Gone({ kind: request.resource.kind, message })
   // 400 and 415 on a write: the server could not take the body as sent, as 422 it could not accept it.
+  const failedTest = (status.details?.causes ?? []).find((cause) => failedTestPath(cause.message ?? "") !== undefined)
+  if (code === 422 && failedTest !== undefined) return new Conflict({ ...target, message: redact(failedTest.message ?? message) })
   if (code === 422 || (writeVerbs.has(request.verb) && (code === 400 || code === 415))) {
     return invalid(
       (status.details?.causes ?? []).map((cause) => ({
