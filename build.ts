@@ -149,9 +149,9 @@ const describe = (messages: ReadonlyArray<Message>): string =>
 const asciiOnly = (text: string): string => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
 /** Bundles `entryPoint` into `outfile`; fails on errors and on warnings (they mean a broken artifact). */
-export const bundleTo = async (entryPoint: string, outfile: string, format: "esm" | "cjs"): Promise<void> => {
+export const bundleTo = async (entryPoint: string, outfile: string, format: "esm" | "cjs", minify = !noMinify): Promise<void> => {
   const options: BuildOptions = {
-    ...commonOptions(entryPoint, !noMinify),
+    ...commonOptions(entryPoint, minify),
     format,
     outfile,
     plugins: format === "esm" ? [clientNodeNarrowed, builtinsThroughRequire] : [clientNodeNarrowed],

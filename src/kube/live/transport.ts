@@ -58,6 +58,9 @@ export interface TransportOptions {
   readonly maxRetries?: number | undefined
 }
 
+/** A request the server did not answer within the transport's request timeout. */
+class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ readonly message: string }> {}
+
 /** An outcome the retry policy wants tried again, with how soon. */
 class RetryWanted extends Data.TaggedError("RetryWanted")<{
   readonly decision: Exclude<RetryDecision, { readonly _tag: "Done" }>
@@ -133,7 +136,21 @@ export const makeTransport = Effect.fnUntraced(function* (
     return { status: response.httpStatusCode, body: parseJson(await response.body.text()), retryAfter: response.headers["retry-after"] }
   }
 
-  const timeoutMessage = `no answer within ${Duration.format(options.requestTimeout)}`
+  const timeoutMillis = Duration.toMillis(options.requestTimeout)
+  const timedOut = new RequestTimedOut({ message: `no answer within ${Duration.format(options.requestTimeout)}` })
+
+  // A timer on the request's own abort signal rather than Effect.timeout, which races two
+  // fibers per request; this runs for every request the process makes.
+  const exchangeInTime = (request: HttpRequest, signal: AbortSignal): Promise<HttpAnswer> => {
+    const controller = new AbortController()
+    const interrupted = () => controller.abort(signal.reason)
+    signal.addEventListener("abort", interrupted, { once: true })
+    const timer = setTimeout(() => controller.abort(timedOut), timeoutMillis)
+    return exchange(request, controller.signal).finally(() => {
+      clearTimeout(timer)
+      signal.removeEventListener("abort", interrupted)
+    })
+  }
 
   /** One attempt; an outcome the policy retries becomes a RetryWanted failure. */
   const attempt = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | RetryWanted> =>
@@ -141,14 +158,9 @@ export const makeTransport = Effect.fnUntraced(function* (
     Effect.andThen(
       options.limiter.take,
       Effect.tryPromise({
-        try: (signal) => exchange(request, signal),
-        catch: (error) => unavailableOf(target, reasonOf(error))
-      }).pipe(
-        Effect.timeoutOrElse({
-          duration: options.requestTimeout,
-          orElse: () => Effect.fail(unavailableOf(target, timeoutMessage))
-        })
-      )
+        try: (signal) => exchangeInTime(request, signal),
+        catch: (error) => unavailableOf(target, error === timedOut ? timedOut.message : reasonOf(error))
+      })
     ).pipe(
       Effect.matchEffect({
         onFailure: (error) => {
@@ -164,26 +176,39 @@ export const makeTransport = Effect.fnUntraced(function* (
       })
     )
 
+  const logRetry = (wanted: RetryWanted, target: RequestTarget) =>
+    Effect.logDebug("retrying an API request").pipe(
+      Effect.annotateLogs({
+        request: `${target.verb} ${target.resource.kind}`,
+        outcome: Result.isSuccess(wanted.outcome) ? `HTTP ${wanted.outcome.success.status}` : wanted.outcome.failure.message,
+        retryAfter: wanted.decision._tag === "After" ? Duration.format(wanted.decision.delay) : "backoff"
+      })
+    )
+
+  /**
+   * The attempts after a first one that the policy wants tried again. The schedule's first step
+   * sees that first outcome (its delay may be the server's Retry-After) without another request;
+   * starting the schedule only here keeps its set-up off the path of requests answered at once.
+   */
+  const retried = (first: RetryWanted, request: HttpRequest, target: RequestTarget) => {
+    let pending: RetryWanted | undefined = first
+    const next = Effect.suspend(() => {
+      const known = pending
+      pending = undefined
+      return known === undefined ? attempt(request, target) : Effect.fail(known)
+    })
+    return next.pipe(
+      Effect.tapError((error) => (error._tag === "RetryWanted" ? logRetry(error, target) : Effect.void)),
+      Effect.retry({ schedule: retrySchedule, while: (error) => error._tag === "RetryWanted", times: options.maxRetries ?? maxRetries }),
+      // Out of retries: the last outcome stands.
+      Effect.catchTag("RetryWanted", (wanted) =>
+        Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure)
+      )
+    )
+  }
+
   return {
     watchConfig,
-    send: (request, target) =>
-      attempt(request, target).pipe(
-        Effect.tapError((error) =>
-          error._tag === "RetryWanted"
-            ? Effect.logDebug("retrying an API request").pipe(
-                Effect.annotateLogs({
-                  request: `${target.verb} ${target.resource.kind}`,
-                  outcome: Result.isSuccess(error.outcome) ? `HTTP ${error.outcome.success.status}` : error.outcome.failure.message,
-                  retryAfter: error.decision._tag === "After" ? Duration.format(error.decision.delay) : "backoff"
-                })
-              )
-            : Effect.void
-        ),
-        Effect.retry({ schedule: retrySchedule, while: (error) => error._tag === "RetryWanted", times: options.maxRetries ?? maxRetries }),
-        // Out of retries: the last outcome stands.
-        Effect.catchTag("RetryWanted", (wanted) =>
-          Result.isSuccess(wanted.outcome) ? Effect.succeed(wanted.outcome.success) : Effect.fail(wanted.outcome.failure)
-        )
-      )
+    send: (request, target) => attempt(request, target).pipe(Effect.catchTag("RetryWanted", (first) => retried(first, request, target)))
   }
 })

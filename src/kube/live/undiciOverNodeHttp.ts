@@ -39,39 +39,50 @@ const poolsOf = (options: ConnectOptions = {}): Pools => {
   return { http: new http.Agent(common), https: new https.Agent({ ...common, ...tls }) }
 }
 
-/** A connection pool with client-node's connection settings (undici's Agent). */
+/** undici's Agent options as node:http(s) agents: TLS and keep-alive settings, or a connector (SOCKS). */
+const makePools = (connect: ConnectOptions | Connector | undefined): Pools => {
+  if (typeof connect !== "function") return poolsOf(connect)
+  // Node's Agent takes a createConnection that answers through its callback, as undici's connector does.
+  type NodeTarget = { host?: string | null; port?: number | string | null; servername?: string }
+  const through = (protocol: string) => (target: NodeTarget, callback: (error: Error | null, socket: Socket) => void) => {
+    const host = target.host ?? "localhost"
+    const servername = target.servername ? { servername: target.servername } : {}
+    const port = String(target.port ?? "")
+    connect({ hostname: host, host, protocol, port, ...servername }, (error, socket) => callback(error, socket!))
+    return undefined
+  }
+  const pools = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
+  Object.assign(pools.http, { createConnection: through("http:") })
+  Object.assign(pools.https, { createConnection: through("https:") })
+  return pools
+}
+
+/**
+ * A connection pool with client-node's connection settings (undici's Agent). Its node:http(s)
+ * agents are made at the first request: client-node builds an Agent alongside every request's
+ * authentication, and transport.ts drops those unused in favour of one shared pool.
+ */
 export class Agent {
-  protected pools: Pools
+  #pools: Pools | undefined
+  readonly #connect: ConnectOptions | Connector | undefined
 
   constructor(options: { readonly connect?: ConnectOptions | Connector } = {}) {
-    const connect = options.connect
-    if (typeof connect !== "function") {
-      this.pools = poolsOf(connect)
-      return
-    }
-    // Node's Agent takes a createConnection that answers through its callback, as undici's connector does.
-    type NodeTarget = { host?: string | null; port?: number | string | null; servername?: string }
-    const through = (protocol: string) => (target: NodeTarget, callback: (error: Error | null, socket: Socket) => void) => {
-      const host = target.host ?? "localhost"
-      const servername = target.servername ? { servername: target.servername } : {}
-      const port = String(target.port ?? "")
-      connect({ hostname: host, host, protocol, port, ...servername }, (error, socket) => callback(error, socket!))
-      return undefined
-    }
-    const pools = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) }
-    Object.assign(pools.http, { createConnection: through("http:") })
-    Object.assign(pools.https, { createConnection: through("https:") })
-    this.pools = pools
+    this.#connect = options.connect
+  }
+
+  protected makePools(): Pools {
+    return makePools(this.#connect)
   }
 
   /** @internal the node:http(s) agent for a URL of this protocol. */
   agentFor(url: URL): http.Agent {
-    return url.protocol === "https:" ? this.pools.https : this.pools.http
+    this.#pools ??= this.makePools()
+    return url.protocol === "https:" ? this.#pools.https : this.#pools.http
   }
 
   async destroy(): Promise<void> {
-    this.pools.http.destroy()
-    this.pools.https.destroy()
+    this.#pools?.http.destroy()
+    this.#pools?.https.destroy()
   }
 
   close(): Promise<void> {
@@ -79,14 +90,26 @@ export class Agent {
   }
 }
 
+interface ProxyOptions {
+  readonly uri: string
+  readonly requestTls?: ConnectionOptions
+  readonly connect?: ConnectOptions
+}
+
 /** Through an HTTP(S) proxy, with CONNECT for https targets (undici's ProxyAgent). */
 export class ProxyAgent extends Agent {
-  constructor(options: { readonly uri: string; readonly requestTls?: ConnectionOptions; readonly connect?: ConnectOptions }) {
+  readonly #options: ProxyOptions
+
+  constructor(options: ProxyOptions) {
     super()
+    this.#options = options
+  }
+
+  protected override makePools(): Pools {
     // `connect` is the connection to the proxy (keep-alive only, from client-node); `requestTls` the target's TLS.
-    const delay = options.connect?.keepAliveInitialDelay
-    const common = { keepAlive: true, proxy: options.uri, ...(delay === undefined ? {} : { keepAliveMsecs: delay }) }
-    this.pools = { http: new HttpProxyAgent(common), https: new HttpsProxyAgent({ ...common, ...options.requestTls }) }
+    const delay = this.#options.connect?.keepAliveInitialDelay
+    const common = { keepAlive: true, proxy: this.#options.uri, ...(delay === undefined ? {} : { keepAliveMsecs: delay }) }
+    return { http: new HttpProxyAgent(common), https: new HttpsProxyAgent({ ...common, ...this.#options.requestTls }) }
   }
 }
 
@@ -110,11 +133,17 @@ export interface FetchResponse {
   buffer(): Promise<Buffer>
 }
 
-const collect = async (stream: Readable): Promise<Buffer> => {
-  const chunks: Array<Buffer> = []
-  for await (const chunk of stream) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks)
-}
+// Listeners rather than `for await`: the async iterator costs a promise and a microtask per chunk.
+const collect = (stream: Readable): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    stream.on("data", (chunk: Buffer) => chunks.push(chunk))
+    stream.once("end", () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)))
+    stream.once("error", reject)
+    stream.once("close", () => {
+      if (!stream.readableEnded) reject(stream.errored ?? new Error("the answer ended early"))
+    })
+  })
 
 const responseOf = (message: http.IncomingMessage): FetchResponse => {
   let body: ReadableStream<Uint8Array> | undefined
