@@ -32,6 +32,8 @@ export interface AdmissionOptions {
    * project's own decoders, as a validating admission webhook would.
    */
   readonly decoderAdmission: boolean
+  /** The stored object an update or patch replaces: what it leaves as it was is not admitted again. */
+  readonly old?: JsonObject | undefined
 }
 
 export interface Admitted {
@@ -97,7 +99,12 @@ const strictError = (kind: ServedKind, operation: AdmissionOptions["operation"],
 }
 
 // The schema's own rules and then its CEL rules, for the part of the object the write changes.
-const validationCauses = (schema: StructuralSchema, object: JsonObject, subresource: AdmissionOptions["subresource"]): Array<Cause> => {
+const validationCauses = (
+  schema: StructuralSchema,
+  object: JsonObject,
+  subresource: AdmissionOptions["subresource"],
+  old: JsonObject | undefined
+): Array<Cause> => {
   const scoped: StructuralSchema = {
     ...schema,
     properties: Object.fromEntries(
@@ -105,8 +112,8 @@ const validationCauses = (schema: StructuralSchema, object: JsonObject, subresou
     ),
     required: (schema.required ?? []).filter((key) => (subresource === "status") === (key === "status"))
   }
-  const causes = schemaViolations(scoped, object)
-  for (const violation of celViolations(scoped, object)) {
+  const causes = schemaViolations(scoped, object, "", old)
+  for (const violation of celViolations(scoped, object, "", old)) {
     causes.push({ field: violation.path, message: `Invalid value: ${quote(violation.type)}: ${violation.message}` })
   }
   return causes
@@ -135,7 +142,7 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   if (schema !== undefined) {
     const { properties = {} } = schema
     const { apiVersion: _pa, kind: _pk, metadata: _pm, ...bodyProperties } = properties
-    const pruned = prune({ ...schema, properties: bodyProperties, required: [] }, body)
+    const pruned = prune({ ...schema, properties: bodyProperties, required: [] }, body, "", options.old)
     unknown.push(...pruned.unknown)
     rest = pruned.value as Record<string, unknown>
   }
@@ -143,8 +150,8 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   if (unknown.length > 0 && options.fieldValidation === "Strict") return Result.fail(strictError(kind, options.operation, unknown))
   const warnings = options.fieldValidation === "Warn" ? unknown.map((path) => `unknown field ${quote(path)}`) : []
   if (schema !== undefined) {
-    object = applyDefaults(schema, object) as Record<string, unknown>
-    const causes = validationCauses(schema, object, options.subresource)
+    object = applyDefaults(schema, object, options.old) as Record<string, unknown>
+    const causes = validationCauses(schema, object, options.subresource, options.old)
     if (causes.length > 0) return Result.fail(invalidFailure(kind, nameOf(object), causes))
     if (options.decoderAdmission && options.subresource === "main") {
       const denied = decoderCauses(kind, object)

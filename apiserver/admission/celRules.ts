@@ -4,7 +4,7 @@ import { parse } from "@marcbachmann/cel-js"
 import type { ParseResult } from "@marcbachmann/cel-js"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
 import { servedKinds } from "../catalog.ts"
-import { childPath } from "./structuralSchema.ts"
+import { childPath, storedChild, storedItem, unchanged } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
 
 /** CEL integers are 64-bit: JSON integers become bigints as the API server's decoder makes them int. */
@@ -51,8 +51,9 @@ export interface RuleViolation {
 const schemaType = (schema: StructuralSchema): string => schema.type ?? ""
 
 /** Every rule that fails on `value`, children after their parent. A rule that cannot be evaluated fails. */
-export const celViolations = (schema: StructuralSchema, value: unknown, path = ""): ReadonlyArray<RuleViolation> => {
-  if (value === undefined || value === null) return []
+export const celViolations = (schema: StructuralSchema, value: unknown, path = "", old?: unknown): ReadonlyArray<RuleViolation> => {
+  // An unchanged value passed its rules when it was stored (see storedChild): ratcheted, not evaluated again.
+  if (value === undefined || value === null || unchanged(value, old)) return []
   const own = (schema["x-kubernetes-validations"] ?? []).flatMap((rule): Array<RuleViolation> => {
     const self = toCel(value)
     let passed: unknown
@@ -76,15 +77,15 @@ export const celViolations = (schema: StructuralSchema, value: unknown, path = "
   const children: Array<RuleViolation> = []
   if (Array.isArray(value) && schema.items) {
     value.forEach((v, i) => {
-      children.push(...celViolations(schema.items!, v, `${path}[${i}]`))
+      children.push(...celViolations(schema.items!, v, `${path}[${i}]`, storedItem(old, i)))
     })
   } else if (isPlainObject(value)) {
     for (const [key, child] of Object.entries(schema.properties ?? {})) {
-      children.push(...celViolations(child, value[key], childPath(path, key)))
+      children.push(...celViolations(child, value[key], childPath(path, key), storedChild(old, key)))
     }
     if (typeof schema.additionalProperties === "object") {
       for (const [key, v] of Object.entries(value)) {
-        children.push(...celViolations(schema.additionalProperties, v, `${path}[${key}]`))
+        children.push(...celViolations(schema.additionalProperties, v, `${path}[${key}]`, storedChild(old, key)))
       }
     }
   }

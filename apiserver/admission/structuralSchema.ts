@@ -47,6 +47,18 @@ const keyPath = (path: string, key: string): string => `${path}[${key}]`
 const mapSchema = (schema: StructuralSchema): StructuralSchema | undefined =>
   typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined
 
+/**
+ * The stored value at the same place as a child of `value`, for an update. A value identical to
+ * the stored one there (the same object, as an applied patch keeps every subtree it does not
+ * touch, or an equal primitive) went through this schema when it was stored, so it is pruned,
+ * defaulted and valid already: kube-apiserver's validation ratcheting (on by default since 1.30)
+ * likewise ignores errors in values an update leaves as they were.
+ */
+export const storedChild = (old: unknown, key: string): unknown => (isPlainObject(old) ? old[key] : undefined)
+export const storedItem = (old: unknown, index: number): unknown => (Array.isArray(old) ? old[index] : undefined)
+/** Whether `value` is the stored `old` as it was: nothing under it needs admitting again. */
+export const unchanged = (value: unknown, old: unknown): boolean => value === old && value !== undefined
+
 const keepsUnknown = (schema: StructuralSchema): boolean =>
   schema["x-kubernetes-preserve-unknown-fields"] === true || schema.additionalProperties === true
 
@@ -57,20 +69,23 @@ const keepsUnknown = (schema: StructuralSchema): boolean =>
  * (reported as `unknown field "<path>"` under fieldValidation=Strict). A null where the schema
  * does not say nullable is dropped too, silently, so that a default can take its place.
  */
-export const prune = (schema: StructuralSchema, value: unknown, path = ""): { value: unknown; unknown: Array<string> } => {
+export const prune = (schema: StructuralSchema, value: unknown, path = "", old?: unknown): { value: unknown; unknown: Array<string> } => {
   const unknown: Array<string> = []
-  const walk = (node: StructuralSchema, v: unknown, at: string): unknown => {
-    if (Array.isArray(v)) return node.items === undefined ? v : v.map((item, i) => walkChild(node.items!, item, itemPath(at, i)))
+  const walk = (node: StructuralSchema, v: unknown, at: string, was: unknown): unknown => {
+    if (unchanged(v, was)) return v
+    if (Array.isArray(v)) {
+      return node.items === undefined ? v : v.map((item, i) => walkChild(node.items!, item, itemPath(at, i), storedItem(was, i)))
+    }
     if (!isPlainObject(v) || node["x-kubernetes-int-or-string"] === true) return v
     const out: Record<string, unknown> = {}
     const map = mapSchema(node)
     for (const [key, child] of Object.entries(v)) {
       const declared = node.properties?.[key]
       if (declared !== undefined) {
-        const next = walkChild(declared, child, childPath(at, key))
+        const next = walkChild(declared, child, childPath(at, key), storedChild(was, key))
         if (next !== undefined) out[key] = next
       } else if (map !== undefined) {
-        const next = walkChild(map, child, keyPath(at, key))
+        const next = walkChild(map, child, keyPath(at, key), storedChild(was, key))
         if (next !== undefined) out[key] = next
       } else if (keepsUnknown(node) || (node.properties === undefined && node.type === undefined)) {
         out[key] = child
@@ -80,25 +95,26 @@ export const prune = (schema: StructuralSchema, value: unknown, path = ""): { va
     }
     return out
   }
-  const walkChild = (node: StructuralSchema, v: unknown, at: string): unknown =>
-    v === null && node.nullable !== true ? undefined : walk(node, v, at)
-  return { value: walk(schema, value, path), unknown }
+  const walkChild = (node: StructuralSchema, v: unknown, at: string, was: unknown): unknown =>
+    v === null && node.nullable !== true ? undefined : walk(node, v, at, was)
+  return { value: walk(schema, value, path, old), unknown }
 }
 
 // ---- defaulting --------------------------------------------------------------------------------
 
 /** Defaults apply top-down: a defaulted parent then receives its children's defaults. */
-export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown => {
-  if (Array.isArray(value)) return schema.items ? value.map((v) => applyDefaults(schema.items!, v)) : value
+export const applyDefaults = (schema: StructuralSchema, value: unknown, old?: unknown): unknown => {
+  if (unchanged(value, old)) return value
+  if (Array.isArray(value)) return schema.items ? value.map((v, i) => applyDefaults(schema.items!, v, storedItem(old, i))) : value
   if (!isPlainObject(value)) return value
   const out: Record<string, unknown> = { ...value }
   for (const [key, child] of Object.entries(schema.properties ?? {})) {
     if (out[key] === undefined && child.default !== undefined) out[key] = structuredClone(child.default)
-    if (out[key] !== undefined) out[key] = applyDefaults(child, out[key])
+    if (out[key] !== undefined) out[key] = applyDefaults(child, out[key], storedChild(old, key))
   }
   const map = mapSchema(schema)
   if (map !== undefined) {
-    for (const key of Object.keys(out)) out[key] = applyDefaults(map, out[key])
+    for (const key of Object.keys(out)) out[key] = applyDefaults(map, out[key], storedChild(old, key))
   }
   return out
 }
@@ -137,11 +153,12 @@ const shown = (value: unknown): string =>
  * Every violation of the schema's own keywords (not its CEL rules: see celRules.ts), in the words
  * of kube-openapi as apiextensions-apiserver converts them to field errors.
  */
-export const schemaViolations = (schema: StructuralSchema, value: unknown, path = ""): Array<Cause> => {
+export const schemaViolations = (schema: StructuralSchema, value: unknown, path = "", old?: unknown): Array<Cause> => {
   const causes: Array<Cause> = []
   const add = (field: string, message: string) => causes.push({ field, message })
   const inBody = (at: string) => `${at === "" ? "body" : at} in body`
-  const walk = (node: StructuralSchema, v: unknown, at: string): void => {
+  const walk = (node: StructuralSchema, v: unknown, at: string, was: unknown): void => {
+    if (unchanged(v, was)) return
     if (v === null) {
       if (node.nullable !== true) add(at, `Invalid value: "null": ${inBody(at)} must be of type ${node.type ?? "object"}: "null"`)
       return
@@ -165,12 +182,13 @@ export const schemaViolations = (schema: StructuralSchema, value: unknown, path 
       }
       if (node.items !== undefined)
         v.forEach((item, i) => {
-          walk(node.items!, item, itemPath(at, i))
+          walk(node.items!, item, itemPath(at, i), storedItem(was, i))
         })
     }
-    if (isPlainObject(v)) objectViolations(node, v, at, add, inBody, walk)
+    if (isPlainObject(v))
+      objectViolations(node, v, at, add, inBody, (child, c, key, childAt) => walk(child, c, childAt, storedChild(was, key)))
   }
-  walk(schema, value, path)
+  walk(schema, value, path, old)
   return causes
 }
 
@@ -191,6 +209,14 @@ const numberViolations = (node: StructuralSchema, v: number, at: string, add: Ad
   }
 }
 
+// The CRDs' patterns are few and fixed; compiling one for every string validated was a hot spot.
+const patterns = new Map<string, RegExp>()
+const patternOf = (pattern: string): RegExp => {
+  let compiled = patterns.get(pattern)
+  if (compiled === undefined) patterns.set(pattern, (compiled = new RegExp(pattern, "u")))
+  return compiled
+}
+
 const stringViolations = (node: StructuralSchema, v: string, at: string, add: Add, inBody: (at: string) => string) => {
   const length = [...v].length
   if (node.maxLength !== undefined && length > node.maxLength) {
@@ -199,7 +225,7 @@ const stringViolations = (node: StructuralSchema, v: string, at: string, add: Ad
   if (node.minLength !== undefined && length < node.minLength) {
     add(at, `Invalid value: ${quote(v)}: ${inBody(at)} should be at least ${node.minLength} chars long`)
   }
-  if (node.pattern !== undefined && !new RegExp(node.pattern, "u").test(v)) {
+  if (node.pattern !== undefined && !patternOf(node.pattern).test(v)) {
     add(at, `Invalid value: ${quote(v)}: ${inBody(at)} should match '${node.pattern}'`)
   }
   if (node.format === "date-time" && !rfc3339.test(v)) {
@@ -213,7 +239,7 @@ const objectViolations = (
   at: string,
   add: Add,
   inBody: (at: string) => string,
-  walk: (node: StructuralSchema, v: unknown, at: string) => void
+  walk: (node: StructuralSchema, v: unknown, key: string, at: string) => void
 ) => {
   const size = Object.keys(v).length
   if (node.maxProperties !== undefined && size > node.maxProperties) {
@@ -226,8 +252,8 @@ const objectViolations = (
     if (v[name] === undefined) add(childPath(at, name), "Required value")
   }
   for (const [key, child] of Object.entries(node.properties ?? {})) {
-    if (v[key] !== undefined) walk(child, v[key], childPath(at, key))
+    if (v[key] !== undefined) walk(child, v[key], key, childPath(at, key))
   }
   const map = mapSchema(node)
-  if (map !== undefined) for (const [key, child] of Object.entries(v)) walk(map, child, keyPath(at, key))
+  if (map !== undefined) for (const [key, child] of Object.entries(v)) walk(map, child, key, keyPath(at, key))
 }

@@ -68,13 +68,21 @@ export const placed = (context: ObjectContext, body: JsonObject, name?: string):
   )
 }
 
-export const admitted = (context: ObjectContext, object: unknown, operation: "create" | "update" | "patch", subresource: Subresource) =>
+/** `old`: the stored object a patch was applied to (see AdmissionOptions). */
+export const admitted = (
+  context: ObjectContext,
+  object: unknown,
+  operation: "create" | "update" | "patch",
+  subresource: Subresource,
+  old?: KubeObject
+) =>
   Effect.fromResult(
     admit(context.kind, object, {
       fieldValidation: context.fieldValidation,
       operation,
       subresource,
-      decoderAdmission: context.decoderAdmission
+      decoderAdmission: context.decoderAdmission,
+      old
     })
   )
 

@@ -102,7 +102,7 @@ export const applyObject = (context: ObjectContext, request: ApiRequest, name: s
         if (created.failure._tag === "AlreadyExists" && attempt < maxApplyAttempts) continue
         return yield* Effect.fail(storeError(context.kind)(created.failure))
       }
-      const { object, warnings } = yield* admitted(context, outcome.success.object, "patch", subresource)
+      const { object, warnings } = yield* admitted(context, outcome.success.object, "patch", subresource, live)
       // Guarded by the resourceVersion of the object the apply was computed on.
       const candidate = withMetadata(object, { managedFields, resourceVersion: live.metadata.resourceVersion }) as KubeObject
       if (isDryRun(request)) return yield* respond(200, context, candidate, warnings)

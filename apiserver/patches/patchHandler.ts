@@ -114,7 +114,7 @@ export const patchObject = (context: ObjectContext, request: ApiRequest, name: s
     for (let attempt = 1; ; attempt++) {
       const current = yield* api.get(context.kind.resource, key).pipe(Effect.mapError(storeError(context.kind)))
       const patched = yield* Effect.flatMap(applyPatch(context, type, current, patch, name), (p) => sameIdentity(context, current, p))
-      const admittedPatch = yield* admitted(context, patched, "patch", subresource)
+      const admittedPatch = yield* admitted(context, patched, "patch", subresource, current)
       const warnings = admittedPatch.warnings
       const object = yield* trackWrite(context, request, current, patched, admittedPatch.object, subresource)
       const meta = metadataOf(object)

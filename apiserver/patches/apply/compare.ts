@@ -24,7 +24,8 @@ export const compare = (before: unknown, after: unknown, type: FieldType): Compa
   const result: Comparison = { added: new FieldSet(), modified: new FieldSet(), removed: new FieldSet() }
   const path: Array<PathElement> = []
   const walk = (lhs: unknown, rhs: unknown, current: FieldType): void => {
-    if (lhs === undefined && rhs === undefined) return
+    // The same value (a patch keeps every subtree it does not touch): nothing under it changed.
+    if (lhs === rhs) return
     const resolved = resolve(current, lhs, rhs)
     // Both empty (or null), or a leaf: compared as a whole.
     if (resolved._tag === "Leaf" || resolved._tag === "Deduced" || (isEmptyContainer(lhs) && isEmptyContainer(rhs))) {

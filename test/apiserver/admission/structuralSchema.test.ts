@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { celViolations } from "../../../apiserver/admission/celRules.ts"
 import { applyDefaults, prune, schemaViolations } from "../../../apiserver/admission/structuralSchema.ts"
 import type { StructuralSchema } from "../../../apiserver/admission/structuralSchema.ts"
 
@@ -58,5 +59,53 @@ describe("structural schema", () => {
       'when: Invalid value: "yesterday": when in body must be of type date-time: "yesterday"'
     ])
     expect(schemaViolations(schema, { name: "ab", count: 1, either: "50%", when: "2030-01-01T00:00:00Z" })).toEqual([])
+  })
+
+  // kube-apiserver's validation ratcheting (CRDValidationRatcheting, on by default since 1.30):
+  // an update is not refused for values it leaves as they were. Here "as they were" is the stored
+  // value itself, which an applied patch keeps for every subtree it does not touch.
+  describe("on an update, what the update left as it was", () => {
+    const stored = { name: "ABCD", tags: [{}], labels: { a: 1 }, nested: { deep: 1, extra: true } }
+
+    it("is not reported again, while what it changed is", () => {
+      const patched = { ...stored, count: 9 }
+      expect(schemaViolations(schema, patched, "", stored).map((c) => c.field)).toEqual(["count"])
+      expect(schemaViolations(schema, patched).map((c) => c.field)).toEqual(["name", "name", "count", "tags[0].k", "labels[a]"])
+    })
+
+    // Stricter than kube-apiserver, which compares by deep equality: only a stored object can
+    // hold an invalid value, and this server never stores one, so the difference cannot show.
+    it("is an equal primitive or the stored object itself; an equal copy of an object is checked again", () => {
+      const patched = { ...stored, tags: [{}], labels: { ...stored.labels } }
+      expect(schemaViolations(schema, patched, "", stored).map((c) => c.field)).toEqual(["tags[0].k"])
+    })
+
+    it("is kept as it is by pruning and defaulting", () => {
+      const patched = { ...stored, mode: "A" }
+      const pruned = prune(schema, patched, "", stored)
+      expect(pruned.unknown).toEqual([])
+      expect((pruned.value as typeof stored).nested).toBe(stored.nested)
+      expect(applyDefaults(schema, patched, stored)).toEqual({ ...patched, count: 2 })
+      expect(prune(schema, { ...stored, nested: { ...stored.nested } }).unknown).toEqual(["nested.extra"])
+    })
+
+    it("does not have its CEL rules evaluated again", () => {
+      const ruled: StructuralSchema = {
+        type: "object",
+        properties: {
+          limits: {
+            type: "object",
+            properties: { min: { type: "integer" }, max: { type: "integer" } },
+            "x-kubernetes-validations": [{ rule: "self.min <= self.max", message: "min must not exceed max" }]
+          },
+          name: { type: "string" }
+        }
+      }
+      const old = { limits: { min: 5, max: 1 }, name: "a" }
+      expect(celViolations(ruled, { ...old, name: "b" }, "", old)).toEqual([])
+      expect(celViolations(ruled, { ...old, limits: { min: 5, max: 2 } }, "", old).map((v) => v.message)).toEqual([
+        "min must not exceed max"
+      ])
+    })
   })
 })
