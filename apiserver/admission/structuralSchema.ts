@@ -3,6 +3,7 @@
 // defaults, and validate types, enums, bounds and formats, with kube-openapi's messages.
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
 import type { JsonObject } from "../../src/kube/frozenJson.ts"
+import { servedKinds } from "../catalog.ts"
 import { quote } from "../storage/storeErrors.ts"
 import type { Cause } from "../storage/storeErrors.ts"
 
@@ -209,13 +210,19 @@ const numberViolations = (node: StructuralSchema, v: number, at: string, add: Ad
   }
 }
 
-// The CRDs' patterns are few and fixed; compiling one for every string validated was a hot spot.
-const patterns = new Map<string, RegExp>()
-const patternOf = (pattern: string): RegExp => {
-  let compiled = patterns.get(pattern)
-  if (compiled === undefined) patterns.set(pattern, (compiled = new RegExp(pattern, "u")))
-  return compiled
-}
+const patternsOf = (schema: StructuralSchema): ReadonlyArray<string> => [
+  ...(schema.pattern === undefined ? [] : [schema.pattern]),
+  ...Object.values(schema.properties ?? {}).flatMap(patternsOf),
+  ...(schema.items === undefined ? [] : patternsOf(schema.items)),
+  ...(typeof schema.additionalProperties === "object" ? patternsOf(schema.additionalProperties) : [])
+]
+
+// The served kinds' patterns are few and fixed: each is compiled once, with the catalog (compiling
+// one for every string validated was a hot spot). Any other pattern is compiled where it is used.
+const compiledPatterns: ReadonlyMap<string, RegExp> = new Map(
+  servedKinds.flatMap((kind) => (kind.structural === undefined ? [] : patternsOf(kind.structural))).map((p) => [p, new RegExp(p, "u")])
+)
+const patternOf = (pattern: string): RegExp => compiledPatterns.get(pattern) ?? new RegExp(pattern, "u")
 
 const stringViolations = (node: StructuralSchema, v: string, at: string, add: Add, inBody: (at: string) => string) => {
   const length = [...v].length
