@@ -29,6 +29,15 @@ export const recordOf = (entries: Array<readonly [string, unknown]>): Record<str
 
 export class ValuePool {
   private readonly ids = new WeakMap<object, number>()
+  /**
+   * Pooled values met only once so far. No pooled value holds one (a holder is pooled only once
+   * its members are, see keyOf), so a value holding one is new too: it is not looked up or pooled
+   * until that member is met again. Most ancestors of a change are unique (an object's metadata
+   * with its resourceVersion, its status, the object itself) and are never met again; keying and
+   * pooling each of them cost more than the changed values themselves. A value that does repeat is
+   * shared from its (depth + 2)-th occurrence on instead of its second.
+   */
+  private readonly once = new WeakSet<object>()
   /** What `settle` returned that the pool does not hold (records, objects holding one): a few per stored version. */
   private readonly settledOutside = new WeakSet<object>()
   private nextId = 1
@@ -78,13 +87,14 @@ export class ValuePool {
       if (found === undefined) {
         found = value
         this.ids.set(value, this.nextId++)
-      }
+        this.once.add(value)
+      } else this.once.delete(found)
       if (this.young.size >= this.generation) {
         this.old = this.young
         this.young = new Map()
       }
       this.young.set(key, found)
-    }
+    } else this.once.delete(found)
     return found as A
   }
 
@@ -116,7 +126,7 @@ export class ValuePool {
             break
           }
           const id = this.ids.get(member as object)
-          if (id === undefined) return undefined
+          if (id === undefined || this.once.has(member as object)) return undefined
           key.push("#", id, ";")
         }
       }

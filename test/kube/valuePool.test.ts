@@ -22,10 +22,17 @@ describe("ValuePool", () => {
     expect(pool.share(frozen({ a: true }))).not.toBe(pool.share(frozen({ a: "t" })))
   })
 
-  it("pools a value only when all its members are pooled", () => {
+  it("pools a value only when all its members are pooled and were met more than once", () => {
     const pool = new ValuePool()
     const inner = pool.share(frozen(owner("u1")))
-    const outer = pool.share(frozen([inner]))
+    // Its member is new: so is it (no pooled value can hold a member met once), and it is not pooled.
+    const first = frozen([inner])
+    expect(pool.share(first)).toBe(first)
+    expect(pool.has(first)).toBe(false)
+    // The member met again: a value holding it is pooled now, and shared from then on.
+    const outer = pool.share(frozen([pool.share(frozen(owner("u1")))]))
+    expect(outer).not.toBe(first)
+    expect(pool.has(outer)).toBe(true)
     expect(pool.share(frozen([pool.share(frozen(owner("u1")))]))).toBe(outer)
     const loose = frozen([frozen(owner("u1"))])
     expect(pool.share(loose)).toBe(loose)
@@ -62,13 +69,24 @@ describe("ValuePool", () => {
 })
 
 describe("stored JSON", () => {
-  it("shares equal small values between unrelated writes", () => {
-    const a = intern({ tags: [{ tag: "v1", ownerReferences: [owner("u1")] }] }, undefined) as any
-    const b = intern({ tags: [{ tag: "v1", ownerReferences: [owner("u1")] }] }, undefined) as any
-    expect(b).toBe(a)
-    const c = intern({ tags: [{ tag: "v2", ownerReferences: [owner("u1")] }] }, undefined) as any
-    expect(c.tags[0].ownerReferences).toBe(a.tags[0].ownerReferences)
-    expect(Object.isFrozen(c.tags[0])).toBe(true)
+  it("shares equal small values between unrelated writes once they repeat", () => {
+    const write = (tag: string) => intern({ tags: [{ tag, ownerReferences: [owner("u1")] }] }, undefined) as any
+    // Each level is pooled once its members have been met twice: the whole from the sixth write on.
+    const writes = Array.from({ length: 6 }, () => write("v1"))
+    expect(writes[1].tags[0].ownerReferences[0]).toBe(writes[0].tags[0].ownerReferences[0])
+    expect(writes[2].tags[0].ownerReferences).toBe(writes[3].tags[0].ownerReferences)
+    expect(writes[5]).toBe(writes[4])
+    const other = write("v2")
+    expect(other.tags[0].ownerReferences).toBe(writes[5].tags[0].ownerReferences)
+    expect(Object.isFrozen(other.tags[0])).toBe(true)
+  })
+
+  it("does not pool an object holding a value met once, such as a version's own metadata", () => {
+    const pool = new ValuePool()
+    const metadata = pool.share(frozen({ name: "n1", resourceVersion: "17" }))
+    const object = pool.share(frozen({ metadata, spec: pool.share(frozen({ a: 1 })) }))
+    expect(pool.has(metadata)).toBe(true)
+    expect(pool.has(object)).toBe(false)
   })
 
   it("keeps large records with sorted keys, equal in content, and returns the previous version when unchanged", () => {
@@ -106,7 +124,8 @@ describe("stored JSON", () => {
     Effect.gen(function* () {
       const api = yield* KubeApi
       const tag = () => ({ tag: "v1", version: 0, createdAt: "2026-12-02T10:00:00Z", ownerReferences: [owner("u1")] })
-      for (const name of ["n1", "n2"]) {
+      const names = Array.from({ length: 8 }, (_, i) => `n${i + 1}`)
+      for (const name of names) {
         yield* api.create(resources.nodeImage, {
           apiVersion: "apps.kruise.io/v1alpha1",
           kind: "NodeImage",
@@ -116,9 +135,10 @@ describe("stored JSON", () => {
       }
       const images = (name: string) =>
         Effect.map(api.get(resources.nodeImage, { name }), (o) => (o["spec"] as { images: Record<string, unknown> }).images)
-      const [n1, n2] = [yield* images("n1"), yield* images("n2")]
-      expect(n2["nginx"]).toBe(n1["nginx"])
-      expect(n1["nginx"]).toEqual({ tags: [tag()] })
+      // From the sixth on (see "shares equal small values..."), every node's is one object.
+      const [n7, n8] = [yield* images("n7"), yield* images("n8")]
+      expect(n8["nginx"]).toBe(n7["nginx"])
+      expect(n7["nginx"]).toEqual({ tags: [tag()] })
     }).pipe(Effect.provide(InMemoryKubeApi.layer))
   )
 })
