@@ -18,4 +18,16 @@ describe("the JSON text of the versions a server sends", () => {
     expect(json.of(stored)).toBe(JSON.stringify(stored))
     for (const value of ["s", 1, null, true, [1, { b: "c" }]]) expect(json.of(value)).toBe(JSON.stringify(value))
   })
+
+  it("keeps the texts of the versions it encoded last only", () => {
+    const json = new EncodedJson(2)
+    const made = [0, 0, 0]
+    const versions = made.map((_, i) => Object.freeze({ toJSON: () => ({ v: i, n: ++made[i]! }) }))
+    for (const version of versions) json.of(version)
+    expect(json.of(versions[2])).toBe('{"v":2,"n":1}')
+    expect(json.of(versions[1])).toBe('{"v":1,"n":1}')
+    // The oldest went when the third came: encoded again.
+    expect(json.of(versions[0])).toBe('{"v":0,"n":2}')
+    expect(made).toEqual([2, 1, 1])
+  })
 })
