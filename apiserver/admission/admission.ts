@@ -32,7 +32,7 @@ export interface AdmissionOptions {
    * project's own decoders, as a validating admission webhook would.
    */
   readonly decoderAdmission: boolean
-  /** The stored object an update or patch replaces: what it leaves as it was is not admitted again. */
+  /** The stored object an update or patch replaces: what it leaves as it was is not validated again. */
   readonly old?: JsonObject | undefined
 }
 
@@ -142,7 +142,7 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   if (schema !== undefined) {
     const { properties = {} } = schema
     const { apiVersion: _pa, kind: _pk, metadata: _pm, ...bodyProperties } = properties
-    const pruned = prune({ ...schema, properties: bodyProperties, required: [] }, body, "", options.old)
+    const pruned = prune({ ...schema, properties: bodyProperties, required: [] }, body)
     unknown.push(...pruned.unknown)
     rest = pruned.value as Record<string, unknown>
   }
@@ -150,7 +150,7 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   if (unknown.length > 0 && options.fieldValidation === "Strict") return Result.fail(strictError(kind, options.operation, unknown))
   const warnings = options.fieldValidation === "Warn" ? unknown.map((path) => `unknown field ${quote(path)}`) : []
   if (schema !== undefined) {
-    object = applyDefaults(schema, object, options.old) as Record<string, unknown>
+    object = applyDefaults(schema, object) as Record<string, unknown>
     const causes = validationCauses(schema, object, options.subresource, options.old)
     if (causes.length > 0) return Result.fail(invalidFailure(kind, nameOf(object), causes))
     if (options.decoderAdmission && options.subresource === "main") {

@@ -49,11 +49,12 @@ const mapSchema = (schema: StructuralSchema): StructuralSchema | undefined =>
   typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined
 
 /**
- * The stored value at the same place as a child of `value`, for an update. A value identical to
- * the stored one there (the same object, as an applied patch keeps every subtree it does not
- * touch, or an equal primitive) went through this schema when it was stored, so it is pruned,
- * defaulted and valid already: kube-apiserver's validation ratcheting (on by default since 1.30)
- * likewise ignores errors in values an update leaves as they were.
+ * The stored value at the same place as a child of `value`, for an update. Validation skips a
+ * value identical to the stored one there (the same object, as an applied patch keeps every
+ * subtree it does not touch and pruning and defaulting keep what they do not change, or an equal
+ * primitive): kube-apiserver's validation ratcheting (on by default since 1.30) ignores errors in
+ * values an update leaves as they were. Pruning and defaulting do not skip anything: the stored
+ * object may have been written through another version of the kind, with another schema.
  */
 export const storedChild = (old: unknown, key: string): unknown => (isPlainObject(old) ? old[key] : undefined)
 export const storedItem = (old: unknown, index: number): unknown => (Array.isArray(old) ? old[index] : undefined)
@@ -70,54 +71,78 @@ const keepsUnknown = (schema: StructuralSchema): boolean =>
  * (reported as `unknown field "<path>"` under fieldValidation=Strict). A null where the schema
  * does not say nullable is dropped too, silently, so that a default can take its place.
  */
-export const prune = (schema: StructuralSchema, value: unknown, path = "", old?: unknown): { value: unknown; unknown: Array<string> } => {
+export const prune = (schema: StructuralSchema, value: unknown, path = ""): { value: unknown; unknown: Array<string> } => {
   const unknown: Array<string> = []
-  const walk = (node: StructuralSchema, v: unknown, at: string, was: unknown): unknown => {
-    if (unchanged(v, was)) return v
-    if (Array.isArray(v)) {
-      return node.items === undefined ? v : v.map((item, i) => walkChild(node.items!, item, itemPath(at, i), storedItem(was, i)))
-    }
+  // What needs nothing pruned comes back as it is: an applied patch keeps the stored subtrees it
+  // does not touch, and validation recognises them by identity (see storedChild).
+  const walk = (node: StructuralSchema, v: unknown, at: string): unknown => {
+    if (Array.isArray(v))
+      return node.items === undefined
+        ? v
+        : sameOrCopy(
+            v,
+            v.map((item, i) => walkChild(node.items!, item, itemPath(at, i)))
+          )
     if (!isPlainObject(v) || node["x-kubernetes-int-or-string"] === true) return v
-    const out: Record<string, unknown> = {}
+    // Copied only from the first key that changes: most of what a patch sends back is as stored.
+    let out: Record<string, unknown> | undefined
+    const keys = Object.keys(v)
     const map = mapSchema(node)
-    for (const [key, child] of Object.entries(v)) {
-      const declared = node.properties?.[key]
+    for (let k = 0; k < keys.length; k++) {
+      const key = keys[k]!
+      const child = v[key]
+      const declared = node.properties?.[key] ?? map
+      let next: unknown
       if (declared !== undefined) {
-        const next = walkChild(declared, child, childPath(at, key), storedChild(was, key))
-        if (next !== undefined) out[key] = next
-      } else if (map !== undefined) {
-        const next = walkChild(map, child, keyPath(at, key), storedChild(was, key))
-        if (next !== undefined) out[key] = next
+        next = walkChild(declared, child, node.properties?.[key] === undefined ? keyPath(at, key) : childPath(at, key))
       } else if (keepsUnknown(node) || (node.properties === undefined && node.type === undefined)) {
-        out[key] = child
+        next = child
       } else {
         unknown.push(childPath(at, key))
       }
+      if (out === undefined && next !== child) {
+        out = {}
+        for (const kept of keys.slice(0, k)) out[kept] = v[kept]
+      }
+      if (out !== undefined && next !== undefined) out[key] = next
     }
-    return out
+    return out ?? v
   }
-  const walkChild = (node: StructuralSchema, v: unknown, at: string, was: unknown): unknown =>
-    v === null && node.nullable !== true ? undefined : walk(node, v, at, was)
-  return { value: walk(schema, value, path, old), unknown }
+  const walkChild = (node: StructuralSchema, v: unknown, at: string): unknown =>
+    v === null && node.nullable !== true ? undefined : walk(node, v, at)
+  return { value: walk(schema, value, path), unknown }
 }
+
+/** `original` when every element of `mapped` is the one it came from, else `mapped`. */
+const sameOrCopy = <A>(original: ReadonlyArray<A>, mapped: Array<A>): ReadonlyArray<A> =>
+  mapped.every((item, i) => item === original[i]) ? original : mapped
 
 // ---- defaulting --------------------------------------------------------------------------------
 
-/** Defaults apply top-down: a defaulted parent then receives its children's defaults. */
-export const applyDefaults = (schema: StructuralSchema, value: unknown, old?: unknown): unknown => {
-  if (unchanged(value, old)) return value
-  if (Array.isArray(value)) return schema.items ? value.map((v, i) => applyDefaults(schema.items!, v, storedItem(old, i))) : value
+/** Defaults apply top-down: a defaulted parent then receives its children's defaults. Nothing to add: `value` itself. */
+export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown => {
+  if (Array.isArray(value))
+    return schema.items
+      ? sameOrCopy(
+          value,
+          value.map((v) => applyDefaults(schema.items!, v))
+        )
+      : value
   if (!isPlainObject(value)) return value
-  const out: Record<string, unknown> = { ...value }
-  for (const [key, child] of Object.entries(schema.properties ?? {})) {
-    if (out[key] === undefined && child.default !== undefined) out[key] = structuredClone(child.default)
-    if (out[key] !== undefined) out[key] = applyDefaults(child, out[key], storedChild(old, key))
+  // Copied only once something is added below: most of what a patch sends back is as stored.
+  let out: Record<string, unknown> | undefined
+  const defaulted = (key: string, child: StructuralSchema, withOwnDefault: boolean) => {
+    const current = (out ?? value)[key]
+    let next = current === undefined && withOwnDefault && child.default !== undefined ? structuredClone(child.default) : current
+    if (next !== undefined) next = applyDefaults(child, next)
+    if (next === current) return
+    out ??= { ...value }
+    out[key] = next
   }
+  for (const [key, child] of Object.entries(schema.properties ?? {})) defaulted(key, child, true)
   const map = mapSchema(schema)
-  if (map !== undefined) {
-    for (const key of Object.keys(out)) out[key] = applyDefaults(map, out[key], storedChild(old, key))
-  }
-  return out
+  if (map !== undefined) for (const key of Object.keys(out ?? value)) defaulted(key, map, false)
+  return out ?? value
 }
 
 // ---- validation --------------------------------------------------------------------------------

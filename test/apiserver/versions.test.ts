@@ -93,5 +93,14 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
       body: { ...body, apiVersion: `${group}/v1alpha1`, metadata: { name: unique("node") } }
     })
     expect(alpha.headers.get("warning")).toContain("spec.images[nginx].pullSecrets[0].mode")
+    // A patch through v1alpha1 that leaves the pull secrets alone still writes them as v1alpha1
+    // has them (conversion None, as kube-apiserver): the v1beta1 field is gone from storage.
+    const patched = await request(server, `/apis/${group}/v1alpha1/nodeimages/${name}`, {
+      method: "PATCH",
+      contentType: "application/merge-patch+json",
+      body: { metadata: { labels: { patched: "yes" } } }
+    })
+    expect(patched.status).toBe(200)
+    expect(await secretsIn("v1beta1")).toEqual([{ namespace: "ns", name: "s" }])
   })
 })
