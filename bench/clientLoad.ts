@@ -24,8 +24,10 @@ const { values } = parseArgs({
 })
 const K = Number(values.requests)
 const C = Number(values.concurrency)
-const address = values.server!
-const kubeconfig = values.kubeconfig!
+const address = values.server
+const kubeconfig = values.kubeconfig
+if (address === undefined || kubeconfig === undefined)
+  throw new Error("--server and --kubeconfig are required (bench/client.ts passes them)")
 
 const images: Record<string, unknown> = {}
 for (let i = 0; i < 10; i++)
@@ -90,30 +92,31 @@ const runPlain = async () => {
   )
 }
 
-const cpuPer = async (run: () => Promise<void>): Promise<number> => {
-  const start = process.cpuUsage()
-  await run()
-  const used = process.cpuUsage(start)
-  return (used.user + used.system) / K
-}
+/** The CPU this process spent on `run`, per request. */
+const cpuPer = <E>(run: Effect.Effect<void, E>) =>
+  Effect.gen(function* () {
+    const start = process.cpuUsage()
+    yield* run
+    const used = process.cpuUsage(start)
+    return (used.user + used.system) / K
+  })
 
 const program = Effect.gen(function* () {
   const kube = yield* KubeApi
   let i = 0
-  const patchOnce = kube.patch(resources.nodeImage, { name: "node-1" }, patchOf(0)).pipe(Effect.orDie)
-  const live = () =>
-    Effect.runPromise(
-      Effect.forEach(
-        Array.from({ length: K }),
-        () => Effect.suspend(() => kube.patch(resources.nodeImage, { name: "node-1" }, patchOf(i++))).pipe(Effect.orDie),
-        { concurrency: C, discard: true }
-      )
-    )
-  yield* patchOnce
-  yield* Effect.promise(runPlain)
+  const patchLive = Effect.suspend(() => kube.patch(resources.nodeImage, { name: "node-1" }, patchOf(i++))).pipe(Effect.orDie)
+  const live = Effect.forEach(Array.from({ length: K }), () => patchLive, { concurrency: C, discard: true })
+  const plainRun = Effect.promise(runPlain)
+  // Warm-up: a first connection each way.
+  yield* patchLive
+  yield* plainRun
   for (let round = 0; round < Number(values.rounds); round++) {
-    const base = values["only-live"] ? 1 : yield* Effect.promise(() => cpuPer(runPlain))
-    const ours = yield* Effect.promise(() => cpuPer(live))
+    if (values["only-live"]) {
+      console.log(`round ${round}: live_us_per_request=${(yield* cpuPer(live)).toFixed(0)}`)
+      continue
+    }
+    const base = yield* cpuPer(plainRun)
+    const ours = yield* cpuPer(live)
     console.log(
       `round ${round}: plain_us_per_request=${base.toFixed(0)} live_us_per_request=${ours.toFixed(0)} ratio=${(ours / base).toFixed(2)}`
     )

@@ -8,8 +8,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { copyFileSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import { createInterface } from "node:readline"
 import { parseAllDocuments } from "yaml"
+import { waitForLine } from "./waitForLine.ts"
 
 interface Container {
   readonly name?: string
@@ -67,19 +67,6 @@ const stop = async (child: ChildProcess): Promise<void> => {
   await Promise.race([exited, sleep(10_000)])
   if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
 }
-
-/** Resolves with the first stdout/stderr line `pick` returns a value for; fails if the process exits first. */
-const waitForLine = <A>(child: ChildProcess, what: string, pick: (line: string) => A | undefined): Promise<A> =>
-  new Promise((resolve, reject) => {
-    const seen: Array<string> = []
-    const onLine = (line: string) => {
-      seen.push(line)
-      const value = pick(line)
-      if (value !== undefined) resolve(value)
-    }
-    for (const stream of [child.stdout, child.stderr]) if (stream) createInterface({ input: stream }).on("line", onLine)
-    child.once("exit", (code, signal) => reject(new Error(`${what} exited (${code ?? signal}) before it was ready:\n${seen.join("\n")}`)))
-  })
 
 export interface ShippedIdle {
   readonly idleRssMiB: number
