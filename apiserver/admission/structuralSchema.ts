@@ -58,7 +58,7 @@ const mapSchema = (schema: StructuralSchema): StructuralSchema | undefined =>
  */
 export const storedChild = (old: unknown, key: string): unknown => (isPlainObject(old) ? old[key] : undefined)
 export const storedItem = (old: unknown, index: number): unknown => (Array.isArray(old) ? old[index] : undefined)
-/** Whether `value` is the stored `old` as it was: nothing under it needs admitting again. */
+/** Whether `value` is the stored `old` as it was: nothing under it needs validating again. */
 export const unchanged = (value: unknown, old: unknown): boolean => value === old && value !== undefined
 
 const keepsUnknown = (schema: StructuralSchema): boolean =>
@@ -91,10 +91,12 @@ export const prune = (schema: StructuralSchema, value: unknown, path = ""): { va
     for (let k = 0; k < keys.length; k++) {
       const key = keys[k]!
       const child = v[key]
-      const declared = node.properties?.[key] ?? map
+      const property = node.properties?.[key]
       let next: unknown
-      if (declared !== undefined) {
-        next = walkChild(declared, child, node.properties?.[key] === undefined ? keyPath(at, key) : childPath(at, key))
+      if (property !== undefined) {
+        next = walkChild(property, child, childPath(at, key))
+      } else if (map !== undefined) {
+        next = walkChild(map, child, keyPath(at, key))
       } else if (keepsUnknown(node) || (node.properties === undefined && node.type === undefined)) {
         next = child
       } else {

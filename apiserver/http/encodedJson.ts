@@ -1,7 +1,7 @@
 // The JSON text of stored objects, made once per version. A NodeImage version goes to its writer
 // and to every watcher (the controller's, its node's daemon's), and was serialised anew for each.
 
-/** How many texts a server keeps: the versions it stored last. */
+/** How many texts a server keeps: those of the versions it encoded last. */
 const defaultLimit = 1024
 
 /** One server's texts of the versions it sent last. */
