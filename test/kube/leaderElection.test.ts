@@ -377,12 +377,32 @@ describe("leader election under outages", () => {
             yield* TestClock.adjust(250)
             if ((yield* leaders) > 1) violations.push(`two leaders at ${t + 250} ms`)
           }
+          // A leader that stops late in the schedule releases the lease; the others take it at their
+          // next retry, so give them leaseDuration plus a few retries with every link up.
+          for (const c of candidates) c.link.down = false
+          for (let t = 0; t < 30_000; t += 250) {
+            yield* TestClock.adjust(250)
+            if ((yield* leaders) > 1) violations.push(`two leaders at ${120_000 + t + 250} ms`)
+          }
           assert.deepStrictEqual(violations, [])
           const running = plans.filter((plan) => plan.stopAt === undefined).length
           assert.strictEqual(yield* leaders, running > 0 ? 1 : 0)
         }).pipe(withApi, Effect.scoped, Effect.provide(TestClock.layer()), Effect.runPromise)
       ),
-      { numRuns: 40 }
+      {
+        numRuns: 40,
+        // Found by CI: the leader stopped a second before the schedule's end, too late for a successor.
+        examples: [
+          [
+            [
+              { outages: [], stopAt: 119 },
+              { outages: [], stopAt: undefined },
+              { outages: [], stopAt: undefined }
+            ],
+            1500
+          ]
+        ]
+      }
     )
   }, 120_000)
 })
