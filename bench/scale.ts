@@ -24,6 +24,7 @@ import { parseArgs } from "node:util"
 import { Duration } from "effect"
 import { parseAllDocuments } from "yaml"
 import { simulatedPullTime } from "../src/cri/simulated/simulatedNode.ts"
+import { cpuSeconds } from "./procStat.ts"
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +51,6 @@ const bundle = resolve(import.meta.dirname, "../dist/preheat.mjs")
 if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npm run build`)
 const dir = mkdtempSync(join(tmpdir(), "preheat-bench-scale-"))
 const kubeconfig = join(dir, "kubeconfig")
-const ticksPerSecond = 100
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 
@@ -113,14 +113,6 @@ const stopAll = async () => {
     })
   }
   if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
-}
-
-/** User plus system CPU of a process so far, in seconds. */
-const cpuSeconds = (pid: number): number => {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-  // Fields 14 and 15 of proc(5); the slice above starts at field 3.
-  return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
 }
 
 const statusField = (pid: number, field: string): number => {
