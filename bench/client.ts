@@ -11,6 +11,7 @@
  * ratio=..` (the client's), `apiserver_us_per_patch=.. plain_server_us_per_patch=.. server_ratio=..`
  * (the server's, for the plain client's patches) and `parse_us_per_nodeimage=..` (JSON.parse of
  * the answer); only the live figure with --only-live, for a profile of the live client alone.
+ * --cpu-prof profiles the load and the API server (`npm run build -- --no-minify` first for names).
  */
 import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, rmSync } from "node:fs"
@@ -39,7 +40,9 @@ const plainServer = join(dir, "plainServer.mjs")
 await bundleTo(resolve(import.meta.dirname, "clientLoad.ts"), load, "esm", !values["cpu-prof"])
 await bundleTo(resolve(import.meta.dirname, "plainServer.ts"), plainServer, "esm", true)
 
-const server = spawn(process.execPath, [bundle, "apiserver", "--port", "0", "--kubeconfig-out", kubeconfig], {
+// Profiles of the load and of the API server (build the bundle with --no-minify for readable names).
+const profile = values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []
+const server = spawn(process.execPath, [...profile, bundle, "apiserver", "--port", "0", "--kubeconfig-out", kubeconfig], {
   stdio: ["ignore", "pipe", "pipe"]
 })
 const plain = spawn(process.execPath, [plainServer], { stdio: ["ignore", "pipe", "pipe"] })
@@ -47,7 +50,6 @@ let code: number | null = 1
 try {
   const address = await waitForLine(server, "preheat apiserver", (line) => /listening on (http\S+)/.exec(line)?.[1])
   const plainAddress = await waitForLine(plain, "the plain server", (line) => /listening on (http\S+)/.exec(line)?.[1])
-  const profile = values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${dir}`] : []
   const child = spawn(
     process.execPath,
     [

@@ -121,8 +121,28 @@ const sameOrCopy = <A>(original: ReadonlyArray<A>, mapped: Array<A>): ReadonlyAr
 
 // ---- defaulting --------------------------------------------------------------------------------
 
+/** Adds to `into` every node of `schema` with no default at or below it; whether `schema` has one. */
+const collectWithoutDefaults = (schema: StructuralSchema, into: Set<StructuralSchema>): boolean => {
+  const children = [...Object.values(schema.properties ?? {}), ...(schema.items === undefined ? [] : [schema.items])]
+  const map = mapSchema(schema)
+  if (map !== undefined) children.push(map)
+  let has = schema.default !== undefined
+  for (const child of children) has = collectWithoutDefaults(child, into) || has
+  if (!has) into.add(schema)
+  return has
+}
+
+// The served kinds' subtrees that declare no default, found once with the catalog: defaulting
+// passes them by (a NodeImage's status and metadata have none, and are most of what a write sends).
+const withoutDefaults: ReadonlySet<StructuralSchema> = (() => {
+  const into = new Set<StructuralSchema>()
+  for (const kind of servedKinds) if (kind.structural !== undefined) collectWithoutDefaults(kind.structural, into)
+  return into
+})()
+
 /** Defaults apply top-down: a defaulted parent then receives its children's defaults. Nothing to add: `value` itself. */
 export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown => {
+  if (withoutDefaults.has(schema)) return value
   if (Array.isArray(value))
     return schema.items
       ? sameOrCopy(

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest"
 import { celViolations } from "../../../apiserver/admission/celRules.ts"
 import { applyDefaults, prune, schemaViolations } from "../../../apiserver/admission/structuralSchema.ts"
 import type { StructuralSchema } from "../../../apiserver/admission/structuralSchema.ts"
+import { findKind } from "../../../apiserver/catalog.ts"
 
 const schema: StructuralSchema = {
   type: "object",
@@ -35,6 +36,25 @@ describe("structural schema", () => {
   it("applies defaults top-down", () => {
     expect(applyDefaults(schema, {})).toEqual({ count: 2, nested: { deep: 7 } })
     expect(applyDefaults(schema, { count: 4, nested: { deep: 1 } })).toEqual({ count: 4, nested: { deep: 1 } })
+  })
+
+  it("passes by what a served kind declares no default in, and still defaults the rest", () => {
+    const nodeImage = findKind("apps.kruise.io", "v1beta1", "nodeimages")!.structural!
+    const untouchable = (what: string) =>
+      new Proxy(
+        {},
+        { get: () => expect.unreachable(`defaulting read ${what}`), ownKeys: () => expect.unreachable(`defaulting listed ${what}`) }
+      )
+    const status = { imageStatuses: untouchable("status.imageStatuses") }
+    const metadata = untouchable("metadata")
+    const tag = { tag: "v1", ownerReferences: untouchable("an owner reference list") }
+    const object = { metadata, spec: { images: { "a/b": { tags: [tag] } } }, status }
+    const defaulted = applyDefaults(nodeImage, object) as typeof object
+    expect(defaulted.metadata).toBe(metadata)
+    expect(defaulted.spec.images["a/b"]!.tags[0]).toMatchObject({ tag: "v1", version: 0, imagePullPolicy: "IfNotPresent" })
+    // The status's counters have defaults: it is walked, its image statuses are not.
+    expect(defaulted.status.imageStatuses).toBe(status.imageStatuses)
+    expect((defaulted.status as { desired?: number }).desired).toBe(0)
   })
 
   it("reports violations in kube-openapi's words", () => {
