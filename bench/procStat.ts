@@ -10,3 +10,11 @@ export const cpuSeconds = (pid: number): number => {
   // Fields 14 and 15 of proc(5); the slice above starts at field 3.
   return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond
 }
+
+/** A size field of /proc/PID/status (VmRSS, VmHWM...), in bytes. */
+export const statusBytes = (pid: number, field: string): number => {
+  const line = readFileSync(`/proc/${pid}/status`, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`${field}:`))
+  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
+}

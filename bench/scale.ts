@@ -24,7 +24,7 @@ import { parseArgs } from "node:util"
 import { Duration } from "effect"
 import { parseAllDocuments } from "yaml"
 import { simulatedPullTime } from "../src/cri/simulated/simulatedNode.ts"
-import { cpuSeconds } from "./procStat.ts"
+import { cpuSeconds, statusBytes } from "./procStat.ts"
 
 const { values } = parseArgs({
   options: {
@@ -113,13 +113,6 @@ const stopAll = async () => {
     })
   }
   if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
-}
-
-const statusField = (pid: number, field: string): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith(`${field}:`))
-  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 
 const eventually = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
@@ -270,7 +263,7 @@ const main = async () => {
     fleet: total(requestsAfter.fleet) - total(requestsBefore.fleet)
   }
   const ideal = Math.max(...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs))
-  const peakRss = statusField(pids.controller, "VmHWM")
+  const peakRss = statusBytes(pids.controller, "VmHWM")
   const nodeJobs = nodes * jobs
   for (const who of ["controller", "fleet"] as const) {
     const mix = countsSince(requestsBefore[who], requestsAfter[who])
@@ -282,8 +275,8 @@ const main = async () => {
     `parallelism=${parallelism} setup_s=${setupSeconds.toFixed(1)} makespan_ms=${Math.round(makespan)} ideal_ms=${ideal} ` +
       `pull_ms=${images.map((i) => i.pullMs).join(",")} controller_cpu_s=${cpu["controller"]!.toFixed(2)} ` +
       `controller_requests=${requests.controller} fleet_requests=${requests.fleet} ` +
-      `apiserver_peak_rss_mib=${Math.round(statusField(pids.apiserver, "VmHWM") / 1048576)} ` +
-      `fleet_peak_rss_mib=${Math.round(statusField(pids.fleet, "VmHWM") / 1048576)}` +
+      `apiserver_peak_rss_mib=${Math.round(statusBytes(pids.apiserver, "VmHWM") / 1048576)} ` +
+      `fleet_peak_rss_mib=${Math.round(statusBytes(pids.fleet, "VmHWM") / 1048576)}` +
       (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
   )
   console.log(

@@ -9,6 +9,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { copyFileSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import { parseAllDocuments } from "yaml"
+import { statusBytes } from "./procStat.ts"
 import { waitForLine } from "./waitForLine.ts"
 
 interface Container {
@@ -43,13 +44,6 @@ export const shippedDaemonArgs = (replace: { readonly socket: string; readonly k
     "--metrics-host=127.0.0.1",
     "--metrics-port=0"
   ]
-}
-
-export const rssOf = (pid: number): number => {
-  const line = readFileSync(`/proc/${pid}/status`, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("VmRSS:"))
-  return Number(/(\d+)/.exec(line ?? "")?.[1] ?? 0) * 1024
 }
 
 const median = (xs: ReadonlyArray<number>): number => {
@@ -117,7 +111,7 @@ export const measureShippedIdle = async (options: {
     await sleep(options.settleMillis ?? 5000)
     const samples: Array<number> = []
     for (let i = 0; i < 10; i++) {
-      samples.push(rssOf(daemon.pid!))
+      samples.push(statusBytes(daemon.pid!, "VmRSS"))
       await sleep(100)
     }
     const shown = Object.entries(daemonSetEnv())

@@ -4,7 +4,7 @@ import { parse } from "@marcbachmann/cel-js"
 import type { ParseResult } from "@marcbachmann/cel-js"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
 import { servedKinds } from "../catalog.ts"
-import { childPath, storedChild, storedItem, unchanged } from "./structuralSchema.ts"
+import { childPath, childSchemas, storedChild, storedItem, unchanged } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
 
 /** CEL integers are 64-bit: JSON integers become bigints as the API server's decoder makes them int. */
@@ -20,9 +20,7 @@ const expressionsOf = (schema: StructuralSchema): ReadonlyArray<string> => [
   ...(schema["x-kubernetes-validations"] ?? []).flatMap((rule) =>
     rule.messageExpression === undefined ? [rule.rule] : [rule.rule, rule.messageExpression]
   ),
-  ...Object.values(schema.properties ?? {}).flatMap(expressionsOf),
-  ...(schema.items === undefined ? [] : expressionsOf(schema.items)),
-  ...(typeof schema.additionalProperties === "object" ? expressionsOf(schema.additionalProperties) : [])
+  ...childSchemas(schema).flatMap(expressionsOf)
 ]
 
 // The served kinds' rules are few and fixed (the CRDs'), and parsing costs more than evaluating:

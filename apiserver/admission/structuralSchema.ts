@@ -48,6 +48,16 @@ const keyPath = (path: string, key: string): string => `${path}[${key}]`
 const mapSchema = (schema: StructuralSchema): StructuralSchema | undefined =>
   typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined
 
+/** The schemas directly under `schema`: its properties', its items' and its map values'. */
+export const childSchemas = (schema: StructuralSchema): ReadonlyArray<StructuralSchema> => {
+  const map = mapSchema(schema)
+  return [
+    ...Object.values(schema.properties ?? {}),
+    ...(schema.items === undefined ? [] : [schema.items]),
+    ...(map === undefined ? [] : [map])
+  ]
+}
+
 /**
  * The stored value at the same place as a child of `value`, for an update. Validation skips a
  * value identical to the stored one there (the same object, as an applied patch keeps every
@@ -123,11 +133,8 @@ const sameOrCopy = <A>(original: ReadonlyArray<A>, mapped: Array<A>): ReadonlyAr
 
 /** Adds to `into` every node of `schema` with no default at or below it; whether `schema` has one. */
 const collectWithoutDefaults = (schema: StructuralSchema, into: Set<StructuralSchema>): boolean => {
-  const children = [...Object.values(schema.properties ?? {}), ...(schema.items === undefined ? [] : [schema.items])]
-  const map = mapSchema(schema)
-  if (map !== undefined) children.push(map)
   let has = schema.default !== undefined
-  for (const child of children) has = collectWithoutDefaults(child, into) || has
+  for (const child of childSchemas(schema)) has = collectWithoutDefaults(child, into) || has
   if (!has) into.add(schema)
   return has
 }
@@ -259,9 +266,7 @@ const numberViolations = (node: StructuralSchema, v: number, at: string, add: Ad
 
 const patternsOf = (schema: StructuralSchema): ReadonlyArray<string> => [
   ...(schema.pattern === undefined ? [] : [schema.pattern]),
-  ...Object.values(schema.properties ?? {}).flatMap(patternsOf),
-  ...(schema.items === undefined ? [] : patternsOf(schema.items)),
-  ...(typeof schema.additionalProperties === "object" ? patternsOf(schema.additionalProperties) : [])
+  ...childSchemas(schema).flatMap(patternsOf)
 ]
 
 // The served kinds' patterns are few and fixed: each is compiled once, with the catalog (compiling

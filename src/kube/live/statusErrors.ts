@@ -1,8 +1,7 @@
 // kube-apiserver answers a failed request with an HTTP code and a meta/v1 Status body; this maps
 // both to the typed errors of KubeApi, so that callers decide retries by type.
 import { Option, Schema } from "effect"
-import { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unavailable } from "../errors.ts"
-import { failedTestPath } from "../errors.ts"
+import { AlreadyExists, Conflict, failedTestPath, Forbidden, Gone, Invalid, NotFound, Unavailable } from "../errors.ts"
 import type { KubeError } from "../errors.ts"
 import type { Resource } from "../resources.ts"
 import { redact } from "./redact.ts"
