@@ -196,18 +196,21 @@ export const makeFromConfig = Effect.fnUntraced(function* (
     }),
 
     delete: Effect.fn("KubeApi.delete")(function* (resource, key, preconditions) {
-      const body =
-        preconditions?.uid === undefined
-          ? undefined
-          : { apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid: preconditions.uid } }
+      const given = {
+        ...(preconditions?.uid === undefined ? {} : { uid: preconditions.uid }),
+        ...(preconditions?.resourceVersion === undefined ? {} : { resourceVersion: preconditions.resourceVersion })
+      }
+      const body = Object.keys(given).length === 0 ? undefined : { apiVersion: "v1", kind: "DeleteOptions", preconditions: given }
       const target = targetOf("delete", resource, key.name, key.namespace)
       yield* annotateSpan(target)
       const answer = yield* transport.send(
         { method: "DELETE", path: objectPath(resource, key.namespace, key.name), ...(body === undefined ? {} : { body }) },
         target
       )
-      // A 200 carries the object (still finalizing) or a Status (gone); either way it is deleted as far as we care.
       if (answer.status < 200 || answer.status >= 300) return yield* asDeleteError(kubeErrorOf(answer.status, answer.body, target), target)
+      // A 200 carries the object as deleted or still finalizing, or (some built-in kinds) a Status.
+      const object = asKubeObject(answer.body)
+      return object?.kind === "Status" ? undefined : object
     })
   })
 })

@@ -1,24 +1,18 @@
 // DELETE of one object or of a selected collection, with DeleteOptions' preconditions.
 import { Effect, Result } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
-import type { KubeObject, ListOptions } from "../../src/kube/KubeApi.ts"
-import { ApiFailure } from "./apiStatus.ts"
+import type { DeletePreconditions, KubeObject, ListOptions } from "../../src/kube/KubeApi.ts"
+import type { ApiFailure } from "./apiStatus.ts"
 import { isDryRun, parseBody } from "./apiRequest.ts"
 import type { ApiRequest } from "./apiRequest.ts"
 import { listKind } from "../catalog.ts"
 import { isPlainObject } from "../../src/kube/frozenJson.ts"
-import { qualifiedResource } from "../kindRules.ts"
 import { keyOf, respond, storeError } from "./objectContext.ts"
 import type { ObjectContext } from "./objectContext.ts"
 import { jsonReply } from "./reply.ts"
-import { quote } from "../storage/storeErrors.ts"
+import { conflict, uidPrecondition, versionPrecondition } from "../storage/storeErrors.ts"
 
-interface DeleteOptions {
-  readonly uid?: string
-  readonly resourceVersion?: string
-}
-
-const deleteOptions = (request: ApiRequest): Effect.Effect<DeleteOptions, ApiFailure> =>
+const deleteOptions = (request: ApiRequest): Effect.Effect<DeletePreconditions, ApiFailure> =>
   Effect.map(parseBody(request), (body) => {
     const preconditions = isPlainObject(body) && isPlainObject(body["preconditions"]) ? body["preconditions"] : {}
     return {
@@ -28,30 +22,30 @@ const deleteOptions = (request: ApiRequest): Effect.Effect<DeleteOptions, ApiFai
   })
 
 /**
- * Deletes one object and answers it: as it was (deleted at once) or marked for deletion (waiting
- * for finalizers). Deletion is always in the background: propagationPolicy Foreground and Orphan
- * are treated as Background.
+ * Deletes one object and answers it as the deletion left it: its last state (deleted at once) or
+ * marked for deletion (waiting for finalizers); never whatever holds the name by the time the
+ * answer is written, which a controller may have re-created (kubectl then waits for the uid it was
+ * answered). Deletion is always in the background: propagationPolicy Foreground and Orphan are
+ * treated as Background.
  */
-const deleteOne = (context: ObjectContext, name: string, options: DeleteOptions, dryRun: boolean) =>
+const deleteOne = (context: ObjectContext, name: string, preconditions: DeletePreconditions, dryRun: boolean) =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     const key = keyOf(context.namespace, name)
-    const current = yield* api.get(context.kind.resource, key).pipe(Effect.mapError(storeError(context.kind)))
-    if (options.resourceVersion !== undefined && options.resourceVersion !== current.metadata.resourceVersion) {
-      return yield* Effect.fail(
-        new ApiFailure({
-          code: 409,
-          reason: "Conflict",
-          message: `Operation cannot be fulfilled on ${qualifiedResource(context.kind.resource)} ${quote(name)}: Precondition failed: ResourceVersion in precondition: ${options.resourceVersion}, ResourceVersion in object meta: ${current.metadata.resourceVersion ?? ""}`,
-          details: { name, group: context.kind.group, kind: context.kind.resource.plural }
-        })
-      )
+    if (!dryRun) {
+      const deleted = yield* api.delete(context.kind.resource, key, preconditions).pipe(Effect.mapError(storeError(context.kind)))
+      if (deleted !== undefined) return deleted
     }
-    if (dryRun) return current
-    yield* api
-      .delete(context.kind.resource, key, { uid: options.uid ?? current.metadata.uid ?? "" })
-      .pipe(Effect.mapError(storeError(context.kind)))
-    return yield* api.get(context.kind.resource, key).pipe(Effect.orElseSucceed(() => current))
+    const current = yield* api.get(context.kind.resource, key).pipe(Effect.mapError(storeError(context.kind)))
+    if (preconditions.uid !== undefined && preconditions.uid !== current.metadata.uid) {
+      const why = uidPrecondition(preconditions.uid, current.metadata.uid)
+      return yield* Effect.fail(storeError(context.kind)(conflict(context.kind.resource, name, context.namespace, why)))
+    }
+    if (preconditions.resourceVersion !== undefined && preconditions.resourceVersion !== current.metadata.resourceVersion) {
+      const why = versionPrecondition(preconditions.resourceVersion, current.metadata.resourceVersion)
+      return yield* Effect.fail(storeError(context.kind)(conflict(context.kind.resource, name, context.namespace, why)))
+    }
+    return current
   })
 
 export const deleteObject = (context: ObjectContext, request: ApiRequest, name: string) =>
@@ -69,7 +63,9 @@ export const deleteCollection = (context: ObjectContext, request: ApiRequest, li
     const deleted: Array<KubeObject> = []
     for (const item of items) {
       const namespaced = { ...context, namespace: item.metadata.namespace }
-      const result = yield* deleteOne(namespaced, item.metadata.name ?? "", {}, isDryRun(request)).pipe(Effect.result)
+      // Only the object listed: one re-created under its name since is not part of this collection.
+      const listed = { uid: item.metadata.uid }
+      const result = yield* deleteOne(namespaced, item.metadata.name ?? "", listed, isDryRun(request)).pipe(Effect.result)
       if (Result.isSuccess(result)) deleted.push(result.success)
     }
     return jsonReply(200, {

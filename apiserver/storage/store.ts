@@ -11,7 +11,16 @@ import { randomUUID } from "node:crypto"
 import { Clock, Context, Data, Duration, Effect, Result, Stream } from "effect"
 import { validateDns1123Subdomain } from "../../src/api/objectNames.ts"
 import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
-import type { KubeObject, ListOptions, ObjectKey, ObjectList, Patch, Subresource, WatchEvent } from "../../src/kube/KubeApi.ts"
+import type {
+  DeletePreconditions,
+  KubeObject,
+  ListOptions,
+  ObjectKey,
+  ObjectList,
+  Patch,
+  Subresource,
+  WatchEvent
+} from "../../src/kube/KubeApi.ts"
 import { AlreadyExists, failedTestPath, Gone, NotFound } from "../../src/kube/errors.ts"
 import type { Conflict, Forbidden, Invalid, KubeError, Unavailable } from "../../src/kube/errors.ts"
 import type { Resource } from "../../src/kube/resources.ts"
@@ -33,7 +42,7 @@ import { applyJsonPatch } from "../patches/jsonPatch.ts"
 import { servedViews } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"
 import { collectionOf, DependentsIndex } from "./dependents.ts"
-import { conflict, invalid, modified, quote, target, uidPrecondition } from "./storeErrors.ts"
+import { conflict, invalid, modified, quote, target, uidPrecondition, versionPrecondition } from "./storeErrors.ts"
 import type { Cause } from "./storeErrors.ts"
 import { rfc3339 } from "../../src/api/time.ts"
 import { EventHistory } from "./watchHistory.ts"
@@ -278,28 +287,22 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     return tombstone
   }
 
-  // Deletes now, or marks for deletion while finalizers remain (an already marked object stays as it is).
-  const deleteObject = (kind: KindState, key: string, object: Stored, now: number): void => {
-    if (pendingFinalizers(kind.resource, object) === 0) {
-      remove(kind, key, object, now)
-      return
-    }
-    if (object.metadata.deletionTimestamp !== undefined) return
+  // Deletes now, or marks for deletion while finalizers remain (an already marked object stays as
+  // it is); answers the object as deleted (its tombstone) or as marked.
+  const deleteObject = (kind: KindState, key: string, object: Stored, now: number): Stored => {
+    if (pendingFinalizers(kind.resource, object) === 0) return remove(kind, key, object, now)
+    if (object.metadata.deletionTimestamp !== undefined) return object
     const rv = ++resourceVersion
     const status = deletionStatus(kind.resource, object["status"])
     const marked = status === object["status"] ? object : Object.freeze({ ...object, status: intern(status, object["status"]) })
-    store(
-      kind,
-      key,
-      object,
-      withMetadata(marked as Stored, {
-        deletionTimestamp: rfc3339(now),
-        deletionGracePeriodSeconds: 0,
-        generation: (object.metadata.generation ?? 0) + 1,
-        resourceVersion: String(rv)
-      }),
-      rv
-    )
+    const next = withMetadata(marked as Stored, {
+      deletionTimestamp: rfc3339(now),
+      deletionGracePeriodSeconds: 0,
+      generation: (object.metadata.generation ?? 0) + 1,
+      resourceVersion: String(rv)
+    })
+    store(kind, key, object, next, rv)
+    return next
   }
 
   // Background garbage collection: a dependent with no owner left is deleted (respecting its own
@@ -558,16 +561,21 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
       })
     )
 
-  const del = (resource: Resource, key: ObjectKey, preconditions?: { readonly uid?: string }) =>
-    run<void, NotFound | Conflict | Forbidden | Unavailable>((now) =>
+  // Preconditions are checked in the same step as the deletion, so nothing can change between them.
+  const del = (resource: Resource, key: ObjectKey, preconditions?: DeletePreconditions) =>
+    run<KubeObject, NotFound | Conflict | Forbidden | Unavailable>((now) =>
       Result.gen(function* () {
         yield* checkFault("delete", resource, key)
         const found = yield* lookup(resource, key)
-        const uid = found.object.metadata.uid
+        const { uid, resourceVersion: version } = found.object.metadata
         if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
           return yield* Result.fail(conflict(resource, key.name, key.namespace, uidPrecondition(preconditions.uid, uid)))
         }
-        deleteObject(found.kind, found.key, found.object, now)
+        if (preconditions?.resourceVersion !== undefined && preconditions.resourceVersion !== version) {
+          const why = versionPrecondition(preconditions.resourceVersion, version)
+          return yield* Result.fail(conflict(resource, key.name, key.namespace, why))
+        }
+        return asServed(resource, deleteObject(found.kind, found.key, found.object, now))
       })
     )
 

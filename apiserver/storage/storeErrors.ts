@@ -34,3 +34,6 @@ export const modified = "the object has been modified; please apply your changes
 
 export const uidPrecondition = (given: string, actual: string | undefined): string =>
   `Precondition failed: UID in precondition: ${given}, UID in object meta: ${actual ?? ""}`
+
+export const versionPrecondition = (given: string, actual: string | undefined): string =>
+  `Precondition failed: ResourceVersion in precondition: ${given}, ResourceVersion in object meta: ${actual ?? ""}`

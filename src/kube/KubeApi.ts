@@ -1,7 +1,7 @@
 import { Context } from "effect"
 import type { Effect, Stream } from "effect"
 import type { ObjectMeta } from "../api/meta.ts"
-import type { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unavailable } from "./errors.ts"
+import type { AlreadyExists, Conflict, Forbidden, Gone, Invalid, NotFound, Unauthorized, Unavailable } from "./errors.ts"
 import type { Resource } from "./resources.ts"
 
 /**
@@ -38,6 +38,12 @@ export type WatchEvent =
 /** Where the object goes: the main resource or its status subresource. */
 export type Subresource = "main" | "status"
 
+/** DeleteOptions' preconditions: the object's uid and resourceVersion must still be these. */
+export interface DeletePreconditions {
+  readonly uid?: string | undefined
+  readonly resourceVersion?: string | undefined
+}
+
 /** One operation of a JSON patch (RFC 6902). */
 export type JsonPatchOperation =
   | { readonly op: "add" | "replace" | "test"; readonly path: string; readonly value: unknown }
@@ -52,8 +58,10 @@ export type Patch = Record<string, unknown> | ReadonlyArray<JsonPatchOperation>
 /** Whether a patch is a JSON patch (`Array.isArray` does not narrow a readonly array out of a union). */
 export const isJsonPatch = (patch: Patch): patch is ReadonlyArray<JsonPatchOperation> => Array.isArray(patch)
 
-export type ReadError = NotFound | Forbidden | Unavailable
-export type WriteError = NotFound | Conflict | Invalid | Forbidden | Unavailable
+/** Any verb can be refused: Unauthorized (401, the credentials) or Forbidden (403, RBAC). */
+export type Refused = Unauthorized | Forbidden
+export type ReadError = NotFound | Refused | Unavailable
+export type WriteError = NotFound | Conflict | Invalid | Refused | Unavailable
 
 /**
  * The Kubernetes API as the controller and the daemon use it: the verbs, with errors as data so
@@ -63,7 +71,7 @@ export class KubeApi extends Context.Service<
   KubeApi,
   {
     readonly get: (resource: Resource, key: ObjectKey) => Effect.Effect<KubeObject, ReadError>
-    readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Forbidden | Unavailable>
+    readonly list: (resource: Resource, options?: ListOptions) => Effect.Effect<ObjectList, Refused | Unavailable>
     /**
      * Changes after resourceVersion; fails with Gone when the server no longer has it. With
      * timeoutSeconds, a server that sends bookmarks sends one shortly before that deadline.
@@ -71,11 +79,11 @@ export class KubeApi extends Context.Service<
     readonly watch: (
       resource: Resource,
       options: ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
-    ) => Stream.Stream<WatchEvent, Gone | Forbidden | Unavailable>
+    ) => Stream.Stream<WatchEvent, Gone | Refused | Unavailable>
     readonly create: (
       resource: Resource,
       object: KubeObject
-    ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>
+    ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Refused | Unavailable>
     /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
     readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
     /**
@@ -84,11 +92,16 @@ export class KubeApi extends Context.Service<
      * that no longer held, as a stale resourceVersion is.
      */
     readonly patch: (resource: Resource, key: ObjectKey, patch: Patch, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
-    /** Deletes (or marks for deletion while finalizers remain); a uid precondition protects a re-created object. */
+    /**
+     * Deletes (or marks for deletion while finalizers remain) and answers the object the request
+     * acted on, as deleted or marked: never whatever holds the name afterwards (a controller may
+     * re-create it at once). Undefined where the server answered a Status instead. Preconditions
+     * (a Conflict when they do not hold) protect a re-created or changed object.
+     */
     readonly delete: (
       resource: Resource,
       key: ObjectKey,
-      preconditions?: { readonly uid?: string }
-    ) => Effect.Effect<void, NotFound | Conflict | Forbidden | Unavailable>
+      preconditions?: DeletePreconditions
+    ) => Effect.Effect<KubeObject | undefined, NotFound | Conflict | Refused | Unavailable>
   }
 >()("preheat/kube/KubeApi") {}

@@ -393,7 +393,9 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         const ns = yield* testNamespace
         const created = yield* make(resources.imagePullJob, imagePullJob(ns, "held", { finalizers: ["preheat.test/hold"] }))
         const key = keyOf(created)
-        yield* api.delete(resources.imagePullJob, key)
+        const answered = yield* api.delete(resources.imagePullJob, key)
+        assert.strictEqual(answered?.metadata.uid, created.metadata.uid)
+        assert.match(answered?.metadata.deletionTimestamp ?? "", rfc3339Seconds)
         const marked = yield* api.get(resources.imagePullJob, key)
         assert.match(marked.metadata.deletionTimestamp ?? "", rfc3339Seconds)
         assert.deepStrictEqual(marked.metadata.finalizers, ["preheat.test/hold"])
@@ -426,6 +428,22 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
         assert.strictEqual(error._tag, "Conflict")
         const still = yield* api.get(resources.imagePullJob, key)
         assert.strictEqual(still.metadata.uid, second.metadata.uid)
+      })
+    )
+
+    it.effect("delete answers the object it deleted and honours a resourceVersion precondition", () =>
+      Effect.gen(function* () {
+        const api = yield* KubeApi
+        const ns = yield* testNamespace
+        const created = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
+        const key = keyOf(created)
+        const changed = yield* api.patch(resources.imagePullJob, key, { metadata: { labels: { changed: "yes" } } })
+        const stale = yield* Effect.flip(api.delete(resources.imagePullJob, key, { resourceVersion: created.metadata.resourceVersion }))
+        assert.strictEqual(stale._tag, "Conflict")
+        const deleted = yield* api.delete(resources.imagePullJob, key, { resourceVersion: changed.metadata.resourceVersion })
+        assert.strictEqual(deleted?.metadata.uid, created.metadata.uid)
+        assert.deepStrictEqual(deleted?.metadata.labels, { changed: "yes" })
+        assert.strictEqual((yield* Effect.flip(api.get(resources.imagePullJob, key)))._tag, "NotFound")
       })
     )
 

@@ -61,8 +61,13 @@ const fakeKubeApi = Layer.sync(KubeApi, () => {
         ? Effect.succeed(store(resource, { ...current, ...patch, metadata: current.metadata }))
         : Effect.fail(new NotFound(target(resource, key.name)))
     },
-    delete: (resource, key) =>
-      objects.delete(keyOf(resource, key.name, key.namespace)) ? Effect.void : Effect.fail(new NotFound(target(resource, key.name)))
+    delete: (resource, key) => {
+      const id = keyOf(resource, key.name, key.namespace)
+      const current = objects.get(id)
+      if (current === undefined) return Effect.fail(new NotFound(target(resource, key.name)))
+      objects.delete(id)
+      return Effect.succeed(current)
+    }
   })
 })
 

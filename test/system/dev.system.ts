@@ -54,6 +54,13 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
         (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined
       )
 
+      // The controller re-creates a deleted NodeImage at once; the DELETE still answers the object it
+      // deleted, so kubectl, which waits for that uid to go, returns instead of waiting for the new one.
+      const uid = () => kubectl(["get", "nodeimage", "node-1", "-o", "jsonpath={.metadata.uid}"])
+      const before = await uid()
+      expect(await kubectl(["delete", "nodeimage", "node-1", "--timeout=30s"])).toContain('"node-1" deleted')
+      await eventually("node-1's NodeImage re-created", async () => ((await uid().catch(() => before)) !== before ? true : undefined))
+
       // The podSelector example pulls where Pods labelled app=web, tier=frontend run.
       const placement = JSON.stringify({ spec: { nodeName: "node-2" } })
       await kubectl(["run", "web", "--image=nginx:1.25.3", "--labels=app=web,tier=frontend", `--overrides=${placement}`])

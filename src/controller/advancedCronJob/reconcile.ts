@@ -2,6 +2,7 @@ import { Clock, Duration, Effect, Result } from "effect"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import { formatFieldErrors } from "../../api/invalidObject.ts"
 import { rfc3339 } from "../../api/time.ts"
+import { deleteExact } from "../../kube/deleteExact.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
@@ -51,12 +52,12 @@ export const reconcileAdvancedCronJob = (ctx: ControllerContext): Reconcile<Kube
       yield* markInvalid(ctx, raw, formatFieldErrors(decoded.failure.errors))
       return {}
     }
-    const namespace = raw.metadata.namespace ?? ""
     const now = yield* Clock.currentTimeMillis
     const decision = decideAdvancedCronJob(decoded.success, childrenOf(ctx, raw), now)
     // Deletions first: Replace removes the active job before its successor starts.
-    for (const name of decision.delete) {
-      yield* api.delete(resources.imageListPullJob, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+    const condemned = new Set(decision.delete)
+    for (const { raw: child } of controlledBy(ctx.listJobs, raw)) {
+      if (condemned.has(child.metadata.name ?? "")) yield* deleteExact(resources.imageListPullJob, child)
     }
     if (decision.create !== undefined) {
       const created = yield* api

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, Result } from "effect"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import { deleteExact } from "../../kube/deleteExact.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
@@ -29,7 +30,8 @@ export const reconcileImageListPullJob = (ctx: ControllerContext): Reconcile<Kub
     }
     const uid = raw.metadata.uid
     const namespace = raw.metadata.namespace ?? ""
-    const children: Array<ImagePullJob> = controlledBy(ctx.jobs, raw).flatMap(({ view }) => (Result.isSuccess(view) ? [view.success] : []))
+    const owned = controlledBy(ctx.jobs, raw)
+    const children: Array<ImagePullJob> = owned.flatMap(({ view }) => (Result.isSuccess(view) ? [view.success] : []))
     const now = yield* Clock.currentTimeMillis
     const decision = decideImageListPullJob(decoded.success, children, now)
     for (const child of decision.create) {
@@ -38,9 +40,8 @@ export const reconcileImageListPullJob = (ctx: ControllerContext): Reconcile<Kub
         .pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
       if (created !== undefined) yield* ctx.jobs.written(created)
     }
-    for (const name of decision.delete) {
-      yield* api.delete(resources.imagePullJob, { name, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
-    }
+    const condemned = new Set(decision.delete)
+    for (const { raw: child } of owned) if (condemned.has(child.metadata.name ?? "")) yield* deleteExact(resources.imagePullJob, child)
     yield* patchStatus(resources.imageListPullJob, ctx.listJobs, raw, decision.status)
     for (const event of decision.events) yield* record(raw, event)
     if (decision.deleteJob) {

@@ -2,6 +2,7 @@ import { Clock, Duration, Effect, Result } from "effect"
 import { apiVersion } from "../../api/meta.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
+import { deleteExact } from "../../kube/deleteExact.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
@@ -80,10 +81,13 @@ export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =
         yield* ctx.nodeImages.written(created)
         return {}
       }
-      case "delete":
-        yield* api.delete(resources.nodeImage, { name }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+      case "delete": {
+        // The NodeImage the decision saw: one re-created under the name since is another node's.
+        const stored = ctx.nodeImages.get(name)
+        if (stored !== undefined) yield* deleteExact(resources.nodeImage, stored)
         yield* ctx.nodeImages.removed(name)
         return {}
+      }
       case "update":
         yield* patchNodeImages(ctx.nodeImages, name, decision.images, decision.labels)
         if (decision.failures.length > 0) yield* failTags(ctx, name, decision.failures, now)

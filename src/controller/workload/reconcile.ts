@@ -1,6 +1,7 @@
 import { Data, Effect } from "effect"
 import type { LabelSelector } from "../../api/labelSelector.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
+import { deleteExact } from "../../kube/deleteExact.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
@@ -80,9 +81,10 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
       jobs: ownedIn(ctx.jobs, workload),
       settled: remembered?.uid === uid ? remembered.settled : undefined
     })
-    for (const job of decision.delete) {
+    const condemned = new Set(decision.delete)
+    for (const job of ownedIn(ctx.jobs, workload)) {
       // Another failure fails the reconcile, which is retried with backoff before anything is recorded.
-      yield* api.delete(resources.imagePullJob, { name: job, namespace }).pipe(Effect.catchTag("NotFound", () => Effect.void))
+      if (condemned.has(job.metadata.name ?? "")) yield* deleteExact(resources.imagePullJob, job)
     }
     const failures: Array<string> = []
     for (const job of decision.create) {
