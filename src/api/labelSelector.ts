@@ -1,6 +1,7 @@
 // metav1.LabelSelector: schema, validation, matching and the query-string form.
 // Semantics follow k8s.io/apimachinery so a selector means the same here as in kubectl.
 import { Schema } from "effect"
+import { goQuote } from "./goQuote.ts"
 import {
   maxLabelKeyLength,
   maxLabelValueLength,
@@ -67,28 +68,6 @@ export type LabelSelector = typeof LabelSelector.Type
 
 export const isLabelSelectorOperator = (op: string): op is LabelSelectorOperator =>
   (labelSelectorOperators as ReadonlyArray<string>).includes(op)
-
-// Go's %q for the strings apimachinery quotes in "Invalid value" messages.
-const goQuote = (s: string): string =>
-  '"' +
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: Go's %q escapes exactly the control characters
-  s.replace(/[\\"\u0000-\u001f\u007f]/g, (c) => {
-    switch (c) {
-      case "\\":
-        return "\\\\"
-      case '"':
-        return '\\"'
-      case "\n":
-        return "\\n"
-      case "\r":
-        return "\\r"
-      case "\t":
-        return "\\t"
-      default:
-        return `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`
-    }
-  }) +
-  '"'
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0)
 

@@ -18,6 +18,7 @@ import {
   qualifiedNameMaxLength,
   qualifiedNamePattern
 } from "./objectNames.ts"
+import { celLiteral as literal, quoteCel } from "./goQuoteCel.ts"
 import type { CelRule } from "./schemaExtras.ts"
 
 export const maxMatchExpressions = 64
@@ -30,29 +31,7 @@ export const maxRequirementValues = 256
 export const maxLabelKeyLength = dns1123SubdomainMaxLength + 1 + qualifiedNameMaxLength
 export const maxLabelValueLength = labelValueMaxLength
 
-/** A CEL string literal (single quotes) holding `text`. */
-const literal = (text: string): string =>
-  `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'").replaceAll("\n", "\\n").replaceAll("\r", "\\r").replaceAll("\t", "\\t")}'`
-
 const positions = (n: number): string => `[${Array.from({ length: n }, (_, i) => i).join(", ")}]`
-
-/**
- * Go's %q of the string `s` (an expression), as the decoder's goQuote writes it for the characters
- * CEL can rewrite within the cost budget: backslash, double quote, newline, carriage return and tab.
- * Other control characters (which goQuote writes as \xNN) appear as they are.
- */
-export const quoteCel = (s: string): string =>
-  `('"' + ${s}` +
-  [
-    ["\\", "\\\\"],
-    ['"', '\\"'],
-    ["\n", "\\n"],
-    ["\r", "\\r"],
-    ["\t", "\\t"]
-  ]
-    .map(([from, to]) => `.split(${literal(from!)}).join(${literal(to!)})`)
-    .join("") +
-  ` + '"')`
 
 const subdomainPrefix = `^(?:${dns1123SubdomainPattern})/`
 
