@@ -8,13 +8,15 @@
 import type { KubeConfig } from "@kubernetes/client-node"
 import { Duration, Effect, Layer, Random, Stream } from "effect"
 import type { Scope } from "effect"
+import { ApiAccess } from "../src/kube/ApiAccess.ts"
 import { withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
 import { KubeApi } from "../src/kube/KubeApi.ts"
 import type { KubeObject, Subresource } from "../src/kube/KubeApi.ts"
 import { Invalid } from "../src/kube/errors.ts"
 import type { KubeError, Unavailable } from "../src/kube/errors.ts"
 import type { Resource } from "../src/kube/resources.ts"
-import { KubeConfigError, type KubeConfigSource, loadKubeConfig } from "../src/kube/live/kubeConfig.ts"
+import { originOf, reportAccess } from "../src/kube/live/accessReport.ts"
+import { KubeConfigError, type KubeConfigSource, loadKubeConfig, loadKubeConfigFrom } from "../src/kube/live/kubeConfig.ts"
 import { listPages } from "../src/kube/live/listPages.ts"
 import { asKubeObject, withTypeMeta } from "../src/kube/live/objects.ts"
 import { collectionPath, objectPath } from "../src/kube/live/paths.ts"
@@ -49,11 +51,18 @@ const asCreateError = narrowTo(["AlreadyExists", "Invalid", "Forbidden"])
 const asWriteError = narrowTo(["NotFound", "Conflict", "Invalid", "Forbidden"])
 const asDeleteError = narrowTo(["NotFound", "Conflict", "Forbidden"])
 
-const targetOf = (verb: RequestTarget["verb"], resource: Resource, name: string, namespace: string | undefined): RequestTarget => ({
+const targetOf = (
+  verb: RequestTarget["verb"],
+  resource: Resource,
+  name: string,
+  namespace: string | undefined,
+  subresource?: Subresource
+): RequestTarget => ({
   verb,
   resource,
   name,
-  namespace: resource.namespaced ? namespace : undefined
+  namespace: resource.namespaced ? namespace : undefined,
+  subresource: subresource === "status" ? "status" : undefined
 })
 
 /** What a request's span says about its object; the span's name says the verb. */
@@ -120,7 +129,7 @@ export const makeFromConfig = Effect.fnUntraced(function* (
         body,
         ...(verb === "patch" ? { contentType: Array.isArray(body) ? jsonPatch : mergePatch } : {})
       },
-      targetOf(verb, resource, name, namespace),
+      targetOf(verb, resource, name, namespace, subresource),
       asWriteError
     )
 
@@ -219,7 +228,26 @@ export const makeFromConfig = Effect.fnUntraced(function* (
 export const make = (options: KubeLiveOptions): Effect.Effect<KubeApi["Service"], KubeConfigError, Scope.Scope> =>
   Effect.flatMap(loadKubeConfig(options), (config) => makeFromConfig(config, options))
 
+/** The live KubeApi telling every request's outcome to the ApiAccess in context. */
+const reporting = (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, ApiAccess> =>
+  Layer.effect(
+    KubeApi,
+    Effect.gen(function* () {
+      const { config, from } = yield* loadKubeConfigFrom(options)
+      return reportAccess(yield* makeFromConfig(config, options), yield* ApiAccess, originOf(config, from))
+    })
+  )
+
 export const KubeLive = {
-  /** The live KubeApi, counting its requests in preheat_api_requests_total. */
-  layer: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics> => withApiMetrics(Layer.effect(KubeApi, make(options)))
+  /** The live KubeApi, counting its requests in preheat_api_requests_total: for commands that run once. */
+  layer: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics> => withApiMetrics(Layer.effect(KubeApi, make(options))),
+  /**
+   * The live KubeApi of a role, counted, with the ApiAccess that logs what keeps its requests from
+   * the server and gives the role's /readyz its `api-access` check.
+   */
+  layerWithAccess: (options: KubeLiveOptions): Layer.Layer<KubeApi | ApiAccess, KubeConfigError, Metrics> =>
+    withApiMetrics(reporting(options)).pipe(Layer.provideMerge(ApiAccess.layer)),
+  /** As layerWithAccess, reporting to an ApiAccess provided from outside: several clients, one report. */
+  layerReporting: (options: KubeLiveOptions): Layer.Layer<KubeApi, KubeConfigError, Metrics | ApiAccess> =>
+    withApiMetrics(reporting(options))
 }

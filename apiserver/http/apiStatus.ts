@@ -153,6 +153,8 @@ export const fromKubeError = (kind: ServedKind, error: KubeError): ApiFailure =>
       return new ApiFailure({ code: 410, reason: "Expired", message: error.message })
     case "Invalid":
       return invalidFailure(kind, error.objectName, error.causes)
+    case "Unauthorized":
+      return new ApiFailure({ code: 401, reason: "Unauthorized", message: error.reason })
     case "Forbidden":
       return new ApiFailure({ code: 403, reason: "Forbidden", message: error.message, details: resourceDetails(kind, error.objectName) })
     case "Unavailable":

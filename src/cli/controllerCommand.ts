@@ -50,7 +50,7 @@ export const controllerCommand = Command.make(
         return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))
       }
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
-      const kube = KubeLive.layer({
+      const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
         context: Option.getOrUndefined(flags.context),
         qps: flags.qps,

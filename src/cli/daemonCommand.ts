@@ -62,7 +62,7 @@ export const daemonCommand = Command.make(
     Effect.gen(function* () {
       const nodeName = Option.getOrUndefined(flags.nodeName) ?? process.env["NODE_NAME"]
       if (nodeName === undefined || nodeName === "") return yield* Effect.fail(new MissingNodeName())
-      const kube = KubeLive.layer({
+      const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
         context: Option.getOrUndefined(flags.context),
         qps: flags.qps,

@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
+import { ApiAccess } from "../kube/ApiAccess.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultDaemonOptions } from "../daemon/options.ts"
 import { startFleet } from "../fleet/fleet.ts"
@@ -42,7 +43,7 @@ export const fleetCommand = Command.make(
       // holding thousands of watches is scanned linearly on every request (undici's Pool), a cost
       // no real daemon has.
       const client = (nodes: number) =>
-        KubeLive.layer({
+        KubeLive.layerReporting({
           kubeconfig: Option.getOrUndefined(flags.kubeconfig),
           context: Option.getOrUndefined(flags.context),
           qps: flags.qps * nodes,
@@ -61,16 +62,18 @@ export const fleetCommand = Command.make(
             )
           )
         )).flat()
-        const ready = Effect.sync((): HealthReport => {
+        const access = yield* ApiAccess
+        const ready = Effect.map(access.check, (check): HealthReport => {
           const synced = daemons.filter((d) => d.hasSynced()).length
-          return [{ name: "daemons-synced", ok: synced === daemons.length, message: `${synced}/${daemons.length}` }]
+          return [check, { name: "daemons-synced", ok: synced === daemons.length, message: `${synced}/${daemons.length}` }]
         })
         const { port } = yield* serveOps({ host: flags.metricsHost, port: flags.metricsPort, health: ready, ready })
         yield* Effect.logInfo("fleet started").pipe(Effect.annotateLogs({ nodes: flags.nodes, opsPort: port }))
         return yield* Effect.never
       }).pipe(
         Effect.scoped,
-        Effect.provide(WorkQueuesLive.layer().pipe(Layer.provideMerge(Metrics.layer))),
+        // One ApiAccess for all the clients: one WARN per cause, not one per group of nodes.
+        Effect.provide(Layer.mergeAll(WorkQueuesLive.layer(), ApiAccess.layer).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -1,7 +1,8 @@
-import { Duration, Effect, Result, Schedule } from "effect"
+import { Duration, Effect, Option, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { ImagePullJob } from "../api/imagePullJob.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
+import { ApiAccess } from "../kube/ApiAccess.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics } from "../ops/metrics.ts"
@@ -54,9 +55,12 @@ export const runControllerRole = (options: ControllerRoleOptions) =>
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)
+    // The live client's (KubeLive.layerWithAccess): why the stores are not listed, when the server is why.
+    const access = yield* Effect.serviceOption(ApiAccess)
     const ready = Effect.gen(function* () {
       const leadership = yield* elector.status
       return [
+        ...(Option.isSome(access) ? [yield* access.value.check] : []),
         {
           name: "informers-synced",
           ok: controller.hasSynced(),

@@ -1,6 +1,7 @@
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import type { Scope } from "effect"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
+import { ApiAccess } from "../kube/ApiAccess.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
@@ -27,7 +28,7 @@ export interface Daemon {
   readonly hasSynced: () => boolean
   /** Liveness: the runtime answers Version and the NodeImage watch has synced. */
   readonly health: Effect.Effect<HealthReport>
-  /** Readiness: the NodeImage watch has synced. */
+  /** Readiness: the NodeImage watch has synced, and (live client) nothing keeps requests from the API server. */
   readonly ready: Effect.Effect<HealthReport>
   /** Workers running (waiting or pulling), by tag key (`image tag`) and version. */
   readonly running: () => ReadonlyMap<string, number>
@@ -77,7 +78,12 @@ export const startDaemon = Effect.fnUntraced(function* (
       Effect.suspend(() => pins.changed(watched.entry(options.nodeName)))
     )
   )
-  const ready = Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)])
+  // The live client's (KubeLive.layerWithAccess): a 401, 403 or TLS failure named, not only "not yet listed".
+  const access = yield* Effect.serviceOption(ApiAccess)
+  const ready = Option.match(access, {
+    onNone: () => Effect.sync((): HealthReport => [watchCheck(watched.hasSynced)]),
+    onSome: (access) => Effect.map(access.check, (check): HealthReport => [check, watchCheck(watched.hasSynced)])
+  })
   const health = Effect.map(runtimeCheck, (runtime): HealthReport => [runtime, watchCheck(watched.hasSynced)]).pipe(
     Effect.provideContext(services)
   )

@@ -80,10 +80,7 @@ export class KubeApi extends Context.Service<
       resource: Resource,
       options: ListOptions & { readonly resourceVersion: string; readonly timeoutSeconds?: number }
     ) => Stream.Stream<WatchEvent, Gone | Refused | Unavailable>
-    readonly create: (
-      resource: Resource,
-      object: KubeObject
-    ) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Refused | Unavailable>
+    readonly create: (resource: Resource, object: KubeObject) => Effect.Effect<KubeObject, AlreadyExists | Invalid | Refused | Unavailable>
     /** A full replace, accepted only if metadata.resourceVersion is still current (else Conflict). */
     readonly update: (resource: Resource, object: KubeObject, subresource?: Subresource) => Effect.Effect<KubeObject, WriteError>
     /**

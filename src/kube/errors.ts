@@ -42,13 +42,57 @@ export class Invalid extends Data.TaggedError("Invalid")<
   }
 }
 
-/** 401/403: the credentials or RBAC do not allow the request. */
+/**
+ * 403: the server knows who is asking but RBAC does not allow the request; the message names the
+ * rule to grant. Retrying changes nothing until someone grants it.
+ */
 export class Forbidden extends Data.TaggedError("Forbidden")<Target & { readonly verb: string; readonly message: string }> {}
 
-/** The server could not be reached or answered 429/5xx: retry with backoff. */
-export class Unavailable extends Data.TaggedError("Unavailable")<{ readonly message: string }> {}
+/**
+ * 401: the server did not accept the credentials (expired or revoked token, a client certificate it
+ * does not trust). `reason` is the server's own message.
+ */
+export class Unauthorized extends Data.TaggedError("Unauthorized")<Target & { readonly verb: string; readonly reason: string }> {
+  override get message(): string {
+    return `${this.verb} ${this.objectName === "" ? this.kind : describe(this)}: 401 Unauthorized${this.reason === "" || this.reason === "Unauthorized" ? "" : `: ${this.reason}`}`
+  }
+}
 
-export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | Forbidden | Unavailable
+/** Why a TLS handshake with the API server failed, in the terms of what to fix. */
+export type TlsProblem = "UnknownCa" | "HostNameMismatch" | "CertificateExpired" | "ClientCertificateRefused"
+
+/**
+ * Why no answer came, when it is about reaching the server at all rather than the request: the
+ * TLS handshake failed, or the connection was refused, reset or never made.
+ */
+export type ConnectionProblem =
+  | {
+      readonly _tag: "Tls"
+      readonly problem: TlsProblem
+      /** Node's error code (UNABLE_TO_VERIFY_LEAF_SIGNATURE, ERR_TLS_CERT_ALTNAME_INVALID, ...). */
+      readonly code: string
+      /** What Node said, first line; for a name mismatch also the names the certificate covers. */
+      readonly detail: string
+    }
+  | { readonly _tag: "Unreachable"; readonly reason: string }
+
+/**
+ * The server could not be reached or answered 429/5xx: retry with backoff. `connection` says why
+ * when it was not reached at all.
+ */
+export class Unavailable extends Data.TaggedError("Unavailable")<{
+  readonly message: string
+  readonly connection?: ConnectionProblem
+}> {}
+
+export type KubeError = NotFound | AlreadyExists | Conflict | Gone | Invalid | Forbidden | Unauthorized | Unavailable
+
+/**
+ * A failure that is about reaching the API server at all rather than about the request: refused
+ * credentials, a missing RBAC rule, a failed TLS handshake or no connection.
+ */
+export const isAccessProblem = (error: KubeError): boolean =>
+  error._tag === "Unauthorized" || error._tag === "Forbidden" || (error._tag === "Unavailable" && error.connection !== undefined)
 
 const failedTest = /^testing value (.*) failed: test failed$/
 

@@ -10,6 +10,7 @@ const apiResultOfTag: Record<KubeError["_tag"], ApiResult> = {
   Conflict: "conflict",
   Gone: "gone",
   Invalid: "invalid",
+  Unauthorized: "unauthorized",
   Forbidden: "forbidden",
   Unavailable: "unavailable"
 }

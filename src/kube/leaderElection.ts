@@ -1,5 +1,6 @@
 import { hostname } from "node:os"
 import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schema } from "effect"
+import { ApiAccess, retryLogLevel } from "./ApiAccess.ts"
 import { KubeApi } from "./KubeApi.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { resources } from "./resources.ts"
@@ -96,6 +97,7 @@ const validate = (leaseMillis: number, renewMillis: number, retryMillis: number)
 export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect<LeaderElector, InvalidLeaderElectionOptions, KubeApi> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
+    const access = yield* Effect.serviceOption(ApiAccess)
     const clock = yield* Clock.Clock
     const leaseSeconds = Math.ceil(Duration.toSeconds(options.leaseDuration ?? leaderElectionDefaults.leaseDuration))
     const leaseMillis = leaseSeconds * 1000
@@ -179,7 +181,7 @@ export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect
         Conflict: () => Effect.succeed(false),
         AlreadyExists: () => Effect.succeed(false)
       }),
-      Effect.catch((error) => Effect.as(Effect.logWarning("lease request failed", error), false))
+      Effect.catch((error) => Effect.as(Effect.logWithLevel(retryLogLevel(access, error))("lease request failed", error), false))
     )
 
     /** An attempt that gives up at the deadline: a hung request must not keep a leader leading. */

@@ -1,6 +1,7 @@
 // The state of one kind as a stream of events (kube-runtime's watcher): a list, then a watch that
 // resumes from the last resourceVersion, for as long as the stream is read.
-import { Duration, Effect, Result, Schedule, Stream } from "effect"
+import { Duration, Effect, type Option, Result, Schedule, Stream } from "effect"
+import { ApiAccess, retryLogLevel } from "./ApiAccess.ts"
 import type { KubeError } from "./errors.ts"
 import { KubeApi } from "./KubeApi.ts"
 import type { KubeObject, ListOptions } from "./KubeApi.ts"
@@ -13,16 +14,22 @@ export type WatcherEvent =
   | { readonly _tag: "Deleted"; readonly object: KubeObject }
 
 /**
- * How a failed list or watch is retried: 1 s doubling to 30 s, each retry logged. A controller
- * that stops watching silently acts on stale state forever, so there is no last attempt. The
- * backoff starts over once an event comes through again.
+ * How a failed list or watch is retried: 1 s doubling to 30 s, each retry logged (at DEBUG when
+ * `access` says the failure at WARN itself: see retryLogLevel). A controller that stops watching
+ * silently acts on stale state forever, so there is no last attempt. The backoff starts over once
+ * an event comes through again.
  */
-export const watchRetry = (resource: Resource) =>
+export const watchRetry = (resource: Resource, access: Option.Option<ApiAccess["Service"]>) =>
   Schedule.min([Schedule.exponential(Duration.seconds(1), 2), Schedule.spaced(Duration.seconds(30))]).pipe(
     Schedule.setInputType<KubeError>(),
     Schedule.tap((meta) =>
-      Effect.logWarning("watch failed; retrying").pipe(
-        Effect.annotateLogs({ kind: resource.kind, error: meta.input._tag, retryIn: Duration.format(meta.duration) })
+      Effect.logWithLevel(retryLogLevel(access, meta.input))("watch failed; retrying").pipe(
+        Effect.annotateLogs({
+          kind: resource.kind,
+          error: meta.input._tag,
+          reason: meta.input.message,
+          retryIn: Duration.format(meta.duration)
+        })
       )
     )
   )
@@ -34,7 +41,7 @@ export const watchRetry = (resource: Resource) =>
  */
 export const watcher = (resource: Resource, options: ListOptions): Stream.Stream<WatcherEvent, never, KubeApi> =>
   Stream.unwrap(
-    Effect.map(Effect.service(KubeApi), (api) => {
+    Effect.map(Effect.all([Effect.service(KubeApi), Effect.serviceOption(ApiAccess)]), ([api, access]) => {
       /** Where the next watch resumes; undefined: list first. */
       let resourceVersion: string | undefined
       const list = Stream.fromEffect(
@@ -64,7 +71,7 @@ export const watcher = (resource: Resource, options: ListOptions): Stream.Stream
       )
       return Stream.suspend(() => (resourceVersion === undefined ? list : watch)).pipe(
         Stream.forever,
-        Stream.retry(watchRetry(resource)),
+        Stream.retry(watchRetry(resource, access)),
         // The retry schedule never ends, so no error gets past it.
         Stream.orDie
       )

@@ -5,7 +5,16 @@ import type { CriError } from "../cri/errors.ts"
 export type ReconcileResult = "success" | "error" | "requeue"
 export type ApiVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
 /** The outcome of an API call, named like the HTTP status it stands for. */
-export type ApiResult = "ok" | "not_found" | "conflict" | "invalid" | "forbidden" | "unavailable" | "gone" | "already_exists"
+export type ApiResult =
+  | "ok"
+  | "not_found"
+  | "conflict"
+  | "invalid"
+  | "unauthorized"
+  | "forbidden"
+  | "unavailable"
+  | "gone"
+  | "already_exists"
 export type JobPhase = "running" | "completed" | "paused" | "invalid"
 export type PullWorkerState = "active" | "waiting"
 

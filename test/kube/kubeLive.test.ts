@@ -455,11 +455,13 @@ const errorCases: ReadonlyArray<readonly [verb: string, code: number, reason: st
   ["update", 422, "Invalid", "Invalid"],
   ["patch", 422, "Invalid", "Invalid"],
   ["patch", 400, "BadRequest", "Invalid"],
-  ["get", 401, "Unauthorized", "Forbidden"],
+  ["get", 401, "Unauthorized", "Unauthorized"],
   ["list", 403, "Forbidden", "Forbidden"],
   ["watch", 403, "Forbidden", "Forbidden"],
   ["create", 403, "Forbidden", "Forbidden"],
-  ["delete", 401, "Unauthorized", "Forbidden"],
+  ["delete", 401, "Unauthorized", "Unauthorized"],
+  ["watch", 401, "Unauthorized", "Unauthorized"],
+  ["list", 401, "Unauthorized", "Unauthorized"],
   ["get", 429, "TooManyRequests", "Unavailable"],
   ["list", 500, "InternalError", "Unavailable"],
   ["patch", 503, "ServiceUnavailable", "Unavailable"],
@@ -708,7 +710,7 @@ describe("watch", () => {
       const config = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig })
       const started = Date.now()
       const error = yield* watchStream(
-        { watchConfig: config },
+        { watchAuthentication: () => ({ config, rejected: () => undefined }) },
         makeRateLimiter({ qps: 100, burst: 100 }),
         { path: "/api/v1/pods", query: {}, idleTimeoutMillis: 300 },
         { verb: "watch", resource: resources.pod, name: "" }

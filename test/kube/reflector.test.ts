@@ -167,8 +167,16 @@ describe("watcher", () => {
       const fiber = yield* collect([])
       yield* TestClock.setTime(1000)
       expect(logs).toEqual([
-        { level: "Warn", message: ["watch failed; retrying"], annotations: { kind: "NodeImage", error: "Unavailable", retryIn: "1s" } },
-        { level: "Warn", message: ["watch failed; retrying"], annotations: { kind: "NodeImage", error: "Unavailable", retryIn: "2s" } }
+        {
+          level: "Warn",
+          message: ["watch failed; retrying"],
+          annotations: { kind: "NodeImage", error: "Unavailable", reason: "down", retryIn: "1s" }
+        },
+        {
+          level: "Warn",
+          message: ["watch failed; retrying"],
+          annotations: { kind: "NodeImage", error: "Unavailable", reason: "down", retryIn: "2s" }
+        }
       ])
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(Layer.merge(layer, capture)))

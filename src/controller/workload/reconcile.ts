@@ -4,7 +4,7 @@ import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import { deleteExact } from "../../kube/deleteExact.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import type { Conflict, Forbidden, Unavailable } from "../../kube/errors.ts"
+import type { Conflict, Forbidden, Unauthorized, Unavailable } from "../../kube/errors.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { KeysBy, Store } from "../../kube/store.ts"
@@ -22,7 +22,7 @@ import { specOf } from "./template.ts"
 
 const record = recordEvent("preheat-controller")
 
-type DeleteError = Conflict | Forbidden | Unavailable
+type DeleteError = Conflict | Forbidden | Unauthorized | Unavailable
 
 /** A create that failed for another reason than an earlier self: the reconcile is retried with backoff. */
 export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {

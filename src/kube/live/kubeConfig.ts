@@ -57,10 +57,14 @@ const load = (source: KubeConfigSource, env: NodeJS.ProcessEnv): { readonly conf
 }
 
 /** The kubeconfig to use, switched to `source.context` if given; fails with a message a user can act on. */
-export const loadKubeConfig = (
+export const loadKubeConfig = (source: KubeConfigSource, env: NodeJS.ProcessEnv = process.env): Effect.Effect<KubeConfig, KubeConfigError> =>
+  Effect.map(loadKubeConfigFrom(source, env), ({ config }) => config)
+
+/** loadKubeConfig, and where it came from (a path, "$KUBECONFIG (...)", "the pod's service account") for messages. */
+export const loadKubeConfigFrom = (
   source: KubeConfigSource,
   env: NodeJS.ProcessEnv = process.env
-): Effect.Effect<KubeConfig, KubeConfigError> =>
+): Effect.Effect<{ readonly config: KubeConfig; readonly from: string }, KubeConfigError> =>
   Effect.try({
     try: () => {
       const { config, from } = load(source, env)
@@ -77,7 +81,7 @@ export const loadKubeConfig = (
       if (config.getCurrentCluster() === null) {
         throw new KubeConfigError({ message: `${from} names no cluster for context "${config.getCurrentContext()}"` })
       }
-      return config
+      return { config, from }
     },
     catch: (error) =>
       error instanceof KubeConfigError ? error : new KubeConfigError({ message: `cannot load the kubeconfig: ${firstLine(error)}` })

@@ -1,8 +1,8 @@
 // A list as one answer, read in pages (`limit`/`continue`) so that neither the server nor this
 // process holds a huge response at once. Every page is one request through the rate limiter.
 import { Effect, Predicate } from "effect"
-import type { Forbidden, Unavailable } from "../errors.ts"
-import type { KubeObject, ListOptions, ObjectList } from "../KubeApi.ts"
+import type { Unavailable } from "../errors.ts"
+import type { KubeObject, ListOptions, ObjectList, Refused } from "../KubeApi.ts"
 import type { Resource } from "../resources.ts"
 import { collectionPath } from "./paths.ts"
 import { asKubeObject, withTypeMeta } from "./objects.ts"
@@ -46,7 +46,7 @@ export const listPages = (
   resource: Resource,
   options: ListOptions,
   pageSize: number
-): Effect.Effect<ObjectList, Forbidden | Unavailable> => {
+): Effect.Effect<ObjectList, Refused | Unavailable> => {
   const target: RequestTarget = { verb: "list", resource, name: "", namespace: options.namespace }
   const path = collectionPath(resource, options.namespace)
   const selectors = {
@@ -55,7 +55,7 @@ export const listPages = (
   }
 
   // `limit` undefined: one unpaged request, the fallback when a continue token has expired.
-  const readAll = (limit: number | undefined): Effect.Effect<ObjectList, Forbidden | Unavailable | "expired"> =>
+  const readAll = (limit: number | undefined): Effect.Effect<ObjectList, Refused | Unavailable | "expired"> =>
     Effect.gen(function* () {
       const items: Array<KubeObject> = []
       let continueToken = ""

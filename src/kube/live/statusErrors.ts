@@ -1,10 +1,11 @@
 // kube-apiserver answers a failed request with an HTTP code and a meta/v1 Status body; this maps
 // both to the typed errors of KubeApi, so that callers decide retries by type.
 import { Option, Schema } from "effect"
-import { AlreadyExists, Conflict, failedTestPath, Forbidden, Gone, Invalid, NotFound, Unavailable } from "../errors.ts"
-import type { KubeError } from "../errors.ts"
+import { AlreadyExists, Conflict, failedTestPath, Forbidden, Gone, Invalid, NotFound, Unauthorized, Unavailable } from "../errors.ts"
+import type { ConnectionProblem, KubeError } from "../errors.ts"
 import type { Resource } from "../resources.ts"
 import { redact } from "./redact.ts"
+import { explainTls, tlsProblemOf } from "./tlsErrors.ts"
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
 
@@ -14,6 +15,44 @@ export interface RequestTarget {
   readonly resource: Resource
   readonly name: string
   readonly namespace?: string | undefined
+  /** A write to the status subresource, which RBAC grants apart from the object. */
+  readonly subresource?: "status" | undefined
+}
+
+/** The RBAC rule a request needs: what a 403 tells the operator to grant. */
+export interface RbacRule {
+  readonly verb: Verb
+  /** The API group; "" for the core group. */
+  readonly group: string
+  /** The plural, with its subresource (`nodeimages/status`) as RBAC names it. */
+  readonly resource: string
+  /** Undefined: cluster-wide (a cluster-scoped kind, or a namespaced one in all namespaces). */
+  readonly namespace?: string | undefined
+}
+
+export const rbacRuleOf = (request: RequestTarget): RbacRule => {
+  const slash = request.resource.apiVersion.indexOf("/")
+  return {
+    verb: request.verb,
+    group: slash < 0 ? "" : request.resource.apiVersion.slice(0, slash),
+    resource: request.subresource === undefined ? request.resource.plural : `${request.resource.plural}/${request.subresource}`,
+    namespace: request.resource.namespaced ? request.namespace : undefined
+  }
+}
+
+/** `list imagepulljobs.apps.kruise.io in namespace "x" (verb=list, group=apps.kruise.io, resource=imagepulljobs)` */
+export const describeRule = (rule: RbacRule, name = ""): string => {
+  const plural = rule.resource.split("/")
+  const qualified = [rule.group === "" ? plural[0] : `${plural[0]}.${rule.group}`, ...plural.slice(1)].join("/")
+  const where = rule.namespace === undefined ? "cluster-wide" : `in namespace "${rule.namespace}"`
+  return `${rule.verb} ${qualified}${name === "" ? "" : ` "${name}"`} ${where} (verb=${rule.verb}, group=${rule.group === "" ? '""' : rule.group}, resource=${rule.resource})`
+}
+
+/** What a 403 says: the rule to grant and where, then the server's own words. */
+const forbiddenMessage = (request: RequestTarget, serverMessage: string): string => {
+  const rule = rbacRuleOf(request)
+  const binding = rule.namespace === undefined ? "ClusterRoleBinding" : "RoleBinding"
+  return `forbidden: ${describeRule(rule, request.name)}: grant it in deploy/rbac.yaml or your ${binding}: ${serverMessage}`
 }
 
 const StatusCause = Schema.Struct({
@@ -55,7 +94,9 @@ export const kubeErrorOf = (code: number, body: unknown, request: RequestTarget)
   const invalid = (causes: ReadonlyArray<{ readonly field: string; readonly message: string }>) =>
     new Invalid({ ...target, causes: causes.length > 0 ? causes : [{ field: "", message }] })
 
-  if (code === 401 || code === 403) return new Forbidden({ ...target, verb: request.verb, message })
+  // Neither is retried like a 5xx: new credentials or a new RBAC rule are needed, not patience.
+  if (code === 401) return new Unauthorized({ ...target, verb: request.verb, reason: message })
+  if (code === 403) return new Forbidden({ ...target, verb: request.verb, message: forbiddenMessage(request, message) })
   // Creating in a namespace that does not exist is a 404 too; create has no NotFound: the object is invalid there.
   if (code === 404) {
     return request.verb === "create" ? invalid([{ field: "metadata.namespace", message }]) : new NotFound(target)
@@ -82,20 +123,64 @@ export const unavailableOf = (request: RequestTarget, reason: string): Unavailab
 
 /**
  * `error` if the verb can fail that way, else Unavailable: a code the verb should never get (a 409
- * on a get) says the server or something between is misbehaving, which a retry may outlast.
+ * on a get) says the server or something between is misbehaving, which a retry may outlast. Every
+ * verb can be Unauthorized, as every verb can be Unavailable.
  */
 export const narrowTo =
   <const Tags extends KubeError["_tag"]>(allowed: ReadonlyArray<Tags>) =>
-  (error: KubeError, request: RequestTarget): Extract<KubeError, { readonly _tag: Tags }> | Unavailable =>
-    error._tag === "Unavailable" || (allowed as ReadonlyArray<string>).includes(error._tag)
-      ? (error as Extract<KubeError, { readonly _tag: Tags }> | Unavailable)
+  (error: KubeError, request: RequestTarget): Extract<KubeError, { readonly _tag: Tags }> | Unauthorized | Unavailable =>
+    error._tag === "Unavailable" || error._tag === "Unauthorized" || (allowed as ReadonlyArray<string>).includes(error._tag)
+      ? (error as Extract<KubeError, { readonly _tag: Tags }> | Unauthorized | Unavailable)
       : unavailableOf(request, `unexpected ${error._tag}: ${"message" in error ? error.message : ""}`)
 
-/** What went wrong below HTTP, from fetch's error and its cause (`fetch failed: connect ECONNREFUSED ...`). */
+/**
+ * What went wrong below HTTP, from fetch's error and its cause (`fetch failed: connect ECONNREFUSED
+ * ...`); a failed TLS handshake is explained with the kubeconfig field to fix (tlsErrors.ts).
+ */
 export const reasonOf = (error: unknown): string => {
+  const tls = tlsProblemOf(error)
+  if (tls !== undefined) return explainTls(tls)
   if (!(error instanceof Error)) return String(error)
   const cause: unknown = error.cause
   const detail = cause instanceof Error ? cause.message : typeof cause === "string" ? cause : ""
   const reason = detail === "" || detail === error.message ? error.message : `${error.message}: ${detail}`
   return reason.split("\n")[0] ?? reason
+}
+
+/** Node's and undici's codes for a server that cannot be reached or dropped the connection. */
+const unreachableCodes: ReadonlySet<string> = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ECONNABORTED",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EPIPE",
+  "UND_ERR_SOCKET",
+  "UND_ERR_CONNECT_TIMEOUT"
+])
+
+const codesOf = (error: unknown): ReadonlyArray<string> => {
+  const codes: Array<string> = []
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    const code = (current as { readonly code?: unknown }).code
+    if (typeof code === "string") codes.push(code)
+  }
+  return codes
+}
+
+/** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
+export const connectionProblemOf = (error: unknown): ConnectionProblem | undefined =>
+  tlsProblemOf(error) ??
+  (codesOf(error).some((code) => unreachableCodes.has(code)) ? { _tag: "Unreachable", reason: redact(reasonOf(error)) } : undefined)
+
+/** A request that got no answer (refused, reset, a failed TLS handshake), as Unavailable saying why. */
+export const noAnswerOf = (request: RequestTarget, error: unknown): Unavailable => {
+  const connection = connectionProblemOf(error)
+  return new Unavailable({
+    message: `${describe(request)}: ${redact(reasonOf(error))}`,
+    ...(connection === undefined ? {} : { connection })
+  })
 }

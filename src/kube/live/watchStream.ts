@@ -3,14 +3,14 @@
 // and backing off are the caller's loop (client-node's informer instead stops for good on errors).
 import { Watch } from "@kubernetes/client-node"
 import { Cause, Effect, Predicate, Queue, Stream } from "effect"
-import type { Forbidden, Gone, Unavailable } from "../errors.ts"
-import type { WatchEvent } from "../KubeApi.ts"
+import type { Gone, Unavailable } from "../errors.ts"
+import type { Refused, WatchEvent } from "../KubeApi.ts"
 import { asKubeObject } from "./objects.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
-import { kubeErrorOf, narrowTo, reasonOf, type RequestTarget, statusOf, unavailableOf } from "./statusErrors.ts"
+import { kubeErrorOf, narrowTo, noAnswerOf, type RequestTarget, statusOf, unavailableOf } from "./statusErrors.ts"
 import type { Transport } from "./transport.ts"
 
-export type WatchError = Gone | Forbidden | Unavailable
+export type WatchError = Gone | Refused | Unavailable
 
 export interface WatchRequest {
   readonly path: string
@@ -30,7 +30,7 @@ const resourceVersionOf = (object: unknown): string | undefined => {
 // Watch's done callback gets an Error with statusCode for a non-200 answer, else fetch's own error.
 const doneErrorOf = (error: unknown, target: RequestTarget): WatchError => {
   const code: unknown = Predicate.isObject(error) ? error["statusCode"] : undefined
-  return typeof code === "number" ? asWatchError(kubeErrorOf(code, undefined, target), target) : unavailableOf(target, reasonOf(error))
+  return typeof code === "number" ? asWatchError(kubeErrorOf(code, undefined, target), target) : noAnswerOf(target, error)
 }
 
 /**
@@ -85,7 +85,7 @@ export const watchStream = (
       })
       // Before it sends anything, watch() itself rejects when the credentials cannot be had.
       started.catch((error: unknown) => {
-        if (!stopped) fail(unavailableOf(target, reasonOf(error)))
+        if (!stopped) fail(noAnswerOf(target, error))
       })
       return () => {
         if (stopped) return

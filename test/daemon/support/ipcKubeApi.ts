@@ -6,7 +6,17 @@
  */
 import type { ChildProcess } from "node:child_process"
 import { Cause, Effect, Exit, Fiber, Queue, Stream } from "effect"
-import { AlreadyExists, Conflict, Forbidden, Gone, Invalid, type KubeError, NotFound, Unavailable } from "../../../src/kube/errors.ts"
+import {
+  AlreadyExists,
+  Conflict,
+  Forbidden,
+  Gone,
+  Invalid,
+  type KubeError,
+  NotFound,
+  Unauthorized,
+  Unavailable
+} from "../../../src/kube/errors.ts"
 import { KubeApi, type WatchEvent } from "../../../src/kube/KubeApi.ts"
 
 type Verb = "get" | "list" | "create" | "update" | "patch" | "delete"
@@ -25,7 +35,7 @@ export type ParentMessage =
   | { readonly kind: "event"; readonly id: number; readonly event: WatchEvent }
   | { readonly kind: "end"; readonly id: number; readonly error?: Record<string, unknown> }
 
-const errorClasses = { NotFound, AlreadyExists, Conflict, Gone, Invalid, Forbidden, Unavailable } as const
+const errorClasses = { NotFound, AlreadyExists, Conflict, Gone, Invalid, Forbidden, Unauthorized, Unavailable } as const
 
 const encodeError = (error: unknown): Record<string, unknown> =>
   typeof error === "object" && error !== null && "_tag" in error

@@ -1,0 +1,132 @@
+// The live KubeApi's request outcomes, told to ApiAccess in the kubeconfig's terms: a 401 names the
+// server and the user whose credentials it refused, a 403 the RBAC rule to grant, a failed TLS
+// handshake the field to fix. Any answer from the server ends the connection problem; any answer
+// but 401 the credentials problem; an answer to a request ends that request's RBAC problem.
+import type { KubeConfig } from "@kubernetes/client-node"
+import { Effect, Stream } from "effect"
+import type { AccessOutcome } from "../accessProblems.ts"
+import type { ApiAccess } from "../ApiAccess.ts"
+import type { KubeError } from "../errors.ts"
+import { KubeApi, type Subresource } from "../KubeApi.ts"
+import type { Resource } from "../resources.ts"
+import { describeRule, rbacRuleOf, type Verb } from "./statusErrors.ts"
+import { explainTls, type KubeconfigOrigin } from "./tlsErrors.ts"
+
+/** The cluster and user a KubeConfig's current context uses, as messages may name them. */
+export const originOf = (config: KubeConfig, from: string): KubeconfigOrigin => {
+  const cluster = config.getCurrentCluster()
+  const user = config.getCurrentUser()
+  return {
+    from,
+    server: cluster?.server ?? "",
+    cluster: cluster?.name ?? "",
+    user: user?.name ?? "",
+    caFile: cluster?.caFile,
+    hasCaData: (cluster?.caData ?? "") !== "",
+    tlsServerName: cluster?.tlsServerName,
+    certFile: user?.certFile,
+    hasCertData: (user?.certData ?? "") !== ""
+  }
+}
+
+interface Request {
+  readonly verb: Verb
+  readonly resource: Resource
+  readonly namespace?: string | undefined
+  readonly subresource?: Subresource | undefined
+}
+
+const connection = "connection"
+const credentials = "credentials"
+
+const ruleKey = (request: Request): string =>
+  describeRule(
+    rbacRuleOf({
+      verb: request.verb,
+      resource: request.resource,
+      name: "",
+      namespace: request.namespace,
+      subresource: request.subresource === "status" ? "status" : undefined
+    })
+  )
+
+const requestName = (request: Request): string =>
+  `${request.verb} ${request.resource.kind}${request.subresource === "status" ? "/status" : ""}`
+
+/** What a request's outcome (undefined: it succeeded) says about access; undefined when nothing. */
+export const accessOutcomeOf = (request: Request, error: KubeError | undefined, origin: KubeconfigOrigin): AccessOutcome | undefined => {
+  if (error === undefined) return { fine: [connection, credentials, ruleKey(request)] }
+  switch (error._tag) {
+    case "Unauthorized": {
+      const said = error.reason === "" || error.reason === "Unauthorized" ? "" : `: ${error.reason}`
+      return {
+        problem: {
+          key: credentials,
+          cause: "401",
+          message: `401 Unauthorized from ${origin.server}: the credentials of user "${origin.user}" in ${origin.from} were not accepted${said}`,
+          request: requestName(request)
+        },
+        fine: [connection]
+      }
+    }
+    case "Forbidden":
+      return {
+        problem: { key: ruleKey(request), cause: "403", message: error.message, request: requestName(request) },
+        fine: [connection, credentials]
+      }
+    case "Unavailable": {
+      const problem = error.connection
+      if (problem === undefined) return undefined
+      return {
+        problem: {
+          key: connection,
+          cause: problem._tag === "Tls" ? `tls ${problem.problem}` : "unreachable",
+          message: problem._tag === "Tls" ? explainTls(problem, origin) : `cannot reach ${origin.server}: ${problem.reason}`,
+          request: requestName(request)
+        },
+        fine: []
+      }
+    }
+    default:
+      // NotFound, Conflict, Invalid...: the server answered, and allowed the request.
+      return { fine: [connection, credentials, ruleKey(request)] }
+  }
+}
+
+/** `inner`, each outcome told to `access`. A request that went fine while all is well costs one check. */
+export const reportAccess = (inner: KubeApi["Service"], access: ApiAccess["Service"], origin: KubeconfigOrigin): KubeApi["Service"] => {
+  const tell = (request: Request, error: KubeError | undefined): Effect.Effect<void> => {
+    if (error === undefined && access.quiet()) return Effect.void
+    const outcome = accessOutcomeOf(request, error, origin)
+    return outcome === undefined ? Effect.void : access.report(outcome)
+  }
+  const reported =
+    (request: Request) =>
+    <A, E extends KubeError, R>(call: Effect.Effect<A, E, R>) =>
+      call.pipe(
+        Effect.tap(() => tell(request, undefined)),
+        Effect.tapError((error) => tell(request, error))
+      )
+
+  return KubeApi.of({
+    get: (resource, key) => inner.get(resource, key).pipe(reported({ verb: "get", resource, namespace: key.namespace })),
+    list: (resource, options) => inner.list(resource, options).pipe(reported({ verb: "list", resource, namespace: options?.namespace })),
+    watch: (resource, options) => {
+      const request: Request = { verb: "watch", resource, namespace: options.namespace }
+      return inner.watch(resource, options).pipe(
+        Stream.tap(() => tell(request, undefined)),
+        Stream.tapError((error) => tell(request, error))
+      )
+    },
+    create: (resource, object) =>
+      inner.create(resource, object).pipe(reported({ verb: "create", resource, namespace: object.metadata.namespace })),
+    update: (resource, object, subresource) =>
+      inner
+        .update(resource, object, subresource)
+        .pipe(reported({ verb: "update", resource, namespace: object.metadata.namespace, subresource })),
+    patch: (resource, key, patch, subresource) =>
+      inner.patch(resource, key, patch, subresource).pipe(reported({ verb: "patch", resource, namespace: key.namespace, subresource })),
+    delete: (resource, key, preconditions) =>
+      inner.delete(resource, key, preconditions).pipe(reported({ verb: "delete", resource, namespace: key.namespace }))
+  })
+}
