@@ -176,11 +176,17 @@ export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown
 
 // ---- validation --------------------------------------------------------------------------------
 
+/**
+ * kube-apiserver reads a JSON integer into an int64; one beyond (99999999999999999999, 1e300) is a
+ * float to it, and a float past 2^53 is no integer for kube-openapi, so `type: integer` refuses it.
+ */
+const int64Limit = 2 ** 63
+
 /** The JSON type name kube-openapi reports for a value. */
 export const jsonType = (value: unknown): string => {
   if (value === null) return "null"
   if (Array.isArray(value)) return "array"
-  if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number"
+  if (typeof value === "number") return Number.isInteger(value) && Math.abs(value) < int64Limit ? "integer" : "number"
   if (typeof value === "object") return "object"
   return typeof value
 }

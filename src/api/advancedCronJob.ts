@@ -6,7 +6,7 @@ import { Schema } from "effect"
 import { emptyScheduleMessage, scheduleGrammar, scheduleHelp } from "./cronSchedule.ts"
 import { ImageListPullJobSpec } from "./imageListPullJob.ts"
 import { Condition, ObjectMeta, ObjectReference } from "./meta.ts"
-import { described, NonNegativeInt, StringMap, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { described, NonNegativeInt32, NonNegativeInt64, StringMap, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
 import type { CelRule } from "./schemaExtras.ts"
 
 export const concurrencyPolicies = ["Allow", "Forbid", "Replace"] as const
@@ -117,7 +117,8 @@ export const CronJobTemplate = Schema.Struct({
 )
 export type CronJobTemplate = typeof CronJobTemplate.Type
 
-const nonNegative = (description: string) => NonNegativeInt.pipe(described(description))
+// As upstream: startingDeadlineSeconds is an int64, the history limits int32.
+const nonNegative = (description: string) => NonNegativeInt32.pipe(described(description))
 
 const blank = literal("^\\s*$")
 export const scheduleCelRules: ReadonlyArray<CelRule> = [
@@ -149,7 +150,7 @@ export const AdvancedCronJobSpec = Schema.Struct({
     )
   ),
   startingDeadlineSeconds: Schema.optionalKey(
-    nonNegative("Optional deadline in seconds for starting the job if it misses scheduled time for any reason.")
+    NonNegativeInt64.pipe(described("Optional deadline in seconds for starting the job if it misses scheduled time for any reason."))
   ),
   concurrencyPolicy: Schema.Literals(concurrencyPolicies).pipe(
     described(

@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
-import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt64, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const maxListImages = 255
 
@@ -43,7 +43,7 @@ export const ImageListPullJobStatus = Schema.Struct({
   succeeded: counter("Number of child jobs that succeeded on every node."),
   failedImageStatuses: Schema.optionalKey(Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))),
   conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
-  observedGeneration: Schema.optionalKey(NonNegativeInt.pipe(described("The metadata.generation this status was computed for.")))
+  observedGeneration: Schema.optionalKey(NonNegativeInt64.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress aggregated from the child ImagePullJobs."))
 export type ImageListPullJobStatus = typeof ImageListPullJobStatus.Type
 

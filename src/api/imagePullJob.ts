@@ -2,7 +2,7 @@ import { Schema } from "effect"
 import { deadlineCelRule, jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
-import { counter, described, NonNegativeInt, Timestamp, withOpenApi } from "./schemaExtras.ts"
+import { counter, described, NonNegativeInt64, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const ImagePullJobSpec = Schema.Struct({
   image: Schema.String.pipe(
@@ -26,7 +26,7 @@ export const ImagePullJobStatus = Schema.Struct({
   failedNodes: Schema.optionalKey(Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))),
   message: Schema.optionalKey(Schema.String.pipe(described("Progress in words, e.g. job is running, progress 42.0%."))),
   conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
-  observedGeneration: Schema.optionalKey(NonNegativeInt.pipe(described("The metadata.generation this status was computed for.")))
+  observedGeneration: Schema.optionalKey(NonNegativeInt64.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress of the job, written by the controller."))
 export type ImagePullJobStatus = typeof ImagePullJobStatus.Type
 

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 import { LabelSelector } from "./labelSelector.ts"
 import { labelSelectorRules } from "./labelSelectorCel.ts"
-import { described, NonNegativeInt, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
+import { described, maxInt32, NonNegativeInt32, PositiveInt32, PositiveInt64, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
 export const defaultTimeoutSeconds = 600
@@ -18,13 +18,13 @@ export const parallelismMessage = "parallelism must be a non-negative integer or
 export const completionPolicyTypes = ["Always", "Never"] as const
 export const imagePullPolicies = ["Always", "IfNotPresent"] as const
 
-// Any integer decodes: validation reports a negative one with the same message the CRD rule gives.
+// Any integer decodes: validation reports a negative one, or one above int32, with the same message the CRD rule gives.
 export const Parallelism = Schema.Union([Schema.Int, Schema.String]).pipe(
   withOpenApi({
     "x-kubernetes-int-or-string": true,
     "x-kubernetes-validations": [
       {
-        rule: "type(self) == int ? self >= 0 : self.matches('^([0-9]|[1-9][0-9]|100)%$') || self.matches('^[0-9]{1,9}$')",
+        rule: `type(self) == int ? self >= 0 && self <= ${maxInt32} : self.matches('^([0-9]|[1-9][0-9]|100)%$') || self.matches('^[0-9]{1,9}$')`,
         message: parallelismMessage
       }
     ]
@@ -89,12 +89,10 @@ export const CompletionPolicy = Schema.Struct({
     withDefault("Always")
   ),
   activeDeadlineSeconds: Schema.optionalKey(
-    Schema.Int.check(Schema.isGreaterThan(0)).pipe(
-      described("Deadline in seconds from the job's start; unfinished nodes then count as failed. Always only.")
-    )
+    PositiveInt64.pipe(described("Deadline in seconds from the job's start; unfinished nodes then count as failed. Always only."))
   ),
   ttlSecondsAfterFinished: Schema.optionalKey(
-    NonNegativeInt.pipe(described("Seconds after completion when the job is deleted. Always only."))
+    NonNegativeInt32.pipe(described("Seconds after completion when the job is deleted. Always only."))
   )
 }).pipe(
   withOpenApi({
@@ -110,11 +108,11 @@ export const CompletionPolicy = Schema.Struct({
 export type CompletionPolicy = typeof CompletionPolicy.Type
 
 export const PullPolicy = Schema.Struct({
-  timeoutSeconds: Schema.Int.check(Schema.isGreaterThan(0)).pipe(
+  timeoutSeconds: PositiveInt32.pipe(
     described("Timeout of one pull attempt, in seconds. Defaults to 600."),
     withDefault(defaultTimeoutSeconds)
   ),
-  backoffLimit: NonNegativeInt.pipe(
+  backoffLimit: NonNegativeInt32.pipe(
     described("Retries after a failed attempt before the node is marked failed. Defaults to 3."),
     withDefault(defaultBackoffLimit)
   )

@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { described, NonNegativeInt, StringMap, Timestamp, withOpenApi } from "./schemaExtras.ts"
+import { described, NonNegativeInt64, StringMap, Timestamp, withOpenApi } from "./schemaExtras.ts"
 
 export const group = "apps.kruise.io"
 export const apiVersion = `${group}/v1alpha1`
@@ -25,7 +25,7 @@ export const ObjectMeta = Schema.StructWithRest(
     namespace: Schema.optionalKey(Schema.String),
     uid: Schema.optionalKey(Schema.String),
     resourceVersion: Schema.optionalKey(Schema.String),
-    generation: Schema.optionalKey(NonNegativeInt),
+    generation: Schema.optionalKey(NonNegativeInt64),
     creationTimestamp: Schema.optionalKey(Timestamp),
     deletionTimestamp: Schema.optionalKey(Timestamp),
     labels: Schema.optionalKey(StringMap),
@@ -60,6 +60,6 @@ export const Condition = Schema.Struct({
   reason: Schema.optionalKey(Schema.String).pipe(described("One-word CamelCase reason for the last transition.")),
   message: Schema.optionalKey(Schema.String).pipe(described("Human-readable details of the last transition.")),
   lastTransitionTime: Schema.optionalKey(Timestamp).pipe(described("When the status last changed.")),
-  observedGeneration: Schema.optionalKey(NonNegativeInt).pipe(described("The metadata.generation the condition was set for."))
+  observedGeneration: Schema.optionalKey(NonNegativeInt64).pipe(described("The metadata.generation the condition was set for."))
 })
 export type Condition = typeof Condition.Type

@@ -1,7 +1,19 @@
 import { Schema } from "effect"
 import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
 import { ObjectMeta, ObjectReference } from "./meta.ts"
-import { counter, described, NonNegativeInt, servedFrom, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
+import {
+  counter,
+  described,
+  Int64,
+  NonNegativeInt32,
+  NonNegativeInt64,
+  PositiveInt32,
+  PositiveInt64,
+  servedFrom,
+  Timestamp,
+  withDefault,
+  withOpenApi
+} from "./schemaExtras.ts"
 
 export const maxNodeImages = 256
 /**
@@ -21,16 +33,12 @@ export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
 export type TagPhase = (typeof tagPhases)[number]
 
 export const TagPullPolicy = Schema.Struct({
-  timeoutSeconds: Schema.optionalKey(
-    Schema.Int.check(Schema.isGreaterThan(0)).pipe(described("Timeout of one pull attempt, in seconds. Defaults to 600."))
-  ),
-  backoffLimit: Schema.optionalKey(NonNegativeInt.pipe(described("Retries after a failed attempt. Defaults to 3."))),
+  timeoutSeconds: Schema.optionalKey(PositiveInt32.pipe(described("Timeout of one pull attempt, in seconds. Defaults to 600."))),
+  backoffLimit: Schema.optionalKey(NonNegativeInt32.pipe(described("Retries after a failed attempt. Defaults to 3."))),
   ttlSecondsAfterFinished: Schema.optionalKey(
-    NonNegativeInt.pipe(described("Seconds after the pull finished when the controller removes the tag."))
+    NonNegativeInt32.pipe(described("Seconds after the pull finished when the controller removes the tag."))
   ),
-  activeDeadlineSeconds: Schema.optionalKey(
-    Schema.Int.check(Schema.isGreaterThan(0)).pipe(described("Deadline of all attempts, in seconds from createdAt."))
-  )
+  activeDeadlineSeconds: Schema.optionalKey(PositiveInt64.pipe(described("Deadline of all attempts, in seconds from createdAt.")))
 }).pipe(described("How to pull this tag and when to forget it."))
 export type TagPullPolicy = typeof TagPullPolicy.Type
 
@@ -42,7 +50,7 @@ export const ImageTagSpec = Schema.Struct({
     Schema.Array(ObjectReference).pipe(described("The jobs that asked for this tag. Absent for hand-written tasks."))
   ),
   // Negative versions decode so that validation can name the tag in its message.
-  version: Schema.Int.pipe(described("Bumped to ask for the tag to be pulled again."), withDefault(0)),
+  version: Int64.pipe(described("Bumped to ask for the tag to be pulled again."), withDefault(0)),
   imagePullPolicy: Schema.Literals(imagePullPolicies).pipe(
     described("IfNotPresent: skip when the node has the image. Always: pull anyway. Defaults to IfNotPresent."),
     withDefault("IfNotPresent")
@@ -122,11 +130,14 @@ export const ImageTagStatus = Schema.Struct({
   tag: Schema.String.pipe(described("The tag or digest.")),
   phase: Schema.Literals(tagPhases).pipe(described("Waiting, Pulling, Succeeded or Failed.")),
   progress: Schema.optionalKey(
-    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 })).pipe(described("Bytes pulled, in percent."))
+    Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 100 })).pipe(
+      withOpenApi({ format: "int32" }),
+      described("Bytes pulled, in percent.")
+    )
   ),
   startTime: Schema.optionalKey(Timestamp.pipe(described("When the pull started."))),
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the pull finished."))),
-  version: Schema.optionalKey(NonNegativeInt.pipe(described("The spec version this status is for."))),
+  version: Schema.optionalKey(NonNegativeInt64.pipe(described("The spec version this status is for."))),
   imageID: Schema.optionalKey(Schema.String.pipe(described("The image id the runtime reported."))),
   message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
 })

@@ -1,11 +1,13 @@
 import type { Parallelism } from "./jobTemplate.ts"
+import { maxInt32 } from "./schemaExtras.ts"
 
 const percentage = /^([0-9]|[1-9][0-9]|100)%$/
 // A number written as a string (Helm's `quote`): upstream's int-or-string reads it as that number.
 const numeric = /^[0-9]{1,9}$/
 
+/** An int32 as upstream's int-or-string holds it (the CRD rule has the same bound). */
 export const isValidParallelism = (p: Parallelism): boolean =>
-  typeof p === "number" ? Number.isInteger(p) && p >= 0 : percentage.test(p) || numeric.test(p)
+  typeof p === "number" ? Number.isInteger(p) && p >= 0 && p <= maxInt32 : percentage.test(p) || numeric.test(p)
 
 /**
  * Nodes that may pull at once. A percentage is of the desired nodes, rounded up as

@@ -64,9 +64,29 @@ export const described =
 /** RFC 3339 time as the API server writes it; kept a string so objects round-trip byte for byte. */
 export const Timestamp = Schema.String.pipe(withOpenApi({ format: "date-time" }))
 
-export const NonNegativeInt = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
+/**
+ * One bound per numeric field, the same in the CRD (minimum/maximum, which kube-apiserver enforces;
+ * it does not check `format: int32` ranges), in admission and in every decoder. Upstream's int32
+ * fields end at Go's int32: its controller could not read a larger value either.
+ */
+export const maxInt32 = 2_147_483_647
+/**
+ * Upstream's int64 fields (activeDeadlineSeconds, versions, generations) end at the largest
+ * integer JavaScript holds exactly: the controller and the daemon read every value admitted.
+ */
+export const maxInt64 = Number.MAX_SAFE_INTEGER
+
+const int32 = withOpenApi({ format: "int32" })
+const int64 = withOpenApi({ format: "int64" })
+
+export const NonNegativeInt32 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxInt32)).pipe(int32)
+export const PositiveInt32 = Schema.Int.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(maxInt32)).pipe(int32)
+export const NonNegativeInt64 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(0), Schema.isLessThanOrEqualTo(maxInt64)).pipe(int64)
+export const PositiveInt64 = Schema.Int.check(Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(maxInt64)).pipe(int64)
+/** An int64 that may be negative in the decoder, so validation can name it (NodeImage tag versions). */
+export const Int64 = Schema.Int.check(Schema.isGreaterThanOrEqualTo(-maxInt64), Schema.isLessThanOrEqualTo(maxInt64)).pipe(int64)
 
 export const StringMap = Schema.Record(Schema.String, Schema.String)
 
 /** A status counter: a non-negative integer, 0 until first written. */
-export const counter = (description: string) => NonNegativeInt.pipe(described(description), withDefault(0))
+export const counter = (description: string) => NonNegativeInt32.pipe(described(description), withDefault(0))

@@ -9,6 +9,7 @@ import type { InvalidObject } from "../../src/api/invalidObject.ts"
 import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
 import { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { NodeImage } from "../../src/api/nodeImage.ts"
+import { maxInt32, maxInt64 } from "../../src/api/schemaExtras.ts"
 import { celViolations } from "../../apiserver/admission/celRules.ts"
 import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
 import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
@@ -325,5 +326,39 @@ describe("server-side apply's merge markers as upstream's CRDs", () => {
     const { selector, podSelector } = spec["properties"] as Record<string, Node>
     expect(selector!["x-kubernetes-map-type"]).toBe("atomic")
     expect(podSelector!["x-kubernetes-map-type"]).toBe("atomic")
+  })
+})
+
+/** The integer nodes of a schema: their format and bounds, by path. */
+const integers = (root: Node, only: ReadonlyArray<string>): Record<string, unknown> => {
+  const out: Record<string, unknown> = {}
+  walk(root, "", (node, path) => {
+    if (only.includes(path) && node["type"] === "integer") out[path] = node["format"]
+  })
+  return out
+}
+
+// Issue 24: one bound per numeric field. kube-apiserver does not check `format: int32` ranges,
+// so each bound is also a maximum (and minimum) the API server enforces.
+describe("integer fields as upstream's Go types", () => {
+  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: every integer both CRDs have has upstream's format", (_, definition) => {
+    const upstreamVersions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
+    for (const version of crdOf(definition).spec.versions) {
+      const ours = version.schema.openAPIV3Schema as Node
+      const theirs = (upstreamVersions.find((v) => v["name"] === version.name)!["schema"] as Node)["openAPIV3Schema"] as Node
+      const shared = paths(ours).filter((p) => paths(theirs).includes(p) && !p.startsWith(".metadata"))
+      expect(integers(ours, shared), version.name).toEqual(integers(theirs, shared))
+    }
+  })
+
+  it.each(kinds.map((k) => [k.kind]))("%s: every integer is bounded by its format", (kind) => {
+    walk(rootSchema(kind), "", (node, path) => {
+      if (node["type"] !== "integer") return
+      const format = node["format"]
+      expect(format, `${path} has no format`).toMatch(/^int(32|64)$/)
+      expect(node["maximum"], `${path} has no maximum`).toBeTypeOf("number")
+      expect(node["maximum"] as number, path).toBeLessThanOrEqual(format === "int32" ? maxInt32 : maxInt64)
+      expect(node["minimum"] as number, `${path} has no minimum`).toBeGreaterThanOrEqual(format === "int32" ? -maxInt32 - 1 : -maxInt64)
+    })
   })
 })

@@ -30,4 +30,22 @@ describe("the JSON text of the versions a server sends", () => {
     expect(json.of(versions[0])).toBe('{"v":0,"n":2}')
     expect(made).toEqual([2, 1, 1])
   })
+
+  it("keeps no more text than its budget of characters, oldest dropped first", () => {
+    const json = new EncodedJson(1024, 110)
+    const made = Array.from({ length: 10 }, () => 0)
+    const versions = made.map((_, i) => Object.freeze({ toJSON: () => ({ v: i, n: ++made[i]!, pad: "x".repeat(30) }) }))
+    for (const version of versions) json.of(version)
+    expect(json.held.chars).toBeLessThanOrEqual(110)
+    // The last two (52 characters each) fit in the budget and are held; the first was dropped and is encoded again.
+    json.of(versions[9])
+    json.of(versions[8])
+    json.of(versions[0])
+    expect(made[9]).toBe(1)
+    expect(made[8]).toBe(1)
+    expect(made[0]).toBe(2)
+    // A text larger than the whole budget is not held at all.
+    json.of(Object.freeze({ big: "y".repeat(200) }))
+    expect(json.held.chars).toBeLessThanOrEqual(110)
+  })
 })

@@ -1,8 +1,11 @@
+import { Result, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import type { NodeImage } from "../../src/api/nodeImage.ts"
+import { TagPullPolicy } from "../../src/api/nodeImage.ts"
+import { maxInt32, maxInt64 } from "../../src/api/schemaExtras.ts"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
 import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
-import { tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
+import { maxTagTtlSeconds, tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
 
 const t0 = Date.parse("2026-12-02T10:00:00Z")
@@ -123,6 +126,26 @@ describe("decideImagePullJob", () => {
     const never = ttls(makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } }))
     expect(new Set(never)).toEqual(new Set(Array.from({ length: 11 }, (_, i) => 86400 - 600 + 120 * i)))
     expect(ttls(makeJob({ image: "nginx:1.9.1" }))).toEqual(always)
+  })
+
+  // Issue 24: timeoutSeconds x backoffLimit at their int32 maxima is 2^62, above 2^53.
+  it("saturates a tag's derived TTL at the int32 maximum, which the NodeImage schema accepts", () => {
+    const huge = { timeoutSeconds: maxInt32, backoffLimit: maxInt32 }
+    const fromPull = tagPullPolicy(makeJob({ image: "nginx:1.9.1", pullPolicy: huge }).spec, `${jobUid}/a`)
+    expect(fromPull.ttlSecondsAfterFinished).toBe(maxTagTtlSeconds)
+    expect(maxTagTtlSeconds).toBe(2 ** 31 - 1)
+    const fromDeadline = tagPullPolicy(
+      makeJob({ image: "nginx:1.9.1", pullPolicy: huge, completionPolicy: { activeDeadlineSeconds: maxInt64 } }).spec,
+      `${jobUid}/a`
+    )
+    expect(fromDeadline).toMatchObject({ ttlSecondsAfterFinished: maxTagTtlSeconds, activeDeadlineSeconds: maxInt64 })
+    const never = tagPullPolicy(
+      makeJob({ image: "nginx:1.9.1", pullPolicy: huge, completionPolicy: { type: "Never" } }).spec,
+      `${jobUid}/a`
+    )
+    for (const policy of [fromPull, fromDeadline, never]) {
+      expect(Result.isSuccess(Schema.decodeUnknownResult(TagPullPolicy)(policy)), JSON.stringify(policy)).toBe(true)
+    }
   })
 
   it("fails the unfinished nodes once activeDeadlineSeconds passes", () => {

@@ -28,4 +28,16 @@ describe("nodeImageSpecs", () => {
     expect(decode(version("2", { imageStatuses: {} }))).toBe(first)
     expect(nodeImageSpecs()(version("2", {}))).not.toBe(first)
   })
+
+  it("remembers only the spec decoded last, so older specs (and their decoded copies) are not held", () => {
+    const decode = nodeImageSpecs()
+    const older = { images: { nginx: { tags: [{ tag: "1.9.1" }] } } }
+    const first = decode({ metadata: { name: "node-1", resourceVersion: "1" }, spec: older })
+    const newer = decode({ metadata: { name: "node-1", resourceVersion: "2" }, spec: { images: {} } })
+    expect(newer).not.toBe(first)
+    // Decoded again: nothing of the older spec was kept once a newer one came.
+    const again = decode({ metadata: { name: "node-1", resourceVersion: "1" }, spec: older })
+    expect(again).not.toBe(first)
+    expect(again).toEqual(first)
+  })
 })

@@ -710,7 +710,7 @@ describe("watch", () => {
       const config = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig })
       const started = Date.now()
       const error = yield* watchStream(
-        { watchConfig: config },
+        { watchAuthentication: () => ({ config, rejected: () => undefined }) },
         makeRateLimiter({ qps: 100, burst: 100 }),
         { path: "/api/v1/pods", query: {}, idleTimeoutMillis: 300 },
         { verb: "watch", resource: resources.pod, name: "" }

@@ -9,16 +9,19 @@
  *
  * Listeners: `url` serves a certificate covering 127.0.0.1 and localhost; `expiredUrl` one whose
  * validity ended in 2020; `wrongHostUrl` one for another host name only. A client certificate the
- * client CA did not sign ends the connection right after the handshake; a certificate the test
- * revoked (by fingerprint) is answered 401, as kube-apiserver answers a credential it no longer
- * accepts.
+ * client CA did not sign ends the connection right after the handshake there; `clientCertificateUrl`
+ * refuses it during the handshake with a TLS alert, as Go's TLS stack in kube-apiserver does
+ * (node:tls cannot send that alert, so `openssl s_server` serves it; it answers no API requests).
+ * A certificate the test revoked (by fingerprint) is answered 401, as kube-apiserver answers a
+ * credential it no longer accepts.
  *
  * node:https rather than a proxy library: watches must stream through untouched, and each request
  * needs the peer certificate of its own connection.
  */
+import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
 import * as https from "node:https"
-import type { AddressInfo } from "node:net"
+import { type AddressInfo, createServer } from "node:net"
 import type { TLSSocket } from "node:tls"
 import { ApiFailure, statusBody } from "../../apiserver/http/apiStatus.ts"
 import { type Authority, type Issued, TestPki } from "./testPki.ts"
@@ -124,6 +127,7 @@ export class AuthFront {
   private readonly denials: Array<Denial> = []
   private readonly openByCertificate = new Map<string, Set<TLSSocket>>()
   private readonly listeners = new Map<string, Listener>()
+  private strict: { readonly child: ChildProcess; readonly port: number } | undefined
   private readonly upstream: URL
 
   private constructor(upstream: URL, pki: TestPki) {
@@ -147,6 +151,9 @@ export class AuthFront {
       "wrongHost",
       pki.issue(clusterCa, "server-wrong-host", { commonName: "other.example", altNames: ["DNS:other.example"], usage: "serverAuth" })
     )
+    await front.listenStrictly(
+      pki.issue(clusterCa, "server-strict", { commonName: "kube-apiserver", altNames: covering, usage: "serverAuth" })
+    )
     return front
   }
 
@@ -164,6 +171,11 @@ export class AuthFront {
 
   get wrongHostUrl(): string {
     return this.urlOf("wrongHost")
+  }
+
+  /** Requires a client certificate the client CA signed; refuses any other with a TLS alert. */
+  get clientCertificateUrl(): string {
+    return `https://127.0.0.1:${this.strict?.port ?? 0}`
   }
 
   /** From now on `token` authenticates as `user`. */
@@ -210,6 +222,7 @@ export class AuthFront {
   }
 
   async stop(): Promise<void> {
+    this.strict?.child.kill()
     await Promise.all(
       [...this.listeners.values()].map(
         ({ server }) =>
@@ -243,6 +256,44 @@ export class AuthFront {
         done()
       })
     })
+  }
+
+  private async listenStrictly(certificate: Issued): Promise<void> {
+    const port = await new Promise<number>((done, fail) => {
+      const probe = createServer()
+      probe.once("error", fail)
+      probe.listen(0, "127.0.0.1", () => {
+        const { port } = probe.address() as AddressInfo
+        probe.close(() => done(port))
+      })
+    })
+    const child = spawn(
+      "openssl",
+      [
+        "s_server",
+        "-accept",
+        `127.0.0.1:${port}`,
+        "-cert",
+        certificate.certFile,
+        "-key",
+        certificate.keyFile,
+        "-CAfile",
+        this.clientCa.certFile,
+        "-Verify",
+        "1",
+        "-verify_return_error",
+        "-www"
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] }
+    )
+    this.strict = { child, port }
+    await new Promise<void>((done, fail) => {
+      child.once("exit", (code) => fail(new Error(`openssl s_server exited with ${code}`)))
+      child.stdout?.on("data", (data: Buffer) => {
+        if (data.toString().includes("ACCEPT")) done()
+      })
+    })
+    child.stdout?.resume()
   }
 
   /** Ends a connection whose client certificate does not verify; tracks the others by certificate. */

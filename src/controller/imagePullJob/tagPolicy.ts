@@ -1,8 +1,16 @@
 import type { ImagePullJobSpec } from "../../api/imagePullJob.ts"
 import type { TagPullPolicy } from "../../api/nodeImage.ts"
+import { maxInt32 } from "../../api/schemaExtras.ts"
 import { jitterSeconds } from "../jitter.ts"
 
 const day = 24 * 60 * 60
+
+/**
+ * The longest TTL a tag gets: the tag's ttlSecondsAfterFinished is an int32 (as upstream's), about
+ * 68 years. A TTL derived from a job's large values (timeoutSeconds x backoffLimit is up to 2^62)
+ * saturates here instead of overflowing into a value the API server and the daemon refuse.
+ */
+export const maxTagTtlSeconds = maxInt32
 
 /**
  * The jitter moves in steps (1 min after a one-shot job, 2 min around a day) rather than by the
@@ -35,7 +43,7 @@ export const tagPullPolicy = (job: JobPolicy, seed: string): TagPullPolicy => {
   return {
     timeoutSeconds,
     backoffLimit,
-    ttlSecondsAfterFinished: base + stepped(seed, 300, 600, 60),
+    ttlSecondsAfterFinished: Math.min(maxTagTtlSeconds, base + stepped(seed, 300, 600, 60)),
     ...(activeDeadlineSeconds === undefined ? {} : { activeDeadlineSeconds })
   }
 }

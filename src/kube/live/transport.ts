@@ -1,12 +1,18 @@
 // One request to the API server through client-node's own fetch and authentication. Every request
-// asks the KubeConfig for its headers (tokens from files, exec plugins and OIDC refresh there), but
-// all share one connection pool: client-node would build a new undici Agent, hence a new TCP and TLS
-// connection, for every request whose cluster has TLS settings (any in-cluster config).
+// asks the KubeConfig for its headers (tokens from files and OIDC refresh there), but all share one
+// connection pool: client-node would build a new undici Agent, hence a new TCP and TLS connection,
+// for every request whose cluster has TLS settings (any in-cluster config). An exec credential
+// plugin is run here instead of by client-node (execCredentials/): cached until it expires, one run
+// for all requests waiting, replaced after a 401 (the request then goes once more), and its client
+// certificates used for new connections as soon as it hands out new ones (certificatePools.ts).
 import { IsomorphicFetchHttpLibrary, RequestContext } from "@kubernetes/client-node"
 import type { HttpMethod, KubeConfig } from "@kubernetes/client-node"
 import { Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { Unavailable } from "../errors.ts"
+import { type Dispatcher, makeCertificatePools } from "./certificatePools.ts"
+import { type ExecAuthenticationOptions, makeExecAuthentication, withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
+import type { ExecCredential } from "./execCredentials/execCredential.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
 import {
   decideOnAnswer,
@@ -42,14 +48,21 @@ export interface Transport {
    * each attempt through the rate limiter; the last answer or failure is the result.
    */
   readonly send: (request: HttpRequest, target: RequestTarget) => Effect.Effect<HttpAnswer, Unavailable>
-  /**
-   * The KubeConfig as client-node's Watch should see it: its requests get the same credentials,
-   * User-Agent and connection pool as `send`'s.
-   */
-  readonly watchConfig: KubeConfig
+  /** What one watch request authenticates with; see WatchAuthentication. */
+  readonly watchAuthentication: () => WatchAuthentication
 }
 
-export interface TransportOptions {
+/**
+ * The KubeConfig as client-node's Watch should see it for one watch request: the same credentials,
+ * User-Agent and connection pool as `send`'s.
+ */
+export interface WatchAuthentication {
+  readonly config: KubeConfig
+  /** The server answered this watch request 401: an exec plugin's credential it was made with is replaced. */
+  readonly rejected: () => void
+}
+
+export interface TransportOptions extends ExecAuthenticationOptions {
   readonly userAgent: string
   readonly limiter: RateLimiter
   /** How long a request may take before it is abandoned as Unavailable. */
@@ -60,6 +73,9 @@ export interface TransportOptions {
 
 /** A request the server did not answer within the transport's request timeout. */
 class RequestTimedOut extends Data.TaggedError("RequestTimedOut")<{ readonly message: string }> {}
+
+/** The exec plugin gave no credential: the request was not sent, and is not retried here (the plugin just ran). */
+class NoCredential extends Data.TaggedError("NoCredential")<{ readonly error: Unavailable }> {}
 
 /** An outcome the retry policy wants tried again, with how soon. */
 class RetryWanted extends Data.TaggedError("RetryWanted")<{
@@ -76,8 +92,6 @@ const retrySchedule = Schedule.exponential(readRetryBase).pipe(
     )
   )
 )
-
-type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>
 
 const parseJson = (text: string): unknown => {
   if (text === "") return undefined
@@ -107,25 +121,44 @@ export const makeTransport = Effect.fnUntraced(function* (
   options: TransportOptions
 ): Effect.fn.Return<Transport, Error, Scope.Scope> {
   const server = config.getCurrentCluster()?.server ?? ""
-  const dispatcher = yield* sharedDispatcher(config, server)
+  const exec = yield* makeExecAuthentication(config, options)
+  // With a plugin, client-node applies everything but the plugin: CA, server name, proxy, impersonation.
+  const base = exec === undefined ? config : withoutExecPlugin(config)
+  const dispatcher = yield* sharedDispatcher(base, server)
+  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher)
   const library = new IsomorphicFetchHttpLibrary()
+  // Watches authenticate from client-node's Watch, outside any fiber: they run the cache's effects with these services (its clock).
+  const runPromise = Effect.runPromiseWith(yield* Effect.context<never>())
 
-  // Fresh headers every time (a token file or exec plugin may have rotated the token); the
-  // dispatcher client-node builds alongside is dropped unused, as it would open connections of its own.
-  const authenticate = async (context: RequestContext): Promise<void> => {
-    await config.applySecurityAuthentication(context)
-    if (dispatcher !== undefined) context.setDispatcher(dispatcher)
+  // Fresh headers every time (a token file may have rotated the token); the dispatcher client-node
+  // builds alongside is dropped unused, as it would open connections of its own.
+  const authenticate = async (context: RequestContext, credential: ExecCredential | undefined): Promise<void> => {
+    await base.applySecurityAuthentication(context)
+    const pool = credential === undefined || pools === undefined ? dispatcher : await pools.dispatcherFor(credential)
+    if (pool !== undefined) context.setDispatcher(pool)
+    if (credential?.token !== undefined) context.setHeaderParam("Authorization", `Bearer ${credential.token}`)
     context.setHeaderParam("User-Agent", options.userAgent)
   }
 
   // Watch calls only getCurrentCluster and applySecurityAuthentication on its config.
   const watchConfig: KubeConfig = Object.create(config)
-  watchConfig.applySecurityAuthentication = authenticate
+  watchConfig.applySecurityAuthentication = (context) => authenticate(context, undefined)
 
-  const exchange = async (request: HttpRequest, signal: AbortSignal): Promise<HttpAnswer> => {
+  const watchAuthentication = (): WatchAuthentication => {
+    if (exec === undefined) return { config: watchConfig, rejected: () => undefined }
+    let seen: ExecCredential | undefined
+    const perWatch: KubeConfig = Object.create(config)
+    perWatch.applySecurityAuthentication = async (context) => {
+      seen = await runPromise(exec.current)
+      await authenticate(context, seen)
+    }
+    return { config: perWatch, rejected: () => (seen === undefined ? undefined : Effect.runSync(exec.rejected(seen))) }
+  }
+
+  const exchange = async (request: HttpRequest, signal: AbortSignal, credential: ExecCredential | undefined): Promise<HttpAnswer> => {
     const context = new RequestContext(`${server}${request.path}`, request.method)
     for (const [key, value] of Object.entries(request.query ?? {})) if (value !== undefined) context.setQueryParam(key, value)
-    await authenticate(context)
+    await authenticate(context, credential)
     context.setHeaderParam("Accept", "application/json")
     if (request.body !== undefined) {
       context.setHeaderParam("Content-Type", request.contentType ?? "application/json")
@@ -141,29 +174,53 @@ export const makeTransport = Effect.fnUntraced(function* (
 
   // A timer on the request's own abort signal rather than Effect.timeout, which races two
   // fibers per request; this runs for every request the process makes.
-  const exchangeInTime = (request: HttpRequest, signal: AbortSignal): Promise<HttpAnswer> => {
+  const exchangeInTime = (request: HttpRequest, signal: AbortSignal, credential: ExecCredential | undefined): Promise<HttpAnswer> => {
     const controller = new AbortController()
     const interrupted = () => controller.abort(signal.reason)
     signal.addEventListener("abort", interrupted, { once: true })
     const timer = setTimeout(() => controller.abort(timedOut), timeoutMillis)
-    return exchange(request, controller.signal).finally(() => {
+    return exchange(request, controller.signal, credential).finally(() => {
       clearTimeout(timer)
       signal.removeEventListener("abort", interrupted)
     })
   }
 
-  /** One attempt; an outcome the policy retries becomes a RetryWanted failure. */
-  const attempt = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | RetryWanted> =>
-    // The timeout starts once the limiter lets the request go: waiting for a token is not the server's fault.
+  /** One request through the rate limiter; the timeout starts once the limiter lets it go (waiting for a token is not the server's fault). */
+  const sendOnce = (
+    request: HttpRequest,
+    target: RequestTarget,
+    credential: ExecCredential | undefined
+  ): Effect.Effect<HttpAnswer, Unavailable> =>
     Effect.andThen(
       options.limiter.take,
       Effect.tryPromise({
-        try: (signal) => exchangeInTime(request, signal),
+        try: (signal) => exchangeInTime(request, signal, credential),
         catch: (error) => unavailableOf(target, error === timedOut ? timedOut.message : reasonOf(error))
       })
-    ).pipe(
+    )
+
+  /** With a plugin: a 401 replaces the credential the request was made with, and the request goes once more with the new one. */
+  const authenticatedSend = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | NoCredential> => {
+    if (exec === undefined) return sendOnce(request, target, undefined)
+    const credential = Effect.mapError(exec.current, (error) => new NoCredential({ error: unavailableOf(target, error.message) }))
+    return Effect.flatMap(credential, (seen) =>
+      Effect.flatMap(sendOnce(request, target, seen), (answer) =>
+        answer.status === 401
+          ? exec.rejected(seen).pipe(
+              Effect.andThen(credential),
+              Effect.flatMap((fresh) => sendOnce(request, target, fresh))
+            )
+          : Effect.succeed(answer)
+      )
+    )
+  }
+
+  /** One attempt; an outcome the policy retries becomes a RetryWanted failure. */
+  const attempt = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | RetryWanted> =>
+    authenticatedSend(request, target).pipe(
       Effect.matchEffect({
         onFailure: (error) => {
+          if (error._tag === "NoCredential") return Effect.fail(error.error)
           const decision = decideOnNoAnswer(request.method)
           return Effect.fail(decision._tag === "Done" ? error : new RetryWanted({ decision, outcome: Result.fail(error) }))
         },
@@ -208,7 +265,7 @@ export const makeTransport = Effect.fnUntraced(function* (
   }
 
   return {
-    watchConfig,
+    watchAuthentication,
     send: (request, target) => attempt(request, target).pipe(Effect.catchTag("RetryWanted", (first) => retried(first, request, target)))
   }
 })

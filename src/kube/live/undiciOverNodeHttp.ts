@@ -7,6 +7,7 @@
 // The sources run on undici itself. test/kube/undiciOverNodeHttp.test.ts uses this module as
 // client-node does (requests, a watch, aborts, TLS, an HTTP proxy; not SOCKS) against the embedded
 // API server; the system tests run the bundles' controller and daemon through it.
+import { once } from "node:events"
 import http from "node:http"
 import https from "node:https"
 import type { Socket } from "node:net"
@@ -57,6 +58,23 @@ const makePools = (connect: ConnectOptions | Connector | undefined): Pools => {
   return pools
 }
 
+const inUse = (agent: http.Agent): ReadonlyArray<Socket> =>
+  Object.values(agent.sockets).flatMap((sockets) => (sockets === undefined ? [] : sockets))
+
+/**
+ * Resolves once `agent` holds no connection: idle ones are closed now, busy ones as soon as their
+ * request is done (a watch: when its stream ends), instead of going back to the pool.
+ */
+const drain = async (agent: http.Agent): Promise<void> => {
+  // Node's Agent destroys a freed socket that keepSocketAlive refuses.
+  agent.keepSocketAlive = () => false
+  for (const sockets of Object.values(agent.freeSockets)) for (const socket of sockets ?? []) socket.destroy()
+  for (let busy = inUse(agent); busy.length > 0 || Object.keys(agent.requests).length > 0; busy = inUse(agent)) {
+    // A request still waiting for its connection gets one (then closed when done): wait for it too.
+    await Promise.race([Promise.all(busy.map((socket) => once(socket, "close"))), once(agent, "free")])
+  }
+}
+
 /**
  * A connection pool with client-node's connection settings (undici's Agent). Its node:http(s)
  * agents are made at the first request: client-node builds an Agent alongside every request's
@@ -64,6 +82,7 @@ const makePools = (connect: ConnectOptions | Connector | undefined): Pools => {
  */
 export class Agent {
   #pools: Pools | undefined
+  #closed = false
   readonly #connect: ConnectOptions | Connector | undefined
 
   constructor(options: { readonly connect?: ConnectOptions | Connector } = {}) {
@@ -74,19 +93,24 @@ export class Agent {
     return makePools(this.#connect)
   }
 
-  /** @internal the node:http(s) agent for a URL of this protocol. */
+  /** @internal the node:http(s) agent for a URL of this protocol; fails once the pool is closed, as undici's does. */
   agentFor(url: URL): http.Agent {
+    if (this.#closed) throw new Error("the connection pool is closed")
     this.#pools ??= this.makePools()
     return url.protocol === "https:" ? this.#pools.https : this.#pools.http
   }
 
+  /** Closes every connection at once: requests on them fail. */
   async destroy(): Promise<void> {
+    this.#closed = true
     this.#pools?.http.destroy()
     this.#pools?.https.destroy()
   }
 
-  close(): Promise<void> {
-    return this.destroy()
+  /** As undici's close(): no new requests; the ones under way (watches too) finish, then their connections close. */
+  async close(): Promise<void> {
+    this.#closed = true
+    if (this.#pools !== undefined) await Promise.all([drain(this.#pools.http), drain(this.#pools.https)])
   }
 }
 

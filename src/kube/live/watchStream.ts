@@ -38,7 +38,7 @@ const doneErrorOf = (error: unknown, target: RequestTarget): WatchError => {
  * the consumer aborts the HTTP request.
  */
 export const watchStream = (
-  transport: Pick<Transport, "watchConfig">,
+  transport: Pick<Transport, "watchAuthentication">,
   limiter: RateLimiter,
   request: WatchRequest,
   target: RequestTarget
@@ -72,7 +72,8 @@ export const watchStream = (
 
     const start = Effect.sync(() => {
       let stopped = false
-      const watch = new Watch(transport.watchConfig)
+      const authentication = transport.watchAuthentication()
+      const watch = new Watch(authentication.config)
       // Watch aborts a request silent for 30 s, shorter than the server's bookmark interval (1 min), so
       // idle watches would fail twice a minute. The field is private to TypeScript only, in the exact
       // client-node version package.json pins; kubeLive.test.ts fails if it stops being honoured.
@@ -80,8 +81,10 @@ export const watchStream = (
       const started = watch.watch(request.path, request.query, onEvent, (error: unknown) => {
         if (stopped) return
         stopped = true
-        if (error === null || error === undefined) Queue.endUnsafe(queue)
-        else fail(doneErrorOf(error, target))
+        if (error === null || error === undefined) return Queue.endUnsafe(queue)
+        // Refused credentials: an exec plugin's are replaced before the caller's loop watches again.
+        if (Predicate.isObject(error) && error["statusCode"] === 401) authentication.rejected()
+        fail(doneErrorOf(error, target))
       })
       // Before it sends anything, watch() itself rejects when the credentials cannot be had.
       started.catch((error: unknown) => {

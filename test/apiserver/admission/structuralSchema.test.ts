@@ -81,6 +81,14 @@ describe("structural schema", () => {
     expect(schemaViolations(schema, { name: "ab", count: 1, either: "50%", when: "2030-01-01T00:00:00Z" })).toEqual([])
   })
 
+  // kube-apiserver reads an integer into an int64, and a float past 2^53 is no integer to kube-openapi.
+  it("takes an integer beyond int64 for a number, as kube-apiserver does; below it, the bounds decide", () => {
+    const messages = (count: number) => schemaViolations(schema, { count }).map((c) => `${c.field}: ${c.message}`)
+    expect(messages(1e300)).toEqual(['count: Invalid value: "number": count in body must be of type integer: "number"'])
+    expect(messages(2 ** 63)).toEqual(['count: Invalid value: "number": count in body must be of type integer: "number"'])
+    expect(messages(2 ** 53)).toEqual(["count: Invalid value: 9007199254740992: count in body should be less than or equal to 5"])
+  })
+
   // kube-apiserver's validation ratcheting (CRDValidationRatcheting, on by default since 1.30):
   // an update is not refused for values it leaves as they were. Here "as they were" is the stored
   // value itself, which an applied patch keeps for every subtree it does not touch.

@@ -1,0 +1,96 @@
+// Connection pools for the client certificates an exec plugin hands out. client-go closes every
+// connection when the certificate changes; here new requests get a pool carrying the new one and
+// the old pool is closed gracefully: requests and watches already on it finish there. Requests are
+// given one stable object that hands each dispatch to the latest pool, so a request authenticated
+// just before a rotation never lands on a pool already closing.
+import { RequestContext } from "@kubernetes/client-node"
+import type { KubeConfig } from "@kubernetes/client-node"
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import type { ExecCredential } from "./execCredentials/execCredential.ts"
+import { withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
+
+export type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>>
+
+export interface CertificatePools {
+  /** The pool for requests made with `credential`: the shared one when it carries no client certificate. */
+  readonly dispatcherFor: (credential: ExecCredential) => Promise<Dispatcher | undefined>
+}
+
+/** What client-node builds for the cluster with this client certificate (its CA, server name, proxy). */
+const buildPool = async (config: KubeConfig, server: string, cert: string, key: string): Promise<Dispatcher> => {
+  const probe = new RequestContext(server, "GET")
+  await withoutExecPlugin(config, { cert, key }).applySecurityAuthentication(probe)
+  const dispatcher = probe.getDispatcher()
+  if (dispatcher === undefined) throw new Error("client-node built no connection pool for a client certificate")
+  return dispatcher
+}
+
+const closeGracefully = (dispatcher: Dispatcher): void => {
+  dispatcher.close().catch(() => undefined)
+}
+
+/**
+ * Pools over `config` (whose user's exec plugin is left to the caller) for the certificates of
+ * the credentials requests are made with; `shared` serves credentials without one. The latest
+ * pool is destroyed with the scope.
+ */
+export const makeCertificatePools = (
+  config: KubeConfig,
+  server: string,
+  shared: Dispatcher | undefined
+): Effect.Effect<CertificatePools, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    let latest: Dispatcher | undefined
+    let latestPair: string | undefined
+    let building: Promise<void> = Promise.resolve()
+
+    // Both fetches client-node may run on: undici's calls dispatch(), undiciOverNodeHttp.ts's agentFor().
+    const rotating = {
+      dispatch: (...args: ReadonlyArray<unknown>): unknown =>
+        (latest as unknown as { dispatch: (...a: ReadonlyArray<unknown>) => unknown }).dispatch(...args),
+      agentFor: (url: URL): unknown => (latest as unknown as { agentFor: (url: URL) => unknown }).agentFor(url)
+    } as unknown as Dispatcher
+
+    const retire = (dispatcher: Dispatcher | undefined) => {
+      if (dispatcher !== undefined) closeGracefully(dispatcher)
+    }
+
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => (latest === undefined ? Promise.resolve() : latest.destroy().catch(() => undefined)))
+    )
+
+    const dispatcherFor = async (credential: ExecCredential): Promise<Dispatcher | undefined> => {
+      const { clientCertificateData: cert, clientKeyData: key } = credential
+      if (cert === undefined || key === undefined) {
+        // The plugin went back to tokens: the certificate's pool is no longer needed.
+        if (latestPair !== undefined) {
+          latestPair = undefined
+          retire(latest)
+          latest = undefined
+        }
+        return shared
+      }
+      const pair = `${cert}\n${key}`
+      if (pair !== latestPair) {
+        latestPair = pair
+        building = buildPool(config, server, cert, key).then(
+          (dispatcher) => {
+            // A newer certificate arrived while this one's pool was built: this one is already stale.
+            if (latestPair !== pair) return retire(dispatcher)
+            const previous = latest
+            latest = dispatcher
+            retire(previous)
+          },
+          (error: unknown) => {
+            if (latestPair === pair) latestPair = undefined
+            throw error
+          }
+        )
+      }
+      await building
+      return rotating
+    }
+
+    return { dispatcherFor }
+  })
