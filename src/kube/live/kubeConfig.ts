@@ -2,11 +2,11 @@
 // path (--kubeconfig), $KUBECONFIG, the pod's service account, ~/.kube/config. client-node's own
 // loadFromDefault would fall back to http://localhost:8080 instead of failing, which only defers the
 // error to the first request.
-import { existsSync } from "node:fs"
+import { existsSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
-import { delimiter, join } from "node:path"
-import { KubeConfig } from "@kubernetes/client-node"
-import { Data, Effect } from "effect"
+import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path"
+import { type Cluster, KubeConfig, loadYaml } from "@kubernetes/client-node"
+import { Data, Effect, Predicate } from "effect"
 
 /** The client cannot be configured: no or a broken kubeconfig, an unknown context, bad limits. */
 export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{ readonly message: string }> {}
@@ -23,18 +23,57 @@ const serviceAccountToken = "/var/run/secrets/kubernetes.io/serviceaccount/token
 // Parser errors quote the lines around the fault, which may hold a token: keep the first line only.
 const firstLine = (error: unknown): string => String(error instanceof Error ? error.message : error).split("\n")[0] ?? ""
 
-const fromFiles = (paths: ReadonlyArray<string>): KubeConfig => {
-  const config = new KubeConfig()
-  paths.forEach((path, i) => {
-    if (i === 0) {
-      config.loadFromFile(path)
-    } else {
-      // As kubectl merges $KUBECONFIG: the first file that sets a value wins, current-context included.
-      const next = new KubeConfig()
-      next.loadFromFile(path)
-      config.mergeConfig(next, Boolean(config.getCurrentContext()))
-    }
+const execExtensionName = "client.authentication.k8s.io/exec"
+
+// A cluster's `client.authentication.k8s.io/exec` extension, which client-node drops when it reads
+// the file; an exec plugin with provideClusterInfo gets it as spec.cluster.config.
+const execExtensions = new WeakMap<Cluster, unknown>()
+
+/** The cluster's exec extension, when it came from a kubeconfig file read by loadKubeConfig. */
+export const execExtensionOf = (cluster: Cluster): unknown => execExtensions.get(cluster)
+
+const rememberExecExtensions = (config: KubeConfig, path: string): void => {
+  const text = readFileSync(path, "utf8")
+  if (!text.includes(execExtensionName)) return
+  const document: unknown = loadYaml(text)
+  const clusters = Predicate.isObject(document) ? document["clusters"] : undefined
+  for (const entry of Array.isArray(clusters) ? clusters : []) {
+    const fields = Predicate.isObject(entry) ? entry["cluster"] : undefined
+    const extensions = Predicate.isObject(fields) ? fields["extensions"] : undefined
+    const named = (Array.isArray(extensions) ? extensions : []).find(
+      (extension: unknown) => Predicate.isObject(extension) && extension["name"] === execExtensionName
+    )
+    const cluster = Predicate.isObject(entry) && typeof entry["name"] === "string" ? config.getCluster(entry["name"]) : null
+    if (cluster !== null && Predicate.isObject(named)) execExtensions.set(cluster, named["extension"])
+  }
+}
+
+// As client-go's loader: an exec command with a slash in it is relative to the file's directory;
+// one without is looked up on PATH. client-node resolves certificate paths only.
+const resolveExecCommands = (config: KubeConfig, directory: string): void => {
+  config.users = config.users.map((user) => {
+    const command: unknown = Predicate.isObject(user.exec) ? user.exec["command"] : undefined
+    return typeof command === "string" && command.includes(sep) && !isAbsolute(command)
+      ? { ...user, exec: { ...user.exec, command: resolve(directory, command) } }
+      : user
   })
+}
+
+const fromFile = (path: string): KubeConfig => {
+  const config = new KubeConfig()
+  config.loadFromFile(path)
+  resolveExecCommands(config, dirname(path))
+  rememberExecExtensions(config, path)
+  return config
+}
+
+const fromFiles = (paths: ReadonlyArray<string>): KubeConfig => {
+  const [first, ...rest] = paths
+  const config = fromFile(first!)
+  for (const path of rest) {
+    // As kubectl merges $KUBECONFIG: the first file that sets a value wins, current-context included.
+    config.mergeConfig(fromFile(path), Boolean(config.getCurrentContext()))
+  }
   return config
 }
 
