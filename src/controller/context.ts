@@ -21,7 +21,10 @@ export interface ControllerSettings {
    * many nodes finishing together are read in one reconcile rather than one each.
    */
   readonly nodeReportBatchMs: number
-  /** How often the Secrets jobs reference are read again, so that their copies follow edits. */
+  /**
+   * How often the Secrets unfinished jobs reference are read again (one GET each), so that their
+   * copies follow edits within that time (pullSecrets/sourceSecrets.ts: why a poll, not a watch).
+   */
   readonly secretResyncMs: number
   /** At most this many nodes pull from one registry host at once, across all jobs; undefined: no limit. */
   readonly maxConcurrentPullsPerRegistry: number | undefined
@@ -34,7 +37,7 @@ export const defaultSettings: ControllerSettings = {
   workers: 4,
   statusIntervalMs: 1000,
   nodeReportBatchMs: 10,
-  secretResyncMs: 30_000,
+  secretResyncMs: 5000,
   maxConcurrentPullsPerRegistry: undefined
 }
 

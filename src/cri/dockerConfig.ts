@@ -9,6 +9,7 @@
  */
 import { Data, Equal, Hash, Redactable, Result, Schema, SchemaIssue } from "effect"
 import { Base64 } from "effect/encoding"
+import { quoteBounded } from "../api/goQuote.ts"
 import type { RegistryAuth } from "./CriRuntime.ts"
 
 const redacted = "<redacted>"
@@ -72,7 +73,8 @@ export interface DockerConfigEntry {
 
 /**
  * The usable content of one pull secret. Prints its name only: even the registry keys stay out
- * of output, since a key may be a URL with user info in it.
+ * of output, since a key may be a URL with user info in it (a problem names an entry by its host
+ * alone: `entryName`).
  */
 export class ParsedSecret {
   readonly namespace: string
@@ -116,15 +118,20 @@ const dataKeys = {
   [secretTypes.dockercfg]: ".dockercfg"
 } as const
 
-/** A pull secret the daemon cannot use. Says which secret and what is wrong, never what it holds. */
+/**
+ * A pull secret that is not a usable docker config. Says which secret, which data key (and which
+ * entry, by its host) and what is wrong, never what it holds.
+ */
 export class InvalidPullSecret extends Data.TaggedError("InvalidPullSecret")<{
   readonly namespace: string
   readonly name: string
+  /** The data key the problem is in (`.dockerconfigjson`, `.dockercfg`); absent when the type is wrong. */
+  readonly key: string | undefined
   readonly reason: string
   readonly message: string
 }> {
-  constructor(args: { readonly namespace: string; readonly name: string; readonly reason: string }) {
-    super({ ...args, message: `pull secret ${args.namespace}/${args.name} is unusable: ${args.reason}` })
+  constructor(args: { readonly namespace: string; readonly name: string; readonly key?: string | undefined; readonly reason: string }) {
+    super({ ...args, key: args.key, message: `pull secret ${args.namespace}/${args.name} is unusable: ${args.reason}` })
   }
 }
 
@@ -157,17 +164,42 @@ const toIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 const entryFieldNames: ReadonlySet<PropertyKey> = new Set(Object.keys(Entry.fields))
 
 /**
- * A reason built from the shape of the problem only: the issue's message would quote the value
- * and its path holds registry keys, so only the entry field name (a fixed word) is kept.
+ * An entry as a problem names it: by the host of its registry key, quoted. The key is a URL and
+ * may hold user info, a path or a query (a token in it), which stay out.
  */
-const shapeReason = (key: string, issue: SchemaIssue.Issue): string => {
+export const entryName = (registry: string): string => `entry ${quoteBounded(registryHost(registry), 253)}`
+
+/** The host[:port] of a registry key read as a URL (scheme, user info, path and query dropped), as the kubelet parses it. */
+const registryHost = (registry: string): string => {
+  const schemeless = registry.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
+  const end = schemeless.search(/[/?#]/)
+  const authority = end < 0 ? schemeless : schemeless.slice(0, end)
+  return authority.slice(authority.lastIndexOf("@") + 1)
+}
+
+const isJson = (text: string): boolean => {
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * A reason built from the shape of the problem only: the issue's message would quote the value,
+ * so only the entry (by its host) and the entry field name (a fixed word) are kept from its path.
+ */
+const shapeReason = (key: string, json: string, issue: SchemaIssue.Issue): string => {
   const path = (toIssues(issue).issues[0]?.path ?? []).map((s) => (typeof s === "object" ? s.key : s))
-  const last = path[path.length - 1]
   const nested = path.length > 0 && path[0] === "auths" ? 1 : 0
-  if (path.length === 0) return `${key} is not a JSON object`
-  if (last !== undefined && entryFieldNames.has(last)) return `an entry's "${String(last)}" is not a string`
+  const registry = path[nested]
+  const field = path[nested + 1]
+  if (path.length === 0) return isJson(json) ? `${key} is not a JSON object` : `${key} is not JSON`
   if (path.length === nested) return `"auths" in ${key} is not an object`
-  return `an entry of ${key} is not an object`
+  const entry = typeof registry === "string" ? entryName(registry) : "an entry"
+  if (field !== undefined && entryFieldNames.has(field)) return `${entry} of ${key}: "${String(field)}" is not a string`
+  return `${entry} of ${key} is not an object`
 }
 
 const fromGo = (value: string | null | undefined): string | undefined => (value === null || value === "" ? undefined : value)
@@ -184,7 +216,7 @@ const toCredential = (entry: Entry): Result.Result<RegistryCredential, string> =
   }
   const decoded = Base64.decodeString(auth)
   const colon = Result.isSuccess(decoded) ? decoded.success.indexOf(":") : -1
-  if (Result.isFailure(decoded) || colon < 0) return Result.fail(`an entry's "auth" is not base64 of username:password`)
+  if (Result.isFailure(decoded) || colon < 0) return Result.fail(`"auth" is not base64 of username:password`)
   return Result.succeed(
     registryCredential({
       username: decoded.success.slice(0, colon),
@@ -198,38 +230,52 @@ const toCredential = (entry: Entry): Result.Result<RegistryCredential, string> =
  * Decodes a pull secret of type `kubernetes.io/dockerconfigjson` (`{"auths": {registry: entry}}`
  * under `.dockerconfigjson`) or `kubernetes.io/dockercfg` (`{registry: entry}` under `.dockercfg`),
  * with the Secret's `data` values base64 as the API server returns them. Entries keep the order
- * of the JSON object.
+ * of the JSON object. Unusable, with the reason (the controller's PullSecretInvalid condition and
+ * the daemon's pull message): data that is not JSON, a docker config without `auths` (a
+ * `credsStore` or `credHelpers` of a workstation, which no node has), an `auth` that is not
+ * base64 of user:password, an entry whose registry key names no host.
  */
 export const parsePullSecret = (secret: SecretLike): Result.Result<ParsedSecret, InvalidPullSecret> => {
   const namespace = secret.metadata?.namespace ?? ""
   const name = secret.metadata?.name ?? ""
-  const fail = (reason: string) => Result.fail(new InvalidPullSecret({ namespace, name, reason }))
 
   const type = secret.type
   if (type !== secretTypes.dockerConfigJson && type !== secretTypes.dockercfg) {
     // The type is metadata, not content: naming it tells the user what to fix.
-    return fail(
-      `type ${typeof type === "string" ? JSON.stringify(type) : "(none)"} is not ` +
-        `${secretTypes.dockerConfigJson} or ${secretTypes.dockercfg}`
-    )
+    const reason =
+      `type ${typeof type === "string" ? quoteBounded(type, 253) : "(none)"} is not ` +
+      `${secretTypes.dockerConfigJson} or ${secretTypes.dockercfg}`
+    return Result.fail(new InvalidPullSecret({ namespace, name, reason }))
   }
   const key = dataKeys[type]
+  const fail = (reason: string) => Result.fail(new InvalidPullSecret({ namespace, name, key, reason }))
   const data = typeof secret.data === "object" && secret.data !== null ? (secret.data as Record<string, unknown>) : {}
   const encoded = data[key]
   if (typeof encoded !== "string" || encoded === "") return fail(`data has no "${key}"`)
   const json = Base64.decodeString(encoded)
   if (Result.isFailure(json)) return fail(`data["${key}"] is not base64`)
 
-  const decoded =
-    type === secretTypes.dockerConfigJson
-      ? Result.map(decodeDockerConfigJson(json.success), (config) => config.auths ?? {})
-      : decodeDockercfg(json.success)
-  if (Result.isFailure(decoded)) return fail(shapeReason(key, decoded.failure.issue))
+  let registries: Readonly<Record<string, Entry>>
+  if (type === secretTypes.dockerConfigJson) {
+    const config = decodeDockerConfigJson(json.success)
+    if (Result.isFailure(config)) return fail(shapeReason(key, json.success, config.failure.issue))
+    if (config.success.auths === undefined) return fail(`${key} has no "auths"`)
+    registries = config.success.auths
+  } else {
+    const config = decodeDockercfg(json.success)
+    if (Result.isFailure(config)) return fail(shapeReason(key, json.success, config.failure.issue))
+    registries = config.success
+  }
 
   const entries: Array<DockerConfigEntry> = []
-  for (const [registry, entry] of Object.entries(decoded.success)) {
+  for (const [registry, entry] of Object.entries(registries)) {
+    if (registryHost(registry) === "") {
+      return fail(
+        registry.trim() === "" ? `${key} has an entry with an empty registry key` : `${key} has an entry whose registry key names no host`
+      )
+    }
     const credential = toCredential(entry)
-    if (Result.isFailure(credential)) return fail(credential.failure)
+    if (Result.isFailure(credential)) return fail(`${entryName(registry)} of ${key}: ${credential.failure}`)
     entries.push({ registry, credential: credential.success })
   }
   return Result.succeed(new ParsedSecret({ namespace, name, entries }))

@@ -52,6 +52,12 @@ const secret = (name: string, data: Record<string, string>, type = "kubernetes.i
   data
 })
 
+/** A usable docker config (pullSecrets/sourceSecrets.ts copies no other), base64 as a Secret's data holds it. */
+const dockerConfig = (user: string) =>
+  Buffer.from(JSON.stringify({ auths: { "registry.example.com": { auth: Buffer.from(`${user}:pw`).toString("base64") } } })).toString(
+    "base64"
+  )
+
 const tagsOf = (nodeImage: KubeObject, image: string) =>
   (nodeImage["spec"] as { images?: Record<string, { tags: Array<{ tag: string; ownerReferences?: Array<{ uid: string }> }> }> }).images?.[
     image
@@ -62,7 +68,7 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 2000 })
       const api = yield* KubeApi
-      yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
+      yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": dockerConfig("u") }))
       yield* api.create(
         resources.imagePullJob,
         job("with-secret", {
@@ -79,7 +85,7 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
         "preheat.kruise.io/source-name": "registry",
         "preheat.kruise.io/referenced-by": "default/with-secret"
       })
-      expect(copy["data"]).toEqual({ ".dockerconfigjson": "e30=" })
+      expect(copy["data"]).toEqual({ ".dockerconfigjson": dockerConfig("u") })
       const node = yield* get(resources.nodeImage, "n1")
       const entry = (node["spec"] as { images: Record<string, { pullSecrets?: unknown }> }).images["registry.example.com/app"]
       expect(entry?.pullSecrets).toEqual([{ namespace: "preheat-daemon-config", name: "default.registry" }])
@@ -97,9 +103,11 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
-      yield* api.create(resources.imagePullJob, job("with-secret", { image: "nginx:1", pullSecrets: ["registry"] }))
-      yield* api.create(resources.imagePullJob, job("without", { image: "nginx:1" }))
+      yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": dockerConfig("u") }))
+      // Never jobs: still running when one is deleted (an Always job that completed has released its copies already).
+      const never = { completionPolicy: { type: "Never" } }
+      yield* api.create(resources.imagePullJob, job("with-secret", { image: "nginx:1", pullSecrets: ["registry"], ...never }))
+      yield* api.create(resources.imagePullJob, job("without", { image: "nginx:1", ...never }))
       yield* advance(3000)
       const entry = (o: KubeObject) =>
         (o["spec"] as { images: Record<string, { pullSecrets?: unknown; tags: Array<unknown> }> }).images["nginx"]
@@ -116,28 +124,24 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 
-  it.effect("a Never job whose secret changes: the copy follows", () =>
-    Effect.gen(function* () {
-      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
-      const api = yield* KubeApi
-      const source = yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": "e30=" }))
-      yield* api.create(
-        resources.imagePullJob,
-        job("never", { image: "nginx", pullSecrets: ["registry"], completionPolicy: { type: "Never" } })
-      )
-      yield* advance(3000)
-      yield* api.update(resources.secret, { ...source, data: { ".dockerconfigjson": "eyJhdXRocyI6e319" } })
-      yield* advance(1000)
-      // Source secrets are not watched: the edit is read at the next resync.
-      const early = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
-      expect(early["data"]).toEqual({ ".dockerconfigjson": "e30=" })
-      yield* advance(defaultSettings.secretResyncMs)
-      const copy = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
-      expect(copy["data"]).toEqual({ ".dockerconfigjson": "eyJhdXRocyI6e319" })
-      const never = yield* get(resources.imagePullJob, "never", "default")
-      expect(status(never)?.["completionTime"]).toBeUndefined()
-    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
-  )
+  for (const type of ["Never", "Always"] as const) {
+    it.effect(`a ${type} job whose secret changes: the copy follows within seconds (a poll, not 30 s)`, () =>
+      Effect.gen(function* () {
+        // The Always job's pulls take long enough that it is still running when the secret changes.
+        yield* startCluster([readyNode("n1")], { pullMs: 60_000 })
+        const api = yield* KubeApi
+        const source = yield* api.create(resources.secret, secret("registry", { ".dockerconfigjson": dockerConfig("u") }))
+        yield* api.create(resources.imagePullJob, job("rotated", { image: "nginx", pullSecrets: ["registry"], completionPolicy: { type } }))
+        yield* advance(3000)
+        yield* api.update(resources.secret, { ...source, data: { ".dockerconfigjson": dockerConfig("rotated") } })
+        // Within a few seconds: the poll's interval (5 s) and a reconcile.
+        yield* advance(6000)
+        const copy = yield* get(resources.secret, "default.registry", "preheat-daemon-config")
+        expect(copy["data"]).toEqual({ ".dockerconfigjson": dockerConfig("rotated") })
+        expect(status(yield* get(resources.imagePullJob, "rotated", "default"))?.["completionTime"]).toBeUndefined()
+      }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+    )
+  }
 
   it.effect("an Always job on one named node; its tag goes promptly when the job is deleted", () =>
     Effect.gen(function* () {
@@ -263,7 +267,7 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       yield* advance(1000)
       const reported = yield* get(resources.imagePullJob, "nosecret", "default")
       expect(status(reported)).toMatchObject({ message: "pull secret default/missing not found" })
-      yield* api.create(resources.secret, secret("missing", { ".dockerconfigjson": "e30=" }))
+      yield* api.create(resources.secret, secret("missing", { ".dockerconfigjson": dockerConfig("u") }))
       // Read again at the next resync of the secrets jobs reference.
       yield* advance(defaultSettings.secretResyncMs + 3000)
       expect(status(yield* get(resources.imagePullJob, "nosecret", "default"))).toMatchObject({ succeeded: 1 })

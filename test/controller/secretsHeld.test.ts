@@ -13,7 +13,7 @@ const secret = (namespace: string, name: string): KubeObject => ({
   kind: "Secret",
   metadata: { name, namespace },
   type: "kubernetes.io/dockerconfigjson",
-  data: { ".dockerconfigjson": "e30=" }
+  data: { ".dockerconfigjson": Buffer.from(JSON.stringify({ auths: { "registry.example.com": { auth: "dTpw" } } })).toString("base64") }
 })
 
 describe("the Secrets the controller holds", () => {

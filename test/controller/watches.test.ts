@@ -4,7 +4,7 @@ import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
 import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
 import { jobForItself, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } from "../../src/controller/imagePullJob/watches.ts"
-import { nodeImageForItself, nodeImagesOfDeletedJob } from "../../src/controller/nodeImage/watches.ts"
+import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
 import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
 import { controllerStores } from "../../src/controller/stores.ts"
 import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
@@ -218,6 +218,30 @@ describe("a job change wakes", () => {
     expect(copiesForJob(renamed!)).toEqual([allSecretCopies])
     expect(copiesForJob(reported!)).toEqual([])
     expect(copiesForJob(deleted!)).toEqual([allSecretCopies])
+  })
+
+  it("the pull-secret copies, and the NodeImages of its tags, when a job with pull secrets completes (it releases them)", () => {
+    const stores = controllerStores()
+    Effect.runSync(stores.nodeImages.written(nodeImage("n1", 1, { owners: ["a", "plain"] })))
+    const running = job("a", { pullSecrets: ["reg"] }, { resourceVersion: "2" })
+    const [, completed, afterwards] = changesOf(
+      stores.jobs,
+      running,
+      { ...running, metadata: { ...running.metadata, resourceVersion: "3" }, status: { completionTime: "2026-12-03T10:00:00Z" } },
+      { ...running, metadata: { ...running.metadata, resourceVersion: "4" }, status: { completionTime: "2026-12-03T10:00:00Z", active: 0 } }
+    )
+    expect(copiesForJob(completed!)).toEqual([allSecretCopies])
+    expect(nodeImagesOfFinishedJob(completed!, stores.nodeImages)).toEqual(["n1"])
+    expect(copiesForJob(afterwards!)).toEqual([])
+    expect(nodeImagesOfFinishedJob(afterwards!, stores.nodeImages)).toEqual([])
+    // A job without pull secrets has no references to drop: its nodes are not woken.
+    const plain = job("plain", {}, { resourceVersion: "5" })
+    const [, plainDone] = changesOf(stores.jobs, plain, {
+      ...plain,
+      metadata: { ...plain.metadata, resourceVersion: "6" },
+      status: { completionTime: "2026-12-03T10:00:00Z" }
+    })
+    expect(nodeImagesOfFinishedJob(plainDone!, stores.nodeImages)).toEqual([])
   })
 })
 

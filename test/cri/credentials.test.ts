@@ -247,8 +247,12 @@ describe("parsePullSecret: formats", () => {
     expect(parseOk(object).entries).toHaveLength(1)
   })
 
-  it("accepts a docker config without auths (credsStore only) as no credentials", () => {
-    expect(parseOk(dockerConfigJson("helpers", { credsStore: "desktop" })).entries).toEqual([])
+  it("refuses a docker config without auths (a workstation's credsStore): no node has its helper", () => {
+    expect(parseError(dockerConfigJson("helpers", { credsStore: "desktop" })).reason).toBe(`.dockerconfigjson has no "auths"`)
+  })
+
+  it("takes an empty auths as a config with no credentials", () => {
+    expect(parseOk(dockerConfigJson("none", { auths: {} })).entries).toEqual([])
   })
 
   it("works end to end with credentialsFor", () => {
@@ -264,7 +268,9 @@ describe("parsePullSecret: formats", () => {
 
 describe("parsePullSecret: malformed secrets", () => {
   const secretText = "hunter2-TOPSECRET"
-  const registry = "private-registry.example.com"
+  // A registry key is a URL: its user info, path and query (a token) never show, only its host.
+  const registry = `https://robot:${secretText}@private-registry.example.com:5000/v2/?token=${secretText}`
+  const entry = `entry "private-registry.example.com:5000"`
   const withData = (type: string, key: string, value: string): SecretLike => ({
     metadata: { namespace: "team", name: "broken" },
     type,
@@ -301,7 +307,31 @@ describe("parsePullSecret: malformed secrets", () => {
     {
       problem: "not JSON",
       secret: withData(json, ".dockerconfigjson", b64(`{"auths": ${secretText}`)),
-      reason: ".dockerconfigjson is not a JSON object"
+      reason: ".dockerconfigjson is not JSON"
+    },
+    {
+      problem: "no auths",
+      secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ [registry]: { auth: b64(`u:${secretText}`) } }))),
+      reason: `.dockerconfigjson has no "auths"`
+    },
+    {
+      problem: "an empty registry key",
+      secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { "": { auth: b64(`u:${secretText}`) } } }))),
+      reason: ".dockerconfigjson has an entry with an empty registry key"
+    },
+    {
+      problem: "a registry key without a host",
+      secret: withData(
+        json,
+        ".dockerconfigjson",
+        b64(JSON.stringify({ auths: { [`https://u:${secretText}@/v2/`]: { auth: b64("u:p") } } }))
+      ),
+      reason: ".dockerconfigjson has an entry whose registry key names no host"
+    },
+    {
+      problem: "an empty dockercfg registry key",
+      secret: withData("kubernetes.io/dockercfg", ".dockercfg", b64(JSON.stringify({ " ": { username: "u", password: secretText } }))),
+      reason: ".dockercfg has an entry with an empty registry key"
     },
     {
       problem: "a JSON array",
@@ -316,7 +346,7 @@ describe("parsePullSecret: malformed secrets", () => {
     {
       problem: "an entry not an object",
       secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { [registry]: secretText } }))),
-      reason: "an entry of .dockerconfigjson is not an object"
+      reason: `${entry} of .dockerconfigjson is not an object`
     },
     {
       problem: "a password that is not a string",
@@ -325,22 +355,22 @@ describe("parsePullSecret: malformed secrets", () => {
         ".dockerconfigjson",
         b64(JSON.stringify({ auths: { [registry]: { username: secretText, password: 12345 } } }))
       ),
-      reason: `an entry's "password" is not a string`
+      reason: `${entry} of .dockerconfigjson: "password" is not a string`
     },
     {
       problem: "dockercfg entry not an object",
       secret: withData("kubernetes.io/dockercfg", ".dockercfg", b64(JSON.stringify({ [registry]: [secretText] }))),
-      reason: "an entry of .dockercfg is not an object"
+      reason: `${entry} of .dockercfg is not an object`
     },
     {
       problem: "auth not base64",
       secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { [registry]: { auth: `${secretText}!` } } }))),
-      reason: `an entry's "auth" is not base64 of username:password`
+      reason: `${entry} of .dockerconfigjson: "auth" is not base64 of username:password`
     },
     {
       problem: "auth without a colon",
       secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { [registry]: { auth: b64(secretText) } } }))),
-      reason: `an entry's "auth" is not base64 of username:password`
+      reason: `${entry} of .dockerconfigjson: "auth" is not base64 of username:password`
     }
   ]
 
@@ -352,6 +382,8 @@ describe("parsePullSecret: malformed secrets", () => {
     expect(error.name).toBe("broken")
     expect(error.reason).toBe(reason)
     expect(error.message).toBe(`pull secret team/broken is unusable: ${reason}`)
+    const dataKey = { [json]: ".dockerconfigjson", "kubernetes.io/dockercfg": ".dockercfg" }[String(secret.type)]
+    expect(error.key).toBe(dataKey)
     for (const text of [String(error), JSON.stringify(error), inspect(error), Formatter.format(error)]) {
       expect(text).not.toContain(secretText)
       expect(text).not.toContain(b64(secretText))

@@ -5,6 +5,8 @@ import type { ObjectEvent } from "../../kube/events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
+import { pullSecretVerdict } from "./pullSecretCondition.ts"
+import type { UnusablePullSecret } from "./pullSecretCondition.ts"
 import { heldBackNote } from "./registryRoom.ts"
 import type { RegistryRoom } from "./registryRoom.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
@@ -26,6 +28,11 @@ export interface JobDecision {
   readonly wakeAt: number | undefined
   /** Nodes that would start now under parallelism but wait for room on the registry. */
   readonly heldBack: number
+  /**
+   * Whether the status and events go out before the node writes: a pull secret newly found
+   * unusable is on the job (PullSecretInvalid, a Warning) before any node pulls without it.
+   */
+  readonly announceFirst: boolean
 }
 
 export interface JobInput {
@@ -42,6 +49,8 @@ export interface JobInput {
   readonly propagateEdits: boolean
   /** The job's room on its registry under `--max-concurrent-pulls-per-registry`; absent: no limit. */
   readonly registry?: RegistryRoom | undefined
+  /** The job's pull secrets that are no usable docker config: left out of its task, and said in its status. */
+  readonly unusablePullSecrets?: ReadonlyArray<UnusablePullSecret> | undefined
 }
 
 /**
@@ -116,7 +125,16 @@ const percent = (done: number, desired: number): string => (desired === 0 ? 100 
  * which tasks to write, the status, the events, and when to look again. Pure: the caller reads
  * the stores and applies the writes.
  */
-export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tally, task }: TallyInput): JobDecision => {
+export const decideFromTally = ({
+  job,
+  now,
+  propagateEdits,
+  registry,
+  stale,
+  tally,
+  task,
+  unusablePullSecrets = []
+}: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
   const nowIso = rfc3339(now)
@@ -133,7 +151,8 @@ export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tal
       events: expired ? [{ type: "Normal", reason: "DeletedByTTL", message: `job deleted ${ttl}s after it finished` }] : [],
       deleteJob: expired,
       wakeAt: expired ? undefined : deleteAt,
-      heldBack: 0
+      heldBack: 0,
+      announceFirst: false
     }
   }
 
@@ -225,6 +244,9 @@ export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tal
 
   const finished = completionTime !== undefined
   let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
+  const secrets = pullSecretVerdict(previous?.conditions, unusablePullSecrets)
+  if (secrets.condition !== undefined) conditions = setCondition(conditions, secrets.condition, nowIso)
+  if (secrets.event !== undefined) events.unshift(secrets.event)
   if (finished) {
     const reason = pastDeadline ? "DeadlineExceeded" : "Completed"
     conditions = setCondition(conditions, { type: "Complete", status: "True", reason, message }, nowIso)
@@ -243,5 +265,5 @@ export const decideFromTally = ({ job, now, propagateEdits, registry, stale, tal
   }
   const ttl = spec.completionPolicy.ttlSecondsAfterFinished
   const wakeAt = finished ? (ttl === undefined ? undefined : now + ttl * 1000) : deadlineAt
-  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack }
+  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack, announceFirst: secrets.event !== undefined }
 }

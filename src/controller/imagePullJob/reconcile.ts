@@ -12,6 +12,7 @@ import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../../kube/events.ts"
+import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
 import { decideFromTally } from "./decide.ts"
@@ -113,17 +114,25 @@ const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
     return patched
   })
 
-/** The secret copies the job's tags point at, or why the job cannot be acted on. */
+/**
+ * The secret copies the job's tags point at and the pull secrets left out as no usable docker
+ * config (the job goes on with the others), or why the job cannot be acted on. A finished job
+ * needs none: its copies are released (pullSecrets/copies.ts holdingCopies) and its secrets not read.
+ */
 const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) =>
   Effect.gen(function* () {
-    const namespace = job.metadata.namespace ?? ""
     const refs: Array<ReferenceObject> = []
+    const unusable: Array<InvalidPullSecret> = []
+    if (job.status?.completionTime !== undefined) return Result.succeed({ refs, unusable })
+    const namespace = job.metadata.namespace ?? ""
     for (const name of job.spec.pullSecrets ?? []) {
       const problem = secretProblem(namespace, name, yield* ctx.sourceSecrets.read(namespace, name))
       if (problem !== undefined) return Result.fail(problem)
-      refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
+      const invalid = ctx.sourceSecrets.invalid(namespace, name)
+      if (invalid !== undefined) unusable.push(invalid)
+      else refs.push(copyReference(ctx.settings.secretNamespace, namespace, name))
     }
-    return Result.succeed(refs)
+    return Result.succeed({ refs, unusable })
   })
 
 const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<ReferenceObject>): JobTask => {
@@ -226,7 +235,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
     const job = raw === stored.raw ? decoded : decodeImagePullJob(raw)
     if (Result.isFailure(job)) return {}
     const uid = raw.metadata.uid ?? ""
-    const task = taskOf(job.success, uid, secrets.success)
+    const task = taskOf(job.success, uid, secrets.success.refs)
     const now = yield* Clock.currentTimeMillis
     const progress = progressOf(ctx, key, job.success, task)
     const stale = staleOf(ctx, progress, task)
@@ -236,10 +245,25 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
     const tally = progress.tally(lookup(ctx))
     const registry = registryOf(job.success.spec.image)
     const room = ctx.registries.room(key, registry, tally.active)
-    const decision = decideFromTally({ job: job.success, task, tally, stale, now, propagateEdits, registry: room })
+    const decision = decideFromTally({
+      job: job.success,
+      task,
+      tally,
+      stale,
+      now,
+      propagateEdits,
+      registry: room,
+      unusablePullSecrets: secrets.success.unusable
+    })
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
+    let written = raw
+    if (decision.announceFirst) {
+      written = yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
+      ctx.statusWrittenAt.set(key, now)
+      for (const event of decision.events) yield* record(raw, event)
+    }
     const retry = yield* applyNodeWrites(ctx, key, decision.writes)
     if (retry !== undefined) return { requeueAfter: retry }
     // Settled once a full look found nothing left to release (what it released is checked again).
@@ -249,12 +273,15 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
       return entry === undefined || withoutOwner(entry, uid, keep) === entry
     })
     ctx.propagated.set(key, fingerprint)
-    const statusDue = statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
+    // Announced: written already, so the write below finds nothing to send.
+    const statusDue = decision.announceFirst
+      ? 0
+      : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
-      yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
+      yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
       ctx.statusWrittenAt.set(key, now)
     }
-    for (const event of decision.events) yield* record(raw, event)
+    if (!decision.announceFirst) for (const event of decision.events) yield* record(raw, event)
     if (decision.deleteJob) {
       const api = yield* KubeApi
       yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))

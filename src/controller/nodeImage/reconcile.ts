@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Result } from "effect"
+import { Clock, Duration, Effect } from "effect"
 import { apiVersion } from "../../api/meta.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
@@ -10,7 +10,7 @@ import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../../kube/events.ts"
-import { copyReference } from "../pullSecrets/copies.ts"
+import { copiesOfJob } from "../pullSecrets/copies.ts"
 import { jobKeyOf } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
@@ -42,13 +42,9 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
     }
   })
 
-/** The secret copies a job's tasks point at, as its reconcile writes them. */
-const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined => {
-  const job = ctx.jobs.view(jobKeyOf(ctx.jobs, uid) ?? "")
-  if (job === undefined || Result.isFailure(job)) return undefined
-  const namespace = job.success.metadata.namespace ?? ""
-  return (job.success.spec.pullSecrets ?? []).map((name) => copyReference(ctx.settings.secretNamespace, namespace, name))
-}
+/** The secret copies a job's tasks point at, as its reconcile writes them (none once it finished). */
+const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined =>
+  copiesOfJob(ctx.jobs.entry(jobKeyOf(ctx.jobs, uid) ?? ""), ctx.settings.secretNamespace, ctx.sourceSecrets)
 
 export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =>
   Effect.fn("reconcile NodeImage")(function* (name: string) {

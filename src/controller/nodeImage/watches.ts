@@ -1,5 +1,6 @@
 // What wakes a NodeImage's reconcile (keyed by node name): its Node, its own changes that are work
-// for it, and the deletion of a job that owns tags on it.
+// for it, and the deletion or completion of a job that owns tags on it.
+import { Result } from "effect"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -21,11 +22,24 @@ export const nodeImageForItself = (change: Change<NodeImage>): Array<string> =>
 export const nodeImagesOfDeletedJob = (change: Change<Decoded<ImagePullJob>>, nodeImages: NodeImageStore): Array<string> =>
   change.type === "deleted" ? [...nodeImages.indexes.owners.nodesOf(change.old.raw.metadata.uid ?? "")] : []
 
+/**
+ * A job with pull secrets that finished: its tags stay until their TTL, but the copies they point
+ * at are released (pullSecrets/copies.ts holdingCopies), so its NodeImages drop the references.
+ */
+export const nodeImagesOfFinishedJob = (change: Change<Decoded<ImagePullJob>>, nodeImages: NodeImageStore): Array<string> => {
+  if (change.type !== "modified" || Result.isFailure(change.current.view) || Result.isFailure(change.old.view)) return []
+  const job = change.current.view.success
+  if ((job.spec.pullSecrets ?? []).length === 0) return []
+  const finished = job.status?.completionTime !== undefined && change.old.view.success.status?.completionTime === undefined
+  return finished ? [...nodeImages.indexes.owners.nodesOf(change.current.raw.metadata.uid ?? "")] : []
+}
+
 /** What the NodeImage reconciler watches. */
 export const nodeImageWatches = (ctx: ControllerContext) => ({
   nodes: [{ queue: ctx.queues.nodeImage, keys: nodeImageForNode }] satisfies ReadonlyArray<Watch<KubeObject>>,
   nodeImages: [{ queue: ctx.queues.nodeImage, keys: nodeImageForItself }] satisfies ReadonlyArray<Watch<NodeImage>>,
-  jobs: [{ queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfDeletedJob(change, ctx.nodeImages) }] satisfies ReadonlyArray<
-    Watch<Decoded<ImagePullJob>>
-  >
+  jobs: [
+    { queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfDeletedJob(change, ctx.nodeImages) },
+    { queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfFinishedJob(change, ctx.nodeImages) }
+  ] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>
 })

@@ -1,6 +1,10 @@
+import { Result } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { Stored } from "../../kube/store.ts"
 import { jitterSeconds } from "../jitter.ts"
+import type { Decoded } from "../stores.ts"
 
 export const copyLabel = "preheat.kruise.io/secret-copy"
 export const sourceNamespaceAnnotation = "preheat.kruise.io/source-namespace"
@@ -27,6 +31,37 @@ export const copyReference = (secretNamespace: string, namespace: string, name: 
   name: copyName(namespace, name)
 })
 
+/**
+ * The job, when it still needs the copies of its pull secrets: alive, valid and unfinished. A
+ * finished job (an Always job completed or past its deadline) releases them, as upstream does, so
+ * no node can read a credential longer than the pulls need it; deleting a job releases them too.
+ */
+export const holdingCopies = (job: Stored<Decoded<ImagePullJob>> | undefined): ImagePullJob | undefined => {
+  if (job === undefined || job.raw.metadata.deletionTimestamp !== undefined || Result.isFailure(job.view)) return undefined
+  return job.view.success.status?.completionTime === undefined ? job.view.success : undefined
+}
+
+/**
+ * The copies a job's tasks point at, as its reconcile writes them: those of its pull secrets that
+ * are usable docker configs, none once it finished. Undefined while a secret has not been read
+ * yet (after a restart): the caller then keeps what is written.
+ */
+export const copiesOfJob = (
+  job: Stored<Decoded<ImagePullJob>> | undefined,
+  copyNamespace: string,
+  secrets: { readonly has: (namespace: string, name: string) => boolean; readonly usable: (namespace: string, name: string) => unknown }
+): ReadonlyArray<ReferenceObject> | undefined => {
+  if (job === undefined || Result.isFailure(job.view)) return undefined
+  if (holdingCopies(job) === undefined) return []
+  const namespace = job.raw.metadata.namespace ?? ""
+  const refs: Array<ReferenceObject> = []
+  for (const name of job.view.success.spec.pullSecrets ?? []) {
+    if (!secrets.has(namespace, name)) return undefined
+    if (secrets.usable(namespace, name) !== undefined) refs.push(copyReference(copyNamespace, namespace, name))
+  }
+  return refs
+}
+
 export interface SecretReference {
   readonly namespace: string
   readonly name: string
@@ -43,9 +78,10 @@ export interface CopyPlan {
 const sameData = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {})
 
 /**
- * The copies the daemon may read (SPEC §2 Pull secrets): one per referenced source secret of a
- * pull-secret type, its data kept equal to the source's, annotated with where it came from and
- * who uses it; copies nobody references any more are deleted.
+ * The copies the daemon may read (SPEC §2 Pull secrets): one per referenced source secret that
+ * `source` gives (the caller's: those of a pull-secret type holding a usable docker config), its
+ * data kept equal to the source's, annotated with where it came from and which unfinished jobs
+ * use it; copies nobody references any more, or whose source is gone or unusable, are deleted.
  */
 export const planCopies = (
   references: ReadonlyArray<SecretReference>,

@@ -1,21 +1,22 @@
-import { Effect, Result } from "effect"
+import { Effect } from "effect"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerContext } from "../context.ts"
-import { copyLabel, planCopies } from "./copies.ts"
+import { copyLabel, holdingCopies, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
 
-/** The secret references of every live job, grouped by source secret. */
+/** The secret references of every job that still needs its copies (alive, unfinished), grouped by source secret. */
 const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
   const bySecret = new Map<string, { namespace: string; name: string; jobs: Array<string> }>()
-  for (const { raw, view: job } of ctx.jobs.entries()) {
-    if (raw.metadata.deletionTimestamp !== undefined) continue
-    if (Result.isFailure(job)) continue
+  for (const stored of ctx.jobs.entries()) {
+    const job = holdingCopies(stored)
+    if (job === undefined) continue
+    const { raw } = stored
     const namespace = raw.metadata.namespace ?? ""
-    for (const name of job.success.spec.pullSecrets ?? []) {
+    for (const name of job.spec.pullSecrets ?? []) {
       const key = keyOf(namespace, name)
       let ref = bySecret.get(key)
       if (ref === undefined) bySecret.set(key, (ref = { namespace, name, jobs: [] }))
@@ -36,7 +37,8 @@ export const reconcilePullSecrets = (ctx: ControllerContext): Reconcile<KubeApi>
     const referenced = references(ctx)
     ctx.sourceSecrets.retain(new Set(referenced.map((ref) => keyOf(ref.namespace, ref.name))))
     for (const ref of referenced) yield* ctx.sourceSecrets.read(ref.namespace, ref.name)
-    const plan = planCopies(referenced, ctx.sourceSecrets.cached, copies, namespace)
+    // An unusable docker config is not copied: the daemons only ever read credentials they can use (the job says why).
+    const plan = planCopies(referenced, ctx.sourceSecrets.usable, copies, namespace)
     for (const copy of plan.create) {
       const created = yield* api.create(resources.secret, copy).pipe(Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)))
       if (created !== undefined) yield* ctx.secretCopies.written(created)

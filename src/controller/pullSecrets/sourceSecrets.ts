@@ -1,25 +1,50 @@
-import { Effect } from "effect"
+import { Effect, Result } from "effect"
+import { type InvalidPullSecret, parsePullSecret } from "../../cri/dockerConfig.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
+import { pullSecretTypes } from "./copies.ts"
 
 /**
- * The Secrets that jobs name as pull secrets, and only those: each is read with a GET the first
- * time a job needs it and re-read on every resync. The controller neither lists nor watches
- * Secrets outside its copies' namespace, so a cluster's other Secrets are neither held in its
- * memory nor readable by its RBAC beyond `get`.
+ * The Secrets that unfinished jobs name as pull secrets, and only those: each is read with a GET
+ * the first time a job needs it and polled with a GET every resync (controller.ts), so an edit
+ * reaches the copies within that interval. The controller neither lists nor watches Secrets
+ * outside its copies' namespace, so a cluster's other Secrets are neither held in its memory nor
+ * readable by its RBAC beyond `get`: a watch by name (fieldSelector metadata.name) is authorised
+ * as `list`/`watch` of that name, which a static ClusterRole can only grant for every Secret.
  */
 export interface SourceSecrets {
   /** The secret (undefined: it does not exist), read from the API server the first time it is asked for. */
   readonly read: (namespace: string, name: string) => Effect.Effect<KubeObject | undefined, unknown, KubeApi>
   /** The secret as last read; only for keys `read` has answered. */
   readonly cached: (namespace: string, name: string) => KubeObject | undefined
-  /** Forgets every secret not in `keys` (namespace/name): no job references it any more. */
+  /** Whether `read` has answered for the key (and it was not forgotten since). */
+  readonly has: (namespace: string, name: string) => boolean
+  /**
+   * Why the secret as last read is no usable docker config (not JSON, no `auths`, a bad `auth`,
+   * an empty registry key...): judged once per version read. Undefined when it is usable, absent,
+   * or not of a pull-secret type (reported apart: copies.ts secretProblem).
+   */
+  readonly invalid: (namespace: string, name: string) => InvalidPullSecret | undefined
+  /** The secret as last read when it can be copied for the daemons: of a pull-secret type and a usable docker config. */
+  readonly usable: (namespace: string, name: string) => KubeObject | undefined
+  /** Forgets every secret not in `keys` (namespace/name): no unfinished job references it any more. */
   readonly retain: (keys: ReadonlySet<string>) => void
   /** Reads every held secret again; the keys of those that changed, appeared or went. */
   readonly resync: Effect.Effect<ReadonlyArray<string>, never, KubeApi>
   readonly size: () => number
+}
+
+interface Held {
+  readonly secret: KubeObject | undefined
+  readonly invalid: InvalidPullSecret | undefined
+}
+
+const judged = (secret: KubeObject | undefined): Held => {
+  if (secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(secret["type"])) return { secret, invalid: undefined }
+  const parsed = parsePullSecret(secret)
+  return { secret, invalid: Result.isFailure(parsed) ? parsed.failure : undefined }
 }
 
 const fetchSecret = (key: string) =>
@@ -32,16 +57,24 @@ const fetchSecret = (key: string) =>
   })
 
 export const makeSourceSecrets = (): SourceSecrets => {
-  const held = new Map<string, { readonly secret: KubeObject | undefined }>()
+  const held = new Map<string, Held>()
+  const entry = (namespace: string, name: string) => held.get(keyOf(namespace, name))
   return {
     read: (namespace, name) =>
       Effect.suspend(() => {
         const key = keyOf(namespace, name)
-        const entry = held.get(key)
-        if (entry !== undefined) return Effect.succeed(entry.secret)
-        return Effect.tap(fetchSecret(key), (secret) => Effect.sync(() => held.set(key, { secret })))
+        const found = held.get(key)
+        if (found !== undefined) return Effect.succeed(found.secret)
+        return Effect.tap(fetchSecret(key), (secret) => Effect.sync(() => held.set(key, judged(secret))))
       }),
-    cached: (namespace, name) => held.get(keyOf(namespace, name))?.secret,
+    cached: (namespace, name) => entry(namespace, name)?.secret,
+    has: (namespace, name) => held.has(keyOf(namespace, name)),
+    invalid: (namespace, name) => entry(namespace, name)?.invalid,
+    usable: (namespace, name) => {
+      const found = entry(namespace, name)
+      if (found?.secret === undefined || found.invalid !== undefined) return undefined
+      return (pullSecretTypes as ReadonlyArray<unknown>).includes(found.secret["type"]) ? found.secret : undefined
+    },
     retain: (keys) => {
       for (const key of [...held.keys()]) if (!keys.has(key)) held.delete(key)
     },
@@ -54,11 +87,12 @@ export const makeSourceSecrets = (): SourceSecrets => {
               const before = held.get(key)
               // A key forgotten meanwhile stays forgotten.
               if (before === undefined) return []
-              held.set(key, { secret })
-              return before.secret?.metadata.resourceVersion === secret?.metadata.resourceVersion &&
+              const same =
+                before.secret?.metadata.resourceVersion === secret?.metadata.resourceVersion &&
                 (before.secret === undefined) === (secret === undefined)
-                ? []
-                : [key]
+              if (same) return []
+              held.set(key, judged(secret))
+              return [key]
             }),
             // Unreadable now (the API server away, say): what was read last stands until the next resync.
             Effect.catch(() => Effect.succeed([]))

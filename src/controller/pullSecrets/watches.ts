@@ -1,6 +1,5 @@
 // What wakes the planning of pull-secret copies (one key for all): a job whose pull secrets
-// change, that starts going or goes, and any change of a copy.
-import { Result } from "effect"
+// change, that finishes, starts going or goes, and any change of a copy.
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { after, before } from "../../kube/store.ts"
@@ -9,18 +8,17 @@ import { allSecretCopies } from "../context.ts"
 import type { ControllerContext } from "../context.ts"
 import type { Decoded } from "../stores.ts"
 import type { Watch } from "../wake.ts"
+import { holdingCopies } from "./copies.ts"
 
-/** The pull secrets a job references, as the reconcile counts them: an invalid job references none. */
-const pullSecretsOf = (job: Stored<Decoded<ImagePullJob>> | undefined) =>
-  JSON.stringify(job !== undefined && Result.isSuccess(job.view) ? job.view.success.spec.pullSecrets : undefined)
+/**
+ * The pull secrets a job references, as the reconcile counts them: an invalid, finished or
+ * going job references none.
+ */
+const pullSecretsOf = (job: Stored<Decoded<ImagePullJob>> | undefined) => JSON.stringify(holdingCopies(job)?.spec.pullSecrets ?? null)
 
-/** The copies are planned again when a job's pull secrets change, and when it begins to go or is gone. */
-export const copiesForJob = (change: Change<Decoded<ImagePullJob>>): Array<string> => {
-  const old = before(change)
-  const current = after(change)
-  const deleting = current?.raw.metadata.deletionTimestamp !== old?.raw.metadata.deletionTimestamp
-  return pullSecretsOf(old) !== pullSecretsOf(current) || deleting || change.type === "deleted" ? [allSecretCopies] : []
-}
+/** The copies are planned again when a job's pull secrets change, when it finishes, and when it begins to go or is gone. */
+export const copiesForJob = (change: Change<Decoded<ImagePullJob>>): Array<string> =>
+  pullSecretsOf(before(change)) !== pullSecretsOf(after(change)) ? [allSecretCopies] : []
 
 /** A copy changed or went (by hand, say): the copies are planned again. */
 export const copiesForCopy = (_change: Change): Array<string> => [allSecretCopies]
