@@ -138,6 +138,32 @@ describe("daemon: pull secrets", () => {
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
+  it.effect("a copy that is no usable docker config is skipped: the pull goes on with the other secrets", () =>
+    Effect.gen(function* () {
+      const offered = yield* guardRegistry("good")
+      const api = yield* KubeApi
+      const garbage = (name: string, config: string) =>
+        api.create(resources.secret, {
+          apiVersion: "v1",
+          kind: "Secret",
+          metadata: { name, namespace: secretNamespace },
+          type: "kubernetes.io/dockerconfigjson",
+          data: { ".dockerconfigjson": Buffer.from(config).toString("base64") }
+        })
+      yield* garbage("not-json", "{auths")
+      yield* garbage("no-auths", JSON.stringify({ credsStore: "desktop" }))
+      yield* garbage("bad-auth", JSON.stringify({ auths: { "registry.example.com": { auth: "not base64!" } } }))
+      yield* garbage("empty-key", JSON.stringify({ auths: { "": { username: "u", password: "p" } } }))
+      yield* createSecrets(secret("good", { "registry.example.com": { username: "good", password: "p" } }))
+      const refs = ["not-json", "no-auths", "bad-auth", "empty-key", "good"].map((name) => ref(name))
+      yield* createNodeImage({ [image]: { pullSecrets: refs, tags: [tag("v1")] } })
+      yield* launch()
+      yield* advance(1000)
+      expect(offered).toEqual(["good"])
+      expect((yield* tagStatus(image, "v1"))?.phase).toBe("Succeeded")
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
   it.effect("a secret fixed between attempts is used by the next attempt", () =>
     Effect.gen(function* () {
       yield* guardRegistry("good")
