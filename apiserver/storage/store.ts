@@ -23,6 +23,7 @@ import type {
 } from "../../src/kube/KubeApi.ts"
 import { AlreadyExists, failedTestPath, Gone, NotFound } from "../../src/kube/errors.ts"
 import type { Conflict, Forbidden, Invalid, KubeError, Unavailable } from "../../src/kube/errors.ts"
+import { resources } from "../../src/kube/resources.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { parseFieldSelector, parseLabelSelector } from "./selectorQuery.ts"
 import { fieldValue, isSelectableField } from "./fieldSelection.ts"
@@ -46,6 +47,8 @@ import { conflict, invalid, modified, quote, target, uidPrecondition, versionPre
 import type { Cause } from "./storeErrors.ts"
 import { rfc3339 } from "../../src/api/time.ts"
 import { EventHistory } from "./watchHistory.ts"
+import { defaultEventLimits, EventRetention } from "./eventRetention.ts"
+import type { EventLimits } from "./eventRetention.ts"
 import type { HistoryEvent } from "./watchHistory.ts"
 
 export interface InMemoryKubeApiOptions {
@@ -53,6 +56,8 @@ export interface InMemoryKubeApiOptions {
   readonly historyLimit?: number
   /** How often an idle watch receives a BOOKMARK (default 1 minute, as kube-apiserver). */
   readonly bookmarkInterval?: Duration.Input
+  /** How long and how many core/v1 Events are kept (eventRetention.ts; default 1 h, 10,000, 8 MiB). */
+  readonly eventLimits?: Partial<EventLimits>
 }
 
 export type Verb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
@@ -136,6 +141,8 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const kinds = new Map<string, KindState>()
   const asServed = servedViews()
   const owners = new DependentsIndex<Located>()
+  const events = new EventRetention({ ...defaultEventLimits, ...options.eventLimits })
+  const eventKind = kindId(resources.event)
   /** Watches to wake once the current request is done. */
   const toWake: Array<() => void> = []
   const wake = (watch: WatchState): void => {
@@ -321,6 +328,16 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
     }
   }
 
+  // Events are deleted (watchers see DELETED, as when etcd's lease of --event-ttl runs out) once
+  // older than the TTL or beyond the count or bytes kept, checked as each new one is created.
+  const expireEvents = (kind: KindState, key: string, created: Stored, now: number): void => {
+    events.added(key, created.metadata.uid ?? "", now, JSON.stringify(created).length)
+    for (const due of events.due(now)) {
+      const object = kind.objects.get(due.key)
+      if (object !== undefined && object.metadata.uid === due.uid) deleteObject(kind, due.key, object, now)
+    }
+  }
+
   // ---- writes ----
 
   // What a write to the main resource may change: not status (kinds with that subresource) and
@@ -474,6 +491,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
         const rv = ++resourceVersion
         const object = withMetadata(interned, { resourceVersion: String(rv) })
         store(kind, key, undefined, object, rv)
+        if (kind.id === eventKind) expireEvents(kind, key, object, now)
         return asServed(resource, object)
       })
     )
