@@ -9,6 +9,7 @@
  * and rejecting the same strings.
  */
 import { Data, Result } from "effect"
+import { quoteBounded } from "./goQuote.ts"
 
 export interface ImageReference {
   readonly domain: string
@@ -24,13 +25,16 @@ export class InvalidImageReference extends Data.TaggedError("InvalidImageReferen
 }> {
   constructor(args: { readonly reference: string; readonly reason: string }) {
     // Same wording as the admission messages of SPEC §1, so callers can surface `message`
-    // as is.
+    // as is; the reference quoted as kube-apiserver quotes a value (%q), and bounded.
     super({
       ...args,
-      message: args.reference === "" ? args.reason : `invalid image ${args.reference}: ${args.reason}`
+      message: args.reference === "" ? args.reason : invalidImageMessage(args.reference, args.reason)
     })
   }
 }
+
+/** `invalid image "<reference>": <reason>` (SPEC §1), the reference escaped and cut as goQuote.ts says. */
+export const invalidImageMessage = (reference: string, reason: string): string => `invalid image ${quoteBounded(reference)}: ${reason}`
 
 // --- grammar pieces, named after upstream's reference.go ------------------------------
 

@@ -8,6 +8,7 @@
  * Only RE2 syntax that JavaScript reads the same way: no lookaround, no backreferences, no
  * inline flags; `[\s\S]` for any character (`.` stops at a newline in both).
  */
+import { quoteCel } from "./goQuoteCel.ts"
 import type { CelRule } from "./schemaExtras.ts"
 import {
   digestAlgorithm,
@@ -95,5 +96,6 @@ const reason = `${[
 /** The rules of an image field: not empty, then a valid reference (SPEC §1 messages). */
 export const imageCelRules: ReadonlyArray<CelRule> = [
   { rule: "self != ''", message: reasons.empty },
-  { rule: `self == '' || (${reason}) == ''`, messageExpression: `'invalid image ' + self + ': ' + (${reason})` }
+  // The reference quoted as the decoder's invalidImageMessage quotes it, where CEL can (goQuoteCel.ts).
+  { rule: `self == '' || (${reason}) == ''`, messageExpression: `'invalid image ' + ${quoteCel("self")} + ': ' + (${reason})` }
 ]

@@ -67,7 +67,7 @@ const validateImage = (image: string, path: string): ReadonlyArray<FieldError> =
   if (image === "") return [{ path, message: "image can not be empty" }]
   return Result.match(parseImageReference(image), {
     onSuccess: () => [],
-    onFailure: (invalid) => [{ path, message: `invalid image ${image}: ${invalid.reason}` }]
+    onFailure: (invalid) => [{ path, message: invalid.message }]
   })
 }
 

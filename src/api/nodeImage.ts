@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
+import { quoteCel } from "./goQuoteCel.ts"
 import { ObjectMeta, ObjectReference } from "./meta.ts"
 import {
   counter,
@@ -97,22 +98,25 @@ const imagesCelRules = [
   { rule: "self.all(name, name != '')", message: "image name can not be empty" },
   {
     rule: "self.all(name, self[name].tags.all(t, t.tag != ''))",
-    messageExpression: "'tag for image ' + self.filter(name, self[name].tags.exists(t, t.tag == ''))[0] + " + "' can not be empty'"
+    messageExpression: `[self.filter(name, self[name].tags.exists(t, t.tag == ''))[0]].map(name, 'tag for image ' + ${quoteCel("name")} + ' can not be empty')[0]`
   },
   {
     rule: `self.all(name, ${uniqueLeadingTags("self[name].tags")})`,
-    // The first tag equal to an earlier one: the decoder's first message for the image.
+    // The first tag equal to an earlier one: the decoder's first message for the image. Names and tags
+    // are quoted as the decoder quotes them (goQuoteCel.ts); the image is bound by mapping over a
+    // one-element list, so the quoting is costed once rather than once per image.
     messageExpression:
-      `self.filter(name, !${uniqueLeadingTags("self[name].tags")}).map(name, 'duplicated tag ' + self[name].tags[` +
+      `[self.filter(name, !${uniqueLeadingTags("self[name].tags")})[0]].map(name, [self[name].tags[` +
       `${tagPositions}.filter(i, i < size(self[name].tags) && ${tagPositions}.exists(j, j < i && ` +
-      "self[name].tags[i].tag == self[name].tags[j].tag))[0]].tag + ' for image ' + name)[0]"
+      `self[name].tags[i].tag == self[name].tags[j].tag))[0]].tag].map(tag, 'duplicated tag ' + ${quoteCel("tag")} + ` +
+      `' for image ' + ${quoteCel("name")})[0])[0]`
   },
   {
     rule: "self.all(name, self[name].tags.all(t, !has(t.version) || t.version >= 0))",
     messageExpression:
-      "self.filter(name, self[name].tags.exists(t, has(t.version) && t.version < 0)).map(name, " +
-      "'version for ' + name + ':' + self[name].tags.filter(t, has(t.version) && t.version < 0)[0].tag + " +
-      "' can not be less than 0')[0]"
+      "[self.filter(name, self[name].tags.exists(t, has(t.version) && t.version < 0))[0]].map(name, " +
+      "[name + ':' + self[name].tags.filter(t, has(t.version) && t.version < 0)[0].tag].map(ref, " +
+      `'version for ' + ${quoteCel("ref")} + ' can not be less than 0')[0])[0]`
   }
 ]
 

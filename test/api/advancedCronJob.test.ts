@@ -203,7 +203,7 @@ describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
       "bad image in the template",
       cron({ template: { imageListPullJobTemplate: { spec: { images: ["Nginx:1"] } } } }),
       "spec.template.imageListPullJobTemplate.spec.images[0]",
-      "invalid image Nginx:1: repository name must be lowercase"
+      'invalid image "Nginx:1": repository name must be lowercase'
     ],
     [
       "name with a dot",

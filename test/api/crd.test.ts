@@ -110,7 +110,7 @@ describe("CEL rules agree with the controller's validation", () => {
     ],
     ["ImagePullJob", "duplicated name in selector names", job({ image: "a", selector: { names: ["n", "n"] } })],
     ["ImagePullJob", "can not set both selector and podSelector", job({ image: "a", selector: {}, podSelector: {} })],
-    ["ImagePullJob", "invalid image Nginx:1: repository name must be lowercase", job({ image: "Nginx:1" })],
+    ["ImagePullJob", 'invalid image "Nginx:1": repository name must be lowercase', job({ image: "Nginx:1" })],
     ["ImagePullJob", "image can not be empty", job({ image: "" })],
     ["ImagePullJob", "unknown type of completionPolicy: Sometimes", job({ image: "a", completionPolicy: { type: "Sometimes" } })],
     [
@@ -155,7 +155,7 @@ describe("CEL rules agree with the controller's validation", () => {
         "'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
       job({ image: "a", podSelector: { matchExpressions: [{ key: "a", operator: "In", values: ["b", "b c"] }] } })
     ],
-    ["ImageListPullJob", "invalid image ...: invalid reference format", job({ images: ["nginx", "..."] })],
+    ["ImageListPullJob", 'invalid image "...": invalid reference format', job({ images: ["nginx", "..."] })],
     ["ImageListPullJob", "image can not be empty", job({ images: ["nginx", ""] })],
     [
       "ImagePullJob",
@@ -192,17 +192,17 @@ describe("CEL rules agree with the controller's validation", () => {
     ["NodeImage", "image name can not be empty", { metadata: { name: "n" }, spec: { images: { "": { tags: [] } } } }],
     [
       "NodeImage",
-      "tag for image nginx can not be empty",
+      'tag for image "nginx" can not be empty',
       { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "" }] } } } }
     ],
     [
       "NodeImage",
-      "duplicated tag v1 for image nginx",
+      'duplicated tag "v1" for image "nginx"',
       { metadata: { name: "n" }, spec: { images: { busybox: { tags: [{ tag: "v1" }] }, nginx: { tags: [{ tag: "v1" }, { tag: "v1" }] } } } }
     ],
     [
       "NodeImage",
-      "version for nginx:v1 can not be less than 0",
+      'version for "nginx:v1" can not be less than 0',
       { metadata: { name: "n" }, spec: { images: { nginx: { tags: [{ tag: "v1", version: -1 }] } } } }
     ]
   ]

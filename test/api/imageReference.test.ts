@@ -115,7 +115,7 @@ describe("parseImageReference: invalid references", () => {
       expect(error).toBeInstanceOf(Error)
       expect(error._tag).toBe("InvalidImageReference")
       expect(error.reference).toBe("a:b c")
-      expect(error.message).toBe("invalid image a:b c: invalid tag format")
+      expect(error.message).toBe('invalid image "a:b c": invalid tag format')
     }
     const empty = parseImageReference("")
     if (Result.isFailure(empty)) expect(empty.failure.message).toBe("image can not be empty")

@@ -5,6 +5,9 @@ import { Result } from "effect"
 import { describe, expect, it } from "vitest"
 import { parseImageReference } from "../../src/api/imageReference.ts"
 import { imageCelRules } from "../../src/api/imageReferenceCel.ts"
+import { goQuote, quoteBounded } from "../../src/api/goQuote.ts"
+import { notPrintableAscii } from "../../src/api/goQuoteCel.ts"
+import { rawControls, titleEscapeReference } from "../support/hostileText.ts"
 import { celViolations } from "../../apiserver/admission/celRules.ts"
 import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
 
@@ -20,15 +23,15 @@ const hex = (n: number) => "a".repeat(n)
 describe("image reference CEL rules", () => {
   it.each([
     ["", "image can not be empty"],
-    ["Nginx:1", "invalid image Nginx:1: repository name must be lowercase"],
-    ["...", "invalid image ...: invalid reference format"],
-    ["nginx:-1", "invalid image nginx:-1: invalid tag format"],
-    ["nginx@sha256:abc", "invalid image nginx@sha256:abc: invalid checksum digest length"],
-    [`nginx@md5:${hex(32)}`, `invalid image nginx@md5:${hex(32)}: unsupported digest algorithm`],
-    [`nginx@sha256:${"A".repeat(64)}`, `invalid image nginx@sha256:${"A".repeat(64)}: invalid digest format`],
-    [hex(64), `invalid image ${hex(64)}: cannot specify 64-byte hexadecimal strings`],
-    [`${hex(238)}`, `invalid image ${hex(238)}: repository name must not be more than 255 characters`],
-    ["localhost:port/x", "invalid image localhost:port/x: invalid reference format"]
+    ["Nginx:1", 'invalid image "Nginx:1": repository name must be lowercase'],
+    ["...", 'invalid image "...": invalid reference format'],
+    ["nginx:-1", 'invalid image "nginx:-1": invalid tag format'],
+    ["nginx@sha256:abc", 'invalid image "nginx@sha256:abc": invalid checksum digest length'],
+    [`nginx@md5:${hex(32)}`, `invalid image "nginx@md5:${hex(32)}": unsupported digest algorithm`],
+    [`nginx@sha256:${"A".repeat(64)}`, `invalid image "nginx@sha256:${"A".repeat(64)}": invalid digest format`],
+    [hex(64), `invalid image "${hex(64)}": cannot specify 64-byte hexadecimal strings`],
+    [`${hex(238)}`, `invalid image "${hex(238)}": repository name must not be more than 255 characters`],
+    ["localhost:port/x", 'invalid image "localhost:port/x": invalid reference format']
   ])("%j: %s", (image, message) => {
     expect(celMessage(image)).toBe(message)
     expect(decoderMessage(image)).toBe(message)
@@ -55,11 +58,25 @@ describe("image reference CEL rules", () => {
     expect(decoderMessage(image)).toBeUndefined()
   })
 
+  it("quote a reference with quotes and backslashes as Go's %q, in both", () => {
+    const message = 'invalid image "a\\"b\\\\c": invalid reference format'
+    expect(celMessage('a"b\\c')).toBe(message)
+    expect(decoderMessage('a"b\\c')).toBe(message)
+  })
+
+  it("escape a terminal title sequence in the decoder, and leave it out in the CRD rule (CEL cannot escape it)", () => {
+    expect(decoderMessage(titleEscapeReference)).toBe('invalid image "nginx\\x1b]0;pwned\\a\\u202e:latest": invalid reference format')
+    expect(celMessage(titleEscapeReference)).toBe(`invalid image ${notPrintableAscii}: invalid reference format`)
+    expect(rawControls(celMessage(titleEscapeReference) ?? "")).toEqual([])
+  })
+
   it("agree on every length around the name limit, with and without a registry", () => {
     for (const prefix of ["", "a/", "docker.io/", "docker.io/a/", "index.docker.io/", "index.docker.io/a/", "r.io/", "r.io:5/a/"]) {
       for (let n = 225; n <= 265; n++) {
         const image = `${prefix}${hex(n)}:t`
-        expect(celMessage(image), image).toBe(decoderMessage(image))
+        // The decoder cuts a quoted reference after maxQuotedCharacters; the CRD needs no cut, its
+        // maxLength refusing such a reference before the rule runs.
+        expect(celMessage(image), image).toBe(decoderMessage(image)?.replace(quoteBounded(image), goQuote(image)))
       }
     }
   })

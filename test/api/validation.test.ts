@@ -45,7 +45,7 @@ describe("ImagePullJob", () => {
       { image: "Nginx:1" },
       {
         path: "spec.image",
-        message: "invalid image Nginx:1: repository name must be lowercase"
+        message: 'invalid image "Nginx:1": repository name must be lowercase'
       }
     ],
     [
@@ -209,7 +209,7 @@ describe("ImageListPullJob", () => {
     expect(errorsOf(decodeImageListPullJob(listJob({ images })))).toEqual([
       { path: "spec.images", message: "the maximum number of images cannot > 255" },
       { path: "spec.images", message: "images cannot have duplicate values" },
-      { path: "spec.images[257]", message: "invalid image Bad: repository name must be lowercase" }
+      { path: "spec.images[257]", message: 'invalid image "Bad": repository name must be lowercase' }
     ])
   })
 
@@ -253,9 +253,9 @@ describe("NodeImage", () => {
       )
     ).toEqual([
       { path: "spec.images", message: "image name can not be empty" },
-      { path: "spec.images.nginx.tags[0].tag", message: "tag for image nginx can not be empty" },
-      { path: "spec.images.nginx.tags[1].version", message: "version for nginx:1.9 can not be less than 0" },
-      { path: "spec.images.nginx.tags[2].tag", message: "duplicated tag 1.9 for image nginx" }
+      { path: "spec.images.nginx.tags[0].tag", message: 'tag for image "nginx" can not be empty' },
+      { path: "spec.images.nginx.tags[1].version", message: 'version for "nginx:1.9" can not be less than 0' },
+      { path: "spec.images.nginx.tags[2].tag", message: 'duplicated tag "1.9" for image "nginx"' }
     ])
   })
 
@@ -268,7 +268,7 @@ describe("NodeImage", () => {
 
   it("names a task whose name and tag do not form a reference", () => {
     expect(errorsOf(decodeNodeImage(nodeImage({ "Bad/Name": { tags: [{ tag: "v1" }] } })))).toEqual([
-      { path: 'spec.images["Bad/Name"].tags[0].tag', message: "invalid image Bad/Name:v1: repository name must be lowercase" }
+      { path: 'spec.images["Bad/Name"].tags[0].tag', message: 'invalid image "Bad/Name:v1": repository name must be lowercase' }
     ])
   })
 })

@@ -105,7 +105,7 @@ describe.skipIf(!hasKubectl)(title, () => {
     [
       "an upper-case image",
       job("bad", "  image: Nginx:1\n"),
-      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": invalid image Nginx:1: repository name must be lowercase`
+      `The ImagePullJob "bad" is invalid: spec.image: Invalid value: "string": invalid image "Nginx:1": repository name must be lowercase`
     ],
     [
       "an empty image",
@@ -115,7 +115,7 @@ describe.skipIf(!hasKubectl)(title, () => {
     [
       "a list job's bad image",
       listJob("bad", "  images:\n  - nginx\n  - '...'\n"),
-      `The ImageListPullJob "bad" is invalid: spec.images[1]: Invalid value: "string": invalid image ...: invalid reference format`
+      `The ImageListPullJob "bad" is invalid: spec.images[1]: Invalid value: "string": invalid image "...": invalid reference format`
     ],
     [
       "In without values",

@@ -53,9 +53,9 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     ],
     ["ImageListPullJob", "spec.images", "images cannot have duplicate values", { images: ["a", "b", "a"] }],
     // Upstream's webhook rules, refused by the CRD at once (issue 11), in upstream's words.
-    ["ImagePullJob", "spec.image", "invalid image Nginx:1: repository name must be lowercase", { image: "Nginx:1" }],
+    ["ImagePullJob", "spec.image", 'invalid image "Nginx:1": repository name must be lowercase', { image: "Nginx:1" }],
     ["ImagePullJob", "spec.image", "image can not be empty", { image: "" }],
-    ["ImageListPullJob", "spec.images[1]", "invalid image ...: invalid reference format", { images: ["nginx", "..."] }],
+    ["ImageListPullJob", "spec.images[1]", 'invalid image "...": invalid reference format', { images: ["nginx", "..."] }],
     [
       "ImagePullJob",
       "spec.selector",
@@ -109,10 +109,10 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     })
     expect(answer.status).toBe(422)
     const messages = answer.json.details.causes.map((c: { field: string; message: string }) => `${c.field}: ${c.message}`)
-    expect(messages).toContain(`spec.images: Invalid value: "object": duplicated tag v1 for image nginx`)
-    expect(messages).toContain(`spec.images: Invalid value: "object": version for nginx:v2 can not be less than 0`)
+    expect(messages).toContain(`spec.images: Invalid value: "object": duplicated tag "v1" for image "nginx"`)
+    expect(messages).toContain(`spec.images: Invalid value: "object": version for "nginx:v2" can not be less than 0`)
     expect(answer.json.message).toMatch(/^NodeImage\.apps\.kruise\.io ".*" is invalid: \[spec\.images: /)
-    expect(decoderMessages("NodeImage", { metadata: { name }, spec })).toContain("duplicated tag v1 for image nginx")
+    expect(decoderMessages("NodeImage", { metadata: { name }, spec })).toContain('duplicated tag "v1" for image "nginx"')
   })
 
   it("a node keeps as many tags of one image as jobs ask for: one per job, as the controller writes them", async () => {
@@ -150,12 +150,12 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     const early = await post(3)
     expect(early.status).toBe(422)
     expect(early.json.details.causes.map((c: { message: string }) => c.message)).toContain(
-      'Invalid value: "object": duplicated tag t0 for image nginx'
+      'Invalid value: "object": duplicated tag "t0" for image "nginx"'
     )
     // The CRD rule compares the first tags only (its cost is quadratic); the decoder marks the rest.
     expect((await post(18)).status).toBe(201)
     expect(decoderMessages("NodeImage", { metadata: { name: "n" }, spec: { images: { nginx: { tags: tags(18) } } } })).toContain(
-      "duplicated tag t0 for image nginx"
+      'duplicated tag "t0" for image "nginx"'
     )
   })
 
@@ -295,7 +295,7 @@ describe("decoder admission (opt-in): the controller's own validation, as a webh
       const answer = await request(strict, nodeImagePath, { method: "POST", body: nodeImage("bad", "Bad Tag!") })
       expect(answer.status).toBe(422)
       expect(answer.json.message).toMatch(
-        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: NodeImage\.apps\.kruise\.io "bad" is invalid: spec\.images\.nginx\.tags\[0\]\.tag: Invalid value: invalid image nginx:Bad Tag!: /
+        /^admission webhook "validate\.preheat\.apps\.kruise\.io" denied the request: NodeImage\.apps\.kruise\.io "bad" is invalid: spec\.images\.nginx\.tags\[0\]\.tag: Invalid value: invalid image "nginx:Bad Tag!": /
       )
       const fine = await request(strict, ipjPath("default"), { method: "POST", body: imagePullJob("fine") })
       expect(fine.status).toBe(201)

@@ -54,7 +54,7 @@ describe("--image CONTAINER=IMAGE", () => {
     [["web"], '--image takes CONTAINER=IMAGE, got "web"'],
     [["=nginx"], '--image takes CONTAINER=IMAGE, got "=nginx"'],
     [["web="], '--image takes CONTAINER=IMAGE, got "web="'],
-    [["web=Nginx:1"], "invalid image Nginx:1: repository name must be lowercase"],
+    [["web=Nginx:1"], 'invalid image "Nginx:1": repository name must be lowercase'],
     [["web=a:1", "web=b:2"], '--image names container "web" twice'],
     [[], "at least one --image CONTAINER=IMAGE is required"]
   ])("%j is refused: %s", (texts, message) => {
