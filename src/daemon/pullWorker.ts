@@ -36,6 +36,8 @@ import type { TagTask } from "./tagTask.ts"
 export interface PullResult {
   readonly succeeded: boolean
   readonly message: string
+  /** The Event's reason, when not the usual PullImageSucceed / PullImageFailed. */
+  readonly reason?: string
 }
 
 export interface WorkerContext {

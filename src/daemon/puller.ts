@@ -1,16 +1,17 @@
 import { Effect, FiberMap, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
-import type { NodeImageStatus } from "../api/nodeImage.ts"
+import type { ImageTagStatus, NodeImageStatus } from "../api/nodeImage.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
 import { initialTags } from "./firstSync.ts"
-import type { StoredNodeImage } from "./nodeImageSpec.ts"
+import type { NodeImageSpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
-import { runPullWorker } from "./pullWorker.ts"
+import { type PullResult, runPullWorker } from "./pullWorker.ts"
 import type { StatusReporter } from "./statusReporter.ts"
 import { type TagTask, tagTasks } from "./tagTask.ts"
+import { failUnreadableTag, invalidTagReason } from "./unreadableTag.ts"
 import { planWorkers } from "./workerPlan.ts"
 
 export interface Puller {
@@ -45,7 +46,23 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   // Changes arrive from the watch and from the status writer's own writes: one at a time.
   const lock = yield* Semaphore.make(1)
   let lastSpec: string | undefined
-  let invalidSpec: string | undefined
+  /** The last problems announced that name no tag to fail: each is said once, not on every change. */
+  let announced: ReadonlyArray<string> = []
+
+  /** What of the spec cannot be read and names no tag (or the whole spec): logged, and a Warning on the NodeImage. */
+  const announce = (problems: ReadonlyArray<string>) =>
+    Effect.gen(function* () {
+      const fresh = problems.filter((p) => !announced.includes(p))
+      announced = problems
+      if (fresh.length === 0) return
+      const message = fresh.join("; ")
+      yield* Effect.logWarning("NodeImage spec does not decode in part; the tags that do go on").pipe(
+        Effect.annotateLogs({ node: options.nodeName, problems: message })
+      )
+      yield* recordPullEvent(options.component, options.current(), [], { type: "Warning", reason: invalidTagReason, message }).pipe(
+        Effect.provideContext(services)
+      )
+    })
 
   const stop = (key: string) =>
     Effect.gen(function* () {
@@ -60,20 +77,24 @@ export const makePuller = Effect.fnUntraced(function* (options: {
     Effect.gen(function* () {
       tasks.set(task.key, task)
       const current = () => tasks.get(task.key) === task
-      const run = runPullWorker(task, {
+      const context = {
         node: options.nodeName,
         secretNamespace: options.secretNamespace,
         slots: options.slots,
-        report: (status) => (current() ? options.reporter.report(task.image, status) : Effect.void),
-        finished: (result) =>
+        report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
+        finished: (result: PullResult) =>
           current()
             ? recordPullEvent(options.component, options.current(), task.owners, {
                 type: result.succeeded ? "Normal" : "Warning",
-                reason: result.succeeded ? pullSucceededReason : pullFailedReason,
+                reason: result.reason ?? (result.succeeded ? pullSucceededReason : pullFailedReason),
                 message: result.message
               }).pipe(Effect.provideContext(services))
             : Effect.void
-      }).pipe(Effect.provideContext(services))
+      }
+      const unreadable = task.unreadable
+      const run = (unreadable === undefined ? runPullWorker(task, context) : failUnreadableTag({ ...task, unreadable }, context)).pipe(
+        Effect.provideContext(services)
+      )
       yield* FiberMap.run(workers, task.key, run)
     })
 
@@ -87,21 +108,16 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         }
         const decoded = nodeImage.view
         if (Result.isFailure(decoded)) {
-          // Keep what runs: a spec the daemon cannot read says nothing about which tags to stop.
-          if (invalidSpec !== decoded.failure) {
-            invalidSpec = decoded.failure
-            yield* Effect.logWarning("NodeImage spec does not decode; waiting for a valid one").pipe(
-              Effect.annotateLogs({ node: options.nodeName, problems: decoded.failure })
-            )
-          }
-          return
+          // Keep what runs: a spec the daemon cannot read at all says nothing about which tags to stop.
+          return yield* announce([decoded.failure])
         }
-        invalidSpec = undefined
-        const spec = decoded.success
+        const view: NodeImageSpecView = decoded.success
+        yield* announce(view.problems)
+        const spec = view.spec
         yield* options.reporter.setInitial(initialTags(spec))
         const known = new Map([...tasks].map(([key, task]) => [key, task.version]))
         const status = nodeImage.raw["status"] as NodeImageStatus | undefined
-        const plan = planWorkers(tagTasks(spec), status?.imageStatuses, known)
+        const plan = planWorkers(tagTasks(spec, view.unreadable), status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
         // New workers report at once, and that write carries the spec's changes too.

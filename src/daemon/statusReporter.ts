@@ -84,7 +84,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       if (Result.isFailure(spec)) return
       const stored = current["status"] as Parameters<typeof desiredNodeStatus>[0]["stored"]
       const now = yield* Clock.currentTimeMillis
-      const diff = mergePatchBetween(stored ?? {}, desiredNodeStatus({ spec: spec.success, stored, live, initial, now }))
+      const diff = mergePatchBetween(stored ?? {}, desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now }))
       if (diff === undefined) return
       lastWriteAt = now
       const written = yield* api.patch(

@@ -26,19 +26,23 @@ export interface TagTask {
   }
   readonly pullSecrets: ReadonlyArray<ReferenceObject>
   readonly owners: ReadonlyArray<ObjectReference>
+  /** Set when the daemon cannot read this tag (nodeImageSpec.ts): why; the tag is failed, never pulled. */
+  readonly unreadable?: string
 }
 
 /** Spaces appear in neither image names nor tags, so this key is unambiguous. */
 export const tagKey = (image: string, tag: string): string => `${image} ${tag}`
 
-/** Every tag of the spec, in spec order. */
-export const tagTasks = (spec: NodeImageSpec): ReadonlyArray<TagTask> => {
+/** Every tag of the spec, in spec order; those in `unreadable` (by tagKey) carry why they cannot be pulled. */
+export const tagTasks = (spec: NodeImageSpec, unreadable: ReadonlyMap<string, string> = new Map()): ReadonlyArray<TagTask> => {
   const tasks: Array<TagTask> = []
   for (const [image, entry] of Object.entries(spec.images ?? {})) {
     for (const tag of entry.tags) {
       const policy = tag.pullPolicy ?? {}
+      const key = tagKey(image, tag.tag)
+      const why = unreadable.get(key)
       tasks.push({
-        key: tagKey(image, tag.tag),
+        key,
         image,
         tag: tag.tag,
         version: tag.version,
@@ -50,7 +54,8 @@ export const tagTasks = (spec: NodeImageSpec): ReadonlyArray<TagTask> => {
         ...(tag.createdAt === undefined ? {} : { createdAt: tag.createdAt }),
         ...(entry.sandboxConfig === undefined ? {} : { sandboxConfig: entry.sandboxConfig }),
         pullSecrets: entry.pullSecrets ?? [],
-        owners: tag.ownerReferences ?? []
+        owners: tag.ownerReferences ?? [],
+        ...(why === undefined ? {} : { unreadable: why })
       })
     }
   }

@@ -26,7 +26,16 @@ export type PullOutcome =
   | { readonly result: "succeeded"; readonly reason: "pulled" | "present" }
   | {
       readonly result: "failed"
-      readonly reason: "runtime_unavailable" | "timeout" | "deadline" | "not_found" | "unauthorized" | "invalid_reference" | "runtime_error"
+      readonly reason:
+        | "runtime_unavailable"
+        | "timeout"
+        | "deadline"
+        | "not_found"
+        | "unauthorized"
+        | "invalid_reference"
+        | "runtime_error"
+        // The tag does not decode (src/daemon/unreadableTag.ts): failed without a pull.
+        | "invalid_spec"
     }
 
 export interface Exposition {

@@ -1,6 +1,6 @@
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { nodeImageSpecs } from "../../src/daemon/nodeImageSpec.ts"
+import { nodeImageSpecs, readableSpec } from "../../src/daemon/nodeImageSpec.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 
 const spec = { images: { nginx: { tags: [{ tag: "1.9.1" }] } } }
@@ -14,12 +14,58 @@ describe("nodeImageSpecs", () => {
   it("decodes the spec with its defaults", () => {
     const decoded = nodeImageSpecs()(version("1", {}))
     expect(Result.isSuccess(decoded)).toBe(true)
-    if (Result.isSuccess(decoded)) expect(decoded.success.images?.["nginx"]?.tags[0]).toMatchObject({ tag: "1.9.1", version: 0 })
+    if (Result.isSuccess(decoded)) expect(decoded.success.spec.images?.["nginx"]?.tags[0]).toMatchObject({ tag: "1.9.1", version: 0 })
   })
 
-  it("says where a spec does not decode", () => {
-    const decoded = nodeImageSpecs()({ metadata: { name: "node-1" }, spec: { images: { nginx: { tags: "1.9.1" } } } })
-    expect(Result.isFailure(decoded) ? decoded.failure : "").toMatch(/^spec\.images\.nginx\.tags: /)
+  it("says where a spec does not decode: an image whose tags are no list names no tag, the rest goes on", () => {
+    const decoded = nodeImageSpecs()({
+      metadata: { name: "node-1" },
+      spec: { images: { nginx: { tags: "1.9.1" }, redis: { tags: [{ tag: "7" }] } } }
+    })
+    const view = Result.getOrThrow(decoded)
+    expect(view.problems).toEqual(['spec.images.nginx.tags: expected array, got "1.9.1"'])
+    expect(Object.keys(view.spec.images ?? {})).toEqual(["redis"])
+    expect(Result.isFailure(nodeImageSpecs()({ metadata: { name: "node-1" }, spec: { images: [] } }))).toBe(true)
+  })
+
+  // Issue 24: one unreadable tag refused the whole NodeImage, and every other tag of the node stalled.
+  it("reads tag by tag: a tag that does not decode stands in by name, version and owners, with why", () => {
+    const owner = { kind: "ImagePullJob", name: "huge", namespace: "default", uid: "u1" }
+    const decoded = nodeImageSpecs()({
+      metadata: { name: "node-1" },
+      spec: {
+        images: {
+          nginx: {
+            tags: [{ tag: "1.9.1", version: 3, ownerReferences: [owner], pullPolicy: { activeDeadlineSeconds: 2 ** 53 } }, { tag: "2" }]
+          },
+          "registry.example.com/app": { sandboxConfig: { labels: { a: 1 } }, tags: [{ tag: "v1" }] }
+        }
+      }
+    })
+    const view = Result.getOrThrow(decoded)
+    expect(view.spec.images?.["nginx"]?.tags).toEqual([
+      { tag: "1.9.1", version: 3, imagePullPolicy: "IfNotPresent", ownerReferences: [owner] },
+      { tag: "2", version: 0, imagePullPolicy: "IfNotPresent" }
+    ])
+    expect([...view.unreadable]).toEqual([
+      [
+        "nginx 1.9.1",
+        "spec.images.nginx.tags[0].pullPolicy.activeDeadlineSeconds: expected an integer and a value less than or equal to 9007199254740991, " +
+          "got 9007199254740992"
+      ],
+      // An image field that does not decode fails each of the image's tags.
+      ["registry.example.com/app v1", 'spec.images["registry.example.com/app"].sandboxConfig.labels.a: expected string, got 1']
+    ])
+    expect(readableSpec(view).images?.["nginx"]?.tags.map((t) => t.tag)).toEqual(["2"])
+    expect(view.problems).toEqual([])
+  })
+
+  it("reads again only the image entries a new spec changed", () => {
+    const decode = nodeImageSpecs()
+    const nginx = { tags: [{ tag: "1.9.1" }] }
+    const first = Result.getOrThrow(decode({ metadata: { name: "node-1" }, spec: { images: { nginx } } }))
+    const second = Result.getOrThrow(decode({ metadata: { name: "node-1" }, spec: { images: { nginx, redis: { tags: [{ tag: "7" }] } } } }))
+    expect(second.spec.images?.["nginx"]).toBe(first.spec.images?.["nginx"])
   })
 
   it("decodes a spec once for versions that share it (status writes), each decoder on its own", () => {

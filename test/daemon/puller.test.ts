@@ -4,7 +4,19 @@ import { TestClock } from "effect/testing"
 import { SimulatedRuntime } from "../../src/cri/simulated/SimulatedRuntime.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import { advance, createNodeImage, launch, nodeStatus, setImages, settle, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
+import { invalidTagReason } from "../../src/daemon/unreadableTag.ts"
+import {
+  advance,
+  createNodeImage,
+  events,
+  launch,
+  nodeStatus,
+  setImages,
+  settle,
+  tag,
+  tagStatus,
+  testLayer
+} from "./support/daemonHarness.ts"
 
 const hex = (c: string) => c.repeat(64)
 const idA = `sha256:${hex("a")}`
@@ -37,7 +49,7 @@ describe("daemon: one worker per tag", () => {
       const status = yield* tagStatus("nginx", "1.25")
       expect(status).toMatchObject({ phase: "Succeeded", progress: 100, version: 0, completionTime: "1970-01-01T00:00:03Z" })
       expect(status?.imageID).toMatch(/^sha256:/)
-      expect(status?.message).toBe("pulled image nginx:1.25 on node node-1 in 3s")
+      expect(status?.message).toBe('pulled image "nginx:1.25" on node node-1 in 3s')
       expect((yield* fake.pulls).map((p) => p.image)).toEqual(["nginx:1.25"])
       expect(yield* nodeStatus).toMatchObject({ desired: 1, succeeded: 1, pulling: 0, waiting: 0, failed: 0 })
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
@@ -69,7 +81,7 @@ describe("daemon: one worker per tag", () => {
 })
 
 describe("daemon: a spec it cannot read", () => {
-  it.effect("is reported in the log and waited out; the fixed spec is acted on", () =>
+  it.effect("a tag without a name is reported in the log and on the NodeImage; the fixed spec is acted on", () =>
     Effect.gen(function* () {
       const fake = yield* SimulatedRuntime
       const lines: Array<string> = []
@@ -82,13 +94,50 @@ describe("daemon: a spec it cannot read", () => {
       expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toContainEqual(
         expect.objectContaining({
           level: "warn",
-          msg: "NodeImage spec does not decode; waiting for a valid one",
+          msg: "NodeImage spec does not decode in part; the tags that do go on",
           problems: expect.stringContaining("spec.images.nginx.tags[0].tag")
         })
       )
+      expect((yield* events).map((e) => [e.type, e.reason, e.involvedObject?.["kind"]])).toEqual([
+        ["Warning", invalidTagReason, "NodeImage"]
+      ])
       yield* setImages({ nginx: { tags: [tag("1.25")] } })
       yield* advance(1000)
       expect((yield* tagStatus("nginx", "1.25"))?.phase).toBe("Succeeded")
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  // Issue 24: one tag the daemon cannot read stopped every tag of its node, with no Warning anywhere.
+  it.effect("a tag it cannot read fails alone, named field by field, with a Warning on the NodeImage and its job", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const metrics = yield* Metrics
+      const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "huge", namespace: "default", uid: "u-huge" }
+      yield* createNodeImage({
+        nginx: {
+          tags: [tag("1.25", { pullPolicy: { timeoutSeconds: 1e300, ttlSecondsAfterFinished: 2 ** 62 }, ownerReferences: [owner] })]
+        },
+        redis: { tags: [tag("7")] }
+      })
+      yield* launch()
+      yield* advance(1000)
+      expect((yield* fake.pulls).map((p) => p.image)).toEqual(["redis:7"])
+      expect((yield* tagStatus("redis", "7"))?.phase).toBe("Succeeded")
+      const failed = yield* tagStatus("nginx", "1.25")
+      expect(failed).toMatchObject({ phase: "Failed", version: 0 })
+      expect(failed?.message).toBe(
+        "spec.images.nginx.tags[0].pullPolicy.timeoutSeconds: expected an integer and a value less than or equal to 2147483647, got 1e+300; " +
+          "spec.images.nginx.tags[0].pullPolicy.ttlSecondsAfterFinished: expected an integer and a value less than or equal to 2147483647, " +
+          "got 4611686018427388000"
+      )
+      expect(yield* nodeStatus).toMatchObject({ desired: 2, succeeded: 1, failed: 1, pulling: 0, waiting: 0 })
+      const warnings = (yield* events).filter((e) => e.reason === invalidTagReason)
+      expect(warnings.map((e) => [e.type, e.involvedObject?.["kind"], e.involvedObject?.["name"]]).sort()).toEqual([
+        ["Warning", "ImagePullJob", "huge"],
+        ["Warning", "NodeImage", "node-1"]
+      ])
+      expect(warnings[0]?.message).toBe(`${failed?.message} (node node-1)`)
+      expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "invalid_spec" })).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 })
@@ -159,7 +208,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
       expect(yield* starts).toEqual([0, 1000, 3000, 7000, 15_000, 31_000, 61_000, 91_000])
       const status = yield* tagStatus("nginx", "1.25")
       expect(status).toMatchObject({ phase: "Failed", completionTime: "1970-01-01T00:01:31Z" })
-      expect(status?.message).toBe("failed to pull image nginx:1.25 after 8 attempts: image not found: manifest unknown")
+      expect(status?.message).toBe('failed to pull image "nginx:1.25" after 8 attempts: image not found: manifest unknown')
       expect(yield* nodeStatus).toMatchObject({ failed: 1, pulling: 0 })
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "not_found" })).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
@@ -193,7 +242,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
       yield* advance(100)
       const status = yield* tagStatus("nginx", "1.25")
       expect(status).toMatchObject({ phase: "Failed", completionTime: "1970-01-01T00:00:11Z" })
-      expect(status?.message).toBe("failed to pull image nginx:1.25 after 2 attempts: pull timed out after 5s")
+      expect(status?.message).toBe('failed to pull image "nginx:1.25" after 2 attempts: pull timed out after 5s')
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
@@ -211,7 +260,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
       const status = yield* tagStatus("nginx", "1.25")
       expect(status).toMatchObject({ phase: "Failed", completionTime: "1970-01-01T00:00:10Z" })
       expect(status?.message).toBe(
-        "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 6s"
+        'failed to pull image "nginx:1.25": pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 6s'
       )
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "deadline" })).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
@@ -226,7 +275,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
       yield* launch()
       yield* advance(5000)
       expect((yield* tagStatus("nginx", "1.25"))?.message).toBe(
-        "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 5s"
+        'failed to pull image "nginx:1.25": pulling exceeds the activeDeadlineSeconds; last error: pull timed out after 5s'
       )
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "deadline" })).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
@@ -259,7 +308,7 @@ describe("daemon: attempts, backoff and deadlines", () => {
       yield* launch()
       expect(yield* tagStatus("nginx", "1.25")).toMatchObject({
         phase: "Failed",
-        message: "failed to pull image nginx:1.25: pulling exceeds the activeDeadlineSeconds"
+        message: 'failed to pull image "nginx:1.25": pulling exceeds the activeDeadlineSeconds'
       })
       expect(yield* fake.pulls).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))

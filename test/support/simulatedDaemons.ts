@@ -1,8 +1,12 @@
-import { Clock, Effect, Semaphore } from "effect"
+import { Clock, Effect, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
-import type { ImageTagStatus, NodeImage } from "../../src/api/nodeImage.ts"
+import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { statusCounters } from "../../src/api/nodeImageCounters.ts"
 import { nodeImageView } from "../../src/controller/nodeImage/view.ts"
+import { nodeImageSpecs } from "../../src/daemon/nodeImageSpec.ts"
+import type { SpecView } from "../../src/daemon/nodeImageSpec.ts"
+import { tagKey } from "../../src/daemon/tagTask.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
 import { makeStore } from "../../src/kube/store.ts"
 import type { Change } from "../../src/kube/store.ts"
@@ -33,7 +37,9 @@ type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<Imag
 /**
  * Daemons for every node, simulated in one fiber set: each reports a tag Pulling as soon as it
  * appears, then Succeeded (or Failed) pullMs later, writing the whole status it owns as the real
- * daemon does. Pull counts are kept so tests can check nothing is pulled twice.
+ * daemon does. Pull counts are kept so tests can check nothing is pulled twice. Each node's spec
+ * is read with the real daemon's decoder: a spec it cannot read stalls the node, and a tag it
+ * cannot read is reported Failed at once with the decoder's words, as the real daemon does.
  *
  * A daemon's own state is the status it last wrote, as the API server stored it (shared with the
  * store, so a simulated cluster of 10,000 nodes costs little beyond the stored objects), and the
@@ -58,7 +64,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       yield* lock.withPermits(1)(
         Effect.gen(function* () {
           const view = nodeImages.view(node)
-          if (view === undefined) return
+          if (view === undefined || Result.isFailure(view)) return
           const before = written.get(node) ?? {}
           const tags = (before[image]?.tags ?? []).filter((t) => t.tag !== status.tag)
           const imageStatuses: ImageStatuses = { ...before, [image]: { tags: [...tags, status] } }
@@ -67,7 +73,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
               resources.nodeImage,
               { name: node },
               {
-                status: { ...statusCounters(view.spec, imageStatuses), imageStatuses }
+                status: { ...statusCounters(view.success.spec, imageStatuses), imageStatuses }
               },
               "status"
             )
@@ -106,26 +112,47 @@ export const simulateDaemons = Effect.fnUntraced(function* (
   const taken = (node: string, image: string, tag: string, version: number, id: string): boolean =>
     inFlight.has(id) || (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
 
-  const onChange = (change: Change<NodeImage>): Effect.Effect<void> => {
+  /** A tag the daemon cannot read: Failed at once, never pulled. */
+  const refuse = (node: string, image: string, tag: string, version: number, id: string, why: string) =>
+    Effect.gen(function* () {
+      const now = rfc3339(yield* Clock.currentTimeMillis)
+      yield* report(node, image, { tag, phase: "Failed", version, progress: 0, startTime: now, completionTime: now, message: why })
+      inFlight.delete(id)
+    })
+
+  const onChange = (change: Change<SpecView>): Effect.Effect<void> => {
     if (change.type === "deleted") return Effect.void
     const node = change.current.raw.metadata.name ?? ""
     if (options.silent?.(node)) return Effect.void
     const view = change.current.view
-    const previous = change.type === "modified" ? (change.old.view.spec.images ?? {}) : {}
+    if (Result.isFailure(view)) return Effect.void
+    const old = change.type === "modified" ? change.old.view : undefined
+    const previous = old !== undefined && Result.isSuccess(old) ? (old.success.spec.images ?? {}) : {}
     const effects: Array<Effect.Effect<void>> = []
-    for (const [image, entry] of Object.entries(view.spec.images ?? {})) {
+    for (const [image, entry] of Object.entries(view.success.spec.images ?? {})) {
       // Entries shared with the previous version hold no new tags.
       if (previous[image] === entry) continue
       for (const spec of entry.tags) {
         const id = `${node}/${image}:${spec.tag}@${spec.version}`
         if (taken(node, image, spec.tag, spec.version, id)) continue
         inFlight.set(id, image)
-        effects.push(Effect.forkIn(pull(node, image, spec.tag, spec.version, id), scope))
+        const why = view.success.unreadable.get(tagKey(image, spec.tag))
+        const work =
+          why === undefined ? pull(node, image, spec.tag, spec.version, id) : refuse(node, image, spec.tag, spec.version, id, why)
+        effects.push(Effect.forkIn(work, scope))
       }
     }
     return Effect.all(effects, { discard: true })
   }
-  const nodeImages = makeStore(resources.nodeImage, { decode: nodeImageView })
+  // One decoder per node, as each daemon has its own: it reads again only what its node's spec changed.
+  const decoders = new Map<string, (object: KubeObject) => SpecView>()
+  const decode = (object: KubeObject): SpecView => {
+    const node = object.metadata.name ?? ""
+    let decoder = decoders.get(node)
+    if (decoder === undefined) decoders.set(node, (decoder = nodeImageSpecs()))
+    return decoder(object)
+  }
+  const nodeImages = makeStore(resources.nodeImage, { decode })
   yield* reflect(nodeImages, watcher(resources.nodeImage, {}), onChange)
   return { pulls, pulling: () => inFlight.values() }
 })

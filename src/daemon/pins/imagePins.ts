@@ -6,7 +6,7 @@ import type { CriError } from "../../cri/errors.ts"
 import { ImageLabels, type ImageLabelsError } from "../../cri/ImageLabels.ts"
 import type { KubeApi } from "../../kube/KubeApi.ts"
 import { WorkQueues } from "../../workqueue/WorkQueues.ts"
-import type { StoredNodeImage } from "../nodeImageSpec.ts"
+import { readableSpec, type StoredNodeImage } from "../nodeImageSpec.ts"
 import { type OwnerPolicyUnknown, readOwnerPolicies } from "./ownerPolicies.ts"
 import {
   decidePins,
@@ -83,7 +83,8 @@ export const makeImagePins = Effect.fnUntraced(function* (
     if (nodeImage === undefined || !options.enabled) return Result.succeed([])
     const spec = nodeImage.view
     if (Result.isFailure(spec)) return Result.fail(spec.failure)
-    return Result.succeed(pinTags(spec.success, (nodeImage.raw["status"] as NodeImageStatus | undefined)?.imageStatuses))
+    // A tag the daemon cannot read is never pulled: nothing to pin for it.
+    return Result.succeed(pinTags(readableSpec(spec.success), (nodeImage.raw["status"] as NodeImageStatus | undefined)?.imageStatuses))
   }
 
   /** What pins depend on: the spec, and each tag's reported phase (a finished pull brings the image). */
