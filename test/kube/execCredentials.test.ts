@@ -4,7 +4,7 @@
 // env, KUBERNETES_EXEC_INFO, a command relative to the kubeconfig), and its failures (exit code,
 // bad output, not found, a hang past the timeout), whose messages name the command and the
 // installHint but never what the plugin printed.
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -16,35 +16,10 @@ import { loadKubeConfig } from "../../src/kube/live/kubeConfig.ts"
 import { execConfigOf, usesExecPlugin } from "../../src/kube/live/execCredentials/execConfig.ts"
 import { type ExecAuthentication, makeExecAuthentication } from "../../src/kube/live/execCredentials/execAuthentication.ts"
 import { parseExecCredential } from "../../src/kube/live/execCredentials/execCredential.ts"
+import { execV1, plugin, tokenPlugin } from "./execPluginScript.ts"
 
-const v1 = "client.authentication.k8s.io/v1"
-const root = mkdtempSync(join(tmpdir(), "preheat-exec-"))
-let plugins = 0
-
-interface Plugin {
-  readonly command: string
-  readonly dir: string
-  /** How many times it ran so far. */
-  readonly runs: () => number
-}
-
-/** A shell plugin: `body` runs after the run is counted; $N is this run's number, $DIR its directory. */
-const plugin = (body: string): Plugin => {
-  const dir = join(root, `plugin-${++plugins}`)
-  mkdirSync(dir)
-  const command = join(dir, "plugin.sh")
-  writeFileSync(command, `#!/bin/sh\nDIR="${dir}"\necho run >> "$DIR/runs"\nN=$(wc -l < "$DIR/runs" | tr -d ' ')\n${body}\n`, {
-    mode: 0o755
-  })
-  const runs = () => (existsSync(join(dir, "runs")) ? readFileSync(join(dir, "runs"), "utf8").split("\n").length - 1 : 0)
-  return { command, dir, runs }
-}
-
-/** Prints token `t-<run>`, with the expirationTimestamp $EXPIRES if set. */
-const tokenPlugin = () =>
-  plugin(
-    `if [ -n "$EXPIRES" ]; then exp=",\\"expirationTimestamp\\":\\"$EXPIRES\\""; fi\nprintf '{"apiVersion":"${v1}","kind":"ExecCredential","status":{"token":"t-%s"%s}}' "$N" "$exp"`
-  )
+const v1 = execV1
+const root = mkdtempSync(join(tmpdir(), "preheat-exec-missing-"))
 
 const kubeConfigWith = (exec: Record<string, unknown>, cluster: Record<string, unknown> = {}): KubeConfig => {
   const config = new KubeConfig()

@@ -191,3 +191,45 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
     await answer.text()
   })
 })
+
+describe("close(), as undici's: graceful", () => {
+  it("refuses new requests, closes idle connections at once, lets a request under way finish, then closes its connection", async () => {
+    const held: Array<() => void> = []
+    let open = 0
+    const server = http.createServer((request, response) => {
+      const answer = () => response.end(JSON.stringify({ path: request.url }))
+      if (request.url === "/slow") held.push(answer)
+      else answer()
+    })
+    server.on("connection", (socket: Socket) => {
+      open++
+      socket.once("close", () => open--)
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 400 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      expect(done()).toBe(true)
+    }
+    try {
+      const dispatcher = new Agent()
+      const slow = fetch(`${url}/slow`, { dispatcher })
+      await until(() => held.length === 1)
+      const fast = await fetch(`${url}/fast`, { dispatcher })
+      expect(JSON.parse(await fast.text())).toEqual({ path: "/fast" })
+      expect(open).toBe(2)
+
+      const closed = dispatcher.close()
+      await expect(fetch(`${url}/later`, { dispatcher })).rejects.toThrow(/closed/)
+      await until(() => open === 1)
+      held[0]!()
+      const answer = await slow
+      expect(JSON.parse(await answer.text())).toEqual({ path: "/slow" })
+      await closed
+      await until(() => open === 0)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+})
