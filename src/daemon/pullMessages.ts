@@ -1,9 +1,12 @@
+import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
 import type { CriError } from "../cri/errors.ts"
 
 /**
  * Words for status messages, events and logs. They are built from the reference, counts and the
  * runtime's message only: the runtime layer already keeps credentials out of its messages, and
- * nothing here ever sees one.
+ * nothing here ever sees one. The reference is the user's (a NodeImage is written by hand too) and
+ * the runtime's message may repeat it raw: the one is quoted, the other escaped, both bounded
+ * (goQuote.ts), so neither reaches a terminal as a control sequence.
  */
 
 const seconds = (millis: number): string => {
@@ -17,15 +20,15 @@ export const describePullError = (error: CriError, timeoutMillis: number): strin
     case "DeadlineExceeded":
       return `pull timed out after ${seconds(timeoutMillis)}`
     case "RuntimeUnavailable":
-      return `container runtime unavailable: ${error.message}`
+      return `container runtime unavailable: ${escapeForeignText(error.message)}`
     case "ImageNotFound":
-      return `image not found: ${error.message}`
+      return `image not found: ${escapeForeignText(error.message)}`
     case "Unauthorized":
-      return `registry refused the credentials: ${error.message}`
+      return `registry refused the credentials: ${escapeForeignText(error.message)}`
     case "InvalidReference":
-      return `invalid image reference: ${error.message}`
+      return `invalid image reference: ${escapeForeignText(error.message)}`
     case "RuntimeFailure":
-      return error.message
+      return escapeForeignText(error.message)
   }
 }
 
@@ -39,13 +42,14 @@ export const retryingMessage = (attempt: number, attempts: number, error: string
   `attempt ${attempt} of ${attempts} failed: ${error}; retrying in ${seconds(delayMillis)}`
 
 export const failedMessage = (reference: string, attempts: number, error: string): string =>
-  `failed to pull image ${reference}${attempts > 1 ? ` after ${attempts} attempts` : ""}: ${error}`
+  `failed to pull image ${quoteBounded(reference)}${attempts > 1 ? ` after ${attempts} attempts` : ""}: ${error}`
 
 export const pulledMessage = (reference: string, node: string, millis: number): string =>
-  `pulled image ${reference} on node ${node} in ${seconds(millis)}`
+  `pulled image ${quoteBounded(reference)} on node ${node} in ${seconds(millis)}`
 
-export const presentMessage = (reference: string, node: string): string => `image ${reference} is already present on node ${node}`
+export const presentMessage = (reference: string, node: string): string =>
+  `image ${quoteBounded(reference)} is already present on node ${node}`
 
 /** Problems with pull secrets are only worth a word when the pull failed. */
 export const withSecretProblems = (message: string, problems: ReadonlyArray<string>): string =>
-  problems.length === 0 ? message : `${message} (${problems.join("; ")})`
+  problems.length === 0 ? message : `${message} (${escapeForeignText(problems.join("; "))})`

@@ -102,7 +102,7 @@ describe("daemon: pull secrets", () => {
       expect(yield* tagStatus(image, "v1")).toMatchObject({
         phase: "Failed",
         message:
-          `failed to pull image ${image}:v1 after 2 attempts: registry refused the credentials: ` +
+          `failed to pull image "${image}:v1" after 2 attempts: registry refused the credentials: ` +
           "simulated registry: 401 Unauthorized (all 2 matching credentials were refused)"
       })
     }).pipe(Effect.scoped, Effect.provide(testLayer()))

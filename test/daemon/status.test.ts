@@ -20,6 +20,7 @@ import {
   tagStatus,
   testLayer
 } from "./support/daemonHarness.ts"
+import { rawControls } from "../support/hostileText.ts"
 
 /** NodeImage first, then jobs by name. */
 const byInvolved = (a: { readonly involvedObject?: Record<string, unknown> }, b: { readonly involvedObject?: Record<string, unknown> }) => {
@@ -273,7 +274,7 @@ describe("daemon: events", () => {
           { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
         ]
       ])
-      expect(recorded[0]?.message).toBe("pulled image nginx:1.25 on node node-1 in 1s")
+      expect(recorded[0]?.message).toBe('pulled image "nginx:1.25" on node node-1 in 1s')
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
@@ -289,7 +290,48 @@ describe("daemon: events", () => {
         ["Warning", "PullImageFailed", "default"],
         ["Warning", "PullImageFailed", "apps"]
       ])
-      expect(recorded[0]?.message).toBe("failed to pull image nginx:1.25 after 2 attempts: image not found: manifest unknown (node node-1)")
+      expect(recorded[0]?.message).toBe(
+        'failed to pull image "nginx:1.25" after 2 attempts: image not found: manifest unknown (node node-1)'
+      )
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("a hand-written tag with a hostile reference: the status message and events quote it escaped", () =>
+    Effect.gen(function* () {
+      // The NodeImage is editable: nothing but the daemon's own words stands between this tag and a terminal.
+      const hostileTag = "1.25\x1b]0;pwned\x07\u202e"
+      yield* createNodeImage({ nginx: { tags: [tag(hostileTag, { ownerReferences: [owner], pullPolicy: { backoffLimit: 0 } })] } })
+      yield* launch()
+      yield* advance(2000)
+      const quoted = '"nginx:1.25\\x1b]0;pwned\\a\\u202e"'
+      const status = yield* tagStatus("nginx", hostileTag)
+      expect(status?.phase).toBe("Failed")
+      expect(status?.message).toBe(`failed to pull image ${quoted}: invalid image reference: invalid image ${quoted}: invalid tag format`)
+      const recorded = [...(yield* events)].sort(byInvolved)
+      expect(recorded.map((e) => e.reason)).toEqual(["PullImageFailed", "PullImageFailed"])
+      for (const event of recorded) {
+        expect(event.message).toBe(`${status?.message} (node node-1)`)
+        expect(rawControls(event.message)).toEqual([])
+      }
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("a runtime's message with raw control characters is escaped and cut in the status message and events", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const runtimeWords = `failed to pull and unpack image nginx:1.25\x1b]0;pwned\x07\u202e: ${"x".repeat(5000)}`
+      yield* fake.fail("nginx:1.25", { kind: "RuntimeFailure", times: "always", message: runtimeWords })
+      yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner], pullPolicy: { backoffLimit: 0 } })] } })
+      yield* launch()
+      yield* advance(2000)
+      const message = (yield* tagStatus("nginx", "1.25"))?.message ?? ""
+      expect(
+        message.startsWith('failed to pull image "nginx:1.25": failed to pull and unpack image nginx:1.25\\x1b]0;pwned\\a\\u202e: xxx')
+      ).toBe(true)
+      expect(message.endsWith("x...")).toBe(true)
+      expect(message.length).toBeLessThan(1100)
+      expect(rawControls(message)).toEqual([])
+      for (const event of yield* events) expect(event.message).toBe(`${message} (node node-1)`)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
