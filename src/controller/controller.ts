@@ -24,6 +24,7 @@ import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import type { Resynced } from "./pullSecrets/sourceSecrets.ts"
 import { pullSecretsWatches } from "./pullSecrets/watches.ts"
 import { rememberedTimes } from "./nodeImage/tagTimes.ts"
 import { RegistryBudget } from "./registryBudget.ts"
@@ -109,14 +110,26 @@ export const makeController = Effect.fnUntraced(function* (
     { discard: true }
   )
 
-  /** Source secrets that changed, appeared or went since the last resync: the jobs naming them, and the copies. */
-  const sourceSecretsChanged = (keys: ReadonlyArray<string>) =>
+  /**
+   * Source secrets that changed, appeared or went since the last resync: the jobs naming them, and
+   * the copies; for a secret no longer usable, also the NodeImages of those jobs, which drop their
+   * references to its copy (it is deleted).
+   */
+  const sourceSecretsChanged = ({ changed, withdrawn }: Resynced) =>
     Effect.suspend(() => {
-      if (keys.length === 0) return Effect.void
-      const jobs = jobsReferencingSecrets(new Set(keys), ctx.jobs)
+      if (changed.length === 0) return Effect.void
+      const jobs = jobsReferencingSecrets(new Set(changed), ctx.jobs)
+      const nodes = new Set(
+        jobsReferencingSecrets(new Set(withdrawn), ctx.jobs).flatMap((key) => [
+          ...ctx.nodeImages.indexes.owners.nodesOf(ctx.jobs.get(key)?.metadata.uid ?? "")
+        ])
+      )
       return Effect.andThen(
         Effect.forEach(jobs, (key) => queues.imagePullJob.add(key), { discard: true }),
-        queues.pullSecrets.add(allSecretCopies)
+        Effect.andThen(
+          Effect.forEach(nodes, (node) => queues.nodeImage.add(node), { discard: true }),
+          queues.pullSecrets.add(allSecretCopies)
+        )
       )
     })
 

@@ -208,6 +208,21 @@ describe("pull secrets that are no usable docker config", () => {
         const fixed = status(yield* get(resources.imagePullJob, "mixed", "default")).conditions?.find((c) => c.type === "PullSecretInvalid")
         expect(fixed).toMatchObject({ status: "False", reason: "PullSecretsValid" })
         expect((yield* events).filter((e) => e["reason"] === "PullSecretInvalid")).toHaveLength(1)
+
+        // Broken again: its copy goes, the tasks stop pointing at it, and the job says so once more.
+        const current = yield* api.get(resources.secret, { name: "bad", namespace: "default" })
+        yield* api.update(resources.secret, { ...current, data: dockerConfig({ auths: { "": { auth: b64("u:pw") } } }) })
+        yield* advance(defaultSettings.secretResyncMs + 2000)
+        expect(yield* copyOf("bad")).toBeUndefined()
+        expect(imageSecrets(yield* get(resources.nodeImage, "n1"), "registry.example.com/app")).toEqual([
+          { namespace: copyNamespace, name: "default.good" }
+        ])
+        const again = status(yield* get(resources.imagePullJob, "mixed", "default")).conditions?.find((c) => c.type === "PullSecretInvalid")
+        expect(again).toMatchObject({
+          status: "True",
+          message: "pull secret default/bad is unusable: .dockerconfigjson has an entry with an empty registry key"
+        })
+        expect((yield* events).filter((e) => e["reason"] === "PullSecretInvalid")).toHaveLength(2)
       }).pipe(Effect.scoped, Effect.provide(recordingHarnessLayer()))
   )
 

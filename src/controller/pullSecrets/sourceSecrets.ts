@@ -31,15 +31,24 @@ export interface SourceSecrets {
   readonly usable: (namespace: string, name: string) => KubeObject | undefined
   /** Forgets every secret not in `keys` (namespace/name): no unfinished job references it any more. */
   readonly retain: (keys: ReadonlySet<string>) => void
-  /** Reads every held secret again; the keys of those that changed, appeared or went. */
-  readonly resync: Effect.Effect<ReadonlyArray<string>, never, KubeApi>
+  /** Reads every held secret again: the keys of those that changed, appeared or went. */
+  readonly resync: Effect.Effect<Resynced, never, KubeApi>
   readonly size: () => number
+}
+
+export interface Resynced {
+  readonly changed: ReadonlyArray<string>
+  /** Of those, the ones that were usable and are not any more (gone, another type, no usable docker config). */
+  readonly withdrawn: ReadonlyArray<string>
 }
 
 interface Held {
   readonly secret: KubeObject | undefined
   readonly invalid: InvalidPullSecret | undefined
 }
+
+const isUsable = (held: Held | undefined): boolean =>
+  held?.secret !== undefined && held.invalid === undefined && (pullSecretTypes as ReadonlyArray<unknown>).includes(held.secret["type"])
 
 const judged = (secret: KubeObject | undefined): Held => {
   if (secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(secret["type"])) return { secret, invalid: undefined }
@@ -72,8 +81,7 @@ export const makeSourceSecrets = (): SourceSecrets => {
     invalid: (namespace, name) => entry(namespace, name)?.invalid,
     usable: (namespace, name) => {
       const found = entry(namespace, name)
-      if (found?.secret === undefined || found.invalid !== undefined) return undefined
-      return (pullSecretTypes as ReadonlyArray<unknown>).includes(found.secret["type"]) ? found.secret : undefined
+      return isUsable(found) ? found?.secret : undefined
     },
     retain: (keys) => {
       for (const key of [...held.keys()]) if (!keys.has(key)) held.delete(key)
@@ -83,7 +91,7 @@ export const makeSourceSecrets = (): SourceSecrets => {
         [...held.keys()],
         (key) =>
           fetchSecret(key).pipe(
-            Effect.map((secret) => {
+            Effect.map((secret): ReadonlyArray<{ readonly key: string; readonly withdrawn: boolean }> => {
               const before = held.get(key)
               // A key forgotten meanwhile stays forgotten.
               if (before === undefined) return []
@@ -91,14 +99,20 @@ export const makeSourceSecrets = (): SourceSecrets => {
                 before.secret?.metadata.resourceVersion === secret?.metadata.resourceVersion &&
                 (before.secret === undefined) === (secret === undefined)
               if (same) return []
-              held.set(key, judged(secret))
-              return [key]
+              const after = judged(secret)
+              held.set(key, after)
+              return [{ key, withdrawn: isUsable(before) && !isUsable(after) }]
             }),
             // Unreadable now (the API server away, say): what was read last stands until the next resync.
             Effect.catch(() => Effect.succeed([]))
           ),
         { concurrency: 4 }
-      ).pipe(Effect.map((changed) => changed.flat()))
+      ).pipe(
+        Effect.map((results) => {
+          const all = results.flat()
+          return { changed: all.map((r) => r.key), withdrawn: all.filter((r) => r.withdrawn).map((r) => r.key) }
+        })
+      )
     ),
     size: () => held.size
   }
