@@ -5,6 +5,7 @@
 // failed otherwise go back to the caller, whose queue retries them with its own backoff after
 // reading the object again.
 import { Duration, Predicate } from "effect"
+import type { ConnectionProblem } from "../errors.ts"
 
 /** client-go's default maxRetries. */
 export const maxRetries = 10
@@ -50,5 +51,9 @@ export const decideOnAnswer = (method: string, status: number, retryAfter: Durat
   return done
 }
 
-/** What to do when no answer came (refused, reset, timed out). */
-export const decideOnNoAnswer = (method: string): RetryDecision => (method === "GET" ? backoff : done)
+/**
+ * What to do when no answer came (refused, reset, timed out). A failed TLS handshake fails the same
+ * way every time: said at once rather than after a minute of retries.
+ */
+export const decideOnNoAnswer = (method: string, connection?: ConnectionProblem): RetryDecision =>
+  method === "GET" && connection?._tag !== "Tls" ? backoff : done

@@ -56,9 +56,12 @@ const chainOf = (error: unknown): ReadonlyArray<unknown> => {
 
 const firstLine = (text: string): string => text.split("\n")[0] ?? text
 
+// Node 24 appends this to verification errors; preheat's fix is the kubeconfig's CA, not a Node flag.
+const nodeHint = /; if the root CA is installed locally, try running Node\.js with --use-system-ca$/
+
 /** What Node said: OpenSSL's reason ("tlsv1 alert unknown ca") rather than its whole error line. */
 const detailOf = (error: unknown, code: string): string => {
-  const said = stringField(error, "reason") ?? firstLine(stringField(error, "message") ?? code)
+  const said = (stringField(error, "reason") ?? firstLine(stringField(error, "message") ?? code)).replace(nodeHint, "")
   // A name mismatch: which names the certificate does cover is the useful part.
   const cert = Predicate.isObject(error) ? error["cert"] : undefined
   const covers = stringField(cert, "subjectaltname")

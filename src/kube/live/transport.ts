@@ -23,7 +23,7 @@ import {
   type RetryDecision,
   retryAfterOf
 } from "./retryPolicy.ts"
-import { reasonOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
+import { noAnswerOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
 
 export interface HttpRequest {
   readonly method: HttpMethod
@@ -195,7 +195,7 @@ export const makeTransport = Effect.fnUntraced(function* (
       options.limiter.take,
       Effect.tryPromise({
         try: (signal) => exchangeInTime(request, signal, credential),
-        catch: (error) => unavailableOf(target, error === timedOut ? timedOut.message : reasonOf(error))
+        catch: (error) => (error === timedOut ? unavailableOf(target, timedOut.message) : noAnswerOf(target, error))
       })
     )
 
@@ -221,7 +221,7 @@ export const makeTransport = Effect.fnUntraced(function* (
       Effect.matchEffect({
         onFailure: (error) => {
           if (error._tag === "NoCredential") return Effect.fail(error.error)
-          const decision = decideOnNoAnswer(request.method)
+          const decision = decideOnNoAnswer(request.method, error.connection)
           return Effect.fail(decision._tag === "Done" ? error : new RetryWanted({ decision, outcome: Result.fail(error) }))
         },
         onSuccess: (answer) => {
