@@ -524,3 +524,45 @@ describe("SimulatedRuntime.layer", () => {
     }).pipe(Effect.provide(SimulatedRuntime.layer(nginxOnNode)))
   )
 })
+
+describe("SimulatedRuntime: what it records", () => {
+  it.effect("keeps the newest calls and pulls within its limits, and still ends a pull whose record was dropped", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ latency: Duration.seconds(1), recordLimits: { count: 2, bytes: 1_000_000 } })
+      yield* fake.setLatency("registry.example.com/slow:v1", Duration.seconds(10))
+      const slow = yield* startPull(fake.runtime, pull("registry.example.com/slow:v1"))
+      for (let i = 0; i < 3; i++) {
+        const fast = yield* startPull(fake.runtime, pull(`registry.example.com/app-${i}:v1`))
+        yield* TestClock.adjust("1 second")
+        assert.isTrue(Result.isSuccess(yield* Fiber.join(fast)))
+      }
+      assert.deepStrictEqual(
+        (yield* fake.pulls).map((p) => [p.image, p.outcome._tag]),
+        [
+          ["registry.example.com/app-1:v1", "Succeeded"],
+          ["registry.example.com/app-2:v1", "Succeeded"]
+        ]
+      )
+      assert.deepStrictEqual(
+        (yield* fake.calls).map((c) => c.image),
+        ["registry.example.com/app-1:v1", "registry.example.com/app-2:v1"]
+      )
+      yield* TestClock.adjust("10 seconds")
+      assert.isTrue(Result.isSuccess(yield* Fiber.join(slow)))
+      assert.isTrue(yield* fake.hasImage("registry.example.com/slow:v1"))
+      assert.strictEqual((yield* fake.pulls).length, 2)
+    })
+  )
+
+  it.effect("keeps no more than about its bytes of records", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ recordLimits: { count: 10_000, bytes: 20_000 } })
+      for (let i = 0; i < 1000; i++) yield* fake.runtime.imageStatus(`registry.example.com/${"long-name-".repeat(10)}${i}:v1`)
+      const calls = yield* fake.calls
+      // About 390 bytes a record (120 + 2 bytes a character): 51 fit in 20,000.
+      assert.isAtMost(calls.length, 60)
+      assert.isAtLeast(calls.length, 40)
+      assert.strictEqual(calls.at(-1)?.image, `registry.example.com/${"long-name-".repeat(10)}999:v1`)
+    })
+  )
+})

@@ -33,6 +33,7 @@ import {
   Unauthorized
 } from "../errors.ts"
 import type { FailureKind, FailureRule, RegistryImage, SimulatedImage, SimulatedRuntimeConfig } from "./config.ts"
+import { defaultRecordLimits, RecordLog } from "./records.ts"
 import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 
 /** The runtime with what scripts it and looks inside it (tests, fault injection). */
@@ -41,9 +42,9 @@ export interface SimulatedRuntimeHandle {
   readonly imageLabels: ImageLabels["Service"]
   /** The labels of one image record (empty when it has none or does not exist), without recording a call. */
   readonly labelsOf: (name: string) => Effect.Effect<Readonly<Record<string, string>>>
-  /** Every pull, in start order, with its current outcome. */
+  /** Every pull, in start order, with its current outcome (the newest within `recordLimits`). */
   readonly pulls: Effect.Effect<ReadonlyArray<PullRecord>>
-  /** Every call to the runtime, pulls included. */
+  /** Every call to the runtime, pulls included (the newest within `recordLimits`). */
   readonly calls: Effect.Effect<ReadonlyArray<CallRecord>>
   /** The node's images, without recording a call and regardless of `setAvailable`. */
   readonly images: Effect.Effect<ReadonlyArray<ImageInfo>>
@@ -150,8 +151,8 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     const failures: Array<ScriptedFailure> = []
     const latencies: Array<{ readonly image: ImageReference; readonly latency: Duration.Duration }> = []
     const authRules: Array<{ readonly repository: string; readonly accept: (auth: RegistryAuth | undefined) => boolean }> = []
-    const pulls: Array<PullRecord> = []
-    const calls: Array<CallRecord> = []
+    const pulls = new RecordLog<PullRecord>(config.recordLimits ?? defaultRecordLimits)
+    const calls = new RecordLog<CallRecord>(config.recordLimits ?? defaultRecordLimits)
     /** By record name, as containerd keys image records. */
     const labels = new Map<string, Map<string, string>>()
     let available = true
@@ -217,7 +218,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     const record = (method: CallRecord["method"], image?: string) =>
       Effect.flatMap(now, (at) =>
         Effect.sync(() => {
-          calls.push({ method, at, ...(image === undefined ? {} : { image }) })
+          calls.add({ method, at, ...(image === undefined ? {} : { image }) })
         })
       )
 
@@ -339,9 +340,8 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     const pullImage = (request: PullRequest): Effect.Effect<string, CriError> =>
       Effect.gen(function* () {
         const startedAt = yield* now
-        calls.push({ method: "pullImage", image: request.image, at: startedAt })
-        const index = pulls.length
-        pulls.push({
+        calls.add({ method: "pullImage", image: request.image, at: startedAt })
+        const index = pulls.add({
           image: request.image,
           authenticated: request.auth !== undefined,
           sandboxConfig: request.sandboxConfig,
@@ -351,12 +351,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
           outcome: { _tag: "InFlight" }
         })
         const finish = (outcome: PullOutcome) =>
-          Effect.flatMap(now, (endedAt) =>
-            Effect.sync(() => {
-              const current = pulls[index]
-              if (current !== undefined) pulls[index] = { ...current, endedAt, outcome }
-            })
-          )
+          Effect.flatMap(now, (endedAt) => Effect.sync(() => pulls.update(index, (current) => ({ ...current, endedAt, outcome }))))
         return yield* attempt(request).pipe(
           Effect.tap((imageId) => finish({ _tag: "Succeeded", imageId })),
           Effect.tapError((error) => finish({ _tag: "Failed", error })),
@@ -422,8 +417,8 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       runtime,
       imageLabels,
       labelsOf: (name) => Effect.sync(() => Object.fromEntries(labels.get(name) ?? [])),
-      pulls: Effect.sync(() => [...pulls]),
-      calls: Effect.sync(() => [...calls]),
+      pulls: Effect.sync(() => pulls.all()),
+      calls: Effect.sync(() => calls.all()),
       images: Effect.sync(() => [...node.values()].map(toInfo)),
       hasImage: (image) => Effect.sync(() => find(image) !== undefined),
       addImage: (image) => Effect.sync(() => addImage(image)),

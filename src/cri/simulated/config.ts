@@ -2,6 +2,7 @@ import { Duration } from "effect"
 import type { ImageReference } from "../../api/imageReference.ts"
 import type { RuntimeVersion } from "../CriRuntime.ts"
 import type { CriError } from "../errors.ts"
+import type { RecordLimits } from "./records.ts"
 
 // How a simulated runtime is set up: its node's images, its registry, pull times and failures.
 
@@ -58,6 +59,8 @@ export interface SimulatedRuntimeConfig {
   readonly version?: RuntimeVersion
   /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
   readonly imageLabels?: "containerd" | "unsupported"
+  /** How many call and pull records are kept (records.ts; default the newest 10,000 of each, about 4 MiB). */
+  readonly recordLimits?: RecordLimits
 }
 
 export type FailureKind = CriError["_tag"]
