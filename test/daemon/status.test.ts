@@ -311,7 +311,7 @@ describe("daemon: events", () => {
       expect(recorded.map((e) => e.reason)).toEqual(["PullImageFailed", "PullImageFailed"])
       for (const event of recorded) {
         expect(event.message).toBe(`${status?.message} (node node-1)`)
-        expect(rawControls(event.message)).toEqual([])
+        expect(rawControls(event.message ?? "")).toEqual([])
       }
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
