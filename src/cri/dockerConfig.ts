@@ -164,17 +164,25 @@ const toIssues = SchemaIssue.makeFormatterStandardSchemaV1()
 const entryFieldNames: ReadonlySet<PropertyKey> = new Set(Object.keys(Entry.fields))
 
 /**
- * An entry as a problem names it: by the host of its registry key, quoted. The key is a URL and
- * may hold user info, a path or a query (a token in it), which stay out.
+ * An entry as a problem names it: by the host[:port] of its registry key, quoted. The key is a URL
+ * and may hold user info, a path or a query (a token in it), which stay out; a key whose host
+ * cannot be told apart from its user info (an `@` after a `/`, as in `user:pa/ss@host`) or is no
+ * host name is not named at all.
  */
-export const entryName = (registry: string): string => `entry ${quoteBounded(registryHost(registry), 253)}`
+const entryName = (registry: string): string => {
+  const { host, unsure } = registryHost(registry)
+  return unsure || !hostName.test(host) ? "an entry" : `entry ${quoteBounded(host, 253)}`
+}
+
+// A host name, a bracketed IPv6 address, or a kubelet glob (`*.example.com`), with an optional port.
+const hostName = /^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9*?[\]._-]+)(:[0-9]+)?$/
 
 /** The host[:port] of a registry key read as a URL (scheme, user info, path and query dropped), as the kubelet parses it. */
-const registryHost = (registry: string): string => {
+const registryHost = (registry: string): { readonly host: string; readonly unsure: boolean } => {
   const schemeless = registry.trim().replace(/^[a-z][a-z0-9+.-]*:\/\//i, "")
   const end = schemeless.search(/[/?#]/)
   const authority = end < 0 ? schemeless : schemeless.slice(0, end)
-  return authority.slice(authority.lastIndexOf("@") + 1)
+  return { host: authority.slice(authority.lastIndexOf("@") + 1), unsure: end >= 0 && schemeless.indexOf("@", end) >= 0 }
 }
 
 const isJson = (text: string): boolean => {
@@ -269,7 +277,7 @@ export const parsePullSecret = (secret: SecretLike): Result.Result<ParsedSecret,
 
   const entries: Array<DockerConfigEntry> = []
   for (const [registry, entry] of Object.entries(registries)) {
-    if (registryHost(registry) === "") {
+    if (registryHost(registry).host === "") {
       return fail(
         registry.trim() === "" ? `${key} has an entry with an empty registry key` : `${key} has an entry whose registry key names no host`
       )

@@ -368,6 +368,15 @@ describe("parsePullSecret: malformed secrets", () => {
       reason: `${entry} of .dockerconfigjson: "auth" is not base64 of username:password`
     },
     {
+      problem: "auth not base64, under a key whose user info holds a slash (its host cannot be told apart: not named)",
+      secret: withData(
+        json,
+        ".dockerconfigjson",
+        b64(JSON.stringify({ auths: { [`https://robot:${secretText}/x@private-registry.example.com`]: { auth: "!" } } }))
+      ),
+      reason: `an entry of .dockerconfigjson: "auth" is not base64 of username:password`
+    },
+    {
       problem: "auth without a colon",
       secret: withData(json, ".dockerconfigjson", b64(JSON.stringify({ auths: { [registry]: { auth: b64(secretText) } } }))),
       reason: `${entry} of .dockerconfigjson: "auth" is not base64 of username:password`
