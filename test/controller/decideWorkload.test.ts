@@ -91,7 +91,7 @@ describe("workload pre-download: Deployment", () => {
     expect(createdEvent(job)).toEqual({
       type: "Normal",
       reason: "CreatedImagePullJob",
-      message: "created ImagePullJob web-bbb-app for image: web:2"
+      message: 'created ImagePullJob web-bbb-app for image: "web:2"'
     })
   })
 

@@ -287,7 +287,7 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
         message: "job has completed"
       })
       const events = yield* api.list(resources.event, { namespace: "default" })
-      expect(events.items.map((e) => e["message"])).toContain("image nginx:latest on node n2: node has not responded for a long time")
+      expect(events.items.map((e) => e["message"])).toContain('image "nginx:latest" on node n2: node has not responded for a long time')
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 

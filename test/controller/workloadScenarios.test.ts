@@ -83,7 +83,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       expect(yield* eventsAbout("web")).toContainEqual([
         "Normal",
         "CreatedImagePullJob",
-        "created ImagePullJob web-bbb-app for image: web:2"
+        'created ImagePullJob web-bbb-app for image: "web:2"'
       ])
 
       yield* api.delete(resources.deployment, { name: "web", namespace: "default" })
@@ -157,7 +157,7 @@ describe("workload-driven pre-pull, through the controller", () => {
         "DeletedImagePullJob",
         "deleted ImagePullJob agent-h2-agent: the template changed again, to revision agent-h3"
       ])
-      expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob agent-h3-agent for image: agent:3"])
+      expect(events).toContainEqual(["Normal", "CreatedImagePullJob", 'created ImagePullJob agent-h3-agent for image: "agent:3"'])
 
       const removed = { metadata: { annotations: { "apps.kruise.io/image-predownload-parallelism": null } } }
       yield* api.patch(resources.daemonSet, at("agent"), removed)

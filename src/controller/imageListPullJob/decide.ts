@@ -1,4 +1,5 @@
 import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from "../../api/imageListPullJob.ts"
+import { quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -91,7 +92,7 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
     events.push({
       type: "Normal",
       reason: "CreatedImagePullJob",
-      message: `created ImagePullJob ${childName(job, image, hash)} for ${image}`
+      message: `created ImagePullJob ${childName(job, image, hash)} for ${quoteBounded(image)}`
     })
   }
   for (const name of remove) events.push({ type: "Normal", reason: "DeletedImagePullJob", message: `deleted ImagePullJob ${name}` })

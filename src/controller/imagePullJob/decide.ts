@@ -1,3 +1,4 @@
+import { escapeForeignText, quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
 import { resolveParallelism } from "../../api/parallelism.ts"
@@ -158,7 +159,7 @@ export const decideFromTally = ({
 
   const startTime = previous?.startTime ?? nowIso
   if (previous?.startTime === undefined) {
-    events.push({ type: "Normal", reason: "Started", message: `pulling ${spec.image} on ${tally.desired} nodes` })
+    events.push({ type: "Normal", reason: "Started", message: `pulling ${quoteBounded(spec.image)} on ${tally.desired} nodes` })
   }
 
   const writes: Array<NodeWrite> = []
@@ -211,7 +212,8 @@ export const decideFromTally = ({
   const previouslyFailed = new Set(previous?.failedNodes ?? [])
   for (const { message: why, node } of failedNodes) {
     if (!previouslyFailed.has(node)) {
-      events.push({ type: "Warning", reason: "NodeFailed", message: `node ${node}: ${why}` })
+      // The tag's message is the daemon's, but the NodeImage status is writable by hand: escaped again.
+      events.push({ type: "Warning", reason: "NodeFailed", message: `node ${node}: ${escapeForeignText(why)}` })
     }
   }
 

@@ -1,4 +1,5 @@
 import { Clock, Duration, Effect } from "effect"
+import { quoteBounded } from "../../api/goQuote.ts"
 import { apiVersion } from "../../api/meta.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
@@ -32,7 +33,7 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
       const event = {
         type: "Warning" as const,
         reason: "PullImageFailed",
-        message: `image ${failure.image}:${failure.tag} on node ${name}: ${failure.message}`
+        message: `image ${quoteBounded(`${failure.image}:${failure.tag}`)} on node ${name}: ${failure.message}`
       }
       yield* record(stored, event)
       for (const owner of failure.owners) {

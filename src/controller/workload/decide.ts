@@ -1,4 +1,5 @@
 import { apiVersion } from "../../api/meta.ts"
+import { quoteBounded } from "../../api/goQuote.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { parseSettings, scaled } from "./annotations.ts"
@@ -45,7 +46,7 @@ const nameOf = (job: KubeObject): string => job.metadata.name ?? ""
 export const createdEvent = (job: KubeObject): ObjectEvent => ({
   type: "Normal",
   reason: "CreatedImagePullJob",
-  message: `created ImagePullJob ${job.metadata.name} for image: ${(job["spec"] as { image?: string }).image}`
+  message: `created ImagePullJob ${job.metadata.name} for image: ${quoteBounded((job["spec"] as { image?: string }).image ?? "")}`
 })
 
 const deleted = (name: string, why: string): ObjectEvent => ({

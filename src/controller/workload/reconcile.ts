@@ -1,4 +1,5 @@
 import { Data, Effect } from "effect"
+import { escapeForeignText } from "../../api/goQuote.ts"
 import type { LabelSelector } from "../../api/labelSelector.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import { deleteExact } from "../../kube/deleteExact.ts"
@@ -95,7 +96,7 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
             record(workload, {
               type: "Warning",
               reason: "FailedCreateImagePullJob",
-              message: `failed to create ImagePullJob ${job.metadata.name}: ${error.message || error._tag}`
+              message: `failed to create ImagePullJob ${job.metadata.name}: ${escapeForeignText(error.message || error._tag)}`
             }),
             null
           )
