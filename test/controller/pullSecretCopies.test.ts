@@ -1,5 +1,7 @@
+import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
-import { copyName, planCopies, secretProblem } from "../../src/controller/pullSecrets/copies.ts"
+import { copiesOfJob, copyName, holdingCopies, planCopies, secretProblem } from "../../src/controller/pullSecrets/copies.ts"
+import { controllerStores } from "../../src/controller/stores.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 
 const source = (data: Record<string, string>, type = "kubernetes.io/dockerconfigjson"): KubeObject => ({
@@ -67,5 +69,37 @@ describe("pull secret copies", () => {
       "pull secret team/reg has type Opaque, want kubernetes.io/dockerconfigjson or kubernetes.io/dockercfg"
     )
     expect(secretProblem("team", "reg", source({}))).toBeUndefined()
+  })
+})
+
+describe("the copies a job holds", () => {
+  const stored = (extra: Record<string, unknown> = {}, metadata: Record<string, unknown> = {}) => {
+    const jobs = controllerStores().jobs
+    const object: KubeObject = {
+      apiVersion: "apps.kruise.io/v1alpha1",
+      kind: "ImagePullJob",
+      metadata: { name: "a", namespace: "team", uid: "uid-a", resourceVersion: "1", ...metadata },
+      spec: { image: "nginx:1", pullSecrets: ["good", "bad"] },
+      ...extra
+    }
+    Effect.runSync(jobs.written(object))
+    return jobs.entry("team/a")
+  }
+  const secrets = (known: ReadonlyArray<string>, usable: ReadonlyArray<string>) => ({
+    has: (_: string, name: string) => known.includes(name),
+    usable: (_: string, name: string) => (usable.includes(name) ? {} : undefined)
+  })
+
+  it("are those of an unfinished, live, valid job", () => {
+    expect(holdingCopies(stored())?.metadata.name).toBe("a")
+    expect(holdingCopies(stored({ status: { completionTime: "2026-12-03T10:00:00Z" } }))).toBeUndefined()
+    expect(holdingCopies(stored({}, { deletionTimestamp: "2026-12-03T10:00:00Z" }))).toBeUndefined()
+    expect(holdingCopies(stored({ spec: { image: "Nginx:1" } }))).toBeUndefined()
+  })
+
+  it("point at the usable secrets only, none once the job finished, and are unknown until every secret was read", () => {
+    expect(copiesOfJob(stored(), "ns", secrets(["good", "bad"], ["good"]))).toEqual([{ namespace: "ns", name: "team.good" }])
+    expect(copiesOfJob(stored(), "ns", secrets(["good"], ["good"]))).toBeUndefined()
+    expect(copiesOfJob(stored({ status: { completionTime: "2026-12-03T10:00:00Z" } }), "ns", secrets([], []))).toEqual([])
   })
 })
