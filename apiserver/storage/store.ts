@@ -54,6 +54,8 @@ import type { HistoryEvent } from "./watchHistory.ts"
 export interface InMemoryKubeApiOptions {
   /** Watch events kept per kind (default 10,000); a watch from an older resourceVersion gets Gone. */
   readonly historyLimit?: number
+  /** Bytes of versions (watchHistory.ts's `versionBytes`) kept per kind (default 16 MiB); older events are dropped as by the count. */
+  readonly historyLimitBytes?: number
   /** How often an idle watch receives a BOOKMARK (default 1 minute, as kube-apiserver). */
   readonly bookmarkInterval?: Duration.Input
   /** How long and how many core/v1 Events are kept (eventRetention.ts; default 1 h, 10,000, 8 MiB). */
@@ -130,10 +132,12 @@ class CallerBug extends Data.TaggedError("CallerBug")<{ readonly defect: unknown
 
 const generateNameAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 const defaultHistoryLimit = 10_000
+const defaultHistoryLimitBytes = 16 * 1024 * 1024
 
 /** A fresh, empty store: the KubeApi it serves and the inspector handle for tests. */
 export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
   const historyLimit = Math.max(1, Math.floor(options.historyLimit ?? defaultHistoryLimit))
+  const historyLimits = { count: historyLimit, bytes: Math.max(0, options.historyLimitBytes ?? defaultHistoryLimitBytes) }
   const bookmarkMillis = Math.max(1, Duration.toMillis(options.bookmarkInterval ?? Duration.minutes(1)))
 
   // Starts above "0", which a watch reads as "from now": a list of an empty server must not return it.
@@ -173,7 +177,7 @@ export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
           }
         }
       }
-      kind = { id, resource, objects: new Map(), history: new EventHistory(historyLimit, onEvict), watches, watchesByKey }
+      kind = { id, resource, objects: new Map(), history: new EventHistory(historyLimits, onEvict), watches, watchesByKey }
       kinds.set(id, kind)
     }
     return kind
