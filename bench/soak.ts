@@ -159,15 +159,30 @@ class Run {
     if (!keep) rmSync(this.dir, { recursive: true, force: true })
   }
 
+  /**
+   * One API request. A request that got no answer (a connection the server closed as it was
+   * reused, a process busy writing a heap snapshot) is sent again, a few times: a create that had
+   * arrived then answers 409 and a delete 404, which count as done.
+   */
   async call(method: string, path: string, body?: unknown): Promise<any> {
-    const response = await fetch(`${this.server}${path}`, {
-      method,
-      headers: { "content-type": "application/json", accept: "application/json" },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) })
-    })
-    const text = await response.text()
-    if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
-    return JSON.parse(text)
+    for (let attempt = 1; ; attempt++) {
+      let response: Response
+      try {
+        response = await fetch(`${this.server}${path}`, {
+          method,
+          headers: { "content-type": "application/json", accept: "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) })
+        })
+      } catch (error) {
+        if (attempt >= 5) throw error
+        await sleep(1000)
+        continue
+      }
+      const text = await response.text()
+      const retried = attempt > 1 && ((method === "POST" && response.status === 409) || (method === "DELETE" && response.status === 404))
+      if (!response.ok && !retried) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
+      return JSON.parse(text)
+    }
   }
 }
 
