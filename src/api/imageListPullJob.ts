@@ -1,5 +1,5 @@
 import { Schema } from "effect"
-import { jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
+import { deadlineCelRule, jobSpecCelRules, jobTemplateFields } from "./jobTemplate.ts"
 import { imageCelRules, maxImageLength } from "./imageReferenceCel.ts"
 import { Condition, ObjectMeta } from "./meta.ts"
 import { counter, described, NonNegativeInt64, Timestamp, withOpenApi } from "./schemaExtras.ts"
@@ -22,7 +22,9 @@ export const ImageListPullJobSpec = Schema.Struct({
   ),
   ...jobTemplateFields
 }).pipe(
-  withOpenApi({ "x-kubernetes-validations": jobSpecCelRules }),
+  // The deadline rule too (upstream's ImageListPullJob webhook lacks it): the ImagePullJobs it
+  // creates carry the same policies, and the API server would refuse every one of them.
+  withOpenApi({ "x-kubernetes-validations": [...jobSpecCelRules, deadlineCelRule] }),
   described("The images to pull and the ImagePullJob settings shared by all of them.")
 )
 export type ImageListPullJobSpec = typeof ImageListPullJobSpec.Type

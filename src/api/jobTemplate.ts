@@ -164,8 +164,9 @@ export const jobSpecCelRules = [
 ] as const
 
 /**
- * ImagePullJob only (upstream's ImageListPullJob webhook has no such rule): as upstream, only a
- * timeout above the deadline is refused, so equal values (its own e2e jobs use 50/50) pass.
+ * As upstream's ImagePullJob webhook, only a timeout above the deadline is refused, so equal values
+ * (its own e2e jobs use 50/50) pass. An ImageListPullJob has the rule too, though upstream's webhook
+ * for it does not: the ImagePullJobs it creates would all be refused (issue 24).
  */
 export const deadlineCelRule = {
   rule:

@@ -57,8 +57,11 @@ export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError
   return errors
 }
 
-/** ImagePullJob only, as upstream: a timeout above the deadline; equal values are fine. */
-const validateDeadline = ({ completionPolicy, pullPolicy }: ImagePullJobSpec): ReadonlyArray<FieldError> =>
+/** As upstream's ImagePullJob rule: a timeout above the deadline; equal values are fine. An ImageListPullJob's children would be refused. */
+const validateDeadline = ({
+  completionPolicy,
+  pullPolicy
+}: Pick<ImagePullJobSpec, "completionPolicy" | "pullPolicy">): ReadonlyArray<FieldError> =>
   completionPolicy.activeDeadlineSeconds !== undefined && completionPolicy.activeDeadlineSeconds < pullPolicy.timeoutSeconds
     ? [{ path: "spec.completionPolicy.activeDeadlineSeconds", message: deadlineMessage }]
     : []
@@ -83,5 +86,6 @@ export const validateImageListPullJobSpec = (spec: ImageListPullJobSpec): Readon
     : []),
   ...(duplicates(spec.images).length > 0 ? [{ path: "spec.images", message: "images cannot have duplicate values" }] : []),
   ...spec.images.flatMap((image, i) => validateImage(image, `spec.images[${i}]`)),
-  ...validateJobTemplate(spec)
+  ...validateJobTemplate(spec),
+  ...validateDeadline(spec)
 ]

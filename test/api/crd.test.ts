@@ -179,6 +179,12 @@ describe("CEL rules agree with the controller's validation", () => {
     ],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
     ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
+    // Not in upstream's ImageListPullJob webhook: every ImagePullJob it created would be refused (issue 24).
+    [
+      "ImageListPullJob",
+      "completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)",
+      job({ images: ["a"], completionPolicy: { activeDeadlineSeconds: 1 } })
+    ],
     ["ImageListPullJob", "the maximum number of images cannot > 255", job({ images: Array.from({ length: 256 }, (_, i) => `i${i}`) })],
     ["ImageListPullJob", "can not set both selector and podSelector", job({ images: ["a"], selector: {}, podSelector: {} })],
     [
@@ -228,8 +234,7 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
     // Upstream refuses only a timeout above the deadline; its e2e jobs use 50/50.
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { activeDeadlineSeconds: 50 }, pullPolicy: { timeoutSeconds: 50 } })],
-    // Upstream's ImageListPullJob webhook has no deadline rule at all.
-    ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 10 } })],
+    ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 600 } })],
     ["ImagePullJob", job({ image: "nginx", parallelism: "4" })],
     [
       "ImagePullJob",

@@ -127,6 +127,18 @@ describe.skipIf(!hasKubectl)(title, () => {
       "a deadline below the timeout",
       job("bad", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 49\n  pullPolicy:\n    timeoutSeconds: 50\n"),
       `The ImagePullJob "bad" is invalid: spec: Invalid value: "object": completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)`
+    ],
+    // Not in upstream's ImageListPullJob webhook (SPEC §1 lists it for both kinds): every
+    // ImagePullJob the list job created would be refused (issue 24).
+    [
+      "a list job's deadline below the default timeout",
+      listJob("bad", "  images:\n  - nginx\n  completionPolicy:\n    activeDeadlineSeconds: 10\n"),
+      `The ImageListPullJob "bad" is invalid: spec: Invalid value: "object": completionPolicy.activeDeadlineSeconds must be greater than pullPolicy.timeoutSeconds(default 600)`
+    ],
+    [
+      "a timeout beyond int32",
+      job("bad", "  image: nginx\n  pullPolicy:\n    timeoutSeconds: 2147483648\n"),
+      `The ImagePullJob "bad" is invalid: spec.pullPolicy.timeoutSeconds: Invalid value: 2147483648: spec.pullPolicy.timeoutSeconds in body should be less than or equal to 2147483647`
     ]
   ])("apply refuses %s at once, in upstream's words", async (_, manifest, message) => {
     const kubectl = kubectlFor(server)
@@ -142,8 +154,8 @@ describe.skipIf(!hasKubectl)(title, () => {
       job("ok", "  image: nginx\n  completionPolicy:\n    activeDeadlineSeconds: 50\n  pullPolicy:\n    timeoutSeconds: 50\n")
     ],
     [
-      "a list job's deadline below the default timeout (no such rule upstream)",
-      listJob("ok", "  images:\n  - nginx\n  completionPolicy:\n    activeDeadlineSeconds: 10\n")
+      "a job at the int32 maxima of timeout and retries",
+      job("ok", "  image: nginx\n  pullPolicy:\n    timeoutSeconds: 2147483647\n    backoffLimit: 2147483647\n")
     ],
     ["parallelism as a numeric string, as Helm's quote writes it", job("ok", '  image: nginx\n  parallelism: "4"\n')]
   ])("apply accepts %s", async (_, manifest) => {
