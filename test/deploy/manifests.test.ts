@@ -358,7 +358,8 @@ const key = (f: { role: string; verb: string; kind: string; subresource?: string
 const helpers: Record<string, { readonly file: string; readonly calls: ReadonlyArray<{ verb: string; subresource?: string }> }> = {
   watcher: { file: "src/kube/watcher.ts", calls: [{ verb: "list" }, { verb: "watch" }] },
   patchStatus: { file: "src/controller/writes.ts", calls: [{ verb: "patch", subresource: "status" }] },
-  reportInvalid: { file: "src/controller/writes.ts", calls: [{ verb: "patch", subresource: "status" }] }
+  reportInvalid: { file: "src/controller/writes.ts", calls: [{ verb: "patch", subresource: "status" }] },
+  deleteExact: { file: "src/kube/deleteExact.ts", calls: [{ verb: "delete" }] }
 }
 
 const scan = (role: Role): { found: Array<Found>; files: Map<string, string> } => {
