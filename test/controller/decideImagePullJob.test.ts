@@ -148,6 +148,17 @@ describe("decideImagePullJob", () => {
     }
   })
 
+  it("takes a deadline at the int64 bound as one that never comes (no instant a date could not hold is formatted)", () => {
+    const job = makeJob(
+      { image: "nginx:1.9.1", completionPolicy: { activeDeadlineSeconds: maxInt64 } },
+      { status: { startTime: "2026-12-02T09:40:00Z" } }
+    )
+    const decision = decideImagePullJob({ job, task, targets: nodes(1), stale: [], now: t0, propagateEdits: true })
+    expect(decision.writes).toHaveLength(1)
+    expect(decision.status.message).toBe("job is running, progress 0.0%")
+    expect(decision.wakeAt).toBeGreaterThan(t0 + 1e15)
+  })
+
   it("fails the unfinished nodes once activeDeadlineSeconds passes", () => {
     const job = makeJob(
       { image: "nginx:1.9.1", parallelism: 1, completionPolicy: { activeDeadlineSeconds: 1200 } },

@@ -46,6 +46,26 @@ describe("numeric bounds on the in-memory cluster (issue 24)", () => {
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 
+  it.effect("a job past the int32 bound, written past admission, fails alone and visibly; the node's other job completes", () =>
+    Effect.gen(function* () {
+      yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      yield* api.create(resources.imagePullJob, job("over", { image: "nginx:1", pullPolicy: { timeoutSeconds: maxInt32 + 1 } }))
+      yield* api.create(resources.imagePullJob, job("small", { image: "redis:7" }))
+      yield* advance(5000)
+      expect(yield* jobStatus("small")).toMatchObject({ desired: 1, succeeded: 1, message: "job has completed" })
+      const conditions = (yield* jobStatus("over"))?.["conditions"] as ReadonlyArray<Record<string, unknown>>
+      expect(conditions[0]).toMatchObject({ type: "Valid", status: "False", reason: "Invalid" })
+      expect(conditions[0]?.["message"]).toMatch(/^spec\.pullPolicy\.timeoutSeconds: /)
+      const events = yield* api.list(resources.event, { namespace: "default" })
+      expect(events.items.map((e) => [e["involvedObject"] as { name: string }, e["reason"]]).map(([o, r]) => [o.name, r])).toContainEqual([
+        "over",
+        "Invalid"
+      ])
+      expect(specTags(yield* get(resources.nodeImage, "n1"), "nginx")).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
+
   it.effect("a tag the daemon cannot read fails alone; the node's other jobs complete", () =>
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
