@@ -41,13 +41,19 @@ export class ValuePool {
   /** What `settle` returned that the pool does not hold (records, objects holding one): a few per stored version. */
   private readonly settledOutside = new WeakSet<object>()
   private nextId = 1
-  // Two generations: a value unused for two of them is let go, so the pool stays bounded.
+  // Two generations: a value unused for two of them is let go, so the pool stays bounded. A
+  // generation ends at `generation` values or `generationChars` characters of keys, whichever
+  // comes first: a key is a value's members spelled out (up to 16 strings of 128 characters), so
+  // the count alone let two generations hold up to about 45 MB of keys (issue 24).
   private young = new Map<string, object>()
   private old = new Map<string, object>()
+  private youngChars = 0
   private readonly generation: number
+  private readonly generationChars: number
 
-  constructor(generation = 10_000) {
+  constructor(generation = 10_000, generationChars = 2 * 1024 * 1024) {
     this.generation = generation
+    this.generationChars = generationChars
   }
 
   /** Whether `value` came out of this pool (so everything in it is pooled and frozen). */
@@ -89,11 +95,13 @@ export class ValuePool {
         this.ids.set(value, this.nextId++)
         this.once.add(value)
       } else this.once.delete(found)
-      if (this.young.size >= this.generation) {
+      if (this.young.size >= this.generation || this.youngChars >= this.generationChars) {
         this.old = this.young
         this.young = new Map()
+        this.youngChars = 0
       }
       this.young.set(key, found)
+      this.youngChars += key.length
     } else this.once.delete(found)
     return found as A
   }

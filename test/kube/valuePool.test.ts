@@ -68,6 +68,22 @@ describe("ValuePool", () => {
   })
 })
 
+describe("the pool's bound in characters", () => {
+  it("ends a generation at its characters of keys as well as its count", () => {
+    const pool = new ValuePool(10_000, 1000)
+    const first = pool.share(frozen({ n: 0 }))
+    // Each of these keys is over 100 characters: a generation ends every 9 of them, long before 10,000.
+    for (let n = 1; n <= 30; n++) pool.share(frozen({ n, pad: "x".repeat(100) }))
+    expect(pool.share(frozen({ n: 0 }))).not.toBe(first)
+    // A value in use is kept all the same.
+    const kept = pool.share(frozen({ n: 10, pad: "y" }))
+    for (let n = 31; n <= 80; n++) {
+      pool.share(frozen({ n, pad: "x".repeat(100) }))
+      expect(pool.share(frozen({ n: 10, pad: "y" }))).toBe(kept)
+    }
+  })
+})
+
 describe("stored JSON", () => {
   it("shares equal small values between unrelated writes once they repeat", () => {
     const write = (tag: string) => intern({ tags: [{ tag, ownerReferences: [owner("u1")] }] }, undefined) as any
