@@ -84,7 +84,10 @@ const startFront: Effect.Effect<Front, never, Scope.Scope> = Effect.acquireRelea
         const url = new URL(request.url ?? "/", "https://front")
         if (url.searchParams.get("watch") === "true") {
           response.writeHead(200, { "content-type": "application/json" })
-          response.end(`${JSON.stringify({ type: "ADDED", object: pod("watched") })}\n`)
+          const event = `${JSON.stringify({ type: "ADDED", object: pod("watched") })}\n`
+          // A watch of the "held" namespace stays open, as a real one does for minutes.
+          if (url.pathname.includes("/held/")) response.write(event)
+          else response.end(event)
           return
         }
         if (url.pathname.endsWith("/slow")) return void held.push(() => answer(200, pod("slow")))
@@ -186,6 +189,15 @@ describe("the transport with an exec plugin, over HTTPS", () => {
       assert.strictEqual(yield* get(transport, "a"), 200)
       const slow = yield* Effect.forkChild(get(transport, "slow"))
       yield* eventually(() => front.seen.some((seen) => seen.path.endsWith("/slow")), "the slow request to arrive")
+      const watching = yield* Effect.forkChild(
+        watchStream(
+          transport,
+          makeRateLimiter({ qps: 1000, burst: 1000 }),
+          { path: "/api/v1/namespaces/held/pods", query: {}, idleTimeoutMillis: 60_000 },
+          { verb: "watch", resource: resources.pod, name: "", namespace: "held" }
+        ).pipe(Stream.runCollect)
+      )
+      yield* eventually(() => front.seen.some((seen) => seen.path.includes("/held/")), "the watch to start")
 
       // client-1 is revoked: the 401 makes the plugin hand out client-2, on a new connection.
       front.accepts = (seen) => seen.client === "client-2"
@@ -193,12 +205,18 @@ describe("the transport with an exec plugin, over HTTPS", () => {
       assert.strictEqual(certificates.runs(), 2)
       assert.deepStrictEqual(
         front.seen.map((seen) => `${seen.path.split("/").pop()} ${seen.client}`),
-        ["a client-1", "slow client-1", "b client-1", "b client-2"]
+        ["a client-1", "slow client-1", "pods?watch=true client-1", "b client-1", "b client-2"]
       )
       assert.strictEqual(yield* get(transport, "c"), 200)
       assert.strictEqual(front.seen.at(-1)?.client, "client-2")
       assert.strictEqual(certificates.runs(), 2)
 
+      // A watch on the old certificate ends cleanly (its caller resumes it on the new one).
+      const watched = yield* Fiber.join(watching)
+      assert.deepStrictEqual(
+        Array.from(watched, (event) => event.type),
+        ["ADDED"]
+      )
       // The old pool is drained, not destroyed: the request under way on it gets its answer, then its connection closes.
       front.release()
       assert.strictEqual(yield* Fiber.join(slow), 200)

@@ -710,7 +710,7 @@ describe("watch", () => {
       const config = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig })
       const started = Date.now()
       const error = yield* watchStream(
-        { watchAuthentication: () => ({ config, rejected: () => undefined }) },
+        { watchAuthentication: () => ({ config, rejected: () => undefined, onRetired: () => () => undefined }) },
         makeRateLimiter({ qps: 100, burst: 100 }),
         { path: "/api/v1/pods", query: {}, idleTimeoutMillis: 300 },
         { verb: "watch", resource: resources.pod, name: "" }

@@ -1,8 +1,10 @@
 // Connection pools for the client certificates an exec plugin hands out. client-go closes every
 // connection when the certificate changes; here new requests get a pool carrying the new one and
-// the old pool is closed gracefully: requests and watches already on it finish there. Requests are
-// given one stable object that hands each dispatch to the latest pool, so a request authenticated
-// just before a rotation never lands on a pool already closing.
+// the old pool is closed gracefully: requests under way on it finish there, and watches on it are
+// told to end cleanly, to be resumed at once on the new pool (a watch may otherwise hold the old
+// certificate's connection for ten minutes). Requests are given one stable object that hands each
+// dispatch to the latest pool, so a request authenticated just before a rotation never lands on a
+// pool already closing.
 import { RequestContext } from "@kubernetes/client-node"
 import type { KubeConfig } from "@kubernetes/client-node"
 import { Effect } from "effect"
@@ -15,7 +17,17 @@ export type Dispatcher = NonNullable<ReturnType<RequestContext["getDispatcher"]>
 export interface CertificatePools {
   /** The pool for requests made with `credential`: the shared one when it carries no client certificate. */
   readonly dispatcherFor: (credential: ExecCredential) => Promise<Dispatcher | undefined>
+  /**
+   * Calls `end` once the certificate of the credential `used()` returns (the one a watch was made
+   * with, known once it authenticated) is replaced; the result unregisters.
+   */
+  readonly onRetired: (used: () => ExecCredential | undefined, end: () => void) => () => void
 }
+
+const pairOf = (credential: ExecCredential | undefined): string | undefined =>
+  credential?.clientCertificateData === undefined || credential.clientKeyData === undefined
+    ? undefined
+    : `${credential.clientCertificateData}\n${credential.clientKeyData}`
 
 /** What client-node builds for the cluster with this client certificate (its CA, server name, proxy). */
 const buildPool = async (config: KubeConfig, server: string, cert: string, key: string): Promise<Dispatcher> => {
@@ -44,6 +56,7 @@ export const makeCertificatePools = (
     let latest: Dispatcher | undefined
     let latestPair: string | undefined
     let building: Promise<void> = Promise.resolve()
+    const watchers = new Set<{ readonly used: () => ExecCredential | undefined; readonly end: () => void }>()
 
     // Both fetches client-node may run on: undici's calls dispatch(), undiciOverNodeHttp.ts's agentFor().
     const rotating = {
@@ -53,7 +66,15 @@ export const makeCertificatePools = (
     } as unknown as Dispatcher
 
     const retire = (dispatcher: Dispatcher | undefined) => {
-      if (dispatcher !== undefined) closeGracefully(dispatcher)
+      if (dispatcher === undefined) return
+      for (const watcher of watchers) {
+        const pair = pairOf(watcher.used())
+        if (pair !== undefined && pair !== latestPair) {
+          watchers.delete(watcher)
+          watcher.end()
+        }
+      }
+      closeGracefully(dispatcher)
     }
 
     yield* Effect.addFinalizer(() =>
@@ -92,5 +113,11 @@ export const makeCertificatePools = (
       return rotating
     }
 
-    return { dispatcherFor }
+    const onRetired = (used: () => ExecCredential | undefined, end: () => void): (() => void) => {
+      const watcher = { used, end }
+      watchers.add(watcher)
+      return () => watchers.delete(watcher)
+    }
+
+    return { dispatcherFor, onRetired }
   })

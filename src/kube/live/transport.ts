@@ -60,6 +60,12 @@ export interface WatchAuthentication {
   readonly config: KubeConfig
   /** The server answered this watch request 401: an exec plugin's credential it was made with is replaced. */
   readonly rejected: () => void
+  /**
+   * Calls `end` when the connection pool this watch was made on is retired (an exec plugin handed
+   * out a new client certificate): the watch should end cleanly, to be resumed on the new pool.
+   * The result unregisters.
+   */
+  readonly onRetired: (end: () => void) => () => void
 }
 
 export interface TransportOptions extends ExecAuthenticationOptions {
@@ -145,14 +151,19 @@ export const makeTransport = Effect.fnUntraced(function* (
   watchConfig.applySecurityAuthentication = (context) => authenticate(context, undefined)
 
   const watchAuthentication = (): WatchAuthentication => {
-    if (exec === undefined) return { config: watchConfig, rejected: () => undefined }
+    if (exec === undefined || pools === undefined)
+      return { config: watchConfig, rejected: () => undefined, onRetired: () => () => undefined }
     let seen: ExecCredential | undefined
     const perWatch: KubeConfig = Object.create(config)
     perWatch.applySecurityAuthentication = async (context) => {
       seen = await runPromise(exec.current)
       await authenticate(context, seen)
     }
-    return { config: perWatch, rejected: () => (seen === undefined ? undefined : Effect.runSync(exec.rejected(seen))) }
+    return {
+      config: perWatch,
+      rejected: () => (seen === undefined ? undefined : Effect.runSync(exec.rejected(seen))),
+      onRetired: (end) => pools.onRetired(() => seen, end)
+    }
   }
 
   const exchange = async (request: HttpRequest, signal: AbortSignal, credential: ExecCredential | undefined): Promise<HttpAnswer> => {

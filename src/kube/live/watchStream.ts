@@ -78,9 +78,11 @@ export const watchStream = (
       // idle watches would fail twice a minute. The field is private to TypeScript only, in the exact
       // client-node version package.json pins; kubeLive.test.ts fails if it stops being honoured.
       ;(watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = request.idleTimeoutMillis
+      let unregister: () => void = () => undefined
       const started = watch.watch(request.path, request.query, onEvent, (error: unknown) => {
         if (stopped) return
         stopped = true
+        unregister()
         if (error === null || error === undefined) return Queue.endUnsafe(queue)
         // Refused credentials: an exec plugin's are replaced before the caller's loop watches again.
         if (Predicate.isObject(error) && error["statusCode"] === 401) authentication.rejected()
@@ -90,14 +92,22 @@ export const watchStream = (
       started.catch((error: unknown) => {
         if (!stopped) fail(noAnswerOf(target, error))
       })
-      return () => {
+      const stop = () => {
         if (stopped) return
         stopped = true
+        unregister()
         void started.then(
           (controller) => controller.abort(),
           () => undefined
         )
       }
+      // Its connection's client certificate was replaced: end as the server would, to be resumed on the new one.
+      unregister = authentication.onRetired(() => {
+        if (stopped) return
+        stop()
+        Queue.endUnsafe(queue)
+      })
+      return stop
     })
 
     return Effect.andThen(
