@@ -73,6 +73,8 @@ export type ConnectionProblem =
       readonly code: string
       /** What Node said, first line; for a name mismatch also the names the certificate covers. */
       readonly detail: string
+      /** When the server's certificate expired, where it is known (ISO 8601). */
+      readonly notAfter?: string
     }
   | { readonly _tag: "Unreachable"; readonly reason: string }
 

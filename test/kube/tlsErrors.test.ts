@@ -18,6 +18,7 @@ import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeError, TlsProblem } from "../../src/kube/errors.ts"
 import { decideOnNoAnswer } from "../../src/kube/live/retryPolicy.ts"
 import { noAnswerOf } from "../../src/kube/live/statusErrors.ts"
+import { withPeerCertificate } from "../../src/kube/live/tlsErrors.ts"
 import { Agent, fetch } from "../../src/kube/live/undiciOverNodeHttp.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
@@ -282,7 +283,9 @@ describe("a failed TLS handshake says what to fix", () => {
     const { exit, check } = await listThroughLiveApi(kubeconfig(expiredCert.url, tokenUser))
     const error = failureOf(exit)
     expect(tlsProblem(error)).toBe("CertificateExpired")
-    expect(check.message).toContain(`TLS: the certificate of ${expiredCert.url} has expired (CERT_HAS_EXPIRED: certificate has expired)`)
+    expect(check.message).toContain(
+      `TLS: the certificate of ${expiredCert.url} has expired (on 2020-01-02T00:00:00.000Z) (CERT_HAS_EXPIRED: certificate has expired)`
+    )
     expect(check.message).toContain("no kubeconfig setting can accept it")
     expect(tlsProblem(await throughStandIn(expiredCert, { ca: readFileSync(file("ca.pem")) }))).toBe("CertificateExpired")
     expect(expiredCert.requests).toBe(0)
@@ -307,6 +310,17 @@ describe("a failed TLS handshake says what to fix", () => {
     expect(Exit.isSuccess(exit)).toBe(true)
     expect(check).toEqual({ name: "api-access", ok: true })
     expect(clientCertificates.requests).toBe(1)
+  })
+
+  it("an expired certificate reported with an unknown CA's code (as Deno does) is told as expired by the certificate itself", () => {
+    const unknownCa = { _tag: "Tls", problem: "UnknownCa", code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", detail: "unable to verify" } as const
+    const now = Date.parse("2026-12-04T00:00:00Z")
+    expect(withPeerCertificate(unknownCa, { validTo: new Date("2020-01-02T00:00:00Z") }, now)).toEqual({
+      ...unknownCa,
+      problem: "CertificateExpired",
+      notAfter: "2020-01-02T00:00:00.000Z"
+    })
+    expect(withPeerCertificate(unknownCa, { validTo: new Date("2027-01-02T00:00:00Z") }, now)).toEqual(unknownCa)
   })
 
   it("a failed handshake is not retried: it fails the same way every time; a refused connection is", () => {

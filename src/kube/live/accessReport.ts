@@ -3,14 +3,15 @@
 // handshake the field to fix. Any answer from the server ends the connection problem; any answer
 // but 401 the credentials problem; an answer to a request ends that request's RBAC problem.
 import type { KubeConfig } from "@kubernetes/client-node"
-import { Effect, Stream } from "effect"
+import { Clock, Duration, Effect, Option, Stream } from "effect"
 import type { AccessOutcome } from "../accessProblems.ts"
 import type { ApiAccess } from "../ApiAccess.ts"
-import type { KubeError } from "../errors.ts"
+import { type KubeError, Unavailable } from "../errors.ts"
 import { KubeApi, type Subresource } from "../KubeApi.ts"
 import type { Resource } from "../resources.ts"
 import { describeRule, rbacRuleOf, type Verb } from "./statusErrors.ts"
-import { explainTls, type KubeconfigOrigin } from "./tlsErrors.ts"
+import { type PeerCertificate, peerCertificateOf } from "./peerCertificate.ts"
+import { explainTls, type KubeconfigOrigin, withPeerCertificate } from "./tlsErrors.ts"
 
 /** The cluster and user a KubeConfig's current context uses, as messages may name them. */
 export const originOf = (config: KubeConfig, from: string): KubeconfigOrigin => {
@@ -93,12 +94,44 @@ export const accessOutcomeOf = (request: Request, error: KubeError | undefined, 
   }
 }
 
-/** `inner`, each outcome told to `access`. A request that went fine while all is well costs one check. */
+/** The server's certificate is read again at most this often while its handshakes keep failing. */
+const certificateReadEvery = Duration.minutes(1)
+
+/**
+ * `inner`, each outcome told to `access`. A request that went fine while all is well costs one
+ * check. A handshake that failed on the server's certificate has the certificate read (never
+ * trusted) to say which fault it is: Deno gives an expired one an unknown CA's code.
+ */
 export const reportAccess = (inner: KubeApi["Service"], access: ApiAccess["Service"], origin: KubeconfigOrigin): KubeApi["Service"] => {
+  let lastRead: { readonly at: number; readonly certificate: Option.Option<PeerCertificate> } | undefined
+  const certificate: Effect.Effect<Option.Option<PeerCertificate>> = Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    lastRead !== undefined && now - lastRead.at < Duration.toMillis(certificateReadEvery)
+      ? Effect.succeed(lastRead.certificate)
+      : Effect.map(peerCertificateOf(origin.server, origin.tlsServerName), (read) => {
+          lastRead = { at: now, certificate: read }
+          return read
+        })
+  )
+  /** The error as the server's certificate tells it, when the runtime's code could mean more than one fault. */
+  const told = (error: KubeError): Effect.Effect<KubeError> => {
+    const tls = error._tag === "Unavailable" && error.connection?._tag === "Tls" ? error.connection : undefined
+    if (tls === undefined || (tls.problem !== "UnknownCa" && tls.problem !== "CertificateExpired")) return Effect.succeed(error)
+    return Effect.gen(function* () {
+      const read = yield* certificate
+      const now = yield* Clock.currentTimeMillis
+      return Option.isNone(read)
+        ? error
+        : new Unavailable({ message: error.message, connection: withPeerCertificate(tls, read.value, now) })
+    })
+  }
   const tell = (request: Request, error: KubeError | undefined): Effect.Effect<void> => {
-    if (error === undefined && access.quiet()) return Effect.void
-    const outcome = accessOutcomeOf(request, error, origin)
-    return outcome === undefined ? Effect.void : access.report(outcome)
+    if (error === undefined) {
+      return access.quiet() ? Effect.void : access.report(accessOutcomeOf(request, undefined, origin) ?? { fine: [] })
+    }
+    return Effect.flatMap(told(error), (error) => {
+      const outcome = accessOutcomeOf(request, error, origin)
+      return outcome === undefined ? Effect.void : access.report(outcome)
+    })
   }
   const reported =
     (request: Request) =>

@@ -135,7 +135,8 @@ export const explainTls = (tls: Tls, origin?: KubeconfigOrigin): string => {
       )
     case "CertificateExpired":
       return (
-        `TLS: the certificate of ${server} has expired ${said}: the API server's certificate must be renewed ` +
+        `TLS: the certificate of ${server} has expired${tls.notAfter === undefined ? "" : ` (on ${tls.notAfter})`} ${said}: ` +
+        "the API server's certificate must be renewed " +
         "(or this machine's clock is wrong); no kubeconfig setting can accept it"
       )
     case "ClientCertificateRefused":
@@ -148,3 +149,12 @@ export const explainTls = (tls: Tls, origin?: KubeconfigOrigin): string => {
       )
   }
 }
+
+/**
+ * `tls` told better by the certificate the server presents (peerCertificate.ts): an expired one is
+ * said to be expired, with its notAfter, whatever code the runtime gave (Deno: an unknown CA's).
+ */
+export const withPeerCertificate = (tls: Tls, certificate: { readonly validTo: Date }, now: number): Tls =>
+  (tls.problem === "UnknownCa" || tls.problem === "CertificateExpired") && certificate.validTo.getTime() < now
+    ? { ...tls, problem: "CertificateExpired", notAfter: certificate.validTo.toISOString() }
+    : tls
