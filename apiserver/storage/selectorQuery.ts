@@ -2,6 +2,7 @@
 // k8s.io/apimachinery's labels.Parse and fields.ParseSelector do, with their error wording, so a
 // selector means the same (and fails the same way) in memory as on a real API server.
 import { Data, Result } from "effect"
+import { maxForeignCharacters, quoteBounded } from "../../src/api/goQuote.ts"
 import { validateLabelValue, validateQualifiedName } from "../../src/api/objectNames.ts"
 
 /** A selector string the API server would answer with 400 Bad Request. */
@@ -73,8 +74,8 @@ const lex = (input: string): Array<Token> => {
   return tokens
 }
 
-// Go's %q, enough for the label keys and values quoted in messages.
-const quote = (s: string): string => JSON.stringify(s)
+// Go's %q for the label keys and values quoted in messages (a selector comes from a query string).
+const quote = (s: string): string => quoteBounded(s, maxForeignCharacters)
 
 const binaryOperators = "in, notin, =, ==, !=, gt, lt"
 

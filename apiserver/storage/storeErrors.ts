@@ -1,4 +1,5 @@
 // The store reports errors as kube-apiserver words them, as the KubeApi's typed errors.
+import { escapeForeignText, maxForeignCharacters, quoteBounded } from "../../src/api/goQuote.ts"
 import { Conflict, Invalid } from "../../src/kube/errors.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { qualifiedResource } from "../kindRules.ts"
@@ -12,12 +13,18 @@ export interface Cause {
 export const target = (resource: Resource, name: string, namespace: string | undefined) =>
   namespace === undefined ? { kind: resource.kind, objectName: name } : { kind: resource.kind, objectName: name, namespace }
 
-/** Go's %q for the values quoted in messages (JSON is close enough for every value we quote). */
+/**
+ * A value in a message as apimachinery's field errors print it: a string by Go's %q, anything else
+ * as JSON (json.Marshal), with what a terminal would act on escaped. Both are cut after
+ * maxForeignCharacters: room for any name, label key or value Kubernetes accepts, while a 5,000-character
+ * value is not echoed whole.
+ */
 export const quote = (u: unknown): string => {
+  if (typeof u === "string") return quoteBounded(u, maxForeignCharacters)
   try {
-    return JSON.stringify(u) ?? String(u)
+    return escapeForeignText(JSON.stringify(u) ?? String(u))
   } catch {
-    return String(u)
+    return escapeForeignText(String(u))
   }
 }
 

@@ -8,6 +8,7 @@
  * server would hand them to kubectl raw. (The decoder, which runs goQuote, shows such a string
  * escaped; it is the only case where the two messages differ.)
  */
+import { ellipsis } from "./goQuote.ts"
 
 /** A CEL string literal (single quotes) holding `text`. */
 export const celLiteral = (text: string): string =>
@@ -17,16 +18,26 @@ export const notPrintableAscii = "(not printable ASCII)"
 
 const quotable = celLiteral("^[ -~\t\n\r]*$")
 
-/** Go's %q of the string `s` (an expression, evaluated twice), or `(not printable ASCII)`. */
-export const quoteCel = (s: string): string =>
-  `(${s}.matches(${quotable}) ? '"' + ${s}` +
-  [
-    ["\\", "\\\\"],
-    ['"', '\\"'],
-    ["\n", "\\n"],
-    ["\r", "\\r"],
-    ["\t", "\\t"]
-  ]
-    .map(([from, to]) => `.split(${celLiteral(from!)}).join(${celLiteral(to!)})`)
-    .join("") +
-  ` + '"' : ${celLiteral(notPrintableAscii)})`
+const escapes = [
+  ["\\", "\\\\"],
+  ['"', '\\"'],
+  ["\n", "\\n"],
+  ["\r", "\\r"],
+  ["\t", "\\t"]
+]
+  .map(([from, to]) => `.split(${celLiteral(from!)}).join(${celLiteral(to!)})`)
+  .join("")
+
+const quoted = (s: string): string => `'"' + ${s}${escapes} + '"'`
+
+/**
+ * Go's %q of the string `s` (an expression, evaluated more than once), or `(not printable ASCII)`.
+ * With `max`, a longer string is cut after `max` characters and followed by `...`, as quoteBounded
+ * cuts it (the same text wherever the first `max` characters need no escape): the embedded API
+ * server, like a real one, may run the rules of a string its maxLength already refused.
+ */
+export const quoteCel = (s: string, max?: number): string => {
+  const body =
+    max === undefined ? quoted(s) : `(size(${s}) <= ${max} ? ${quoted(s)} : ${quoted(`${s}.substring(0, ${max})`)} + '${ellipsis}')`
+  return `(${s}.matches(${quotable}) ? ${body} : ${celLiteral(notPrintableAscii)})`
+}

@@ -8,6 +8,7 @@
  * Only RE2 syntax that JavaScript reads the same way: no lookaround, no backreferences, no
  * inline flags; `[\s\S]` for any character (`.` stops at a newline in both).
  */
+import { maxQuotedCharacters } from "./goQuote.ts"
 import { quoteCel } from "./goQuoteCel.ts"
 import type { CelRule } from "./schemaExtras.ts"
 import {
@@ -97,5 +98,8 @@ const reason = `${[
 export const imageCelRules: ReadonlyArray<CelRule> = [
   { rule: "self != ''", message: reasons.empty },
   // The reference quoted as the decoder's invalidImageMessage quotes it, where CEL can (goQuoteCel.ts).
-  { rule: `self == '' || (${reason}) == ''`, messageExpression: `'invalid image ' + ${quoteCel("self")} + ': ' + (${reason})` }
+  {
+    rule: `self == '' || (${reason}) == ''`,
+    messageExpression: `'invalid image ' + ${quoteCel("self", maxQuotedCharacters)} + ': ' + (${reason})`
+  }
 ]
