@@ -110,11 +110,11 @@ const startFront: Effect.Effect<Front, never, Scope.Scope> = Effect.acquireRelea
     })
 ).pipe(Effect.map(({ front }) => front))
 
-const configFor = (front: Front, exec: Record<string, unknown>): KubeConfig => {
+const configFor = (front: Front, exec: Record<string, unknown>, user: Record<string, unknown> = {}): KubeConfig => {
   const config = new KubeConfig()
   config.loadFromOptions({
     clusters: [{ name: "c", server: front.url, caData: Buffer.from(clusterCa.certPem).toString("base64"), skipTLSVerify: false }],
-    users: [{ name: "u", exec: { apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never", ...exec } }],
+    users: [{ name: "u", exec: { apiVersion: "client.authentication.k8s.io/v1", interactiveMode: "Never", ...exec }, ...user }],
     contexts: [{ name: "ctx", cluster: "c", user: "u" }],
     currentContext: "ctx"
   })
@@ -272,6 +272,17 @@ describe("the transport with an exec plugin, over HTTPS", () => {
         front.seen.map((seen) => seen.token),
         ["t-1", "t-2"]
       )
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("as client-go: a user with a token of its own never runs its plugin", () =>
+    Effect.gen(function* () {
+      const front = yield* startFront
+      const tokens = tokenPlugin()
+      const transport = yield* transportFor(configFor(front, { command: tokens.command }, { token: "static" }))
+      assert.strictEqual(yield* get(transport, "a"), 200)
+      assert.strictEqual(front.seen[0]?.token, "static")
+      assert.strictEqual(tokens.runs(), 0)
     }).pipe(Effect.scoped)
   )
 

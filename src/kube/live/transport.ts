@@ -12,6 +12,7 @@ import type { Scope } from "effect"
 import type { Unavailable } from "../errors.ts"
 import { type Dispatcher, makeCertificatePools } from "./certificatePools.ts"
 import { type ExecAuthenticationOptions, makeExecAuthentication, withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
+import { hasExecSection } from "./execCredentials/execConfig.ts"
 import type { ExecCredential } from "./execCredentials/execCredential.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
 import {
@@ -128,8 +129,9 @@ export const makeTransport = Effect.fnUntraced(function* (
 ): Effect.fn.Return<Transport, Error, Scope.Scope> {
   const server = config.getCurrentCluster()?.server ?? ""
   const exec = yield* makeExecAuthentication(config, options)
-  // With a plugin, client-node applies everything but the plugin: CA, server name, proxy, impersonation.
-  const base = exec === undefined ? config : withoutExecPlugin(config)
+  // client-node applies everything but the plugin: CA, server name, proxy, impersonation. It would
+  // also run a plugin that client-go ignores for a user with a token or certificate of its own.
+  const base = hasExecSection(config.getCurrentUser()) ? withoutExecPlugin(config) : config
   const dispatcher = yield* sharedDispatcher(base, server)
   const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher)
   const library = new IsomorphicFetchHttpLibrary()

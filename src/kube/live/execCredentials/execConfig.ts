@@ -36,6 +36,9 @@ const execSectionOf = (user: User): unknown => {
   return Predicate.isObject(config) ? config["exec"] : undefined
 }
 
+/** Whether the kubeconfig gives the user a plugin at all (whether or not it is used). */
+export const hasExecSection = (user: User | null): boolean => user !== null && execSectionOf(user) !== undefined
+
 /**
  * Whether the user authenticates through a plugin, as client-go decides: a token, a user name and
  * password or a client certificate in the kubeconfig take precedence over `exec`.
