@@ -332,7 +332,7 @@ describe("plugin failures: one error naming the command and the installHint, nev
       assert.include(error.message, "Install it with")
       const pid = Number(readFileSync(pidFile, "utf8"))
       const alive = yield* Effect.promise(async () => {
-        for (let i = 0; i < 200; i++) {
+        for (let i = 0; i < 600; i++) {
           try {
             process.kill(pid, 0)
           } catch {

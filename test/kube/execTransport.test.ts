@@ -135,7 +135,7 @@ const get = (transport: Transport, name: string) =>
 /** Polls (in real time: the plugin and the server do not run on the TestClock) until `done`. */
 const eventually = (done: () => boolean, what: string): Effect.Effect<void> =>
   Effect.promise(async () => {
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 1200; i++) {
       if (done()) return
       await new Promise((resolve) => setTimeout(resolve, 25))
     }

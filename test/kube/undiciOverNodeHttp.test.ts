@@ -208,7 +208,7 @@ describe("close(), as undici's: graceful", () => {
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
     const until = async (done: () => boolean) => {
-      for (let i = 0; i < 400 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      for (let i = 0; i < 1200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
       expect(done()).toBe(true)
     }
     try {
