@@ -44,7 +44,8 @@ export const pullCredentials = (
         problems.push(
           error._tag === "NotFound"
             ? `pull secret ${name} not found`
-            : `pull secret ${name} could not be read: ${error._tag === "Unavailable" ? error.message : error._tag}`
+            : // The message says what to fix: the RBAC rule a 403 lacks, the 401, or why the server was not reached.
+              `pull secret ${name} could not be read: ${error.message === "" ? error._tag : error.message}`
         )
         continue
       }
