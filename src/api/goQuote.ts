@@ -16,6 +16,9 @@
  */
 
 const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u
+
+/** Go's unicode.IsPrint for one character (a code point, or a lone surrogate: not printable). */
+export const isPrintable = (character: string): boolean => printable.test(character)
 // Printable ASCII with nothing to escape: most values, which then need no per-character work.
 const plainAscii = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
 const plainAsciiText = /^[\x20-\x7e]*$/

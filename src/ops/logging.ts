@@ -1,6 +1,7 @@
 import { Cause, Effect, Formatter, Layer, Logger, Option, Predicate, Redactable, References } from "effect"
 import type { LogLevel } from "effect"
 import { Flag } from "effect/cli"
+import { escapeForeignText, isPrintable, maxForeignCharacters, quoteBounded } from "../api/goQuote.ts"
 
 /** json: one object per line for log collectors (the default in a pod); text: for a person at a terminal. */
 export type LogFormat = "json" | "text"
@@ -101,22 +102,49 @@ const toStderr: LineSink = (line) => {
   process.stderr.write(`${line}\n`)
 }
 
-export const jsonLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
-  Logger.make((options) => sink(Formatter.formatJson(logRecord(options))))
+// Log lines carry what users wrote (image references, names, a runtime's words) and are read on
+// terminals (`kubectl logs`): nothing in them may act as a control sequence or reorder the text.
 
+/**
+ * JSON.stringify escapes C0 controls but leaves DEL, C1 controls, bidi and zero-width characters raw:
+ * those are written as \u escapes, which is the same JSON value.
+ */
+const terminalSafeJson = (json: string): string =>
+  json.replace(/[^\x20-\x7e]/gu, (character) =>
+    isPrintable(character)
+      ? character
+      : character
+          .split("")
+          .map((unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`)
+          .join("")
+  )
+
+export const jsonLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
+  Logger.make((options) => sink(terminalSafeJson(Formatter.formatJson(logRecord(options)))))
+
+// A value is written bare when it is one short printable ASCII word, else quoted (Go's %q) and bounded.
 const textValue = (value: unknown): string => {
   const plain = Predicate.isString(value) ? value : Formatter.formatJson(value)
-  return /^[^\s"=]+$/.test(plain) ? plain : JSON.stringify(plain)
+  return plain.length <= maxForeignCharacters && /^[\x21\x23-\x3c\x3e-\x7e]+$/.test(plain)
+    ? plain
+    : quoteBounded(plain, maxForeignCharacters)
 }
+
+/** Text of several lines (a cause) with every line escaped, none cut: a stack trace is read whole. */
+const escapedLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => escapeForeignText(line, Number.POSITIVE_INFINITY))
+    .join("\n")
 
 /** `2026-12-01T10:00:00.000Z INFO  msg key=value ...`, then the cause's lines, if any. */
 export const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
   Logger.make((options) => {
     // The error's fields are left out: the cause printed below says the same for a reader.
     const { time, level, msg, error, cause, ...fields } = logRecord(options)
-    let line = `${String(time)} ${String(level).toUpperCase().padEnd(5)} ${String(msg)}`
+    let line = `${String(time)} ${String(level).toUpperCase().padEnd(5)} ${escapeForeignText(String(msg))}`
     for (const [key, value] of Object.entries(fields)) line += ` ${key}=${textValue(value)}`
-    if (cause !== undefined) line += `\n${String(cause)}`
+    if (cause !== undefined) line += `\n${escapedLines(String(cause))}`
     sink(line)
   })
 

@@ -3,6 +3,7 @@ import { Cause, Effect, Redacted, References } from "effect"
 import { vi } from "vitest"
 import { Forbidden } from "../../src/kube/errors.ts"
 import { loggingLayer, redactSecrets } from "../../src/ops/logging.ts"
+import { rawControls, titleEscapeReference } from "../support/hostileText.ts"
 
 /** Runs `program` with the chosen logger writing into an array. */
 const captured = <A, E>(program: Effect.Effect<A, E>, options: { format?: "json" | "text"; level?: "Info" | "Warn" | "Debug" } = {}) =>
@@ -213,4 +214,39 @@ describe("redactSecrets", () => {
     const shared = { v: 1 }
     expect(redactSecrets([shared, shared])).toEqual([{ v: 1 }, { v: 1 }])
   })
+})
+
+describe("user strings in log lines (issue 24)", () => {
+  const hostile = Effect.logWarning(`pull failed for ${titleEscapeReference}`).pipe(
+    Effect.annotateLogs({ image: titleEscapeReference, failure: `runtime said ${titleEscapeReference}\u2066` })
+  )
+
+  it.effect("JSON: DEL, C1, bidi and zero-width characters are \\u escapes too, the values unchanged", () =>
+    Effect.gen(function* () {
+      const lines = yield* captured(hostile)
+      expect(rawControls(lines.join("\n"))).toEqual([])
+      expect(parsed(lines)[0]).toMatchObject({ image: titleEscapeReference, msg: `pull failed for ${titleEscapeReference}` })
+      expect(lines[0]).toContain('"image":"nginx\\u001b]0;pwned\\u0007\\u202e:latest"')
+    })
+  )
+
+  it.effect("text: values quoted as Go's %q, the message and the cause escaped", () =>
+    Effect.gen(function* () {
+      const lines = yield* captured(Effect.andThen(hostile, Effect.logError("failed", Cause.fail(new Error(titleEscapeReference)))), {
+        format: "text"
+      })
+      const text = lines.join("\n")
+      expect(rawControls(text)).toEqual([])
+      expect(lines[0]).toContain('WARN  pull failed for nginx\\x1b]0;pwned\\a\\u202e:latest image="nginx\\x1b]0;pwned\\a\\u202e:latest"')
+      expect(lines[1]).toContain("nginx\\x1b]0;pwned\\a\\u202e:latest")
+    })
+  )
+
+  it.effect("text: a 5,000-character value is cut", () =>
+    Effect.gen(function* () {
+      const [line] = yield* captured(Effect.logInfo("x").pipe(Effect.annotateLogs({ image: `r/${"a".repeat(5000)}` })), { format: "text" })
+      expect(line!.length).toBeLessThan(1200)
+      expect(line!.endsWith('aaa"...')).toBe(true)
+    })
+  )
 })
