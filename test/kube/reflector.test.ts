@@ -2,6 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, References, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { ApiAccess } from "../../src/kube/ApiAccess.ts"
 import { Gone, Unavailable } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject, WatchEvent } from "../../src/kube/KubeApi.ts"
@@ -180,6 +181,26 @@ describe("watcher", () => {
       ])
       yield* Fiber.interrupt(fiber)
     }).pipe(Effect.provide(Layer.merge(layer, capture)))
+  })
+
+  it.effect("says an access problem's retries only at DEBUG where an ApiAccess says the problem itself", () => {
+    const refused = () =>
+      Effect.fail(new Unavailable({ message: "refused", connection: { _tag: "Unreachable", reason: "connect ECONNREFUSED" } }))
+    const run = (withAccess: boolean) => {
+      const { layer } = scripted({ lists: [refused, refused], watches: [] })
+      const levels: Array<string> = []
+      const capture = Logger.layer([Logger.make((options) => levels.push(options.logLevel))])
+      return Effect.gen(function* () {
+        const fiber = yield* collect([])
+        yield* TestClock.setTime(1000)
+        yield* Fiber.interrupt(fiber)
+        return levels
+      }).pipe(Effect.provide(Layer.mergeAll(layer, capture, withAccess ? ApiAccess.layer : Layer.empty)))
+    }
+    return Effect.gen(function* () {
+      expect(yield* run(false)).toEqual(["Warn", "Warn"])
+      expect(yield* run(true)).toEqual([])
+    })
   })
 
   it.effect("starts the backoff over once an event comes through", () => {
