@@ -16,6 +16,7 @@ import { jobKeyOf } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
+import { unreadableParts } from "./view.ts"
 
 const record = recordEvent("preheat-controller")
 
@@ -47,10 +48,29 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
 const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined =>
   copiesOfJob(ctx.jobs.entry(jobKeyOf(ctx.jobs, uid) ?? ""), ctx.settings.secretNamespace, ctx.sourceSecrets)
 
-export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =>
-  Effect.fn("reconcile NodeImage")(function* (name: string) {
+/**
+ * Parts of a NodeImage the controller cannot read are left alone, and said once per change: a
+ * Warning on the NodeImage and a log line. The last said per node, so a re-reconcile is silent.
+ */
+const announceUnreadable = (ctx: ControllerContext, said: Map<string, string>, name: string) =>
+  Effect.gen(function* () {
+    const stored = ctx.nodeImages.get(name)
+    const view = ctx.nodeImages.view(name)
+    const parts = view === undefined ? [] : unreadableParts(view)
+    const message = parts.length === 0 ? undefined : `cannot read ${parts.join(", ")}: left alone, the other images go on`
+    if (message === said.get(name)) return
+    if (message === undefined) return void said.delete(name)
+    said.set(name, message)
+    yield* Effect.logWarning("NodeImage does not decode in part").pipe(Effect.annotateLogs({ nodeImage: name, problems: message }))
+    if (stored !== undefined) yield* record(stored, { type: "Warning", reason: "InvalidNodeImage", message })
+  })
+
+export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> => {
+  const said = new Map<string, string>()
+  return Effect.fn("reconcile NodeImage")(function* (name: string) {
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
+    yield* announceUnreadable(ctx, said, name)
     const decision = decideNodeImage({
       name,
       node: ctx.nodes.get(name),
@@ -91,3 +111,4 @@ export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =
         return after(decision.wakeAt)
     }
   }, Effect.mapError(retryable))
+}

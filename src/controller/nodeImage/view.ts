@@ -1,17 +1,46 @@
-import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
+import { fieldPath } from "../../api/invalidObject.ts"
+import type { ImageSpec, ImageTagSpec, NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 
-const withTagDefaults = (images: Readonly<Record<string, ImageSpec>>): Readonly<Record<string, ImageSpec>> => {
+const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
+  typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A tag the decisions can act on: an object naming its tag, with a createdAt that is a time if any. */
+const readable = (tag: unknown): tag is ImageTagSpec =>
+  isObject(tag) &&
+  typeof tag["tag"] === "string" &&
+  (tag["createdAt"] === undefined || (typeof tag["createdAt"] === "string" && !Number.isNaN(Date.parse(tag["createdAt"]))))
+
+/** The parts of each view the controller cannot read (issue 24), reported by the NodeImage reconciler. */
+const unreadableOf = new WeakMap<NodeImage, ReadonlyArray<string>>()
+
+/** What of this NodeImage the controller leaves alone because it cannot read it: field paths. */
+export const unreadableParts = (view: NodeImage): ReadonlyArray<string> => unreadableOf.get(view) ?? []
+
+const withTagDefaults = (images: Readonly<Record<string, unknown>>, unreadable: Array<string>): Readonly<Record<string, ImageSpec>> => {
   let copy: Record<string, ImageSpec> | undefined
   for (const [name, entry] of Object.entries(images)) {
-    if (entry.tags.every((t) => typeof t.version === "number" && t.imagePullPolicy !== undefined)) continue
-    copy ??= { ...images }
+    const tags = isObject(entry) ? entry["tags"] : undefined
+    if (!Array.isArray(tags)) {
+      // Left out of the view: no decision reads it, no write touches it; every other image goes on.
+      unreadable.push(fieldPath(["spec", "images", name, "tags"]))
+      copy ??= { ...(images as Record<string, ImageSpec>) }
+      delete copy[name]
+      continue
+    }
+    const kept: Array<ImageTagSpec> = []
+    tags.forEach((tag, i) => {
+      if (readable(tag)) kept.push(tag)
+      else unreadable.push(fieldPath(["spec", "images", name, "tags", i]))
+    })
+    if (kept.length === tags.length && kept.every((t) => typeof t.version === "number" && t.imagePullPolicy !== undefined)) continue
+    copy ??= { ...(images as Record<string, ImageSpec>) }
     copy[name] = {
-      ...entry,
-      tags: entry.tags.map((t) => ({ ...t, version: t.version ?? 0, imagePullPolicy: t.imagePullPolicy ?? "IfNotPresent" }))
+      ...(entry as ImageSpec),
+      tags: kept.map((t) => ({ ...t, version: t.version ?? 0, imagePullPolicy: t.imagePullPolicy ?? "IfNotPresent" }))
     }
   }
-  return copy ?? images
+  return copy ?? (images as Readonly<Record<string, ImageSpec>>)
 }
 
 /**
@@ -19,11 +48,26 @@ const withTagDefaults = (images: Readonly<Record<string, ImageSpec>>): Readonly<
  * its shape against the CRD schema, so this only fills in the defaults a server without our CRD
  * defaults may have left out, instead of decoding every version of every NodeImage (they change
  * with every pull). The store computes it once per version (controller/stores.ts).
+ *
+ * A part that has not the shape the decisions need (a server without the CRD's schema, a hand
+ * edit through one) is left out of the view, alone, and named by `unreadableParts`: one such
+ * NodeImage stopped the controller's NodeImage store, and with it every job (issue 24).
  */
 export const nodeImageView = (raw: KubeObject): NodeImage => {
-  const spec = (raw["spec"] ?? {}) as NodeImage["spec"]
-  return {
-    ...raw,
-    spec: spec.images === undefined ? spec : { ...spec, images: withTagDefaults(spec.images) }
-  } as unknown as NodeImage
+  const rawSpec = raw["spec"]
+  const spec = isObject(rawSpec) ? rawSpec : {}
+  const unreadable: Array<string> = []
+  if (rawSpec !== undefined && !isObject(rawSpec)) unreadable.push("spec")
+  const images = spec["images"]
+  let viewSpec: Readonly<Record<string, unknown>> = spec
+  if (images !== undefined && !isObject(images)) {
+    unreadable.push("spec.images")
+    const { images: _, ...rest } = spec
+    viewSpec = rest
+  } else if (images !== undefined) {
+    viewSpec = { ...spec, images: withTagDefaults(images, unreadable) }
+  }
+  const view = { ...raw, spec: viewSpec } as unknown as NodeImage
+  if (unreadable.length > 0) unreadableOf.set(view, unreadable)
+  return view
 }
