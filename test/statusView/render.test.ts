@@ -2,6 +2,7 @@ import { stripVTControlCharacters } from "node:util"
 import { describe, expect, it } from "vitest"
 import { render } from "../../src/statusView/render.ts"
 import { goldenModel, t0 } from "./fixtures.ts"
+import { rawControls, titleEscapeReference } from "../support/hostileText.ts"
 
 describe("render, plain mode", () => {
   it("draws the golden view for a fixed model and time", () => {
@@ -28,6 +29,14 @@ describe("render, plain mode", () => {
     const lines = render(goldenModel, t0, 30, "plain")
     expect(Math.max(...lines.map((l) => l.length))).toBe(30)
     expect(lines[3]).toBe("  [######!!------------]  40% ")
+  })
+
+  it("escapes what users and the runtime wrote: a terminal title escape and a bidi override stay visible text", () => {
+    const [job] = goldenModel.jobs
+    const nodes = [{ node: "node-7", phase: "Failed" as const, message: `failed to pull image ${titleEscapeReference}` }]
+    const lines = render({ namespace: "default", jobs: [{ ...job!, target: titleEscapeReference, nodes }] }, t0, 200, "terminal")
+    expect(rawControls(stripVTControlCharacters(lines.join("\n")))).toEqual([])
+    expect(stripVTControlCharacters(lines.at(-1)!)).toBe("    node-7  Failed   failed to pull image nginx\\x1b]0;pwned\\a\\u202e:latest")
   })
 
   it("caps the node rows per job and says how many more", () => {
