@@ -10,7 +10,7 @@ import https from "node:https"
 import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, Logger } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { KubeLive } from "../../layers/kubeLive.ts"
 import { ApiAccess } from "../../src/kube/ApiAccess.ts"
@@ -215,6 +215,9 @@ afterAll(async () => {
 
 const options = (path: string) => ({ kubeconfig: path, qps: 100, burst: 100, userAgent: "preheat-test/1", maxRetries: 0 })
 
+// The WARN lines are ApiAccess's (apiAccess.test.ts, liveAccess.test.ts); here the checks say the same.
+const quiet = Logger.layer([])
+
 /** What a list through the live KubeApi fails with, and the api-access check ApiAccess then gives. */
 const listThroughLiveApi = (path: string) =>
   Effect.gen(function* () {
@@ -222,7 +225,12 @@ const listThroughLiveApi = (path: string) =>
     const access = yield* ApiAccess
     const exit = yield* Effect.exit(api.list(resources.nodeImage))
     return { exit, check: yield* access.check }
-  }).pipe(Effect.provide(KubeLive.layerWithAccess(options(path)).pipe(Layer.provide(Metrics.layerTest))), Effect.scoped, Effect.runPromise)
+  }).pipe(
+    Effect.provide(KubeLive.layerWithAccess(options(path)).pipe(Layer.provide(Metrics.layerTest))),
+    Effect.scoped,
+    Effect.provide(quiet),
+    Effect.runPromise
+  )
 
 const failureOf = (exit: Exit.Exit<unknown, KubeError>): KubeError => {
   if (Exit.isSuccess(exit)) throw new Error("the request succeeded")
