@@ -4,6 +4,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
+import { escapeForeignLines } from "./api/goQuote.ts"
 import { usagePresenter } from "./cli/presenter.ts"
 import { version } from "./version.ts"
 
@@ -35,7 +36,8 @@ const report = (cause: Cause.Cause<unknown>) =>
     if (Cause.hasInterruptsOnly(cause)) return
     const failure = cause.reasons.find(Cause.isFailReason)
     const message = failure === undefined ? Cause.pretty(cause) : (failure.error as { message?: unknown }).message
-    process.stderr.write(`error: ${typeof message === "string" && message !== "" ? message : Cause.pretty(cause)}\n`)
+    // The message may repeat what a user or a server wrote: escaped line by line (goQuote.ts).
+    process.stderr.write(`error: ${escapeForeignLines(typeof message === "string" && message !== "" ? message : Cause.pretty(cause))}\n`)
     process.exitCode = 1
   })
 

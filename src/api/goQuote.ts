@@ -99,6 +99,13 @@ export const quoteBounded = (value: string, max: number = maxQuotedCharacters): 
   return cut ? `"${text}"${ellipsis}` : `"${text}"`
 }
 
+/** Text of several lines (a cause, a report) with every line escaped as escapeForeignText does, none cut. */
+export const escapeForeignLines = (text: string): string =>
+  text
+    .split("\n")
+    .map((line) => escapeForeignText(line, Number.POSITIVE_INFINITY))
+    .join("\n")
+
 /**
  * A foreign message (a runtime's or server's error text, which may quote a hostile reference raw)
  * made safe to echo: its non-printable characters escaped as goQuote does, its quotes and

@@ -1,5 +1,6 @@
 import { Console } from "effect"
 import { CliOutput } from "effect/cli"
+import { escapeForeignText } from "../api/goQuote.ts"
 
 /**
  * kubectl-style usage errors: one line on stderr naming the problem and where help is,
@@ -8,6 +9,10 @@ import { CliOutput } from "effect/cli"
 export const usagePresenter = CliOutput.layerPresenter({
   present: (event) =>
     event._tag === "InvalidInvocation"
-      ? Console.error(`error: ${event.errors.map((error) => error.message).join("; ")}. ` + `See '${event.commandPath.join(" ")} --help'.`)
+      ? // The errors repeat the arguments as typed: escaped, and bounded.
+        Console.error(
+          `error: ${escapeForeignText(event.errors.map((error) => error.message).join("; "))}. ` +
+            `See '${event.commandPath.join(" ")} --help'.`
+        )
       : CliOutput.defaultPresenter.present(event)
 })

@@ -1,7 +1,7 @@
 import { Cause, Effect, Formatter, Layer, Logger, Option, Predicate, Redactable, References } from "effect"
 import type { LogLevel } from "effect"
 import { Flag } from "effect/cli"
-import { escapeForeignText, isPrintable, maxForeignCharacters, quoteBounded } from "../api/goQuote.ts"
+import { escapeForeignLines, escapeForeignText, isPrintable, maxForeignCharacters, quoteBounded } from "../api/goQuote.ts"
 
 /** json: one object per line for log collectors (the default in a pod); text: for a person at a terminal. */
 export type LogFormat = "json" | "text"
@@ -130,13 +130,6 @@ const textValue = (value: unknown): string => {
     : quoteBounded(plain, maxForeignCharacters)
 }
 
-/** Text of several lines (a cause) with every line escaped, none cut: a stack trace is read whole. */
-const escapedLines = (text: string): string =>
-  text
-    .split("\n")
-    .map((line) => escapeForeignText(line, Number.POSITIVE_INFINITY))
-    .join("\n")
-
 /** `2026-12-01T10:00:00.000Z INFO  msg key=value ...`, then the cause's lines, if any. */
 export const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
   Logger.make((options) => {
@@ -144,7 +137,8 @@ export const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, vo
     const { time, level, msg, error, cause, ...fields } = logRecord(options)
     let line = `${String(time)} ${String(level).toUpperCase().padEnd(5)} ${escapeForeignText(String(msg))}`
     for (const [key, value] of Object.entries(fields)) line += ` ${key}=${textValue(value)}`
-    if (cause !== undefined) line += `\n${escapedLines(String(cause))}`
+    // Every line of the cause escaped, none cut: a stack trace is read whole.
+    if (cause !== undefined) line += `\n${escapeForeignLines(String(cause))}`
     sink(line)
   })
 

@@ -3,6 +3,7 @@ import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { version } from "../../src/version.ts"
+import { rawControls } from "../support/hostileText.ts"
 
 const main = join(import.meta.dirname, "../../src/main.ts")
 const preheat = (...args: ReadonlyArray<string>) => {
@@ -54,5 +55,20 @@ describe("preheat command line", () => {
     [["version", "--out"], "error: Unrecognized flag: --out in command preheat version. See 'preheat version --help'.\n"]
   ])("%j is a one-line usage error with exit code 2", (args, message) => {
     expect(preheat(...args)).toEqual({ code: 2, stdout: "", stderr: message })
+  })
+
+  it("a usage error repeats the argument escaped", () => {
+    expect(preheat("bogus\x1b]0;pwned\x07\u202e")).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: 'error: Unknown subcommand "bogus\\x1b]0;pwned\\a\\u202e" for "preheat". See \'preheat --help\'.\n'
+    })
+  })
+
+  it("a failure's message repeats what the user gave escaped", () => {
+    const { code, stderr } = preheat("status", "--kubeconfig", "/nonexistent\x1b]0;pwned\x07\u202e")
+    expect(code).toBe(1)
+    expect(stderr).toContain("/nonexistent\\x1b]0;pwned\\a\\u202e")
+    expect(rawControls(stderr)).toEqual([])
   })
 })
