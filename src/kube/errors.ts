@@ -76,7 +76,12 @@ export type ConnectionProblem =
       /** When the server's certificate expired, where it is known (ISO 8601). */
       readonly notAfter?: string
     }
-  | { readonly _tag: "Unreachable"; readonly reason: string }
+  | {
+      readonly _tag: "Unreachable"
+      readonly reason: string
+      /** Node's or undici's code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET...). */
+      readonly code: string
+    }
 
 /**
  * The server could not be reached or answered 429/5xx: retry with backoff. `connection` says why

@@ -185,7 +185,9 @@ describe("watcher", () => {
 
   it.effect("says an access problem's retries only at DEBUG where an ApiAccess says the problem itself", () => {
     const refused = () =>
-      Effect.fail(new Unavailable({ message: "refused", connection: { _tag: "Unreachable", reason: "connect ECONNREFUSED" } }))
+      Effect.fail(
+        new Unavailable({ message: "refused", connection: { _tag: "Unreachable", reason: "connect ECONNREFUSED", code: "ECONNREFUSED" } })
+      )
     const run = (withAccess: boolean) => {
       const { layer } = scripted({ lists: [refused, refused], watches: [] })
       const levels: Array<string> = []

@@ -81,6 +81,8 @@ describe("kubeErrorOf", () => {
     const error = kubeErrorOf(503, status(503, "ServiceUnavailable", "etcd"), listJobs)
     assert.strictEqual(error._tag, "Unavailable")
     assert.isFalse(isAccessProblem(error))
-    assert.isTrue(isAccessProblem(new Unavailable({ message: "x", connection: { _tag: "Unreachable", reason: "ECONNREFUSED" } })))
+    assert.isTrue(
+      isAccessProblem(new Unavailable({ message: "x", connection: { _tag: "Unreachable", reason: "ECONNREFUSED", code: "ECONNREFUSED" } }))
+    )
   })
 })

@@ -197,6 +197,7 @@ beforeAll(async () => {
   signed("stranger", "other-ca", "IP:127.0.0.1")
   signed("elsewhere", "ca", "DNS:elsewhere.example")
   signed("client", "ca", "DNS:client")
+  signed("foreign", "other-ca", "DNS:client")
   expired("expired", "ca")
   unknownCa = await serve("stranger")
   wrongName = await serve("elsewhere")
@@ -313,6 +314,18 @@ describe("a failed TLS handshake says what to fix", () => {
     expect(clientCertificates.requests).toBe(0)
   })
 
+  it("a server that just closes the connection on a client certificate it does not trust (as node:https does): the hint names the certificate", async () => {
+    const path = kubeconfig(clientCertificates.url, certificateUser("foreign"))
+    const { exit, check } = await listThroughLiveApi(path)
+    const error = failureOf(exit)
+    expect(error._tag === "Unavailable" && error.connection?._tag).toBe("Unreachable")
+    expect(check.message).toContain(
+      "; if this lasts, the server may be refusing the client certificate: check users[].user.client-certificate or " +
+        `client-certificate-data and client-key or client-key-data of user "test-user" in ${path}`
+    )
+    expect(clientCertificates.requests).toBe(0)
+  })
+
   it("the same servers answer a client configured right (so the failures above are the certificates')", async () => {
     const { exit, check } = await listThroughLiveApi(kubeconfig(clientCertificates.url, certificateUser("client")))
     expect(Exit.isSuccess(exit)).toBe(true)
@@ -335,7 +348,9 @@ describe("a failed TLS handshake says what to fix", () => {
     expect(decideOnNoAnswer("GET", { _tag: "Tls", problem: "UnknownCa", code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE", detail: "" })).toEqual({
       _tag: "Done"
     })
-    expect(decideOnNoAnswer("GET", { _tag: "Unreachable", reason: "connect ECONNREFUSED" })).toEqual({ _tag: "Backoff" })
+    expect(decideOnNoAnswer("GET", { _tag: "Unreachable", reason: "connect ECONNREFUSED", code: "ECONNREFUSED" })).toEqual({
+      _tag: "Backoff"
+    })
   })
 
   it("a connection refused is Unreachable, not a TLS problem", async () => {

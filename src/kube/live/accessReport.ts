@@ -6,7 +6,7 @@ import type { KubeConfig } from "@kubernetes/client-node"
 import { Clock, Duration, Effect, Option, Stream } from "effect"
 import type { AccessOutcome } from "../accessProblems.ts"
 import type { ApiAccess } from "../ApiAccess.ts"
-import { type KubeError, Unavailable } from "../errors.ts"
+import { type ConnectionProblem, type KubeError, Unavailable } from "../errors.ts"
 import { KubeApi, type Subresource } from "../KubeApi.ts"
 import type { Resource } from "../resources.ts"
 import { describeRule, rbacRuleOf, type Verb } from "./statusErrors.ts"
@@ -54,6 +54,20 @@ const ruleKey = (request: Request): string =>
 const requestName = (request: Request): string =>
   `${request.verb} ${request.resource.kind}${request.subresource === "status" ? "/status" : ""}`
 
+/**
+ * A server that requires client certificates and gets one it does not trust may just close the
+ * connection after the handshake, with no alert (node:https does): a closed connection is then
+ * worth a look at the certificate, when there is one to look at.
+ */
+const closedEarly: ReadonlySet<string> = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"])
+
+const unreachable = (problem: Extract<ConnectionProblem, { readonly _tag: "Unreachable" }>, origin: KubeconfigOrigin): string =>
+  `cannot reach ${origin.server}: ${problem.reason}` +
+  (closedEarly.has(problem.code) && (origin.certFile !== undefined || origin.hasCertData)
+    ? `; if this lasts, the server may be refusing the client certificate: check users[].user.client-certificate or ` +
+      `client-certificate-data and client-key or client-key-data of user "${origin.user}" in ${origin.from}`
+    : "")
+
 /** What a request's outcome (undefined: it succeeded) says about access; undefined when nothing. */
 export const accessOutcomeOf = (request: Request, error: KubeError | undefined, origin: KubeconfigOrigin): AccessOutcome | undefined => {
   if (error === undefined) return { fine: [connection, credentials, ruleKey(request)] }
@@ -82,7 +96,7 @@ export const accessOutcomeOf = (request: Request, error: KubeError | undefined, 
         problem: {
           key: connection,
           cause: problem._tag === "Tls" ? `tls ${problem.problem}` : "unreachable",
-          message: problem._tag === "Tls" ? explainTls(problem, origin) : `cannot reach ${origin.server}: ${problem.reason}`,
+          message: problem._tag === "Tls" ? explainTls(problem, origin) : unreachable(problem, origin),
           request: requestName(request)
         },
         fine: []

@@ -172,9 +172,12 @@ const codesOf = (error: unknown): ReadonlyArray<string> => {
 }
 
 /** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
-export const connectionProblemOf = (error: unknown): ConnectionProblem | undefined =>
-  tlsProblemOf(error) ??
-  (codesOf(error).some((code) => unreachableCodes.has(code)) ? { _tag: "Unreachable", reason: redact(reasonOf(error)) } : undefined)
+export const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
+  const tls = tlsProblemOf(error)
+  if (tls !== undefined) return tls
+  const code = codesOf(error).find((code) => unreachableCodes.has(code))
+  return code === undefined ? undefined : { _tag: "Unreachable", reason: redact(reasonOf(error)), code }
+}
 
 /** A request that got no answer (refused, reset, a failed TLS handshake), as Unavailable saying why. */
 export const noAnswerOf = (request: RequestTarget, error: unknown): Unavailable => {
