@@ -1,4 +1,5 @@
 import { Result, Schema, SchemaIssue } from "effect"
+import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
 import { fieldPath } from "../api/invalidObject.ts"
 import { ObjectReference } from "../api/meta.ts"
 import { ImageSpec, ImageTagSpec } from "../api/nodeImage.ts"
@@ -40,11 +41,9 @@ const valueAt = (root: unknown, path: ReadonlyArray<PropertyKey>): unknown =>
     root
   )
 
-/** A bounded rendering of the value that was refused, so the message shows what was written. */
-const shown = (value: unknown): string => {
-  const text = typeof value === "string" ? JSON.stringify(value) : typeof value === "object" ? JSON.stringify(value) : String(value)
-  return text.length > 64 ? `${text.slice(0, 64)}...` : text
-}
+/** What was written, bounded: a string quoted as Go's %q (goQuote.ts), anything else as JSON with its non-printable characters escaped. */
+const shown = (value: unknown): string =>
+  typeof value === "string" ? quoteBounded(value, 64) : escapeForeignText(JSON.stringify(value) ?? String(value), 64)
 
 const lowerFirst = (text: string): string => `${text.charAt(0).toLowerCase()}${text.slice(1)}`
 

@@ -60,6 +60,15 @@ describe("nodeImageSpecs", () => {
     expect(view.problems).toEqual([])
   })
 
+  it("shows what was written quoted and escaped, cut short", () => {
+    const decoded = nodeImageSpecs()({
+      metadata: { name: "node-1" },
+      spec: { images: { nginx: { tags: [{ tag: "1", imagePullPolicy: `Al\u202eways${"x".repeat(100)}` }] } } }
+    })
+    const [why] = Result.getOrThrow(decoded).unreadable.values()
+    expect(why).toMatch(/^spec\.images\.nginx\.tags\[0\]\.imagePullPolicy: expected "Always" \| "IfNotPresent", got "Al\\u202eways(x+)"\.\.\.$/)
+  })
+
   it("reads again only the image entries a new spec changed", () => {
     const decode = nodeImageSpecs()
     const nginx = { tags: [{ tag: "1.9.1" }] }
