@@ -66,7 +66,9 @@ describe("nodeImageSpecs", () => {
       spec: { images: { nginx: { tags: [{ tag: "1", imagePullPolicy: `Al\u202eways${"x".repeat(100)}` }] } } }
     })
     const [why] = Result.getOrThrow(decoded).unreadable.values()
-    expect(why).toMatch(/^spec\.images\.nginx\.tags\[0\]\.imagePullPolicy: expected "Always" \| "IfNotPresent", got "Al\\u202eways(x+)"\.\.\.$/)
+    expect(why).toMatch(
+      /^spec\.images\.nginx\.tags\[0\]\.imagePullPolicy: expected "Always" \| "IfNotPresent", got "Al\\u202eways(x+)"\.\.\.$/
+    )
   })
 
   it("reads again only the image entries a new spec changed", () => {
