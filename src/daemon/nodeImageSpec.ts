@@ -76,11 +76,18 @@ type TagReading = { readonly tag: ImageTagSpec; readonly unreadable?: string } |
 
 const readTag = (raw: unknown, at: ReadonlyArray<PropertyKey>, imageProblem: string | undefined): TagReading => {
   const decoded = imageProblem === undefined ? decodeTag(raw) : undefined
-  if (decoded !== undefined && Result.isSuccess(decoded)) return { tag: decoded.success }
-  const why = imageProblem ?? describe((decoded as Result.Failure<never, Schema.SchemaError>).failure.issue, raw, at)
+  // A negative version decodes (validation names it) but no status can carry it: the status write
+  // would be refused, and with it every tag's status on the node.
+  if (decoded !== undefined && Result.isSuccess(decoded) && decoded.success.version >= 0) return { tag: decoded.success }
+  const why =
+    imageProblem ??
+    (decoded !== undefined && Result.isSuccess(decoded)
+      ? `${fieldPath([...at, "version"])}: expected a value greater than or equal to 0, got ${decoded.success.version}`
+      : describe((decoded as Result.Failure<never, Schema.SchemaError>).failure.issue, raw, at))
   const name = isObject(raw) ? raw["tag"] : undefined
   if (typeof name !== "string" || name === "") return { problem: why }
-  const version = isObject(raw) && Number.isSafeInteger(raw["version"]) ? (raw["version"] as number) : 0
+  const written = isObject(raw) ? raw["version"] : undefined
+  const version = Number.isSafeInteger(written) && (written as number) >= 0 ? (written as number) : 0
   const owners = decodeOwners(isObject(raw) ? (raw["ownerReferences"] ?? []) : [])
   return {
     tag: {

@@ -71,6 +71,15 @@ describe("nodeImageSpecs", () => {
     )
   })
 
+  it("fails a tag whose version is negative: no status could carry it", () => {
+    const decoded = nodeImageSpecs()({ metadata: { name: "node-1" }, spec: { images: { nginx: { tags: [{ tag: "1", version: -1 }] } } } })
+    const view = Result.getOrThrow(decoded)
+    expect(view.spec.images?.["nginx"]?.tags).toEqual([{ tag: "1", version: 0, imagePullPolicy: "IfNotPresent" }])
+    expect([...view.unreadable]).toEqual([
+      ["nginx 1", "spec.images.nginx.tags[0].version: expected a value greater than or equal to 0, got -1"]
+    ])
+  })
+
   it("reads again only the image entries a new spec changed", () => {
     const decode = nodeImageSpecs()
     const nginx = { tags: [{ tag: "1.9.1" }] }
