@@ -490,7 +490,7 @@ data:
     const daemon = await startDaemon("node-secrets", kubeconfig("node-secrets", { certificate }))
     expect((await cluster.applyFile("regcred-never", secret("regcred-never", "first"))).stderr).toBe("")
     expect((await cluster.applyFile("regcred-always", secret("regcred-always", "first"))).stderr).toBe("")
-    const job = (name: string, type: string, pullSecret: string) => `apiVersion: apps.kruise.io/v1alpha1
+    const job = (name: string, type: string, pullSecret: string, node = "node-secrets") => `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
 metadata:
   name: ${name}
@@ -498,7 +498,7 @@ spec:
   image: registry.example.com/${quickImage(name).split("/").slice(1).join("/")}
   pullSecrets: [${pullSecret}]
   selector:
-    names: [node-secrets]
+    names: [${node}]
   completionPolicy:
     type: ${type}
 `
@@ -512,10 +512,21 @@ spec:
       (await copyData("default.regcred-never")) === dockerConfig("second") ? true : undefined
     )
 
-    // An Always job's copy is released once the job completed.
+    // Two Always jobs share a copy: one completes; the other waits for a node no daemon serves.
+    await cluster.createNodes(["node-without-daemon"], {})
+    const stuck = job("secrets-always-unfinished", "Always", "regcred-always", "node-without-daemon")
+    expect((await cluster.applyFile("secrets-always-unfinished", stuck)).stderr).toBe("")
     expect((await cluster.applyFile("secrets-always", job("secrets-always", "Always", "regcred-always"))).stderr).toBe("")
     await cluster.ok(["wait", "ipj/secrets-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
-    await eventually("the Always job's copy released", async () =>
+    await eventually("the Always jobs' copy", () => copyData("default.regcred-always"))
+    // Rotated while an Always job is unfinished: the copy follows.
+    expect((await cluster.applyFile("regcred-always", secret("regcred-always", "second"))).stderr).toBe("")
+    await eventually("the rotated data in the Always jobs' copy", async () =>
+      (await copyData("default.regcred-always")) === dockerConfig("second") ? true : undefined
+    )
+    // The last unfinished job that references it goes: the copy is released.
+    await cluster.ok(["delete", "ipj", "secrets-always-unfinished"])
+    await eventually("the Always jobs' copy released", async () =>
       (await copyData("default.regcred-always")) === undefined ? true : undefined
     )
     // The Never job never finishes: its copy stays until the job is deleted.
