@@ -24,6 +24,12 @@ describe("the watch history", () => {
     // The 500-entry image record is new, one image entry in it; nothing else.
     assert.isAbove(bytes, 16 + 8 * 500)
     assert.isBelow(bytes, 16 + 8 * 500 + 400)
+    // One image more: a record with a key set of its own, hence a hidden class of its own.
+    const grown = intern(
+      { metadata: { name: "n" }, spec: { images: { ...manyImages(500, 7, 1), "registry.example.com/new": { tags: [] } } } },
+      next
+    )
+    assert.isAbove(versionBytes(grown, next), 88 * 501)
   })
 
   it("holds no more than its bytes, the newest kept", () => {
