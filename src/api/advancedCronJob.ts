@@ -4,6 +4,8 @@
 // as upstream's schema has them and reported as not supported.
 import { Schema } from "effect"
 import { emptyScheduleMessage, scheduleGrammar, scheduleHelp } from "./cronSchedule.ts"
+import { maxQuotedCharacters, quoteBounded } from "./goQuote.ts"
+import { quoteCel } from "./goQuoteCel.ts"
 import { ImageListPullJobSpec } from "./imageListPullJob.ts"
 import { Condition, ObjectMeta, ObjectReference } from "./meta.ts"
 import { described, NonNegativeInt32, NonNegativeInt64, StringMap, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
@@ -41,7 +43,8 @@ export const bothTimeZonesMessage = "cannot use both timeZone field and TZ or CR
 export const emptyTimeZoneMessage = "timeZone must be nil or non-empty string"
 export const localTimeZoneMessage = "timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones"
 
-export const completionPolicyOnlyAlwaysMessage = (type: string): string => `completionPolicy only support Always, current: ${type}`
+const onlyAlways = "completionPolicy only support Always, current: "
+export const completionPolicyOnlyAlwaysMessage = (type: string): string => `${onlyAlways}${quoteBounded(type)}`
 export const templateDeadlineMessage = (value: number | string): string =>
   `activeDeadlineSeconds must be no more than ${maxTemplateActiveDeadlineSeconds}, current: ${value}`
 export const templateTtlMessage = (value: number | string): string =>
@@ -69,7 +72,7 @@ const ImageListPullJobTemplate = Schema.Struct({
     "x-kubernetes-validations": [
       {
         rule: `!has(${completionPolicy}) || !has(${completionPolicy}.type) || ${completionPolicy}.type == 'Always'`,
-        messageExpression: `${literal(completionPolicyOnlyAlwaysMessage(""))} + ${completionPolicy}.type`,
+        messageExpression: `${literal(onlyAlways)} + ${quoteCel(`${completionPolicy}.type`, maxQuotedCharacters)}`,
         fieldPath: ".spec.completionPolicy.type"
       },
       {
@@ -125,7 +128,7 @@ export const scheduleCelRules: ReadonlyArray<CelRule> = [
   { rule: `!self.matches(${blank})`, message: emptyScheduleMessage },
   {
     rule: `self.matches(${blank}) || self.matches(${literal(scheduleGrammar)})`,
-    messageExpression: `'invalid schedule ' + self + ${literal(`: ${scheduleHelp}`)}`
+    messageExpression: `'invalid schedule ' + ${quoteCel("self", maxQuotedCharacters)} + ${literal(`: ${scheduleHelp}`)}`
   }
 ]
 

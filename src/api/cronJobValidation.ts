@@ -1,4 +1,5 @@
 import { Result } from "effect"
+import { quoteBounded } from "./goQuote.ts"
 import {
   advancedCronJobNameMaxLength,
   advancedCronJobNameMessage,
@@ -35,7 +36,7 @@ const validateTimeZone = (zone: string | undefined): ReadonlyArray<FieldError> =
   if (zone === undefined) return []
   if (zone === "") return [{ path: "spec.timeZone", message: emptyTimeZoneMessage }]
   if (zone.toLowerCase() === "local") return [{ path: "spec.timeZone", message: localTimeZoneMessage }]
-  return isKnownTimeZone(zone) ? [] : [{ path: "spec.timeZone", message: `unknown time zone ${zone}` }]
+  return isKnownTimeZone(zone) ? [] : [{ path: "spec.timeZone", message: `unknown time zone ${quoteBounded(zone)}` }]
 }
 
 /** Which template the cron job carries (upstream's FindTemplateKind), or none. */

@@ -9,6 +9,7 @@
 import { Cron } from "croner"
 import { Result } from "effect"
 import { parseGoDuration } from "./goDuration.ts"
+import { quoteBounded } from "./goQuote.ts"
 
 /** Case-insensitive letters without inline flags, which JavaScript before ES2025 cannot read. */
 const anyCase = (word: string): string => [...word].map((c) => `[${c.toLowerCase()}${c.toUpperCase()}]`).join("")
@@ -41,7 +42,7 @@ export const scheduleHelp =
   "optionally after CRON_TZ=<zone> or TZ=<zone>"
 
 export const emptyScheduleMessage = "schedule cannot be empty, please provide valid cron schedule."
-export const invalidScheduleMessage = (schedule: string): string => `invalid schedule ${schedule}: ${scheduleHelp}`
+export const invalidScheduleMessage = (schedule: string): string => `invalid schedule ${quoteBounded(schedule)}: ${scheduleHelp}`
 
 /** When the runs of a schedule fall: the first run strictly after `after` (ms), or none ever. */
 export interface CronSchedule {
@@ -121,7 +122,7 @@ export const parseSchedule = (schedule: string, timeZone?: string): Result.Resul
     spec = spec.slice(prefix[0].length).trim()
   }
   zone = zone === undefined || zone === "" || zone === "Local" ? "UTC" : zone
-  if (!isKnownTimeZone(zone)) return Result.fail(`invalid schedule ${schedule}: unknown time zone ${zone}`)
+  if (!isKnownTimeZone(zone)) return Result.fail(`invalid schedule ${quoteBounded(schedule)}: unknown time zone ${quoteBounded(zone)}`)
   if (spec.startsWith("@every ")) {
     const delay = parseGoDuration(spec.slice("@every ".length))
     return delay === undefined ? Result.fail(invalidScheduleMessage(schedule)) : Result.succeed(every(delay))
@@ -137,6 +138,6 @@ export const parseSchedule = (schedule: string, timeZone?: string): Result.Resul
     return Result.succeed({ next: (after) => cron.nextRun(new Date(after))?.getTime() })
   } catch (error) {
     const reason = (error as Error).message.replace(/^CronPattern: /, "")
-    return Result.fail(`invalid schedule ${schedule}: ${reason}`)
+    return Result.fail(`invalid schedule ${quoteBounded(schedule)}: ${reason}`)
   }
 }

@@ -1,4 +1,6 @@
 import { Schema } from "effect"
+import { maxQuotedCharacters } from "./goQuote.ts"
+import { quoteCel } from "./goQuoteCel.ts"
 import { LabelSelector } from "./labelSelector.ts"
 import { labelSelectorRules } from "./labelSelectorCel.ts"
 import { described, maxInt32, NonNegativeInt32, PositiveInt32, PositiveInt64, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
@@ -78,7 +80,7 @@ export const CompletionPolicy = Schema.Struct({
       "x-kubernetes-validations": [
         {
           rule: `self in [${completionPolicyTypes.map((t) => `'${t}'`).join(", ")}]`,
-          messageExpression: "'unknown type of completionPolicy: ' + self"
+          messageExpression: `'unknown type of completionPolicy: ' + ${quoteCel("self", maxQuotedCharacters)}`
         }
       ]
     }),

@@ -1,4 +1,5 @@
 import { Result } from "effect"
+import { quoteBounded } from "./goQuote.ts"
 import type { ImageListPullJobSpec } from "./imageListPullJob.ts"
 import { maxListImages } from "./imageListPullJob.ts"
 import type { ImagePullJobSpec } from "./imagePullJob.ts"
@@ -44,7 +45,7 @@ export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError
   if (!(completionPolicyTypes as ReadonlyArray<string>).includes(completionPolicy.type)) {
     errors.push({
       path: "spec.completionPolicy.type",
-      message: `unknown type of completionPolicy: ${completionPolicy.type}`
+      message: `unknown type of completionPolicy: ${quoteBounded(completionPolicy.type)}`
     })
   }
   const { activeDeadlineSeconds, ttlSecondsAfterFinished } = completionPolicy

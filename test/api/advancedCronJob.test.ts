@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest"
 import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
 import { parseSchedule, scheduleGrammar } from "../../src/api/cronSchedule.ts"
 import { decodeAdvancedCronJob } from "../../src/api/decode.ts"
+import { notPrintableAscii } from "../../src/api/goQuoteCel.ts"
 import { celViolations } from "../../apiserver/admission/celRules.ts"
 import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
 import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
@@ -79,9 +80,17 @@ describe("AdvancedCronJob schedules: the CRD rule and the decoder", () => {
     "0 0 * * 5-",
     "0 0 * * ,1"
   ])("%j is refused by both, in the same words", (schedule) => {
-    const expected = [{ path: "spec.schedule", message: `invalid schedule ${schedule}: ${help}` }]
+    const expected = [{ path: "spec.schedule", message: `invalid schedule ${JSON.stringify(schedule)}: ${help}` }]
     expect(cel(cron({ schedule }))).toEqual(expected)
     expect(decoder(cron({ schedule }))).toEqual(expected)
+  })
+
+  it("a schedule with a terminal title escape: escaped by the decoder, left out by the CRD rule", () => {
+    const schedule = "\x1b]0;pwned\x07 * * * *"
+    expect(decoder(cron({ schedule }))).toEqual([
+      { path: "spec.schedule", message: `invalid schedule "\\x1b]0;pwned\\a * * * *": ${help}` }
+    ])
+    expect(cel(cron({ schedule }))).toEqual([{ path: "spec.schedule", message: `invalid schedule ${notPrintableAscii}: ${help}` }])
   })
 
   it.each(["", "   "])("%j: upstream's empty-schedule message from both", (schedule) => {
@@ -93,12 +102,12 @@ describe("AdvancedCronJob schedules: the CRD rule and the decoder", () => {
   it("the decoder alone: a range that runs backwards, an unknown time zone", () => {
     expect(cel(cron({ schedule: "0 5-3 * * *" }))).toEqual([])
     expect(decoder(cron({ schedule: "0 5-3 * * *" }))).toEqual([
-      { path: "spec.schedule", message: "invalid schedule 0 5-3 * * *: From value is larger than to value: '5-3'" }
+      { path: "spec.schedule", message: `invalid schedule "0 5-3 * * *": From value is larger than to value: '5-3'` }
     ])
     expect(decoder(cron({ schedule: "CRON_TZ=Mars/Olympus 0 2 * * *" }))).toEqual([
-      { path: "spec.schedule", message: "invalid schedule CRON_TZ=Mars/Olympus 0 2 * * *: unknown time zone Mars/Olympus" }
+      { path: "spec.schedule", message: 'invalid schedule "CRON_TZ=Mars/Olympus 0 2 * * *": unknown time zone "Mars/Olympus"' }
     ])
-    expect(decoder(cron({ timeZone: "Mars/Olympus" }))).toEqual([{ path: "spec.timeZone", message: "unknown time zone Mars/Olympus" }])
+    expect(decoder(cron({ timeZone: "Mars/Olympus" }))).toEqual([{ path: "spec.timeZone", message: 'unknown time zone "Mars/Olympus"' }])
     expect(Result.isSuccess(parseSchedule("0 2 * * *", "Asia/Kolkata"))).toBe(true)
   })
 })
@@ -185,7 +194,7 @@ describe("AdvancedCronJob fields: the CRD rules and the decoder agree", () => {
       "Never template",
       withList({ completionPolicy: { type: "Never" } }),
       "spec.template.imageListPullJobTemplate.spec.completionPolicy.type",
-      "completionPolicy only support Always, current: Never"
+      'completionPolicy only support Always, current: "Never"'
     ],
     [
       "deadline",

@@ -112,7 +112,7 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImagePullJob", "can not set both selector and podSelector", job({ image: "a", selector: {}, podSelector: {} })],
     ["ImagePullJob", 'invalid image "Nginx:1": repository name must be lowercase', job({ image: "Nginx:1" })],
     ["ImagePullJob", "image can not be empty", job({ image: "" })],
-    ["ImagePullJob", "unknown type of completionPolicy: Sometimes", job({ image: "a", completionPolicy: { type: "Sometimes" } })],
+    ["ImagePullJob", 'unknown type of completionPolicy: "Sometimes"', job({ image: "a", completionPolicy: { type: "Sometimes" } })],
     [
       "ImagePullJob",
       "invalid selector: matchExpressions[1].values: Required value: must be specified when `operator` is 'In' or 'NotIn'",

@@ -137,7 +137,7 @@ describe("ImagePullJob", () => {
       { image: "a", completionPolicy: { type: "Sometimes" } },
       {
         path: "spec.completionPolicy.type",
-        message: "unknown type of completionPolicy: Sometimes"
+        message: 'unknown type of completionPolicy: "Sometimes"'
       }
     ],
     [

@@ -81,7 +81,7 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
     [
       "ImagePullJob",
       "spec.completionPolicy.type",
-      "unknown type of completionPolicy: Sometimes",
+      'unknown type of completionPolicy: "Sometimes"',
       { image: "a", completionPolicy: { type: "Sometimes" } }
     ]
   ]
@@ -178,7 +178,7 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
       expect.arrayContaining([
         "FieldValueRequired spec.image: Required value",
         `FieldValueInvalid spec.parallelism: Invalid value: "boolean": spec.parallelism in body must be of type integer,string: "boolean"`,
-        `FieldValueInvalid spec.completionPolicy.type: Invalid value: "string": unknown type of completionPolicy: Sometimes`,
+        `FieldValueInvalid spec.completionPolicy.type: Invalid value: "string": unknown type of completionPolicy: "Sometimes"`,
         "FieldValueInvalid spec.pullPolicy.timeoutSeconds: Invalid value: 0: spec.pullPolicy.timeoutSeconds in body should be greater than 0",
         `FieldValueInvalid spec.pullSecrets: Invalid value: "string": spec.pullSecrets in body must be of type array: "string"`
       ])

@@ -140,7 +140,7 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
           type: "Valid",
           status: "False",
           reason: "Invalid",
-          message: "spec.timeZone: unknown time zone Mars/Olympus"
+          message: 'spec.timeZone: unknown time zone "Mars/Olympus"'
         })
       ])
       expect(yield* eventReasons("mars")).toEqual(["Invalid"])

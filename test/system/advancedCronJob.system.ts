@@ -99,7 +99,7 @@ describe("AdvancedCronJob driven with kubectl", () => {
     const refused = await cluster.applyFile("bad-schedule", cronJob("bad-schedule", "61 * * * *", prewarm))
     expect(refused.code).not.toBe(0)
     expect(refused.stderr).toContain("spec.schedule")
-    expect(refused.stderr).toContain("invalid schedule 61 * * * *: expected 5 fields (minute hour day-of-month month day-of-week)")
+    expect(refused.stderr).toContain('invalid schedule "61 * * * *": expected 5 fields (minute hour day-of-month month day-of-week)')
     const twoTemplates = await cluster.applyFile("two-templates", cronJob("two-templates", "@hourly", `${prewarm}    jobTemplate: {}\n`))
     expect(twoTemplates.code).not.toBe(0)
     expect(twoTemplates.stderr).toContain("spec can have only one template")
