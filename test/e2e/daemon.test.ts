@@ -206,7 +206,7 @@ const suite = (e: E2eRuntime) =>
           status = await waitFor(node, name, "v1", finished)
         })
         expect(status?.phase).toBe("Failed")
-        expect(status?.message).toContain(`failed to pull image ${name}:v1 after 2 attempts: registry refused the credentials`)
+        expect(status?.message).toContain(`failed to pull image "${name}:v1" after 2 attempts: registry refused the credentials`)
         expect(status?.message).toMatch(/401 Unauthorized/)
         const stored = await exec(api.get(resources.nodeImage, { name: node }))
         const events = [...(await eventsAbout(node)), ...(await eventsAbout("job"))]
@@ -239,7 +239,7 @@ const suite = (e: E2eRuntime) =>
         const status = await waitFor(node, name, "no-such-tag", finished)
         expect(status.phase).toBe("Failed")
         expect(status.message).toMatch(
-          new RegExp(`^failed to pull image ${name.replace(/[.]/g, "\\.")}:no-such-tag after 3 attempts: image not found: `)
+          new RegExp(`^failed to pull image "${name.replace(/[.]/g, "\\.")}:no-such-tag" after 3 attempts: image not found: `)
         )
       })
       // Backoff 1 s + 2 s between the three attempts.
@@ -295,7 +295,7 @@ const suite = (e: E2eRuntime) =>
       const started = performance.now()
       await withDaemon(node, {}, async () => {
         const status = await waitFor(node, name, "v1", finished)
-        expect(status).toMatchObject({ phase: "Failed", message: `failed to pull image ${name}:v1: pull timed out after 1s` })
+        expect(status).toMatchObject({ phase: "Failed", message: `failed to pull image "${name}:v1": pull timed out after 1s` })
       })
       expect(performance.now() - started).toBeLessThan(10_000)
       expect(await hasImage(image.reference())).toBe(false)
