@@ -116,7 +116,7 @@ describe("workload-driven pre-pull, with kubectl", () => {
     const events = (await cluster.getYaml(["events"])).items
       .filter((e: any) => e.involvedObject.kind === "Deployment" && e.involvedObject.name === "shop")
       .map((e: any) => [e.type, e.reason, e.message])
-    expect(events).toContainEqual(["Normal", "CreatedImagePullJob", "created ImagePullJob shop-bbb-app for image: nginx:1.25.4"])
+    expect(events).toContainEqual(["Normal", "CreatedImagePullJob", 'created ImagePullJob shop-bbb-app for image: "nginx:1.25.4"'])
 
     await cluster.ok(["delete", "deployment", "shop"])
     await eventually(
