@@ -3,6 +3,7 @@
 // its schema and CEL validation, and the built-in admission this server needs. The store then
 // adds what it owns (uid, resourceVersion, generation, timestamps) and checks metadata.
 import { Result } from "effect"
+import { escapeForeignText } from "../../src/api/goQuote.ts"
 import { ApiFailure, badRequest, invalidFailure } from "../http/apiStatus.ts"
 import { builtinDefaults } from "./builtinDefaults.ts"
 import type { ServedKind } from "../catalog.ts"
@@ -129,11 +130,16 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
   const { apiVersion, kind: kindName } = kind.resource
   if (input["apiVersion"] !== undefined && input["apiVersion"] !== apiVersion) {
     return Result.fail(
-      badRequest(`the API version in the data (${String(input["apiVersion"])}) does not match the expected API version (${apiVersion})`)
+      // kube-apiserver's words, which do not quote the value: escaped and bounded instead.
+      badRequest(
+        `the API version in the data (${escapeForeignText(String(input["apiVersion"]))}) does not match the expected API version (${apiVersion})`
+      )
     )
   }
   if (input["kind"] !== undefined && input["kind"] !== kindName) {
-    return Result.fail(badRequest(`the kind in the data (${String(input["kind"])}) does not match the expected kind (${kindName})`))
+    return Result.fail(
+      badRequest(`the kind in the data (${escapeForeignText(String(input["kind"]))}) does not match the expected kind (${kindName})`)
+    )
   }
   const unknown: Array<string> = []
   const { apiVersion: _a, kind: _k, metadata, ...body } = input

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { namespace, request, startServer, unique, watch } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
+import { rawControls, titleEscapeReference } from "../support/hostileText.ts"
 
 let server: RunningServer
 beforeAll(async () => {
@@ -72,6 +73,17 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     const answer = await request(server, jobs("v1beta1", ns), { method: "POST", body: job("v1alpha1", "mismatch") })
     expect(answer.status).toBe(400)
     expect(answer.json.message).toContain("does not match the expected API version (apps.kruise.io/v1beta1)")
+  })
+
+  it("a hostile apiVersion comes back escaped (issue 24)", async () => {
+    const ns = await namespace(server)
+    const answer = await request(server, jobs("v1beta1", ns), {
+      method: "POST",
+      body: { ...job("v1alpha1", "hostile"), apiVersion: titleEscapeReference }
+    })
+    expect(answer.status).toBe(400)
+    expect(answer.json.message).toContain("the API version in the data (nginx\\x1b]0;pwned\\a\\u202e:latest) does not match")
+    expect(rawControls(answer.json.message)).toEqual([])
   })
 
   it("NodeImage pullSecrets[].mode, a v1beta1 field, is pruned from what v1alpha1 reads, kept in storage", async () => {
