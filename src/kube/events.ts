@@ -3,6 +3,7 @@ import { KubeApi } from "./KubeApi.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { resources } from "./resources.ts"
 import { rfc3339 } from "../api/time.ts"
+import { escapeForeignText, maxForeignCharacters } from "../api/goQuote.ts"
 
 /** A core/v1 Event the controller emits about one object, before it is given its involvedObject. */
 export interface ObjectEvent {
@@ -14,7 +15,9 @@ export interface ObjectEvent {
 /**
  * Records a core/v1 Event about an object, as `kubectl describe` shows them. Events are
  * best-effort, as in client-go: a failure to record one is logged, never fails the reconcile.
- * Events about cluster-scoped objects (NodeImage) go to the default namespace.
+ * Events about cluster-scoped objects (NodeImage) go to the default namespace. The message is
+ * escaped and bounded once more here (goQuote.ts): whoever built it, no event carries a raw control
+ * sequence to `kubectl describe`, and none is longer than an events.k8s.io note (1024).
  */
 export const recordEvent = (component: string) => (involved: KubeObject, event: ObjectEvent) =>
   Effect.gen(function* () {
@@ -40,7 +43,7 @@ export const recordEvent = (component: string) => (involved: KubeObject, event: 
         },
         type: event.type,
         reason: event.reason,
-        message: event.message,
+        message: escapeForeignText(event.message, maxForeignCharacters),
         firstTimestamp: now,
         lastTimestamp: now,
         count: 1,

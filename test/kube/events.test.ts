@@ -33,4 +33,19 @@ describe("recordEvent", () => {
       })
     }).pipe(Effect.provide(InMemoryKubeApi.layer))
   )
+
+  it.effect("a message is escaped and cut to 1024 characters, whoever built it", () =>
+    Effect.gen(function* () {
+      yield* recordEvent("preheat-controller")(job, {
+        type: "Warning",
+        reason: "Failed",
+        message: `x\x1b]0;t\x07\u202e${"y".repeat(5000)}`
+      })
+      const [event] = (yield* (yield* KubeApi).list(resources.event, { namespace: "ns" })).items
+      const message = event?.["message"] as string
+      assert.isTrue(message.startsWith("x\\x1b]0;t\\a\\u202eyyy"))
+      assert.isTrue(message.endsWith("y..."))
+      assert.strictEqual(message.length, 1024 + 3)
+    }).pipe(Effect.provide(InMemoryKubeApi.layer))
+  )
 })
