@@ -40,8 +40,8 @@ const scripts = {
   failing: [...recordRun, 'echo "plugin-stdout-secret-$WHO"', 'echo "plugin-stderr-$WHO" >&2', "exit 3"],
   /** Succeeds with output that is not an ExecCredential. */
   badJson: [...recordRun, 'echo "plugin-stdout-secret-$WHO {not json"'],
-  /** Never answers. */
-  hanging: [...recordRun, "exec sleep 600"]
+  /** Never answers; gone within a second of the process that ran it, so a killed client leaves no orphan. */
+  hanging: [...recordRun, 'while kill -0 "$PPID" 2>/dev/null; do sleep 1; done']
 } as const
 
 export type PluginName = keyof typeof scripts

@@ -514,10 +514,15 @@ spec:
 
     // Two Always jobs share a copy: one completes; the other waits for a node no daemon serves.
     await cluster.createNodes(["node-without-daemon"], {})
+    // Its NodeImage first: a job that selects no NodeImage yet completes at once with nothing to do.
+    await eventually("the NodeImage of the node without a daemon", async () =>
+      (await cluster.kubectl(["get", "nodeimage", "node-without-daemon"])).code === 0 ? true : undefined
+    )
     const stuck = job("secrets-always-unfinished", "Always", "regcred-always", "node-without-daemon")
     expect((await cluster.applyFile("secrets-always-unfinished", stuck)).stderr).toBe("")
     expect((await cluster.applyFile("secrets-always", job("secrets-always", "Always", "regcred-always"))).stderr).toBe("")
     await cluster.ok(["wait", "ipj/secrets-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    expect(await cluster.ok(["get", "ipj", "secrets-always-unfinished", "-o", "jsonpath={.status.completionTime}"])).toBe("")
     await eventually("the Always jobs' copy", () => copyData("default.regcred-always"))
     // Rotated while an Always job is unfinished: the copy follows.
     expect((await cluster.applyFile("regcred-always", secret("regcred-always", "second"))).stderr).toBe("")
