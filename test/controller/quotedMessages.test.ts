@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest"
 import { maxQuotedCharacters } from "../../src/api/goQuote.ts"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
+import { maxConditionMessageLength, setCondition } from "../../src/controller/status/conditions.ts"
 import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
 import { tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
@@ -51,5 +52,15 @@ describe("controller events quote and bound what users wrote", () => {
     const failed = decision.events.find((e) => e.reason === "NodeFailed")
     expect(failed?.message).toBe("node node-0: boom\\x1b]0;pwned\\a\\u202e")
     expect(rawControls(failed?.message ?? "")).toEqual([])
+  })
+
+  it("a condition's message is escaped and bounded, whoever built it", () => {
+    const [condition] = setCondition(
+      undefined,
+      { type: "Valid", status: "False", reason: "Invalid", message: `bad\x1b]0;pwned\x07\u202e${"x".repeat(40_000)}` },
+      "2026-12-02T10:00:00Z"
+    )
+    expect(condition?.message?.startsWith("bad\\x1b]0;pwned\\a\\u202exxx")).toBe(true)
+    expect(condition?.message?.length).toBe(maxConditionMessageLength)
   })
 })

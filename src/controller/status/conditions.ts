@@ -1,8 +1,14 @@
+import { escapeForeignText } from "../../api/goQuote.ts"
 import type { Condition } from "../../api/meta.ts"
+
+/** metav1.Condition's message maxLength: the API server refuses a longer one. */
+export const maxConditionMessageLength = 32768
 
 /**
  * Sets one condition, keeping lastTransitionTime when its status did not change (the convention
- * of metav1.Condition that `kubectl wait --for=condition=` and dashboards rely on).
+ * of metav1.Condition that `kubectl wait --for=condition=` and dashboards rely on). Its message,
+ * which may repeat what users wrote, is escaped and bounded here once more (goQuote.ts), whoever
+ * built it.
  */
 export const setCondition = (
   conditions: ReadonlyArray<Condition> | undefined,
@@ -11,7 +17,11 @@ export const setCondition = (
 ): ReadonlyArray<Condition> => {
   const current = (conditions ?? []).find((c) => c.type === next.type)
   const lastTransitionTime = current !== undefined && current.status === next.status ? (current.lastTransitionTime ?? now) : now
-  const updated: Condition = { ...next, lastTransitionTime }
+  const updated: Condition = {
+    ...next,
+    ...(next.message === undefined ? {} : { message: escapeForeignText(next.message, maxConditionMessageLength - 3) }),
+    lastTransitionTime
+  }
   return current === undefined ? [...(conditions ?? []), updated] : (conditions ?? []).map((c) => (c.type === next.type ? updated : c))
 }
 
