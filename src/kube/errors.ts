@@ -82,6 +82,12 @@ export type ConnectionProblem =
       /** Node's or undici's code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET...). */
       readonly code: string
     }
+  | {
+      /** The kubeconfig's exec plugin gave no credential, so no request could be sent. */
+      readonly _tag: "NoCredential"
+      /** What the plugin did, naming its command and installHint; never its output. */
+      readonly reason: string
+    }
 
 /**
  * The server could not be reached or answered 429/5xx: retry with backoff. `connection` says why

@@ -138,4 +138,44 @@ describe("a refused client", () => {
       }).pipe(Effect.provide(client(server)), Effect.provide(capture))
     })
   )
+
+  it.live("an exec plugin that gives no credential is said once at WARN, naming its command, and /readyz names it; nothing is sent", () =>
+    Effect.gen(function* () {
+      const server = yield* refusing(500, "InternalError", "never asked")
+      const dir = mkdtempSync(join(tmpdir(), "preheat-plugin-"))
+      const plugin = join(dir, "failing-plugin")
+      writeFileSync(plugin, "#!/bin/sh\necho 'plugin-secret-OUTPUT' >&2\nexit 3\n", { mode: 0o755 })
+      const kubeconfig = join(dir, "config")
+      writeFileSync(
+        kubeconfig,
+        `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "${server.url}", insecure-skip-tls-verify: true}
+users:
+- name: operator
+  user:
+    exec: {apiVersion: client.authentication.k8s.io/v1, command: ${plugin}, interactiveMode: Never, installHint: "install the plugin"}
+contexts:
+- name: c
+  context: {cluster: c, user: operator}
+current-context: c
+`
+      )
+      lines.length = 0
+      yield* Effect.gen(function* () {
+        const api = yield* KubeApi
+        const access = yield* ApiAccess
+        for (let i = 0; i < 3; i++) assert.strictEqual((yield* Effect.flip(api.list(resources.nodeImage)))._tag, "Unavailable")
+        assert.strictEqual(server.received.length, 0)
+        assert.strictEqual(lines.length, 1)
+        assert.match(lines[0] ?? "", /^Warn API access failing: .*failing-plugin.*install the plugin/)
+        const check = yield* access.check
+        assert.strictEqual(check.ok, false)
+        assert.include(check.message, plugin)
+        assert.notInclude(`${lines.join("\n")}${check.message}`, "plugin-secret-OUTPUT")
+      }).pipe(Effect.provide(client({ ...server, kubeconfig })), Effect.provide(capture))
+    })
+  )
 })

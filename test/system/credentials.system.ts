@@ -376,6 +376,13 @@ describe("plugins that do not hand out a credential", () => {
       expectNoPluginOutput(controller.process)
       await expectNotServing(controller)
     }
+    // Several seconds of informers and the Lease retrying: still one WARN each, and /readyz says why.
+    await new Promise((done) => setTimeout(done, 5_000))
+    for (const [i, plugin] of broken.entries()) {
+      const controller = controllers[i]!
+      expect(warnings(controller.process, new RegExp(plugins.path(plugin).replaceAll(".", "\\.")))).toHaveLength(1)
+      expect((await readyz(controller)).body).toContain(plugins.path(plugin))
+    }
     await stopAll(...controllers)
   })
 })

@@ -92,6 +92,10 @@ export const accessOutcomeOf = (request: Request, error: KubeError | undefined, 
     case "Unavailable": {
       const problem = error.connection
       if (problem === undefined) return undefined
+      // No credential, no request: the plugin's failure is the credentials' problem, said once.
+      if (problem._tag === "NoCredential") {
+        return { problem: { key: credentials, cause: "plugin", message: problem.reason, request: requestName(request) }, fine: [] }
+      }
       return {
         problem: {
           key: connection,

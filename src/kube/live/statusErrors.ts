@@ -4,6 +4,7 @@ import { Option, Schema } from "effect"
 import { AlreadyExists, Conflict, failedTestPath, Forbidden, Gone, Invalid, NotFound, Unauthorized, Unavailable } from "../errors.ts"
 import type { ConnectionProblem, KubeError } from "../errors.ts"
 import type { Resource } from "../resources.ts"
+import { ExecPluginError } from "./execCredentials/runPlugin.ts"
 import { redact } from "./redact.ts"
 import { explainTls, tlsProblemOf } from "./tlsErrors.ts"
 
@@ -171,8 +172,18 @@ const codesOf = (error: unknown): ReadonlyArray<string> => {
   return codes
 }
 
+/** The exec plugin's failure, where `error` is one (or wraps one: a watch's authentication runs it as a promise). */
+const pluginFailureOf = (error: unknown): ExecPluginError | undefined => {
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof ExecPluginError) return current
+  }
+  return undefined
+}
+
 /** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
 export const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
+  const plugin = pluginFailureOf(error)
+  if (plugin !== undefined) return { _tag: "NoCredential", reason: plugin.message }
   const tls = tlsProblemOf(error)
   if (tls !== undefined) return tls
   const code = codesOf(error).find((code) => unreachableCodes.has(code))

@@ -215,7 +215,7 @@ export const makeTransport = Effect.fnUntraced(function* (
   /** With a plugin: a 401 replaces the credential the request was made with, and the request goes once more with the new one. */
   const authenticatedSend = (request: HttpRequest, target: RequestTarget): Effect.Effect<HttpAnswer, Unavailable | NoCredential> => {
     if (exec === undefined) return sendOnce(request, target, undefined)
-    const credential = Effect.mapError(exec.current, (error) => new NoCredential({ error: unavailableOf(target, error.message) }))
+    const credential = Effect.mapError(exec.current, (error) => new NoCredential({ error: noAnswerOf(target, error) }))
     return Effect.flatMap(credential, (seen) =>
       Effect.flatMap(sendOnce(request, target, seen), (answer) =>
         answer.status === 401
