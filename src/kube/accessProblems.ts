@@ -34,7 +34,7 @@ interface Tracked {
 
 export type AccessState = ReadonlyMap<string, Tracked>
 
-export const emptyAccessState: AccessState = new Map()
+export const emptyAccessState: ReadonlyMap<string, Tracked> = new Map()
 
 export type AccessLog =
   | { readonly _tag: "Started"; readonly problem: AccessProblem }

@@ -55,8 +55,7 @@ const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<Ref
 const announceUnreadable = (ctx: ControllerContext, said: Map<string, string>, name: string) =>
   Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
-    const view = ctx.nodeImages.view(name)
-    const parts = view === undefined ? [] : unreadableParts(view)
+    const parts = stored === undefined ? [] : unreadableParts(stored)
     const message = parts.length === 0 ? undefined : `cannot read ${parts.join(", ")}: left alone, the other images go on`
     if (message === said.get(name)) return
     if (message === undefined) return void said.delete(name)

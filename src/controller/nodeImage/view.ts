@@ -11,12 +11,6 @@ const readable = (tag: unknown): tag is ImageTagSpec =>
   typeof tag["tag"] === "string" &&
   (tag["createdAt"] === undefined || (typeof tag["createdAt"] === "string" && !Number.isNaN(Date.parse(tag["createdAt"]))))
 
-/** The parts of each view the controller cannot read (issue 24), reported by the NodeImage reconciler. */
-const unreadableOf = new WeakMap<NodeImage, ReadonlyArray<string>>()
-
-/** What of this NodeImage the controller leaves alone because it cannot read it: field paths. */
-export const unreadableParts = (view: NodeImage): ReadonlyArray<string> => unreadableOf.get(view) ?? []
-
 const withTagDefaults = (images: Readonly<Record<string, unknown>>, unreadable: Array<string>): Readonly<Record<string, ImageSpec>> => {
   let copy: Record<string, ImageSpec> | undefined
   for (const [name, entry] of Object.entries(images)) {
@@ -53,7 +47,15 @@ const withTagDefaults = (images: Readonly<Record<string, unknown>>, unreadable: 
  * edit through one) is left out of the view, alone, and named by `unreadableParts`: one such
  * NodeImage stopped the controller's NodeImage store, and with it every job (issue 24).
  */
-export const nodeImageView = (raw: KubeObject): NodeImage => {
+export const nodeImageView = (raw: KubeObject): NodeImage => read(raw).view
+
+/**
+ * What of this NodeImage the controller leaves alone because it cannot read it: field paths. Read
+ * again from the stored object when its reconcile reports them, rather than kept beside every view.
+ */
+export const unreadableParts = (raw: KubeObject): ReadonlyArray<string> => read(raw).unreadable
+
+const read = (raw: KubeObject): { readonly view: NodeImage; readonly unreadable: ReadonlyArray<string> } => {
   const rawSpec = raw["spec"]
   const spec = isObject(rawSpec) ? rawSpec : {}
   const unreadable: Array<string> = []
@@ -67,7 +69,5 @@ export const nodeImageView = (raw: KubeObject): NodeImage => {
   } else if (images !== undefined) {
     viewSpec = { ...spec, images: withTagDefaults(images, unreadable) }
   }
-  const view = { ...raw, spec: viewSpec } as unknown as NodeImage
-  if (unreadable.length > 0) unreadableOf.set(view, unreadable)
-  return view
+  return { view: { ...raw, spec: viewSpec } as unknown as NodeImage, unreadable }
 }

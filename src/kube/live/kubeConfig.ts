@@ -26,26 +26,33 @@ const firstLine = (error: unknown): string => String(error instanceof Error ? er
 const execExtensionName = "client.authentication.k8s.io/exec"
 
 // A cluster's `client.authentication.k8s.io/exec` extension, which client-node drops when it reads
-// the file; an exec plugin with provideClusterInfo gets it as spec.cluster.config.
-const execExtensions = new WeakMap<Cluster, unknown>()
+// the file; an exec plugin with provideClusterInfo gets it as spec.cluster.config. It is kept on
+// the cluster object itself, which client-node hands back as it was given.
+const execExtension = Symbol("client.authentication.k8s.io/exec extension")
+type ClusterWithExtension = Cluster & { readonly [execExtension]?: unknown }
 
 /** The cluster's exec extension, when it came from a kubeconfig file read by loadKubeConfig. */
-export const execExtensionOf = (cluster: Cluster): unknown => execExtensions.get(cluster)
+export const execExtensionOf = (cluster: Cluster): unknown => (cluster as ClusterWithExtension)[execExtension]
 
 const rememberExecExtensions = (config: KubeConfig, path: string): void => {
   const text = readFileSync(path, "utf8")
   if (!text.includes(execExtensionName)) return
   const document: unknown = loadYaml(text)
   const clusters = Predicate.isObject(document) ? document["clusters"] : undefined
+  const found = new Map<string, unknown>()
   for (const entry of Array.isArray(clusters) ? clusters : []) {
     const fields = Predicate.isObject(entry) ? entry["cluster"] : undefined
     const extensions = Predicate.isObject(fields) ? fields["extensions"] : undefined
     const named = (Array.isArray(extensions) ? extensions : []).find(
       (extension: unknown) => Predicate.isObject(extension) && extension["name"] === execExtensionName
     )
-    const cluster = Predicate.isObject(entry) && typeof entry["name"] === "string" ? config.getCluster(entry["name"]) : null
-    if (cluster !== null && Predicate.isObject(named)) execExtensions.set(cluster, named["extension"])
+    if (Predicate.isObject(entry) && typeof entry["name"] === "string" && Predicate.isObject(named)) {
+      found.set(entry["name"], named["extension"])
+    }
   }
+  config.clusters = config.clusters.map(
+    (cluster): ClusterWithExtension => (found.has(cluster.name) ? { ...cluster, [execExtension]: found.get(cluster.name) } : cluster)
+  )
 }
 
 // As client-go's loader: an exec command with a slash in it is relative to the file's directory;
