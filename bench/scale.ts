@@ -17,14 +17,14 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration } from "effect"
-import { parseAllDocuments } from "yaml"
 import { simulatedPullTime } from "../src/cri/simulated/simulatedNode.ts"
+import { freePort } from "./freePort.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
+import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
 
 const { values } = parseArgs({
   options: {
@@ -53,29 +53,6 @@ const dir = mkdtempSync(join(tmpdir(), "preheat-bench-scale-"))
 const kubeconfig = join(dir, "kubeconfig")
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => done(port))
-    })
-  })
-
-/** The controller's NODE_OPTIONS as deploy/controller.yaml ships them (its heap limit). */
-const shippedControllerNodeOptions = (): string => {
-  const manifest = readFileSync(resolve(import.meta.dirname, "../deploy/controller.yaml"), "utf8")
-  for (const doc of parseAllDocuments(manifest)) {
-    const object = doc.toJS() as { kind?: string; spec?: any } | null
-    if (object?.kind !== "Deployment") continue
-    const container = object.spec.template.spec.containers.find((c: { name: string }) => c.name === "controller")
-    return container?.env?.find((e: { name: string }) => e.name === "NODE_OPTIONS")?.value ?? ""
-  }
-  return ""
-}
 
 const children: Array<ChildProcess> = []
 const logOf = (name: string) => join(dir, `${name}.log`)

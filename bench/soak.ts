@@ -22,15 +22,15 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Result } from "effect"
-import { parseAllDocuments } from "yaml"
 import { parseImageReference } from "../src/api/imageReference.ts"
 import { simulatedImageSize } from "../src/cri/simulated/simulatedNode.ts"
+import { freePort } from "./freePort.ts"
 import { statusBytes } from "./procStat.ts"
+import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
 
 const { values } = parseArgs({
   options: {
@@ -64,29 +64,6 @@ if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npm run build`)
 
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 const mib = (bytes: number) => (bytes / 1048576).toFixed(1)
-
-const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => done(port))
-    })
-  })
-
-/** The controller's NODE_OPTIONS as deploy/controller.yaml ships them (its heap limit). */
-const shippedControllerNodeOptions = (): string => {
-  const manifest = readFileSync(resolve(import.meta.dirname, "../deploy/controller.yaml"), "utf8")
-  for (const doc of parseAllDocuments(manifest)) {
-    const object = doc.toJS() as { kind?: string; spec?: any } | null
-    if (object?.kind !== "Deployment") continue
-    const container = object.spec.template.spec.containers.find((c: { name: string }) => c.name === "controller")
-    return container?.env?.find((e: { name: string }) => e.name === "NODE_OPTIONS")?.value ?? ""
-  }
-  return ""
-}
 
 // Written into the child by `--import`: its heap once a second, to the file its environment names.
 // Nothing else in the process changes; the timer is unref'd so it never keeps a process alive.

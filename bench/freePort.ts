@@ -1,0 +1,14 @@
+// A free port on 127.0.0.1 now, for a child process to bind; the small race until it does is
+// acceptable on a benchmark machine.
+import { createServer } from "node:net"
+
+export const freePort = (): Promise<number> =>
+  new Promise<number>((done, fail) => {
+    const server = createServer()
+    server.once("error", fail)
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address()
+      const port = typeof address === "object" && address !== null ? address.port : 0
+      server.close(() => done(port))
+    })
+  })
