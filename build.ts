@@ -56,7 +56,7 @@ export const builtinsThroughRequire: Plugin = {
 }
 
 /**
- * preheat uses six names of @kubernetes/client-node. Its index also re-exports the generated API
+ * preheat uses five names of @kubernetes/client-node. Its index also re-exports the generated API
  * (a class per Kubernetes model and API group), exec, attach, cp and more, and its config.js takes
  * two helpers from the generated index; esbuild cannot drop any of it (the package does not say it
  * is free of side effects), so every process evaluated 0.35 MB of it at start (docs/benchmarks.md,
@@ -67,7 +67,6 @@ export const builtinsThroughRequire: Plugin = {
 const clientNodeModules: Record<string, string> = {
   KubeConfig: "dist/config.js",
   bufferFromFileOrString: "dist/config.js",
-  loadYaml: "dist/yaml.js",
   Watch: "dist/watch.js",
   RequestContext: "dist/gen/http/http.js",
   IsomorphicFetchHttpLibrary: "dist/gen/http/isomorphic-fetch.js"

@@ -5,8 +5,9 @@
 import { existsSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path"
-import { type Cluster, KubeConfig, loadYaml } from "@kubernetes/client-node"
+import { type Cluster, KubeConfig } from "@kubernetes/client-node"
 import { Data, Effect, Predicate } from "effect"
+import { parse as parseYaml } from "yaml"
 
 /** The client cannot be configured: no or a broken kubeconfig, an unknown context, bad limits. */
 export class KubeConfigError extends Data.TaggedError("KubeConfigError")<{ readonly message: string }> {}
@@ -37,7 +38,8 @@ export const execExtensionOf = (cluster: Cluster): unknown => (cluster as Cluste
 const rememberExecExtensions = (config: KubeConfig, path: string): void => {
   const text = readFileSync(path, "utf8")
   if (!text.includes(execExtensionName)) return
-  const document: unknown = loadYaml(text)
+  // The yaml package, not client-node's loadYaml: that one brings its generated API into the bundles.
+  const document: unknown = parseYaml(text)
   const clusters = Predicate.isObject(document) ? document["clusters"] : undefined
   const found = new Map<string, unknown>()
   for (const entry of Array.isArray(clusters) ? clusters : []) {
