@@ -1,4 +1,4 @@
-import { Effect, Result } from "effect"
+import { Deferred, Effect, Result } from "effect"
 import { type InvalidPullSecret, parsePullSecret } from "../../cri/dockerConfig.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -65,16 +65,37 @@ const fetchSecret = (key: string) =>
     )
   })
 
+type Fetched = Deferred.Deferred<KubeObject | undefined, unknown>
+
 export const makeSourceSecrets = (): SourceSecrets => {
   const held = new Map<string, Held>()
   const entry = (namespace: string, name: string) => held.get(keyOf(namespace, name))
+  // One GET of a secret at a time, shared by whoever asks meanwhile (the job and copy reconcilers,
+  // several job workers, the resync): a GET the server throttled waits for its Retry-After, and a
+  // second GET of the same secret in that time would be the early retry the server asked not to get.
+  const inFlight = new Map<string, Fetched>()
+  const fetchShared = (key: string): Effect.Effect<KubeObject | undefined, unknown, KubeApi> =>
+    Effect.suspend(() => {
+      const running = inFlight.get(key)
+      if (running !== undefined) return Deferred.await(running)
+      const fetched: Fetched = Deferred.makeUnsafe()
+      inFlight.set(key, fetched)
+      return fetchSecret(key).pipe(
+        Effect.onExit((exit) =>
+          Effect.sync(() => {
+            inFlight.delete(key)
+            Deferred.doneUnsafe(fetched, exit)
+          })
+        )
+      )
+    })
   return {
     read: (namespace, name) =>
       Effect.suspend(() => {
         const key = keyOf(namespace, name)
         const found = held.get(key)
         if (found !== undefined) return Effect.succeed(found.secret)
-        return Effect.tap(fetchSecret(key), (secret) => Effect.sync(() => held.set(key, judged(secret))))
+        return Effect.tap(fetchShared(key), (secret) => Effect.sync(() => held.set(key, judged(secret))))
       }),
     cached: (namespace, name) => entry(namespace, name)?.secret,
     has: (namespace, name) => held.has(keyOf(namespace, name)),
@@ -90,7 +111,7 @@ export const makeSourceSecrets = (): SourceSecrets => {
       Effect.forEach(
         [...held.keys()],
         (key) =>
-          fetchSecret(key).pipe(
+          fetchShared(key).pipe(
             Effect.map((secret): ReadonlyArray<{ readonly key: string; readonly withdrawn: boolean }> => {
               const before = held.get(key)
               // A key forgotten meanwhile stays forgotten.
