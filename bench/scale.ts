@@ -22,6 +22,7 @@ import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration } from "effect"
 import { simulatedPullTime } from "../src/cri/simulated/simulatedNode.ts"
+import { eventually } from "./eventually.ts"
 import { freePort } from "./freePort.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
 import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
@@ -92,21 +93,6 @@ const stopAll = async () => {
   if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
 }
 
-const eventually = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last ?? "")}`)
-    await sleep(250)
-  }
-}
-
 let server = ""
 const call = async (method: string, path: string, body?: unknown): Promise<any> => {
   const response = await fetch(`${server}${path}`, {
@@ -156,7 +142,8 @@ const main = async () => {
   server = await eventually(
     "the API server's address",
     async () => /listening on (http:\/\/\S+)/.exec(readFileSync(logOf("apiserver"), "utf8"))?.[1],
-    30_000
+    30_000,
+    250
   )
   for (const name of ["preheat-system", "preheat-daemon-config"]) {
     await call("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } })
@@ -190,12 +177,14 @@ const main = async () => {
       const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")
       return list.items.length === nodes ? true : undefined
     },
-    600_000
+    600_000,
+    250
   )
   await eventually(
     "every daemon synced",
     async () => ((await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined),
-    600_000
+    600_000,
+    250
   )
   await eventually(
     "the controller leading",
@@ -203,7 +192,8 @@ const main = async () => {
       const body = await (await fetch(`http://127.0.0.1:${controllerPort}/metrics`)).text()
       return /^preheat_leader 1$/m.test(body) ? true : undefined
     },
-    120_000
+    120_000,
+    250
   )
   const setupSeconds = (performance.now() - setupStarted) / 1000
 

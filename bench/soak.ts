@@ -32,6 +32,7 @@ import { parseArgs } from "node:util"
 import { Result } from "effect"
 import { parseImageReference } from "../src/api/imageReference.ts"
 import { simulatedImageSize } from "../src/cri/simulated/simulatedNode.ts"
+import { eventually } from "./eventually.ts"
 import { freePort } from "./freePort.ts"
 import { statusBytes } from "./procStat.ts"
 import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
@@ -167,21 +168,6 @@ class Run {
       if (!response.ok && !retried) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
       return JSON.parse(text)
     }
-  }
-}
-
-const eventually = async <A>(what: string, check: () => Promise<A | undefined>, timeoutMs: number): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${String(last ?? "")}`)
-    await sleep(500)
   }
 }
 
