@@ -79,7 +79,7 @@ const heapReporter =
   "data:text/javascript," +
   encodeURIComponent(
     'import{writeFileSync}from"node:fs";const f=process.env.PREHEAT_SOAK_HEAP_FILE;' +
-      "if(f)setInterval(()=>{const m=process.memoryUsage();writeFileSync(f,JSON.stringify({heapUsed:m.heapUsed,heapTotal:m.heapTotal}))},1000).unref()"
+      "if(f)setInterval(()=>{const m=process.memoryUsage();writeFileSync(f,JSON.stringify({heapUsed:m.heapUsed,heapTotal:m.heapTotal,external:m.external,arrayBuffers:m.arrayBuffers}))},1000).unref()"
   )
 
 /** J images per cycle that no other cycle uses, each 20 to 23 MiB (a simulated pull of about 0.6 s). */
@@ -236,10 +236,13 @@ interface Reading {
   readonly rss: number
   readonly heapUsed: number
   readonly heapTotal: number
+  /** Memory outside V8's heap that V8 knows of (Buffers and other ArrayBuffers among it). */
+  readonly external: number
+  readonly arrayBuffers: number
 }
 
 const read = (p: Process): Reading => {
-  const heap = JSON.parse(readFileSync(p.heapFile, "utf8")) as { heapUsed: number; heapTotal: number }
+  const heap = JSON.parse(readFileSync(p.heapFile, "utf8")) as Omit<Reading, "rss">
   return { rss: statusBytes(p.child.pid!, "VmRSS"), ...heap }
 }
 
@@ -273,7 +276,7 @@ const soak = async (setup: string, run: Run, measured: ReadonlyArray<Process>): 
       last.set(p.name, reading)
       console.log(
         `bench:soak setup=${setup} process=${p.name} cycle=${c} rss_mib=${mib(reading.rss)} heap_used_mib=${mib(reading.heapUsed)} ` +
-          `heap_total_mib=${mib(reading.heapTotal)} ${phases} load=${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(",")}`
+          `heap_total_mib=${mib(reading.heapTotal)} external_mib=${mib(reading.external)} array_buffers_mib=${mib(reading.arrayBuffers)} ${phases} load=${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(",")}`
       )
     }
     if (values["heap-snapshots"]) for (const p of measured) await snapshot(run, p)

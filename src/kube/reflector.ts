@@ -22,7 +22,7 @@ export const reflect = <A, I extends Indexes<A>, R>(
       case "Applied":
         return store.written(event.object)
       case "Deleted":
-        return store.removed(objectKey(event.object))
+        return store.removed(objectKey(event.object), event.object.metadata.uid)
     }
   }
   return Effect.asVoid(Effect.forkScoped(Stream.runForEach(events, apply)))

@@ -52,8 +52,12 @@ export interface Store<A = KubeObject, I extends Indexes<A> = Indexes<A>> {
    * event arrives (an older watch event never overwrites it).
    */
   readonly written: (object: KubeObject) => Effect.Effect<void>
-  /** Forgets an object we deleted. */
-  readonly removed: (key: string) => Effect.Effect<void>
+  /**
+   * Forgets an object that was deleted (by us, or as the watch saw it). `uid` names the deleted
+   * object when the store may not hold it (a watch's DELETED event), so an answer to an earlier
+   * write of it cannot bring it back.
+   */
+  readonly removed: (key: string, uid?: string) => Effect.Effect<void>
 }
 
 /** The store's one writer: what the reflector applies, and where the changes go. */
@@ -93,6 +97,30 @@ const withoutManagedFields = (object: KubeObject): KubeObject => {
 }
 
 /**
+ * How many deleted objects' uids a store remembers. An answer to our own write can arrive after the
+ * watch told the store of the object's deletion (in-process, always: removing a job's last
+ * finalizer deletes it, the DELETED event comes first, then the PATCH's answer, the object as it was
+ * deleted). Without the uid that answer would put the object back, and it would stay: one per
+ * deleted job, forever (issue 24's growth of `preheat dev` and the controller). A uid never comes
+ * back once deleted, so remembering it is always right; only the last ones are needed, since an
+ * answer is in flight for one request's time, and a controller has a few requests in flight at once.
+ */
+export const deletedUidsKept = 1024
+
+/** The uids of the last `limit` deleted objects (insertion order; the oldest go first). */
+const deletedUids = (limit: number) => {
+  const uids = new Set<string>()
+  return {
+    add: (uid: string) => {
+      uids.delete(uid)
+      uids.add(uid)
+      if (uids.size > limit) for (const oldest of uids) return void uids.delete(oldest)
+    },
+    has: (uid: string | undefined) => uid !== undefined && uids.has(uid)
+  }
+}
+
+/**
  * An empty store of one kind. `decode` makes the typed view of each version (once, as it comes
  * in); `indexes` are told of every change before it goes to the consumer.
  */
@@ -104,6 +132,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
   const objects = new Map<string, Stored<A>>()
+  const deleted = deletedUids(deletedUidsKept)
   const synced = Deferred.makeUnsafe<void>()
   let isSynced = false
   let consumer: (change: Change<A>) => Effect.Effect<void> = () => Effect.void
@@ -119,16 +148,18 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const key = objectKey(incoming)
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
+      if (deleted.has(incoming.metadata.uid)) return Effect.void
       const raw = held(incoming, old?.raw)
       const current = { raw, view: decode(raw) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })
     })
 
-  const removed = (key: string): Effect.Effect<void> =>
+  const removed = (key: string, uid?: string): Effect.Effect<void> =>
     Effect.suspend(() => {
       const old = objects.get(key)
-      if (old === undefined) return Effect.void
+      for (const gone of [uid, old?.raw.metadata.uid]) if (gone !== undefined) deleted.add(gone)
+      if (old === undefined || (uid !== undefined && old.raw.metadata.uid !== undefined && old.raw.metadata.uid !== uid)) return Effect.void
       replace(key, old, undefined)
       return consumer({ type: "deleted", old })
     })

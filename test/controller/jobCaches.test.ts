@@ -8,7 +8,7 @@ import { advance, get, harnessLayer, readyNode } from "../support/controllerHarn
 import { simulateDaemons } from "../support/simulatedDaemons.ts"
 
 describe("the controller's per-job caches", () => {
-  it.effect("hold an entry per live job and none once the job is deleted", () =>
+  it.effect("hold an entry per live job and none once the job is deleted, the job store included", () =>
     Effect.gen(function* () {
       const api = yield* KubeApi
       for (const name of ["n1", "n2"]) yield* api.create(resources.node, readyNode(name))
@@ -27,11 +27,20 @@ describe("the controller's per-job caches", () => {
       yield* advance(5000)
       const { propagated, statusWrittenAt, targets } = controller.context
       for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()].sort()).toEqual(["default/a", "default/b"])
-      yield* api.delete(resources.imagePullJob, { name: "a", namespace: "default" })
+      const deleting = yield* api.delete(resources.imagePullJob, { name: "a", namespace: "default" })
+      expect(deleting?.metadata.finalizers?.length).toBe(1)
       yield* advance(5000)
       // The finalizer is gone and so is the job: nothing of it may stay.
       expect((yield* Effect.flip(get(resources.imagePullJob, "a", "default")))._tag).toBe("NotFound")
       for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()]).toEqual(["default/b"])
+      // Nor in the job store, even when the answer to the PATCH that removed the finalizer comes after
+      // the DELETED event (as it mostly does in `preheat dev`): the job as last stored, at a later version.
+      const lastStored = {
+        ...deleting!,
+        metadata: { ...deleting!.metadata, resourceVersion: String(Number(deleting!.metadata.resourceVersion) + 1) }
+      }
+      yield* controller.context.jobs.written(lastStored)
+      expect([...controller.context.jobs.values()].map((job) => job.metadata.name)).toEqual(["b"])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 })

@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { KeysBy, makeStore } from "../../src/kube/store.ts"
+import { deletedUidsKept, KeysBy, makeStore } from "../../src/kube/store.ts"
 
 const replicaSet = (name: string, version: number, owners: ReadonlyArray<string>): KubeObject => ({
   metadata: {
@@ -58,5 +58,51 @@ describe("what a store keeps of an object", () => {
     expect(kept?.metadata).not.toHaveProperty("managedFields")
     expect(kept).toMatchObject({ metadata: { name: "a", resourceVersion: "2", labels: { app: "web" } }, spec: { replicas: 2 } })
     expect(seen.map((raw) => Object.hasOwn(raw.metadata, "managedFields"))).toEqual([false, false])
+  })
+})
+
+describe("a deleted object stays deleted", () => {
+  const job = (uid: string, version: number, extra: Partial<KubeObject["metadata"]> = {}): KubeObject => ({
+    metadata: { name: "pull", namespace: "default", uid, resourceVersion: String(version), ...extra }
+  })
+  const run = (effect: Effect.Effect<void>) => Effect.runSync(effect)
+
+  it("an answer to our write that comes after the watch's DELETED event does not bring the object back", () => {
+    const store = makeStore(resources.imagePullJob)
+    const changes: Array<string> = []
+    store.onChange((change) => Effect.sync(() => void changes.push(change.type)))
+    run(store.listed([job("u1", 1, { finalizers: ["apps.kruise.io/release"] })]))
+    // The finalizer's removal deletes it: the watch says so first, then the PATCH answers.
+    run(store.removed("default/pull", "u1"))
+    run(store.written(job("u1", 3, { deletionTimestamp: "2026-12-04T17:00:00Z" })))
+    expect(store.get("default/pull")).toBeUndefined()
+    expect(store.size()).toBe(0)
+    expect(changes).toEqual(["added", "deleted"])
+  })
+
+  it("also when the store never held it, and a new object of the same name is stored", () => {
+    const store = makeStore(resources.imagePullJob)
+    run(store.removed("default/pull", "u1"))
+    run(store.written(job("u1", 3)))
+    expect(store.get("default/pull")).toBeUndefined()
+    run(store.written(job("u2", 4)))
+    expect(store.get("default/pull")?.metadata.uid).toBe("u2")
+  })
+
+  it("a late DELETED event of an earlier object under the name leaves the new one", () => {
+    const store = makeStore(resources.imagePullJob)
+    run(store.written(job("u2", 4)))
+    run(store.removed("default/pull", "u1"))
+    expect(store.get("default/pull")?.metadata.uid).toBe("u2")
+  })
+
+  it("remembers the last deletedUidsKept uids only", () => {
+    const store = makeStore(resources.imagePullJob)
+    for (let i = 0; i <= deletedUidsKept; i++) run(store.removed(`default/j${i}`, `u${i}`))
+    // The oldest was forgotten, the next one is still known.
+    run(store.written({ metadata: { name: "j0", namespace: "default", uid: "u0", resourceVersion: "9" } }))
+    run(store.written({ metadata: { name: "j1", namespace: "default", uid: "u1", resourceVersion: "9" } }))
+    expect(store.get("default/j0")).toBeDefined()
+    expect(store.get("default/j1")).toBeUndefined()
   })
 })
