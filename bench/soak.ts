@@ -1,6 +1,6 @@
 /**
  * npm run bench:soak -- [--cycles 5] [--jobs 500] [--nodes 3] [--settle-s 20] [--only dev|separate]
- *                       [--fleet-qps 50] [--max-old-space-size MB] [--heap-snapshots] [--keep]
+ *                       [--fleet-qps 50] [--max-old-space-size MB] [--heap-snapshots] [--cpu-prof NAME] [--keep]
  *
  * Whether memory comes back after load (issue 24). The built bundle (dist/preheat.mjs, built by the
  * npm script first) runs in two set-ups, one after the other:
@@ -22,7 +22,10 @@
  *
  * `--max-old-space-size` is given to `preheat dev`, the API server and the fleet (the controller
  * keeps its shipped limit); `--heap-snapshots` writes a V8 heap snapshot of each process after
- * each cycle into the run's directory (kept) for looking at what holds memory.
+ * each cycle into the run's directory (kept) for looking at what holds memory (writing one takes
+ * native memory the process keeps: RSS after a snapshot says little); `--cpu-prof NAME` (dev,
+ * apiserver, controller or fleet; may be repeated) writes that process's CPU profile there when it
+ * stops, for looking at where a cycle's time goes.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     only: { type: "string", default: "" },
     "max-old-space-size": { type: "string", default: "" },
     "heap-snapshots": { type: "boolean", default: false },
+    "cpu-prof": { type: "string", multiple: true, default: [] },
     keep: { type: "boolean", default: false }
   }
 })
@@ -113,9 +117,10 @@ class Run {
 
   start(name: string, args: ReadonlyArray<string>, nodeFlags: ReadonlyArray<string>, env: NodeJS.ProcessEnv = process.env): Process {
     const heapFile = join(this.dir, `${name}.heap.json`)
-    const snapshots = values["heap-snapshots"] ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${this.dir}`] : []
+    const diagnostics = values["heap-snapshots"] ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${this.dir}`] : []
+    if (values["cpu-prof"].includes(name)) diagnostics.push("--cpu-prof", `--cpu-prof-dir=${this.dir}`)
     const log = openSync(this.logOf(name), "a")
-    const child = spawn(process.execPath, [...nodeFlags, ...snapshots, `--import=${heapReporter}`, bundle, ...args], {
+    const child = spawn(process.execPath, [...nodeFlags, ...diagnostics, `--import=${heapReporter}`, bundle, ...args], {
       stdio: ["ignore", log, log],
       env: { ...env, PREHEAT_SOAK_HEAP_FILE: heapFile }
     })
@@ -353,7 +358,7 @@ const main = async () => {
   ] as const) {
     if (values.only !== "" && values.only !== setup) continue
     const run = new Run()
-    const keep = values.keep || values["heap-snapshots"]
+    const keep = values.keep || values["heap-snapshots"] || values["cpu-prof"].length > 0
     try {
       await body(run)
     } catch (error) {
