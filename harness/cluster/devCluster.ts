@@ -35,7 +35,7 @@ export interface DevCluster {
 /**
  * `preheat dev`: the embedded API server, the controller and N node daemons in one process, on
  * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP. Stand-ins
- * for the workload controllers, the scheduler and the kubelets (./workloads/) make Deployments,
+ * for the workload controllers, the scheduler and the kubelets (./workloadStandIns/) make Deployments,
  * StatefulSets and DaemonSets run pods on the simulated nodes.
  */
 export const startDevCluster = (
