@@ -29,8 +29,11 @@ const sources = (dir: string): Array<string> =>
     .filter((f) => f.endsWith(".ts"))
     .map((f) => join(dir, f))
 
-/** `import ... from "./x.ts"` and `export ... from "./x.ts"`; group 1 says whether only types are imported. */
-const staticPattern = /^(?:import|export)\s([^;]*?)from\s+"(\.[^"]+\.ts)"/gms
+/**
+ * `import ... from "./x.ts"` and `export ... from "./x.ts"`; group 1 says whether only types are
+ * imported. A match does not run on past the start of another statement (a package's import before it).
+ */
+const staticPattern = /^(?:import|export)\s((?:(?!^(?:import|export)\s)[^;])*?)from\s+"(\.[^"]+\.ts)"/gms
 /** `import "./x.ts"`, for its effects only. */
 const barePattern = /^import\s+"(\.[^"]+\.ts)"/gm
 /** `import("./x.ts")`: evaluated when the call runs, not when the importing module is. */
@@ -178,6 +181,9 @@ describe("import graph", () => {
     ]
     expect(reachedFrom("a.ts", inHarness, graph)).toEqual(["a.ts -> b.ts -> harness/x.ts"])
     expect(importsOf("src/main.ts", 'const m = await import("../harness/commands.ts")')).toEqual([{ ...harnessEntry, dynamic: true }])
+    expect(importsOf("src/x.ts", 'import type { Scope } from "effect"\nimport { d } from "./d.ts"')).toEqual([
+      { from: "src/x.ts", to: "src/d.ts" }
+    ])
     expect(importsOf("src/x.ts", 'import type { A } from "./a.ts"\nexport { b } from "./b.ts"\nimport "./c.ts"')).toEqual([
       { from: "src/x.ts", to: "src/a.ts", typeOnly: true },
       { from: "src/x.ts", to: "src/b.ts" },
