@@ -50,8 +50,8 @@ export const qualifiedResource = (resource: Resource): string => {
   return group === "" ? resource.plural : `${resource.plural}.${group}`
 }
 
-export const isNamespace = (resource: Resource): boolean => kindId(resource) === kindId(resources.namespace)
-export const isPod = (resource: Resource): boolean => kindId(resource) === kindId(resources.pod)
+const isNamespace = (resource: Resource): boolean => kindId(resource) === kindId(resources.namespace)
+const isPod = (resource: Resource): boolean => kindId(resource) === kindId(resources.pod)
 
 /**
  * The server's part of a new object's body. Custom resources start without status (it is written

@@ -74,7 +74,7 @@ export const startDevCluster = (
   })
 
 /** What to type next, printed once the cluster is up. */
-export const nextSteps = (cluster: DevCluster, nodes: number): string => `
+const nextSteps = (cluster: DevCluster, nodes: number): string => `
 preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})
 
   export KUBECONFIG=${cluster.kubeconfig}

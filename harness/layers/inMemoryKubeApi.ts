@@ -7,7 +7,7 @@ import type { InMemoryKubeApiOptions } from "../apiserver/storage/store.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 
 export { InMemoryKubeStore } from "../apiserver/storage/store.ts"
-export type { Fault, InMemoryKubeApiOptions, Verb } from "../apiserver/storage/store.ts"
+export type { InMemoryKubeApiOptions } from "../apiserver/storage/store.ts"
 
 const layerWith = (options: InMemoryKubeApiOptions = {}): Layer.Layer<KubeApi | InMemoryKubeStore> =>
   Layer.syncContext(() => {

@@ -13,7 +13,7 @@ import { streamScreen } from "../statusView/screen.ts"
 import { version } from "../version.ts"
 import { text } from "./flags.ts"
 
-export const defaultParallelism = "10"
+const defaultParallelism = "10"
 
 export const rolloutCommand = Command.make(
   "rollout",

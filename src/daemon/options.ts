@@ -22,7 +22,7 @@ export interface DaemonOptions {
 }
 
 export const defaultSecretNamespace = "preheat-daemon-config"
-export const defaultMaxConcurrentPulls = 2
+const defaultMaxConcurrentPulls = 2
 export const defaultMetricsPort = 10221
 
 export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {

@@ -183,7 +183,7 @@ export const applyDefaults = (schema: StructuralSchema, value: unknown): unknown
 const int64Limit = 2 ** 63
 
 /** The JSON type name kube-openapi reports for a value. */
-export const jsonType = (value: unknown): string => {
+const jsonType = (value: unknown): string => {
   if (value === null) return "null"
   if (Array.isArray(value)) return "array"
   if (typeof value === "number") return Number.isInteger(value) && Math.abs(value) < int64Limit ? "integer" : "number"

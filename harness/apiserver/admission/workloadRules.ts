@@ -44,7 +44,7 @@ const defaultsByKind: Readonly<Record<string, (spec: Body) => Body>> = {
   ReplicaSet: (spec) => ({ replicas: 1, ...spec })
 }
 
-export const isWorkloadKind = (kind: string): boolean => kind in defaultsByKind
+const isWorkloadKind = (kind: string): boolean => kind in defaultsByKind
 
 export const workloadDefaults = (kind: string, body: Body): Body => {
   const defaults = defaultsByKind[kind]

@@ -43,14 +43,6 @@ export const statusBody = (failure: ApiFailure) => ({
   code: failure.code
 })
 
-export const successStatus = (details: StatusDetails) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Success",
-  details
-})
-
 export const badRequest = (message: string): ApiFailure => new ApiFailure({ code: 400, reason: "BadRequest", message })
 
 export const unauthorized = (): ApiFailure => new ApiFailure({ code: 401, reason: "Unauthorized", message: "Unauthorized" })
@@ -82,7 +74,7 @@ export const unsupportedMediaType = (contentType: string, accepted: ReadonlyArra
   })
 
 /** `ImagePullJob.apps.kruise.io`, `Pod`: how Invalid messages name a kind. */
-export const qualifiedKind = (kind: ServedKind): string => (kind.group === "" ? kind.resource.kind : `${kind.resource.kind}.${kind.group}`)
+const qualifiedKind = (kind: ServedKind): string => (kind.group === "" ? kind.resource.kind : `${kind.resource.kind}.${kind.group}`)
 
 // apimachinery's field.ErrorType names, recognised by the words a message starts with.
 const causeReasons: ReadonlyArray<readonly [string, string]> = [

@@ -3,7 +3,7 @@
 // after it (pruning, defaulting, validation) would overflow the stack, so the body is measured first.
 
 /** Go's encoding/json maxNestingDepth. */
-export const maxJsonDepth = 10_000
+const maxJsonDepth = 10_000
 
 /** Whether the JSON text opens more than `limit` arrays/objects at once; strings are skipped. One linear pass. */
 export const exceedsJsonDepth = (text: string, limit = maxJsonDepth): boolean => {

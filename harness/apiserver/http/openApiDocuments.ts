@@ -12,7 +12,7 @@ const meta = "io.k8s.apimachinery.pkg.apis.meta.v1"
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` })
 
 /** `io.k8s.api.core.v1.Pod`, `io.kruise.apps.v1alpha1.ImagePullJob`: the names kube-apiserver gives. */
-export const schemaName = (kind: ServedKind, name = kind.resource.kind): string => {
+const schemaName = (kind: ServedKind, name = kind.resource.kind): string => {
   if (isCustom(kind)) return `${kind.group.split(".").reverse().join(".")}.${kind.version}.${name}`
   const group = kind.group === "" ? "core" : kind.group.replace(/\.k8s\.io$/, "")
   return `io.k8s.api.${group}.${kind.version}.${name}`

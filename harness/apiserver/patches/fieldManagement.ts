@@ -66,12 +66,7 @@ const isResetRequest = (value: unknown): boolean =>
  * The object as the write will store it: what the write changes (the status only on /status,
  * everything but the status where status is a subresource), to compare with the live object.
  */
-export const effectiveObject = (
-  kind: ServedKind,
-  live: JsonObject | undefined,
-  object: JsonObject,
-  subresource: Subresource
-): JsonObject => {
+const effectiveObject = (kind: ServedKind, live: JsonObject | undefined, object: JsonObject, subresource: Subresource): JsonObject => {
   const { status: _, ...rest } = object
   if (subresource === "status") {
     const { status: _live, ...base } = live ?? object

@@ -5,7 +5,7 @@ import { Data, Result } from "effect"
 import { isPlainObject } from "../../../src/kube/frozenJson.ts"
 
 /** The patch could not be applied; `malformed` distinguishes a bad patch (400) from a failed one (422). */
-export class JsonPatchError extends Data.TaggedError("JsonPatchError")<{
+class JsonPatchError extends Data.TaggedError("JsonPatchError")<{
   readonly message: string
   readonly malformed: boolean
 }> {}

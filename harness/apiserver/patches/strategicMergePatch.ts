@@ -8,7 +8,7 @@ import type { MergeKeys } from "../catalog.ts"
 import { isPlainObject } from "../../../src/kube/frozenJson.ts"
 import type { JsonObject } from "../../../src/kube/frozenJson.ts"
 
-export class StrategicPatchError extends Data.TaggedError("StrategicPatchError")<{ readonly message: string }> {}
+class StrategicPatchError extends Data.TaggedError("StrategicPatchError")<{ readonly message: string }> {}
 
 const setElementOrder = "$setElementOrder/"
 const deleteFromPrimitiveList = "$deleteFromPrimitiveList/"

@@ -6,7 +6,7 @@ import { maxForeignCharacters, quoteBounded } from "../../../src/api/goQuote.ts"
 import { validateLabelValue, validateQualifiedName } from "../../../src/api/objectNames.ts"
 
 /** A selector string the API server would answer with 400 Bad Request. */
-export class SelectorParseError extends Data.TaggedError("SelectorParseError")<{
+class SelectorParseError extends Data.TaggedError("SelectorParseError")<{
   readonly selector: string
   readonly message: string
 }> {}

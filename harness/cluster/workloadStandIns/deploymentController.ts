@@ -45,7 +45,7 @@ const view = (rs: KubeObject): ReplicaSetView => ({
 })
 
 /** The strategy with maxSurge and maxUnavailable resolved against the desired replicas. */
-export const strategyOf = (deployment: KubeObject, desired: number): RolloutInput["strategy"] => {
+const strategyOf = (deployment: KubeObject, desired: number): RolloutInput["strategy"] => {
   const strategy = field(spec(deployment), "strategy")
   if (strategy["type"] === "Recreate") return { type: "Recreate" }
   const rolling = field(strategy, "rollingUpdate")
@@ -82,7 +82,7 @@ const replicaSetFor = (deployment: KubeObject, hash: string, replicas: number, r
 }
 
 /** status of a Deployment from its ReplicaSets, with kube's condition reasons. */
-export const deploymentStatus = (
+const deploymentStatus = (
   deployment: KubeObject,
   newReplicaSet: KubeObject | undefined,
   all: ReadonlyArray<KubeObject>,

@@ -38,8 +38,7 @@ export const labelsOf = (object: KubeObject): Readonly<Record<string, string>> =
 export const isTerminating = (object: KubeObject): boolean => object.metadata.deletionTimestamp !== undefined
 
 /** The uid of the object's managing controller (the ownerReference with controller: true). */
-export const controllerUid = (object: KubeObject): string | undefined =>
-  object.metadata.ownerReferences?.find((r) => r.controller === true)?.uid
+const controllerUid = (object: KubeObject): string | undefined => object.metadata.ownerReferences?.find((r) => r.controller === true)?.uid
 
 export const controllerOf = (object: KubeObject) => object.metadata.ownerReferences?.find((r) => r.controller === true)
 
@@ -63,7 +62,7 @@ export const ownedBy = (owner: KubeObject, candidates: Iterable<KubeObject>): Ar
   return out
 }
 
-export const conditionTrue = (object: KubeObject, type: string): boolean => {
+const conditionTrue = (object: KubeObject, type: string): boolean => {
   const conditions = status(object)["conditions"]
   return Array.isArray(conditions) && conditions.some((c) => isPlainObject(c) && c["type"] === type && c["status"] === "True")
 }

@@ -14,7 +14,7 @@ const report = event("replicaset-controller")
 const isFinished = (pod: KubeObject) => ["Succeeded", "Failed"].includes(stringAt(status(pod), "phase") ?? "")
 
 /** Pods that count towards replicas: not finished, not being deleted. */
-export const activePods = (owner: KubeObject, pods: Iterable<KubeObject>) =>
+const activePods = (owner: KubeObject, pods: Iterable<KubeObject>) =>
   ownedBy(owner, pods).filter((p) => !isTerminating(p) && !isFinished(p))
 
 export const reconcileReplicaSet =

@@ -29,7 +29,7 @@ export interface StatefulSetPlan {
 }
 
 /** The revision a new pod at `ordinal` gets: below the partition the current one, else the update. */
-export const revisionFor = (input: StatefulSetInput, ordinal: number): string =>
+const revisionFor = (input: StatefulSetInput, ordinal: number): string =>
   input.partition !== undefined && ordinal < input.partition ? input.currentRevision : input.updateRevision
 
 export const planStatefulSet = (input: StatefulSetInput): StatefulSetPlan => {

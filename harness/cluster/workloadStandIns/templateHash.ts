@@ -38,7 +38,7 @@ export const canonicalJson = (value: unknown): string => {
  * absent field does: kube hashes Go structs, where they are all the zero value, and kubectl
  * (rollout undo) writes a template back with `creationTimestamp: null` that must hash as before.
  */
-export const withoutUnset = (value: unknown): unknown => {
+const withoutUnset = (value: unknown): unknown => {
   if (Array.isArray(value)) {
     const items = value.map(withoutUnset).filter((v) => v !== undefined)
     return items.length === 0 ? undefined : items

@@ -68,7 +68,7 @@ export interface RuntimeServices {
  * labels go through containerd's images service on the same channel; on another runtime its calls
  * fail with ImageLabelsUnsupported.
  */
-export const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, RuntimeUnavailable, Scope.Scope> =>
+const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, RuntimeUnavailable, Scope.Scope> =>
   Effect.gen(function* () {
     const constructors = loadServiceConstructors()
     const target = yield* discoverSocket(options, probe(constructors))

@@ -67,7 +67,7 @@ export const runningPercent = (done: number, total: number): number =>
   total <= 0 ? 0 : Math.max(0, Math.min(99, Math.floor((done * 100) / total)))
 
 /** Host and repository path of a reference, as containerd writes its distribution-source labels. */
-export const referenceRepository = (image: string): { readonly host: string; readonly path: string } => {
+const referenceRepository = (image: string): { readonly host: string; readonly path: string } => {
   const name = image.split("@")[0] ?? image
   const lastSlash = name.lastIndexOf("/")
   const lastColon = name.lastIndexOf(":")

@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { type CriError, RuntimeUnavailable } from "../../../src/cri/errors.ts"
 
 /** Where each runtime puts its CRI socket under the host's run dir, in the order we try them. */
-export const socketNames: ReadonlyArray<string> = [
+const socketNames: ReadonlyArray<string> = [
   "containerd.sock",
   "containerd/containerd.sock",
   "crio.sock",
@@ -13,12 +13,12 @@ export const socketNames: ReadonlyArray<string> = [
 ]
 
 /** /var/run on a host; a DaemonSet mounts the host's /var/run at /host/var/run. */
-export const defaultHostRunDir = "/var/run"
+const defaultHostRunDir = "/var/run"
 
 export const candidateSockets = (hostRunDir: string): ReadonlyArray<string> => socketNames.map((name) => join(hostRunDir, name))
 
 /** A gRPC target for a socket path (`unix:///abs/path`); a target already written as `unix:...` is kept. */
-export const socketTarget = (socket: string): string => (socket.startsWith("unix:") ? socket : `unix://${resolve(socket)}`)
+const socketTarget = (socket: string): string => (socket.startsWith("unix:") ? socket : `unix://${resolve(socket)}`)
 
 export interface DiscoveryOptions {
   /** The `--runtime-socket` flag: used as given, without asking it anything. */

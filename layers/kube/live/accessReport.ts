@@ -69,7 +69,7 @@ const unreachable = (problem: Extract<ConnectionProblem, { readonly _tag: "Unrea
     : "")
 
 /** What a request's outcome (undefined: it succeeded) says about access; undefined when nothing. */
-export const accessOutcomeOf = (request: Request, error: KubeError | undefined, origin: KubeconfigOrigin): AccessOutcome | undefined => {
+const accessOutcomeOf = (request: Request, error: KubeError | undefined, origin: KubeconfigOrigin): AccessOutcome | undefined => {
   if (error === undefined) return { fine: [connection, credentials, ruleKey(request)] }
   switch (error._tag) {
     case "Unauthorized": {

@@ -148,7 +148,7 @@ export const narrowTo =
  * What went wrong below HTTP, from fetch's error and its cause (`fetch failed: connect ECONNREFUSED
  * ...`); a failed TLS handshake is explained with the kubeconfig field to fix (tlsErrors.ts).
  */
-export const reasonOf = (error: unknown): string => {
+const reasonOf = (error: unknown): string => {
   const tls = tlsProblemOf(error)
   if (tls !== undefined) return explainTls(tls)
   if (!(error instanceof Error)) return String(error)
@@ -191,7 +191,7 @@ const pluginFailureOf = (error: unknown): ExecPluginError | undefined => {
 }
 
 /** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
-export const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
+const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
   const plugin = pluginFailureOf(error)
   if (plugin !== undefined) return { _tag: "NoCredential", reason: plugin.message }
   const tls = tlsProblemOf(error)

@@ -155,7 +155,7 @@ const combine = (a: FieldSet, b: FieldSet, member: (x: boolean, y: boolean) => b
 // structured-merge-diff orders path elements: field names, then keys, then values, then indices.
 const kindOrder: Readonly<Record<string, number>> = { f: 0, k: 1, v: 2, i: 3 }
 
-export const compareElements = (a: PathElement, b: PathElement): number => {
+const compareElements = (a: PathElement, b: PathElement): number => {
   const byKind = (kindOrder[a[0]!] ?? 4) - (kindOrder[b[0]!] ?? 4)
   if (byKind !== 0) return byKind
   if (a[0] === "i") return Number(a.slice(2)) - Number(b.slice(2))

@@ -23,7 +23,7 @@ export type FieldType =
   /** Decided by the value: an object is a Struct of these, anything else a Leaf (as "deduced" types). */
   | { readonly _tag: "Deduced"; readonly struct: () => FieldType }
 
-export const leaf: FieldType = { _tag: "Leaf" }
+const leaf: FieldType = { _tag: "Leaf" }
 
 /** What a type is for this value: Deduced resolved; a value of another shape is a Leaf. */
 export const resolve = (type: FieldType, ...values: ReadonlyArray<unknown>): FieldType => {

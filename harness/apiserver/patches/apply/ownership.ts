@@ -44,7 +44,7 @@ const serverFields = FieldSet.of([
 ])
 
 /** The object without metadata.managedFields, which are bookkeeping, not content. */
-export const withoutManagedFields = (object: JsonObject): JsonObject => {
+const withoutManagedFields = (object: JsonObject): JsonObject => {
   const metadata = object["metadata"]
   if (!isPlainObject(metadata) || !("managedFields" in metadata)) return object
   const { managedFields: _, ...rest } = metadata

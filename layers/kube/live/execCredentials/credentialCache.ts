@@ -24,8 +24,7 @@ type State<A, E> =
   | { readonly _tag: "Refreshing"; readonly result: Deferred.Deferred<A, E> }
 
 /** Valid while the clock has not passed its expiry (client-go: `now.After(exp)` is expired). */
-export const isValid = (credential: Expiring<unknown>, now: number): boolean =>
-  credential.expiresAt === undefined || now <= credential.expiresAt
+const isValid = (credential: Expiring<unknown>, now: number): boolean => credential.expiresAt === undefined || now <= credential.expiresAt
 
 /**
  * A cache over `refresh`. Refreshes run in `scope`'s lifetime rather than the asking request's, so

@@ -46,13 +46,13 @@ const problemOf = (outcome: Outcome): string | undefined => {
 }
 
 /** The credential the run printed, or what went wrong, in words naming nothing it printed. */
-export const credentialOf = (outcome: Outcome, config: ExecConfig): Result.Result<ExecCredential, string> => {
+const credentialOf = (outcome: Outcome, config: ExecConfig): Result.Result<ExecCredential, string> => {
   const problem = problemOf(outcome)
   if (problem !== undefined) return Result.fail(problem)
   return outcome._tag === "Ended" ? parseExecCredential(outcome.stdout, config.apiVersion) : Result.fail("ended without output")
 }
 
-export const pluginErrorOf = (config: ExecConfig, problem: string): ExecPluginError =>
+const pluginErrorOf = (config: ExecConfig, problem: string): ExecPluginError =>
   new ExecPluginError({
     message: `exec credential plugin ${config.command} of user "${config.user}" ${problem}${
       config.installHint === undefined ? "" : ` (install hint: ${config.installHint})`
