@@ -10,13 +10,16 @@
  * daemon, the malloc setting) deploy/ ships. It measures the time from spawn until /readyz
  * answers 200, then VmRSS after `--idle` seconds of idling, and stops the process (SIGTERM).
  * The daemon needs no CRI socket on the simulated runtime; a node's daemon on containerd is not
- * measured here (bench:daemon does that). Figures are medians, with new/old ratios; the last line
- * is machine-readable.
+ * measured here (bench:daemon does that). It also counts the project's modules each role's command
+ * evaluates from the sources beside each bundle (`src/main.ts ROLE --help` under a module hook:
+ * the bundles keep no module names). Figures are medians, with new/old ratios; the last line is
+ * machine-readable.
  */
-import { type ChildProcess, spawn } from "node:child_process"
+import { type ChildProcess, spawn, spawnSync } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { dirname, join, resolve } from "node:path"
+import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
 import { eventually } from "./eventually.ts"
 import { freePort } from "./freePort.ts"
@@ -114,6 +117,31 @@ const once = async (c: Case, run: number): Promise<Sample> => {
   }
 }
 
+/** The modules of the tree a bundle was built from that `src/main.ts ROLE --help` evaluates. */
+const modulesEvaluated = (bundle: string, role: Role): number => {
+  const tree = dirname(dirname(bundle))
+  const hook =
+    'import { registerHooks } from "node:module"; registerHooks({ load(url, context, next) { ' +
+    'if (url.startsWith("file:")) process.stderr.write("evaluated " + url + "\\n"); return next(url, context) } })'
+  const result = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(hook)}`,
+      "--experimental-strip-types",
+      "--no-warnings",
+      join(tree, "src/main.ts"),
+      role,
+      "--help"
+    ],
+    { encoding: "utf8", cwd: tree }
+  )
+  if (result.status !== 0) throw new Error(`${tree}/src/main.ts ${role} --help exited ${result.status}: ${result.stderr.slice(-2000)}`)
+  const prefix = `evaluated ${pathToFileURL(tree).href}/`
+  return result.stderr.split("\n").filter((line) => line.startsWith(prefix) && !line.includes("/node_modules/") && line.endsWith(".ts"))
+    .length
+}
+
 const median = (xs: ReadonlyArray<number>): number => {
   const sorted = [...xs].sort((a, b) => a - b)
   const mid = sorted.length >> 1
@@ -147,14 +175,16 @@ const main = async () => {
   await stop(apiserver)
 
   const figures: Record<string, number> = {}
-  console.log(`${"".padEnd(18)} ${"ready ms".padStart(9)} ${"idle RSS MiB".padStart(13)}`)
+  console.log(`${"".padEnd(18)} ${"ready ms".padStart(9)} ${"idle RSS MiB".padStart(13)} ${"modules".padStart(8)}`)
   for (const c of cases) {
     const s = samples.get(nameOf(c))!
     const ready = median(s.map((x) => x.readyMs))
     const rss = mib(median(s.map((x) => x.rssBytes)))
     figures[`${c.role}_${c.bundle}_ready_ms`] = Math.round(ready)
     figures[`${c.role}_${c.bundle}_rss_mib`] = Number(rss.toFixed(1))
-    console.log(`${nameOf(c).padEnd(18)} ${ready.toFixed(0).padStart(9)} ${rss.toFixed(1).padStart(13)}`)
+    const modules = modulesEvaluated(bundles[c.bundle], c.role)
+    figures[`${c.role}_${c.bundle}_modules`] = modules
+    console.log(`${nameOf(c).padEnd(18)} ${ready.toFixed(0).padStart(9)} ${rss.toFixed(1).padStart(13)} ${String(modules).padStart(8)}`)
   }
   for (const role of ["controller", "daemon"] as const) {
     const ready = figures[`${role}_new_ready_ms`]! / figures[`${role}_old_ready_ms`]!
