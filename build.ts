@@ -62,7 +62,7 @@ export const builtinsThroughRequire: Plugin = {
  * is free of side effects), so every process evaluated 0.35 MB of it at start (docs/benchmarks.md,
  * "Daemon overhead and memory"). The bundles take the names from the modules that define them. A
  * name not listed here fails the build (esbuild: no matching export), so nothing goes missing silently.
- * Where client-node imports undici, the bundles give it src/kube/live/undiciOverNodeHttp.ts instead.
+ * Where client-node imports undici, the bundles give it layers/kube/live/undiciOverNodeHttp.ts instead.
  */
 const clientNodeModules: Record<string, string> = {
   KubeConfig: "dist/config.js",
@@ -91,8 +91,8 @@ export const clientNodeNarrowed: Plugin = {
         ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
         : undefined
     )
-    // undici's place in client-node goes to src/kube/live/undiciOverNodeHttp.ts (why: there).
-    const standIn = join(root, "src", "kube", "live", "undiciOverNodeHttp.ts")
+    // undici's place in client-node goes to layers/kube/live/undiciOverNodeHttp.ts (why: there).
+    const standIn = join(root, "layers", "kube", "live", "undiciOverNodeHttp.ts")
     build.onResolve({ filter: /^undici$/ }, (args) =>
       /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined
     )

@@ -1,6 +1,6 @@
 /**
  * The load half of bench/client.ts, run bundled (as the shipped bundles are, with client-node's
- * undici replaced by src/kube/live/undiciOverNodeHttp.ts): K merge patches of one NodeImage through
+ * undici replaced by layers/kube/live/undiciOverNodeHttp.ts): K merge patches of one NodeImage through
  * the live KubeApi, and the same through plain node:http, alternately, each measured in this
  * process's own CPU; the API server's CPU for the plain patches, against bench/plainServer.ts's for
  * the same patches; and JSON.parse of the NodeImage's text, which every reader pays per version.
@@ -9,7 +9,7 @@ import http from "node:http"
 import { parseArgs } from "node:util"
 import { Effect } from "effect"
 import { cpuSeconds } from "./procStat.ts"
-import { KubeLive } from "../layers/kubeLive.ts"
+import { KubeLive } from "../layers/kube/live/kubeLive.ts"
 import { KubeApi } from "../src/kube/KubeApi.ts"
 import { resources } from "../src/kube/resources.ts"
 import { Metrics, makeMetrics } from "../src/ops/metrics.ts"

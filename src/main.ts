@@ -6,18 +6,31 @@ import { Cause, Effect, Layer } from "effect"
 import { CliError, Command } from "effect/cli"
 import { escapeForeignLines } from "./api/goQuote.ts"
 import { usagePresenter } from "./cli/presenter.ts"
+import { roleOnlyCommand } from "./cli/roleOnlyCommand.ts"
 import { version } from "./version.ts"
 
 /**
- * `preheat daemon` runs on every node, so it loads only its own command's modules; everything else
- * (and `preheat --log-level debug daemon`, whose first argument is a flag) gets every command. The
- * bundles keep both trees in one file; esbuild evaluates a module only once an `import()` asks for it.
+ * `preheat controller` and `preheat daemon` (the roles, one on every node) load only their own
+ * command's modules; everything else (and `preheat --log-level debug daemon`, whose first argument
+ * is a flag) gets every command, the harness's too: harness/commands.ts is the one module of
+ * harness/ the product names, and only here, through `import()`. The bundles keep all of it in one
+ * file; esbuild evaluates a module only once an `import()` asks for it.
  */
-const loadCommand = Effect.promise(() =>
-  process.argv[2] === "daemon"
-    ? import("./cli/daemonOnlyCommand.ts").then((m) => m.daemonOnlyCommand)
-    : import("./cli/preheatCommand.ts").then((m) => m.preheatCommand)
-)
+const loadCommand = Effect.promise(async () => {
+  switch (process.argv[2]) {
+    case "controller":
+      return roleOnlyCommand((await import("./cli/controllerCommand.ts")).controllerCommand)
+    case "daemon":
+      return roleOnlyCommand((await import("./cli/daemonCommand.ts")).daemonCommand)
+    default: {
+      const [{ preheatCommand }, { harnessCommands }] = await Promise.all([
+        import("./cli/preheatCommand.ts"),
+        import("../harness/commands.ts")
+      ])
+      return preheatCommand(harnessCommands)
+    }
+  }
+})
 
 const isUsageError = (cause: Cause.Cause<unknown>): boolean =>
   cause.reasons.some((reason) => Cause.isFailReason(reason) && CliError.isCliError(reason.error))

@@ -11,18 +11,18 @@ import { Condition, ObjectMeta, ObjectReference } from "./meta.ts"
 import { described, NonNegativeInt32, NonNegativeInt64, StringMap, Timestamp, withDefault, withOpenApi } from "./schemaExtras.ts"
 import type { CelRule } from "./schemaExtras.ts"
 
-export const concurrencyPolicies = ["Allow", "Forbid", "Replace"] as const
+const concurrencyPolicies = ["Allow", "Forbid", "Replace"] as const
 export type ConcurrencyPolicy = (typeof concurrencyPolicies)[number]
 
 /** Upstream's defaults (its mutating webhook, SetDefaultsAdvancedCronJob). */
-export const defaultSuccessfulJobsHistoryLimit = 3
-export const defaultFailedJobsHistoryLimit = 1
+const defaultSuccessfulJobsHistoryLimit = 3
+const defaultFailedJobsHistoryLimit = 1
 
 /** Upstream's limits for the ImageListPullJob template (the proposal's webhook rules). */
 export const maxTemplateActiveDeadlineSeconds = 14_400
 export const maxTemplateTtlSecondsAfterFinished = 86_400
 /** Longest schedule the CRD accepts: bounds the cost of its rule for a real API server. */
-export const maxScheduleLength = 1024
+const maxScheduleLength = 1024
 
 export const advancedCronJobNameMaxLength = 63
 export const advancedCronJobNamePattern = "^[a-zA-Z0-9\\-]+$"
@@ -32,7 +32,7 @@ export const advancedCronJobNameMessage =
 
 const literal = (text: string): string => `'${text.replaceAll("\\", "\\\\").replaceAll("'", "\\'")}'`
 
-export const templateKinds = ["Job", "BroadcastJob", "ImageListPullJob"] as const
+const templateKinds = ["Job", "BroadcastJob", "ImageListPullJob"] as const
 export type TemplateKind = (typeof templateKinds)[number]
 
 export const missingTemplateMessage =
@@ -103,7 +103,7 @@ const BroadcastJobTemplate = Schema.Struct({
 const has = (field: string): string => `(has(self.${field}) ? 1 : 0)`
 const templateCount = `${has("jobTemplate")} + ${has("broadcastJobTemplate")} + ${has("imageListPullJobTemplate")}`
 
-export const CronJobTemplate = Schema.Struct({
+const CronJobTemplate = Schema.Struct({
   jobTemplate: Schema.optionalKey(
     opaqueObject("Specifies the job that will be created when executing a CronJob. Not supported by preheat.")
   ),
@@ -124,7 +124,7 @@ export type CronJobTemplate = typeof CronJobTemplate.Type
 const nonNegative = (description: string) => NonNegativeInt32.pipe(described(description))
 
 const blank = literal("^\\s*$")
-export const scheduleCelRules: ReadonlyArray<CelRule> = [
+const scheduleCelRules: ReadonlyArray<CelRule> = [
   { rule: `!self.matches(${blank})`, message: emptyScheduleMessage },
   {
     rule: `self.matches(${blank}) || self.matches(${literal(scheduleGrammar)})`,
@@ -194,7 +194,7 @@ export const AdvancedCronJobStatus = Schema.Struct({
 }).pipe(described("AdvancedCronJobStatus defines the observed state of AdvancedCronJob."))
 export type AdvancedCronJobStatus = typeof AdvancedCronJobStatus.Type
 
-export const advancedCronJobRootRules: ReadonlyArray<CelRule> = [
+const advancedCronJobRootRules: ReadonlyArray<CelRule> = [
   {
     rule: `!has(self.metadata.name) || self.metadata.name.matches(${literal(advancedCronJobNamePattern)})`,
     message: advancedCronJobNameMessage,

@@ -42,7 +42,7 @@ export const scheduleHelp =
   "optionally after CRON_TZ=<zone> or TZ=<zone>"
 
 export const emptyScheduleMessage = "schedule cannot be empty, please provide valid cron schedule."
-export const invalidScheduleMessage = (schedule: string): string => `invalid schedule ${quoteBounded(schedule)}: ${scheduleHelp}`
+const invalidScheduleMessage = (schedule: string): string => `invalid schedule ${quoteBounded(schedule)}: ${scheduleHelp}`
 
 /** When the runs of a schedule fall: the first run strictly after `after` (ms), or none ever. */
 export interface CronSchedule {

@@ -34,7 +34,7 @@ export class InvalidImageReference extends Data.TaggedError("InvalidImageReferen
 }
 
 /** `invalid image "<reference>": <reason>` (SPEC §1), the reference escaped and cut as goQuote.ts says. */
-export const invalidImageMessage = (reference: string, reason: string): string => `invalid image ${quoteBounded(reference)}: ${reason}`
+const invalidImageMessage = (reference: string, reason: string): string => `invalid image ${quoteBounded(reference)}: ${reason}`
 
 // --- grammar pieces, named after upstream's reference.go ------------------------------
 

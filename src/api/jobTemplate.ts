@@ -8,7 +8,7 @@ import { described, maxInt32, NonNegativeInt32, PositiveInt32, PositiveInt64, St
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
 export const defaultTimeoutSeconds = 600
 export const defaultBackoffLimit = 3
-export const defaultParallelism = 1
+const defaultParallelism = 1
 /**
  * Bounds the API server's CEL cost estimate needs (see test/api/celCost.test.ts): the duplicate
  * check is quadratic, so 256 names of up to 253 characters stay within one rule's budget.
@@ -72,7 +72,7 @@ export const ImagePullJobNodeSelector = Schema.Struct({
 )
 export type ImagePullJobNodeSelector = typeof ImagePullJobNodeSelector.Type
 
-export const CompletionPolicy = Schema.Struct({
+const CompletionPolicy = Schema.Struct({
   type: Schema.String.pipe(
     // A rule rather than an enum, so the API server refuses in upstream's words.
     withOpenApi({
@@ -109,7 +109,7 @@ export const CompletionPolicy = Schema.Struct({
 )
 export type CompletionPolicy = typeof CompletionPolicy.Type
 
-export const PullPolicy = Schema.Struct({
+const PullPolicy = Schema.Struct({
   timeoutSeconds: PositiveInt32.pipe(
     described("Timeout of one pull attempt, in seconds. Defaults to 600."),
     withDefault(defaultTimeoutSeconds)

@@ -20,7 +20,7 @@ const duplicates = (items: ReadonlyArray<string>): ReadonlyArray<string> => [
 ]
 
 /** Upstream's ImagePullJob rules (SPEC §1), every one checked so all are reported together. */
-export const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {
+const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {
   const errors: Array<FieldError> = []
   const { completionPolicy, podSelector, selector } = spec
   if (selector !== undefined) {

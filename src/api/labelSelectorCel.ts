@@ -36,7 +36,7 @@ const positions = (n: number): string => `[${Array.from({ length: n }, (_, i) =>
 const subdomainPrefix = `^(?:${dns1123SubdomainPattern})/`
 
 /** Whether the string `k` (an expression, evaluated several times) is a valid label key. */
-export const labelKeyValidCel = (k: string): string =>
+const labelKeyValidCel = (k: string): string =>
   `(${k}.matches(${literal(`^(?:(?:${dns1123SubdomainPattern})/)?(?:${qualifiedNamePattern})$`)}) && ` +
   `!${k}.matches(${literal(`^[^/]{${dns1123SubdomainMaxLength + 1}}`)}) && ` +
   `!${k}.matches(${literal(`[^/]{${qualifiedNameMaxLength + 1}}$`)}))`
@@ -46,7 +46,7 @@ export const labelKeyValidCel = (k: string): string =>
  * count characters where the decoder counts UTF-8 bytes; they differ only for keys with non-ASCII
  * characters, which fail the syntax check too, so the reason is still one the decoder gives.
  */
-export const labelKeyReasonCel = (k: string): string =>
+const labelKeyReasonCel = (k: string): string =>
   `(${k}.matches('^[^/]*/[^/]*/') ? ${literal(labelSyntaxReasons.tooManyParts)} : ` +
   `${k}.startsWith('/') ? ${literal(labelSyntaxReasons.prefixEmpty)} : ` +
   `${k}.matches(${literal(`^[^/]{${dns1123SubdomainMaxLength + 1},}/`)}) ? ${literal(labelSyntaxReasons.prefixTooLong)} : ` +
@@ -56,11 +56,11 @@ export const labelKeyReasonCel = (k: string): string =>
   `${literal(labelSyntaxReasons.nameSyntax)})`
 
 /** Whether the string `v` is a valid label value. */
-export const labelValueValidCel = (v: string): string =>
+const labelValueValidCel = (v: string): string =>
   `(size(${v}) <= ${labelValueMaxLength} && ${v}.matches(${literal(`^(?:${labelValuePattern})$`)}))`
 
 /** The decoder's first reason for the invalid value `v` (characters for bytes, as for keys). */
-export const labelValueReasonCel = (v: string): string =>
+const labelValueReasonCel = (v: string): string =>
   `(size(${v}) > ${labelValueMaxLength} ? ${literal(labelSyntaxReasons.valueTooLong)} : ${literal(labelSyntaxReasons.valueSyntax)})`
 
 type SelectorField = "selector" | "podSelector"
@@ -70,7 +70,7 @@ const valid = (r: string): string =>
   `${r}.operator in ['Exists', 'DoesNotExist'] ? !has(${r}.values) || size(${r}.values) == 0 : false)`
 
 /** The operator and values rules of `spec.<field>.matchExpressions`, reported as `invalid <field>: ...`. */
-export const matchExpressionsRule = (field: SelectorField): CelRule => {
+const matchExpressionsRule = (field: SelectorField): CelRule => {
   const list = `self.${field}.matchExpressions`
   // has() takes a field of a variable in every evaluator, so validity is mapped over the list first.
   const index = `${positions(maxMatchExpressions)}.filter(i, i < size(${list}) && !${list}.map(r, ${valid("r")})[i])[0]`
@@ -88,7 +88,7 @@ export const matchExpressionsRule = (field: SelectorField): CelRule => {
 }
 
 /** Key and value syntax of `spec.<field>.matchLabels`. */
-export const matchLabelsRule = (field: SelectorField): CelRule => {
+const matchLabelsRule = (field: SelectorField): CelRule => {
   const labels = `self.${field}.matchLabels`
   const value = `${labels}[k]`
   const entryValid = `${labelKeyValidCel("k")} && ${labelValueValidCel(value)}`
@@ -104,7 +104,7 @@ export const matchLabelsRule = (field: SelectorField): CelRule => {
 }
 
 /** Key syntax of `spec.<field>.matchExpressions[].key`. */
-export const matchExpressionKeysRule = (field: SelectorField): CelRule => {
+const matchExpressionKeysRule = (field: SelectorField): CelRule => {
   const list = `self.${field}.matchExpressions`
   const key = `${list}[i].key`
   const index = `${positions(maxMatchExpressions)}.filter(i, i < size(${list}) && !${labelKeyValidCel(key)})[0]`
@@ -118,7 +118,7 @@ export const matchExpressionKeysRule = (field: SelectorField): CelRule => {
 }
 
 /** Value syntax of `spec.<field>.matchExpressions[].values[]`. */
-export const matchExpressionValuesRule = (field: SelectorField): CelRule => {
+const matchExpressionValuesRule = (field: SelectorField): CelRule => {
   const list = `self.${field}.matchExpressions`
   const values = `${list}[i].values`
   const value = `${values}[j]`

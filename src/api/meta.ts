@@ -4,7 +4,7 @@ import { described, NonNegativeInt64, StringMap, Timestamp, withOpenApi } from "
 export const group = "apps.kruise.io"
 export const apiVersion = `${group}/v1alpha1`
 
-export const OwnerReference = Schema.Struct({
+const OwnerReference = Schema.Struct({
   apiVersion: Schema.String,
   kind: Schema.String,
   name: Schema.String,

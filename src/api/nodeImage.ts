@@ -23,14 +23,14 @@ export const maxNodeImages = 256
  * 2048 tags of one image (a few hundred bytes each, with their status) make a NodeImage of about
  * the API server's largest request.
  */
-export const maxTagsPerImage = 2048
+const maxTagsPerImage = 2048
 /**
  * The duplicate-tag check is quadratic, so the CRD rule compares the first tags of each image only
  * (the controller never writes a duplicate); the decoder compares them all.
  */
-export const celDuplicateTagPositions = 16
+const celDuplicateTagPositions = 16
 
-export const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
+const tagPhases = ["Waiting", "Pulling", "Succeeded", "Failed"] as const
 export type TagPhase = (typeof tagPhases)[number]
 
 export const TagPullPolicy = Schema.Struct({

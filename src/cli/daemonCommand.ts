@@ -1,10 +1,9 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
-import * as CriLive from "../../layers/criLive.ts"
-import { daemonRateLimit, KubeLive } from "../../layers/kubeLive.ts"
+import * as CriLive from "../../layers/cri/live/criLive.ts"
+import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
-import { simulatedNodeLayer } from "../cri/simulated/simulatedNode.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -71,8 +70,9 @@ export const daemonCommand = Command.make(
       })
       // The live runtime: the socket given, else the first of SPEC §3's that answers; none answering
       // fails the start, and the kubelet restarts the pod.
+      // The simulated one is loaded only when asked for: a node's daemon evaluates none of it.
       const runtime = flags.simulatedRuntime
-        ? simulatedNodeLayer()
+        ? Layer.unwrap(Effect.promise(() => import("../../layers/cri/simulated/simulatedNode.ts").then((m) => m.simulatedNodeLayer())))
         : CriLive.layer({ socket: Option.getOrUndefined(flags.runtimeSocket), hostRunDir: flags.hostRunDir })
       return yield* runDaemon(
         daemonOptions({

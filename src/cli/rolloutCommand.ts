@@ -1,8 +1,8 @@
 import { Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
-import { KubeLive } from "../../layers/kubeLive.ts"
-import { StrategicPatchLive } from "../../layers/strategicPatchLive.ts"
-import { loadKubeConfig } from "../kube/live/kubeConfig.ts"
+import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
+import { StrategicPatchLive } from "../../layers/kube/live/strategicPatchLive.ts"
+import { loadKubeConfig } from "../../layers/kube/live/kubeConfig.ts"
 import { loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { parseImageSettings } from "../rollout/imageSettings.ts"
@@ -13,7 +13,7 @@ import { streamScreen } from "../statusView/screen.ts"
 import { version } from "../version.ts"
 import { text } from "./flags.ts"
 
-export const defaultParallelism = "10"
+const defaultParallelism = "10"
 
 export const rolloutCommand = Command.make(
   "rollout",

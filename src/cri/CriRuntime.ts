@@ -52,7 +52,7 @@ export interface PullRequest {
 
 /**
  * The node's container runtime, as CRI's ImageService (gRPC over the runtime's unix socket).
- * Live body: @grpc/grpc-js (layers/criLive.ts); simulated body, driven by Clock: src/cri/simulated/.
+ * Live body: @grpc/grpc-js (layers/cri/live/criLive.ts); simulated body, driven by Clock: layers/cri/simulated/.
  */
 export class CriRuntime extends Context.Service<
   CriRuntime,

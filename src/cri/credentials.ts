@@ -26,14 +26,11 @@ import type { RegistryAuth } from "./CriRuntime.ts"
 import type { ParsedSecret, RegistryCredential } from "./dockerConfig.ts"
 
 export {
-  type DockerConfigEntry,
   InvalidPullSecret,
   ParsedSecret,
   parsePullSecret,
-  RegistryCredential,
   registryCredential,
-  type SecretLike,
-  secretTypes
+  type SecretLike
 } from "./dockerConfig.ts"
 
 const dockerHub = "docker.io"

@@ -108,7 +108,7 @@ export class ParsedSecret {
   }
 }
 
-export const secretTypes = {
+const secretTypes = {
   dockerConfigJson: "kubernetes.io/dockerconfigjson",
   dockercfg: "kubernetes.io/dockercfg"
 } as const

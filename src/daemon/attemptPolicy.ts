@@ -12,8 +12,8 @@ export interface AttemptPolicy {
   readonly deadlineAt: number | undefined
 }
 
-export const backoffBaseMillis = 1_000
-export const backoffCapMillis = 30_000
+const backoffBaseMillis = 1_000
+const backoffCapMillis = 30_000
 
 export const attemptPolicy = (task: TagTask, startedAt: number): AttemptPolicy => {
   const created = task.createdAt === undefined ? Number.NaN : Date.parse(task.createdAt)

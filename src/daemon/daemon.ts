@@ -18,9 +18,6 @@ import { makePuller } from "./puller.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
 
-export type { DaemonOptions } from "./options.ts"
-export { daemonOptions, defaultDaemonOptions, nodeNameConfig } from "./options.ts"
-
 /** A running daemon, for the ops endpoint and for tests. */
 export interface Daemon {
   /** Resolves once the NodeImage has been listed. */

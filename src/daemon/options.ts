@@ -1,4 +1,4 @@
-import { Config, Duration } from "effect"
+import { Duration } from "effect"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
 export interface DaemonOptions {
@@ -22,7 +22,7 @@ export interface DaemonOptions {
 }
 
 export const defaultSecretNamespace = "preheat-daemon-config"
-export const defaultMaxConcurrentPulls = 2
+const defaultMaxConcurrentPulls = 2
 export const defaultMetricsPort = 10221
 
 export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
@@ -43,6 +43,3 @@ export const daemonOptions = (options: Pick<DaemonOptions, "nodeName"> & Partial
   ...defaultDaemonOptions,
   ...options
 })
-
-/** NODE_NAME, set from `spec.nodeName` through the downward API in the DaemonSet. */
-export const nodeNameConfig: Config.Config<string> = Config.NonEmptyString("NODE_NAME")

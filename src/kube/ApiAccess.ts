@@ -1,4 +1,4 @@
-// The one place that sees how the live client's requests fare (src/kube/live/accessReport.ts
+// The one place that sees how the live client's requests fare (layers/kube/live/accessReport.ts
 // reports each outcome) and says what keeps them from the API server: a WARN when a cause starts
 // and at most once a minute while it lasts, INFO when it ends, and the `api-access` readiness check.
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"

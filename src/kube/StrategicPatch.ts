@@ -6,7 +6,7 @@ import type { Resource } from "./resources.ts"
 /**
  * A strategic merge patch of a built-in kind, which KubeApi (merge patches only, for the custom
  * kinds the roles write) does not send: it merges a template's containers by name, as
- * `kubectl set image` does. Live body: layers/strategicPatchLive.ts.
+ * `kubectl set image` does. Live body: layers/kube/live/strategicPatchLive.ts.
  */
 export class StrategicPatch extends Context.Service<
   StrategicPatch,

@@ -42,13 +42,13 @@ export type AccessLog =
   | { readonly _tag: "Ended"; readonly problem: AccessProblem; readonly afterMillis: number; readonly seen: "answered" | "unseen" }
 
 /** A cause is said again at most this often while it lasts. */
-export const repeatEvery = Duration.minutes(1)
+const repeatEvery = Duration.minutes(1)
 /**
  * A problem no request has met for this long is over: a 403 on a one-off write (an object since
  * deleted) must not keep the process unready. Watches retry every 30 s at most, so a lasting cause
  * is met far more often than this.
  */
-export const forgetAfter = Duration.minutes(5)
+const forgetAfter = Duration.minutes(5)
 
 const repeatMillis = Duration.toMillis(repeatEvery)
 const forgetMillis = Duration.toMillis(forgetAfter)

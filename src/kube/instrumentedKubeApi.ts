@@ -16,7 +16,7 @@ const apiResultOfTag: Record<KubeError["_tag"], ApiResult> = {
 }
 
 /** The api_requests_total result of a typed KubeApi error. */
-export const apiResultOf = (error: KubeError): ApiResult => apiResultOfTag[error._tag]
+const apiResultOf = (error: KubeError): ApiResult => apiResultOfTag[error._tag]
 
 /** `NodeImage/status` for the status subresource, so status churn is told apart from spec writes. */
 const kindLabel = (resource: Resource, subresource: Subresource | undefined): string =>
@@ -37,7 +37,7 @@ const watchResult = (exit: Exit.Exit<unknown, KubeError>): ApiResult | undefined
  * Counts every call of `inner` in preheat_api_requests_total once it has an outcome. Interrupted
  * calls and defects are not counted: neither says what the server answered.
  */
-export const instrumentKubeApi = (inner: KubeApi["Service"], metrics: Metrics["Service"]): KubeApi["Service"] => {
+const instrumentKubeApi = (inner: KubeApi["Service"], metrics: Metrics["Service"]): KubeApi["Service"] => {
   const counted =
     (verb: ApiVerb, kind: string) =>
     <A, E extends KubeError, R>(call: Effect.Effect<A, E, R>) =>
@@ -66,7 +66,7 @@ export const instrumentKubeApi = (inner: KubeApi["Service"], metrics: Metrics["S
 }
 
 /** Replaces the KubeApi in context with one that counts its calls; provide the real one beneath it. */
-export const instrumentedKubeApiLayer: Layer.Layer<KubeApi, never, KubeApi | Metrics> = Layer.effect(
+const instrumentedKubeApiLayer: Layer.Layer<KubeApi, never, KubeApi | Metrics> = Layer.effect(
   KubeApi,
   Effect.gen(function* () {
     return instrumentKubeApi(yield* KubeApi, yield* Metrics)

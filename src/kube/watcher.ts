@@ -19,7 +19,7 @@ export type WatcherEvent =
  * silently acts on stale state forever, so there is no last attempt. The backoff starts over once
  * an event comes through again.
  */
-export const watchRetry = (resource: Resource, access: Option.Option<ApiAccess["Service"]>) =>
+const watchRetry = (resource: Resource, access: Option.Option<ApiAccess["Service"]>) =>
   Schedule.min([Schedule.exponential(Duration.seconds(1), 2), Schedule.spaced(Duration.seconds(30))]).pipe(
     Schedule.setInputType<KubeError>(),
     Schedule.tap((meta) =>

@@ -70,7 +70,7 @@ const isWord = (part: unknown): part is string | number | boolean | bigint =>
  * (the first typed failure's fields, so a tagged error stays machine-readable) and cause (the
  * pretty cause with stack traces).
  */
-export const logRecord = (options: Logger.Options<unknown>): Record<string, unknown> => {
+const logRecord = (options: Logger.Options<unknown>): Record<string, unknown> => {
   const parts: ReadonlyArray<unknown> = Array.isArray(options.message) ? options.message : [options.message]
   const record: Record<string, unknown> = {
     time: options.date.toISOString(),
@@ -119,7 +119,7 @@ const terminalSafeJson = (json: string): string =>
           .join("")
   )
 
-export const jsonLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
+const jsonLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
   Logger.make((options) => sink(terminalSafeJson(Formatter.formatJson(logRecord(options)))))
 
 // A value is written bare when it is one short printable ASCII word, else quoted (Go's %q) and bounded.
@@ -131,7 +131,7 @@ const textValue = (value: unknown): string => {
 }
 
 /** `2026-12-01T10:00:00.000Z INFO  msg key=value ...`, then the cause's lines, if any. */
-export const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
+const textLogger = (sink: LineSink = toStderr): Logger.Logger<unknown, void> =>
   Logger.make((options) => {
     // The error's fields are left out: the cause printed below says the same for a reader.
     const { time, level, msg, error, cause, ...fields } = logRecord(options)

@@ -12,7 +12,7 @@ import { displayName } from "./workloadArgument.ts"
 /** Every job of one run carries it, with the run's id: the view, Ctrl-C and `kubectl get ipj -l` find them by it. */
 export const rolloutLabel = "preheat.kruise.io/rollout"
 /** The workload the jobs pre-pull for, as kubectl names it (`deployment.apps/web`). */
-export const workloadAnnotation = "preheat.kruise.io/rollout-workload"
+const workloadAnnotation = "preheat.kruise.io/rollout-workload"
 
 /**
  * Finished jobs stay this long (the controller deletes them after): long enough to read why a
@@ -20,8 +20,8 @@ export const workloadAnnotation = "preheat.kruise.io/rollout-workload"
  */
 export const jobTtlSeconds = 3600
 /** Upstream's pull policy for the jobs it creates for workloads: one retry, 300 s a pull. */
-export const pullTimeoutSeconds = 300
-export const backoffLimit = 1
+const pullTimeoutSeconds = 300
+const backoffLimit = 1
 
 /** Kubernetes keeps 58 characters of a generateName (63 less its 5 random ones). */
 const maxPrefix = 58

@@ -32,7 +32,7 @@ export interface RolloutOptions {
  * nodes still pulling, with a message each. Past this much longer the command stops waiting for
  * a controller that does not report, and lists what it sees.
  */
-export const reportGrace = Duration.seconds(10)
+const reportGrace = Duration.seconds(10)
 
 const randomId = Effect.map(Random.nextIntBetween(0, 2_147_483_647), (n) => n.toString(36).padStart(6, "0"))
 

@@ -8,7 +8,7 @@ import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
 export type RenderMode = "plain" | "terminal"
 
 /** More rows than this per job would push the other jobs off the screen. */
-export const maxNodeRows = 10
+const maxNodeRows = 10
 
 const phaseStyle: Record<JobPhase, Style> = { running: "cyan", completed: "green", paused: "yellow", invalid: "red" }
 

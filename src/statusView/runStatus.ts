@@ -29,7 +29,7 @@ const minFrameGap = Duration.millis(250)
 /** A terminal frame is redrawn at least this often, so elapsed times and the ETA move. */
 const tick = Duration.seconds(1)
 
-export class StatusError extends Error {}
+class StatusError extends Error {}
 
 /** The typed views a store holds. */
 function* views<A>(store: Store<A>): IterableIterator<A> {

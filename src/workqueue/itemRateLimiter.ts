@@ -8,7 +8,7 @@ export interface ItemRateLimit {
 }
 
 /** client-go's per-item default for controllers (DefaultControllerRateLimiter): 5 ms doubling to 1000 s. */
-export const controllerItemRateLimit = { base: Duration.millis(5), cap: Duration.seconds(1000) } as const
+const controllerItemRateLimit = { base: Duration.millis(5), cap: Duration.seconds(1000) } as const
 
 /** The delay after `requeues` earlier consecutive failures: base * 2^requeues, at most cap. */
 export const exponentialDelayMillis = (requeues: number, baseMillis: number, capMillis: number): number =>

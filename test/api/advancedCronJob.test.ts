@@ -8,9 +8,9 @@ import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
 import { parseSchedule, scheduleGrammar } from "../../src/api/cronSchedule.ts"
 import { decodeAdvancedCronJob } from "../../src/api/decode.ts"
 import { notPrintableAscii } from "../../src/api/goQuoteCel.ts"
-import { celViolations } from "../../apiserver/admission/celRules.ts"
-import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
-import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
+import { celViolations } from "../../harness/apiserver/admission/celRules.ts"
+import { applyDefaults } from "../../harness/apiserver/admission/structuralSchema.ts"
+import type { StructuralSchema } from "../../harness/apiserver/admission/structuralSchema.ts"
 
 const schema = crdOf(kinds.find((k) => k.kind === "AdvancedCronJob")!).spec.versions[0]!.schema.openAPIV3Schema as StructuralSchema
 

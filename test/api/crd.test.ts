@@ -10,9 +10,9 @@ import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
 import { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { NodeImage } from "../../src/api/nodeImage.ts"
 import { maxInt32, maxInt64 } from "../../src/api/schemaExtras.ts"
-import { celViolations } from "../../apiserver/admission/celRules.ts"
-import { applyDefaults } from "../../apiserver/admission/structuralSchema.ts"
-import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
+import { celViolations } from "../../harness/apiserver/admission/celRules.ts"
+import { applyDefaults } from "../../harness/apiserver/admission/structuralSchema.ts"
+import type { StructuralSchema } from "../../harness/apiserver/admission/structuralSchema.ts"
 
 type Node = Record<string, unknown>
 const rootSchema = (kind: string): Node => {

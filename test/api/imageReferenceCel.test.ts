@@ -7,8 +7,8 @@ import { parseImageReference } from "../../src/api/imageReference.ts"
 import { imageCelRules } from "../../src/api/imageReferenceCel.ts"
 import { notPrintableAscii } from "../../src/api/goQuoteCel.ts"
 import { rawControls, titleEscapeReference } from "../support/hostileText.ts"
-import { celViolations } from "../../apiserver/admission/celRules.ts"
-import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
+import { celViolations } from "../../harness/apiserver/admission/celRules.ts"
+import type { StructuralSchema } from "../../harness/apiserver/admission/structuralSchema.ts"
 
 const schema: StructuralSchema = { type: "string", "x-kubernetes-validations": [...imageCelRules] }
 const celMessage = (image: string): string | undefined => celViolations(schema, image)[0]?.message

@@ -5,8 +5,8 @@ import { describe, expect, it } from "vitest"
 import { crdOf, kinds } from "../../src/api/crd/manifests.ts"
 import { notPrintableAscii } from "../../src/api/goQuoteCel.ts"
 import { type LabelSelector, validateLabelSelector } from "../../src/api/labelSelector.ts"
-import { celViolations } from "../../apiserver/admission/celRules.ts"
-import type { StructuralSchema } from "../../apiserver/admission/structuralSchema.ts"
+import { celViolations } from "../../harness/apiserver/admission/celRules.ts"
+import type { StructuralSchema } from "../../harness/apiserver/admission/structuralSchema.ts"
 
 const specSchema = (() => {
   const root = crdOf(kinds.find((k) => k.kind === "ImagePullJob")!).spec.versions.at(-1)!.schema.openAPIV3Schema as StructuralSchema

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process"
 import { join } from "node:path"
+import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
 import { parseAllDocuments } from "yaml"
 import { version } from "../../src/version.ts"
@@ -12,6 +13,24 @@ const preheat = (...args: ReadonlyArray<string>) => {
     env: { ...process.env, NO_COLOR: "1" }
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** The modules of this repository (paths from its root) that `preheat ...args` evaluates. */
+const modulesEvaluated = (...args: ReadonlyArray<string>): Array<string> => {
+  const hook =
+    'import { registerHooks } from "node:module"; registerHooks({ load(url, context, next) { ' +
+    'if (url.startsWith("file:")) process.stderr.write("evaluated " + url + "\\n"); return next(url, context) } })'
+  const result = spawnSync(
+    process.execPath,
+    ["--import", `data:text/javascript,${encodeURIComponent(hook)}`, "--experimental-strip-types", "--no-warnings", main, ...args],
+    { encoding: "utf8", env: { ...process.env, NO_COLOR: "1" } }
+  )
+  expect(result.status).toBe(0)
+  const root = `${pathToFileURL(join(import.meta.dirname, "../..")).href}/`
+  return result.stderr
+    .split("\n")
+    .filter((line) => line.startsWith(`evaluated ${root}`) && !line.includes("/node_modules/"))
+    .map((line) => line.slice(`evaluated ${root}`.length))
 }
 
 describe("preheat command line", () => {
@@ -41,6 +60,27 @@ describe("preheat command line", () => {
   it("--help names both API versions served, as upstream's CRDs", () => {
     const { stdout } = preheat("--help")
     expect(stdout.replace(/\s+/g, " ")).toContain("NodeImage of apps.kruise.io v1alpha1 and v1beta1")
+  })
+
+  it("the roles evaluate none of the harness, the daemon none of the simulated runtime; --help only the harness's flags", () => {
+    const controller = modulesEvaluated("controller", "--help")
+    expect(controller).toContain("src/controller/role.ts")
+    expect(controller.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/"))).toEqual([])
+    const daemon = modulesEvaluated("daemon", "--help")
+    expect(daemon).toContain("layers/cri/live/criLive.ts")
+    expect(daemon.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/simulated/"))).toEqual([])
+    const help = modulesEvaluated("--help")
+    expect(help.filter((m) => m.startsWith("harness/")).sort()).toEqual([
+      "harness/cli/apiserverCommand.ts",
+      "harness/cli/devCommand.ts",
+      "harness/cli/fleetCommand.ts",
+      "harness/commands.ts"
+    ])
+  })
+
+  it("lists the harness's commands apart", () => {
+    const { stdout } = preheat("--help")
+    expect(stdout).toMatch(/Local clusters and tests \(the harness\):\n\s+apiserver\s.*\n\s+dev\s.*\n\s+fleet\s/)
   })
 
   it("daemon --help lists --pin-images (a switch, off unless given)", () => {

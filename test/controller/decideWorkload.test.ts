@@ -5,8 +5,8 @@ import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { parseSettings, scaled } from "../../src/controller/workload/annotations.ts"
 import { createdEvent, decideWorkload, jobName } from "../../src/controller/workload/decide.ts"
 import type { WorkloadInput } from "../../src/controller/workload/decide.ts"
-import { rolloutOf } from "../../src/controller/workload/rollout.ts"
-import type { Owned, WorkloadKind } from "../../src/controller/workload/rollout.ts"
+import { rolloutOf } from "../../src/controller/workload/revisions.ts"
+import type { Owned, WorkloadKind } from "../../src/controller/workload/revisions.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet } from "../support/workloads.ts"
 
 const on = { "apps.kruise.io/image-predownload-parallelism": "2" }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import type { ImageSpec } from "../../src/api/nodeImage.ts"
 import { patchNodeImages } from "../../src/controller/writes.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"

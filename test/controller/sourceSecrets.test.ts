@@ -3,7 +3,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
 import { TestClock } from "effect/testing"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { makeSourceSecrets } from "../../src/controller/pullSecrets/sourceSecrets.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"

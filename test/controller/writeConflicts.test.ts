@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"

@@ -2,10 +2,10 @@
 // (the RBAC rule a 403 lacks), not only the error's name.
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { InMemoryKubeApi, InMemoryKubeStore } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi, InMemoryKubeStore } from "../../harness/layers/inMemoryKubeApi.ts"
 import { pullCredentials } from "../../src/daemon/pullCredentials.ts"
 import { Forbidden } from "../../src/kube/errors.ts"
-import { kubeErrorOf } from "../../src/kube/live/statusErrors.ts"
+import { kubeErrorOf } from "../../layers/kube/live/statusErrors.ts"
 import { resources } from "../../src/kube/resources.ts"
 
 const namespace = "preheat-daemon-config"

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Duration } from "effect"
-import { simulatedPullTime } from "../../src/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
 import { Cluster, eventually, freePort, metricSum, type Process, scrape } from "../system/cluster.ts"
 import { FaultProxy } from "../support/faultProxy.ts"
 

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { recordEvent } from "../../src/kube/events.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"

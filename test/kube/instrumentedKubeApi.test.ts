@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Stream } from "effect"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { AlreadyExists, Conflict, Forbidden, Gone, NotFound } from "../../src/kube/errors.ts"
 import { apiWriteCount, withApiMetrics } from "../../src/kube/instrumentedKubeApi.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer, Logger, References, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { ApiAccess } from "../../src/kube/ApiAccess.ts"
 import { Gone, Unavailable } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { intern } from "../../src/kube/frozenJson.ts"
 import { maxPooledEntries, ValuePool } from "../../src/kube/valuePool.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"

@@ -8,7 +8,7 @@ import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { imageChanges, setImagePatch } from "../../src/rollout/imageChanges.ts"
 import { readTemplate } from "../../src/rollout/podTemplate.ts"
-import { hasKubectl, kubectlFor } from "../apiserver/kubectlClient.ts"
+import { hasKubectl, kubectlFor } from "../harness/apiserver/kubectlClient.ts"
 import { deployWithPods, startRolloutCluster } from "./rolloutCluster.ts"
 import type { RolloutCluster } from "./rolloutCluster.ts"
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { runStatus } from "../../src/statusView/runStatus.ts"

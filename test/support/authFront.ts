@@ -23,7 +23,7 @@ import * as http from "node:http"
 import * as https from "node:https"
 import { type AddressInfo, createServer } from "node:net"
 import type { TLSSocket } from "node:tls"
-import { ApiFailure, statusBody } from "../../apiserver/http/apiStatus.ts"
+import { ApiFailure, statusBody } from "../../harness/apiserver/http/apiStatus.ts"
 import { type Authority, type Issued, TestPki } from "./testPki.ts"
 
 /** The Kubernetes verb and resource of a request, as kube-apiserver's RequestInfo resolves it. */

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import type { ControllerSettings } from "../../src/controller/context.ts"

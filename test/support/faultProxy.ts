@@ -11,7 +11,7 @@
  */
 import * as http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { ApiFailure, statusBody } from "../../apiserver/http/apiStatus.ts"
+import { ApiFailure, statusBody } from "../../harness/apiserver/http/apiStatus.ts"
 
 export type Fault =
   /** 429 TooManyRequests with `Retry-After: seconds`, as API Priority and Fairness rejects. */

@@ -2,7 +2,7 @@
 // assert what a component asks of the API server (which Secrets it lists or watches, how many
 // GETs a poll costs, whether a status write comes before a NodeImage write).
 import { Context, Effect, Layer } from "effect"
-import { InMemoryKubeApi } from "../../layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { ListOptions, ObjectKey, Patch, Subresource } from "../../src/kube/KubeApi.ts"

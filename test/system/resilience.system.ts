@@ -6,7 +6,7 @@
 import { Duration } from "effect"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { simulatedPullTime } from "../../src/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
 import { Cluster, eventually, freePort, metricSum, type Process, scrape } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const

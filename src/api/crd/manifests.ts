@@ -134,7 +134,7 @@ const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
   }
 }
 
-export const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionName> => definition.versions ?? apiVersions
+const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionName> => definition.versions ?? apiVersions
 
 /** The version a kind is stored in: its newest served one. */
 export const storageVersionOf = (definition: KindDefinition): ApiVersionName => servedVersions(definition).at(-1)!

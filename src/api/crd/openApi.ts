@@ -5,7 +5,7 @@ import type { ApiVersionName, OpenApiExtras } from "../schemaExtras.ts"
 /** A node of a CRD's structural OpenAPI v3 schema. */
 export type OpenApiSchema = { readonly [key: string]: unknown }
 
-export class UnsupportedSchema extends Error {
+class UnsupportedSchema extends Error {
   constructor(what: string, path: string) {
     super(`cannot express ${what} at ${path === "" ? "the root" : path} in a structural CRD schema`)
   }

@@ -4,8 +4,8 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { parseSettings, scaled } from "./annotations.ts"
 import type { PreDownloadSettings } from "./annotations.ts"
-import { revisionHashLabel } from "./rollout.ts"
-import type { Rollout, WorkloadKind } from "./rollout.ts"
+import { revisionHashLabel } from "./revisions.ts"
+import type { Rollout, WorkloadKind } from "./revisions.ts"
 import { imagesOf, statusOf, templateOf } from "./template.ts"
 
 /** Upstream's CreateJobForWorkload: completed jobs go 10 minutes after they finish. */

@@ -6,8 +6,8 @@ import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { after, before } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
 import { parallelismKey } from "./annotations.ts"
-import { workloadKinds } from "./rollout.ts"
-import type { WorkloadKind } from "./rollout.ts"
+import { workloadKinds } from "./revisions.ts"
+import type { WorkloadKind } from "./revisions.ts"
 import { controllerOf, podReady, specOf, statusOf } from "./template.ts"
 
 /** A work-queue key: `Kind:namespace/name`. */

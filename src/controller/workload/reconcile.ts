@@ -17,8 +17,8 @@ import { controlledBy } from "../stores.ts"
 import { parallelismKey } from "./annotations.ts"
 import { createdEvent, decideWorkload } from "./decide.ts"
 import { parseWorkloadKey } from "./keys.ts"
-import type { WorkloadKind } from "./rollout.ts"
-import { rolloutOf } from "./rollout.ts"
+import type { WorkloadKind } from "./revisions.ts"
+import { rolloutOf } from "./revisions.ts"
 import { specOf } from "./template.ts"
 
 const record = recordEvent("preheat-controller")

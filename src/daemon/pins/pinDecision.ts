@@ -7,19 +7,19 @@ import { storedTagStatus, tagTasks } from "../tagTask.ts"
 
 /** containerd's CRI plugin reports an image record with this label as `pinned`; the kubelet's image GC skips it. */
 export const pinnedLabel = "io.cri-containerd.pinned"
-export const pinnedValue = "pinned"
+const pinnedValue = "pinned"
 /**
  * containerd's labels do not say who pinned an image. preheat writes this one next to the pin and
  * only ever removes pins that carry it: a pin set by someone else (the sandbox image, an operator)
  * is never touched.
  */
 export const preheatPinLabel = "apps.kruise.io/preheat-pinned"
-export const preheatPinValue = "true"
+const preheatPinValue = "true"
 
 /** How long a pin outlives a Never tag dropped by its TTL, waiting for the job's daily re-pull to write it again. */
 export const holdLimitMillis = 24 * 60 * 60 * 1000
 /** The controller's clock and ours may differ: a tag gone this close to its expiry went by TTL. */
-export const ttlSlackMillis = 5 * 60 * 1000
+const ttlSlackMillis = 5 * 60 * 1000
 
 /** An owner job's completion policy as last read; `gone` when it no longer exists (or is another object by that name). */
 export type OwnerPolicy = "Always" | "Never" | "gone"

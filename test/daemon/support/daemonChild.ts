@@ -5,7 +5,7 @@
  * and each time it asks the runtime for a pull.
  */
 import { Duration, Effect, Layer } from "effect"
-import * as CriLive from "../../../layers/criLive.ts"
+import * as CriLive from "../../../layers/cri/live/criLive.ts"
 import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import { serveDaemon } from "../../../src/daemon/daemon.ts"

@@ -1,0 +1,46 @@
+// A whole throwaway API server: a fresh store, the cluster's initial namespaces, and the HTTP
+// front (with the namespace lifecycle). What `preheat apiserver`, the live client's tests and the
+// local-cluster mode run.
+import { Effect } from "effect"
+import type { Scope } from "effect"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { initialNamespaces } from "./admission/namespaceLifecycle.ts"
+import { serveApi } from "./http/server.ts"
+import type { ApiServerAddress, ApiServerError, ApiServerOptions } from "./http/server.ts"
+import { makeStore } from "./storage/store.ts"
+import type { InMemoryKubeApiOptions, InMemoryKubeStore } from "./storage/store.ts"
+
+export interface EmbeddedApiServerOptions extends ApiServerOptions, InMemoryKubeApiOptions {}
+
+export interface EmbeddedApiServer extends ApiServerAddress {
+  /** The same store, without HTTP: for tests that set up or inspect state directly. */
+  readonly api: KubeApi["Service"]
+  readonly store: InMemoryKubeStore["Service"]
+}
+
+const seedNamespaces = Effect.gen(function* () {
+  const api = yield* KubeApi
+  for (const name of initialNamespaces) {
+    yield* api
+      .create(resources.namespace, {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name },
+        spec: { finalizers: ["kubernetes"] }
+      })
+      .pipe(Effect.orDie)
+  }
+})
+
+export const startEmbeddedApiServer = (
+  options: EmbeddedApiServerOptions = {}
+): Effect.Effect<EmbeddedApiServer, ApiServerError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { api, inspector } = makeStore(options)
+    const address = yield* Effect.gen(function* () {
+      yield* seedNamespaces
+      return yield* serveApi(options)
+    }).pipe(Effect.provideService(KubeApi, api))
+    return { ...address, api, store: inspector }
+  })

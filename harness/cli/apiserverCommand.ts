@@ -1,0 +1,33 @@
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { text } from "../../src/cli/flags.ts"
+
+const flags = {
+  host: text("host", "Address to listen on; plain http, so loopback unless you mean it (default 127.0.0.1).").pipe(
+    Flag.withDefault("127.0.0.1")
+  ),
+  port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on; 0 picks a free one (default 0)."), Flag.withDefault(0)),
+  token: text("token", "Bearer token every request must carry (default: none, anyone may call).").pipe(Flag.optional),
+  kubeconfigOut: text("kubeconfig-out", "Write a kubeconfig for this server (kubectl, client-node) to this file.").pipe(Flag.optional),
+  webhookValidation: Flag.Boolean("webhook-validation").pipe(
+    Flag.withDescription(
+      "Also reject what the controller would mark invalid (image references, selectors), as a validating webhook would."
+    ),
+    Flag.withDefault(false)
+  )
+}
+
+export type ApiserverFlags = Command.Command.Config.Infer<typeof flags>
+
+/** `preheat apiserver`'s flags and help; the server itself (runApiserver.ts) is loaded when it runs. */
+export const apiserverCommand = Command.make("apiserver", flags, (input) =>
+  Effect.flatMap(
+    Effect.promise(() => import("./runApiserver.ts")),
+    ({ runApiserver }) => runApiserver(input)
+  )
+).pipe(
+  Command.withDescription(
+    "Run a throwaway in-memory Kubernetes API server for Namespace, Node, Pod, Secret, Event, Lease and the " +
+      "ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob CRDs, over plain http (kubectl and client-node work against it)."
+  )
+)

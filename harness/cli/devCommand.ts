@@ -1,0 +1,33 @@
+import { Effect } from "effect"
+import { Command, Flag } from "effect/cli"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+
+const flags = {
+  nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
+  host: Flag.String("host").pipe(Flag.withDescription("Address of the API server (default 127.0.0.1)."), Flag.withDefault("127.0.0.1")),
+  port: Flag.Int("port").pipe(Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."), Flag.withDefault(0)),
+  kubeconfigOut: Flag.String("kubeconfig").pipe(
+    Flag.withDescription("Where to write the kubeconfig for kubectl (default: preheat-dev.kubeconfig in the temp dir)."),
+    Flag.withDefault(join(tmpdir(), "preheat-dev.kubeconfig"))
+  ),
+  runtimeSocket: Flag.String("runtime-socket").pipe(
+    Flag.withDescription("A real CRI socket: node-1 then pulls for real; the other nodes stay simulated."),
+    Flag.optional
+  )
+}
+
+export type DevFlags = Command.Command.Config.Infer<typeof flags>
+
+/** `preheat dev`'s flags and help; what it runs (runDev.ts: the API server, controller, daemons) is loaded when it runs. */
+export const devCommand = Command.make("dev", flags, (input) =>
+  Effect.flatMap(
+    Effect.promise(() => import("./runDev.ts")),
+    ({ runDev }) => runDev(input)
+  )
+).pipe(
+  Command.withDescription(
+    "Run a local cluster in one process: an API server, the controller and simulated nodes with daemons; " +
+      "kubectl works against it at once."
+  )
+)

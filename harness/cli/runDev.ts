@@ -1,0 +1,27 @@
+import { Effect, Option } from "effect"
+import * as CriLive from "../../layers/cri/live/criLive.ts"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { loggingLayer } from "../../src/ops/logging.ts"
+import { announce, startDevCluster } from "../cluster/devCluster.ts"
+import type { DevFlags } from "./devCommand.ts"
+
+/** `preheat dev`: the embedded API server, the controller and simulated nodes, until interrupted. */
+export const runDev = (flags: DevFlags) =>
+  Effect.gen(function* () {
+    if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
+    const runtimeSocket = Option.getOrUndefined(flags.runtimeSocket)
+    const cluster = yield* startDevCluster({
+      nodes: flags.nodes,
+      host: flags.host,
+      port: flags.port,
+      kubeconfigOut: flags.kubeconfigOut,
+      node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket })
+    })
+    yield* announce(cluster, flags.nodes)
+    return yield* Effect.never
+  }).pipe(
+    Effect.scoped,
+    Effect.provide(WorkQueuesLive.layer()),
+    // One line per message, warnings and errors only: the terminal is for kubectl's output.
+    Effect.provide(loggingLayer({ format: "text", level: "Warn" }))
+  )

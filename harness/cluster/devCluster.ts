@@ -1,0 +1,93 @@
+import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
+import type { Scope } from "effect"
+import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
+import { kubeconfigFor } from "../apiserver/http/kubeconfig.ts"
+import { rfc3339 } from "../../src/api/time.ts"
+import { defaultSettings } from "../../src/controller/context.ts"
+import { makeController } from "../../src/controller/controller.ts"
+import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { RuntimeUnavailable } from "../../src/cri/errors.ts"
+import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
+import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
+import { startDaemon } from "../../src/daemon/daemon.ts"
+import { daemonOptions } from "../../src/daemon/options.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { Metrics } from "../../src/ops/metrics.ts"
+import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import { devNode, readyStatus } from "./devNodes.ts"
+import { startWorkloads } from "./workloadStandIns/workloads.ts"
+
+export interface DevOptions {
+  readonly nodes: number
+  readonly host: string
+  readonly port: number
+  readonly kubeconfigOut: string
+  /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
+  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> | undefined
+}
+
+export interface DevCluster {
+  readonly url: string
+  readonly kubeconfig: string
+}
+
+/**
+ * `preheat dev`: the embedded API server, the controller and N node daemons in one process, on
+ * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP. Stand-ins
+ * for the workload controllers, the scheduler and the kubelets (./workloadStandIns/) make Deployments,
+ * StatefulSets and DaemonSets run pods on the simulated nodes.
+ */
+export const startDevCluster = (
+  options: DevOptions
+): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | WorkQueues> =>
+  Effect.gen(function* () {
+    const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
+    const fs = yield* FileSystem.FileSystem
+    yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
+    const inProcess = Layer.succeed(KubeApi, server.api).pipe(Layer.provideMerge(Metrics.layerTest))
+    yield* Effect.gen(function* () {
+      const api = yield* KubeApi
+      const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }
+      yield* api.create(resources.namespace, namespace)
+      // Ready long enough ago that NodeImages appear at once.
+      const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
+      for (let i = 0; i < options.nodes; i++) {
+        const node = yield* api.create(resources.node, devNode(i))
+        yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
+      }
+      const controller = yield* makeController(defaultSettings)
+      yield* Effect.forkScoped(controller.reconcile())
+      const runtimes = new Map<string, CriRuntime["Service"]>()
+      for (let i = 0; i < options.nodes; i++) {
+        const runtime = i === 0 && options.node1Runtime !== undefined ? options.node1Runtime : simulatedNodeLayer()
+        // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
+        const services = yield* Layer.build(runtime)
+        yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
+        runtimes.set(`node-${i + 1}`, Context.get(services, CriRuntime))
+      }
+      // Workloads run too: their pods' kubelets pull through the same runtimes as the daemons.
+      yield* startWorkloads(runtimes)
+      yield* controller.synced
+    }).pipe(Effect.provide(inProcess))
+    return { url: server.url, kubeconfig: options.kubeconfigOut }
+  })
+
+/** What to type next, printed once the cluster is up. */
+const nextSteps = (cluster: DevCluster, nodes: number): string => `
+preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})
+
+  export KUBECONFIG=${cluster.kubeconfig}
+  kubectl get nodes --show-labels
+  kubectl apply -f deploy/examples/job-with-always.yaml
+  kubectl get ipj -w
+  kubectl get nodeimage node-1 -o yaml
+  kubectl apply -f deploy/examples/     # every example
+  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
+  kubectl rollout status deploy/web && kubectl get pods -o wide
+  kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
+
+Ctrl-C stops everything.
+`
+
+export const announce = (cluster: DevCluster, nodes: number) => Console.log(nextSteps(cluster, nodes))

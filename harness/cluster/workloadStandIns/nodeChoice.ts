@@ -1,0 +1,36 @@
+// The dev cluster's scheduler decision: a Ready, schedulable node whose labels match the pod's
+// nodeSelector, the one with the fewest pods (ties by name). No resources, taints or affinity.
+import { isNodeReady } from "./objects.ts"
+import type { KubeObject } from "../../../src/kube/KubeApi.ts"
+import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+
+export type NodeChoice = { readonly _tag: "Node"; readonly name: string } | { readonly _tag: "Unschedulable"; readonly message: string }
+
+export const chooseNode = (
+  nodeSelector: Readonly<Record<string, string>>,
+  nodes: ReadonlyArray<KubeObject>,
+  podsOn: (node: string) => number
+): NodeChoice => {
+  let notReady = 0
+  let cordoned = 0
+  let mismatched = 0
+  const fits: Array<{ name: string; pods: number }> = []
+  for (const node of nodes) {
+    const labels = node.metadata.labels ?? {}
+    const nodeSpec = isPlainObject(node["spec"]) ? node["spec"] : {}
+    if (!isNodeReady(node)) notReady++
+    else if (nodeSpec["unschedulable"] === true) cordoned++
+    else if (!Object.entries(nodeSelector).every(([k, v]) => labels[k] === v)) mismatched++
+    else fits.push({ name: node.metadata.name ?? "", pods: podsOn(node.metadata.name ?? "") })
+  }
+  fits.sort((a, b) => a.pods - b.pods || a.name.localeCompare(b.name, "en", { numeric: true }))
+  const best = fits[0]
+  if (best !== undefined) return { _tag: "Node", name: best.name }
+  // kube-scheduler's FailedScheduling wording.
+  const reasons = [
+    mismatched > 0 ? `${mismatched} node(s) didn't match Pod's node affinity/selector` : undefined,
+    notReady > 0 ? `${notReady} node(s) had untolerated taint {node.kubernetes.io/not-ready: }` : undefined,
+    cordoned > 0 ? `${cordoned} node(s) were unschedulable` : undefined
+  ].filter((r) => r !== undefined)
+  return { _tag: "Unschedulable", message: `0/${nodes.length} nodes are available: ${reasons.join(", ")}.` }
+}

@@ -1,0 +1,78 @@
+import { Duration } from "effect"
+import type { ImageReference } from "../../../src/api/imageReference.ts"
+import type { RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
+import type { CriError } from "../../../src/cri/errors.ts"
+import type { RecordLimits } from "./records.ts"
+
+// How a simulated runtime is set up: its node's images, its registry, pull times and failures.
+
+/** An image on the node at start: its references (tagged or by digest) and its id. */
+export interface SimulatedImage {
+  readonly references: ReadonlyArray<string>
+  readonly id: string
+  readonly size?: number
+}
+
+/** What a registry serves for a reference (`name:tag` or `name@digest`). */
+export interface RegistryImage {
+  readonly reference: string
+  readonly id: string
+  /** The manifest digest; made up from the id when not given. */
+  readonly digest?: string
+  readonly size?: number
+}
+
+export interface LatencyInput {
+  readonly image: string
+  readonly reference: ImageReference
+  readonly size: number
+}
+
+export type PullLatency = Duration.Input | ((pull: LatencyInput) => Duration.Input)
+
+/** Latency of a link: a fixed overhead plus size / bandwidth, for realistic local-cluster pulls. */
+export const bandwidthLatency =
+  (options: { readonly bytesPerSecond: number; readonly overhead?: Duration.Input }) =>
+  (pull: LatencyInput): Duration.Duration =>
+    Duration.sum(
+      Duration.fromInputUnsafe(options.overhead ?? Duration.zero),
+      Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
+    )
+
+export interface SimulatedRuntimeConfig {
+  /** On the node at start; also served by the registry, unless `registry` says otherwise. */
+  readonly images?: ReadonlyArray<SimulatedImage>
+  readonly registry?: ReadonlyArray<RegistryImage>
+  /** Time a pull takes; default 1 second. Per-image overrides: `setLatency`, `hang`. */
+  readonly latency?: PullLatency
+  /** Images the registry was not told about: made up on first pull (default) or not found. */
+  readonly unknownImages?: "synthesize" | "notFound"
+  /**
+   * Progress reports between start and success, evenly spread over the latency; default 10.
+   * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
+   */
+  readonly progressSteps?: number
+  /** Size of made-up images; default 10 MiB. */
+  readonly defaultSize?: number
+  /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */
+  readonly synthesizedSize?: (reference: ImageReference) => number
+  readonly version?: RuntimeVersion
+  /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
+  readonly imageLabels?: "containerd" | "unsupported"
+  /** How many call and pull records are kept (records.ts; default the newest 10,000 of each, about 4 MiB). */
+  readonly recordLimits?: RecordLimits
+}
+
+export type FailureKind = CriError["_tag"]
+
+export interface FailureRule {
+  readonly kind: FailureKind
+  /** How many pulls fail before pulls work again; default 1. */
+  readonly times?: number | "always"
+  /**
+   * When the failure comes, counted from the start of the pull: default at once, and at the
+   * request's timeout for DeadlineExceeded. Later than the timeout means DeadlineExceeded.
+   */
+  readonly after?: Duration.Input
+  readonly message?: string
+}

@@ -1,0 +1,37 @@
+import { createHash } from "node:crypto"
+import { Duration, Result } from "effect"
+import { type ImageReference, parseImageReference } from "../../../src/api/imageReference.ts"
+import { bandwidthLatency } from "./config.ts"
+import { SimulatedRuntime } from "./SimulatedRuntime.ts"
+
+/**
+ * The simulated runtime as `preheat daemon --simulated-runtime`, `preheat dev` and `preheat fleet`
+ * run it in place of a node's containerd (the whole-system tests and the local-cluster mode). Pulls
+ * take realistic, reproducible times (a link of `bytesPerSecond` plus a fixed overhead) so
+ * parallelism, progress and controller restarts can be watched in real time.
+ */
+export const simulatedLink = { bytesPerSecond: 50_000_000, overhead: Duration.millis(200) } as const
+
+const mebibyte = 1024 * 1024
+
+/**
+ * Every image the simulated registry is asked for exists; its size (20 to 250 MiB) comes from a
+ * hash of the normalised reference, so every daemon, every run and the tests agree on it.
+ */
+export const simulatedImageSize = (ref: ImageReference): number => {
+  const key = `${ref.domain}/${ref.path}:${ref.tag ?? "latest"}${ref.digest === undefined ? "" : `@${ref.digest}`}`
+  const hash = createHash("sha256").update(key).digest().readUInt32BE(0)
+  return (20 + (hash % 231)) * mebibyte
+}
+
+/** How long the simulated runtime takes to pull `image` (for tests that need a slow or fast pull). */
+export const simulatedPullTime = (image: string): Duration.Duration => {
+  const parsed = parseImageReference(image)
+  if (Result.isFailure(parsed)) throw parsed.failure
+  const reference = parsed.success
+  return bandwidthLatency(simulatedLink)({ image, reference, size: simulatedImageSize(reference) })
+}
+
+/** One simulated node's runtime: every image exists, pulled over `simulatedLink`. */
+export const simulatedNodeLayer = () =>
+  SimulatedRuntime.layer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize })

@@ -1,0 +1,93 @@
+// `preheat apiserver` as its own process: the kubeconfig it writes works for client-node (with the
+// token) and kubectl, and SIGTERM stops it cleanly.
+import { execFileSync, spawn } from "node:child_process"
+import type { ChildProcess } from "node:child_process"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from "@kubernetes/client-node"
+import { describe, expect, it } from "vitest"
+import { parse } from "yaml"
+import { hasKubectl, kubectlPath } from "./kubectlClient.ts"
+
+const main = join(import.meta.dirname, "../../../src/main.ts")
+
+interface Started {
+  readonly child: ChildProcess
+  readonly url: string
+  readonly exited: Promise<number | null>
+}
+
+const start = (args: ReadonlyArray<string>) =>
+  new Promise<Started>((resolve, reject) => {
+    const child = spawn(process.execPath, ["--experimental-strip-types", "--no-warnings", main, "apiserver", ...args], {
+      env: { ...process.env, NO_COLOR: "1" }
+    })
+    const exited = new Promise<number | null>((done) => child.on("exit", (code) => done(code)))
+    let stdout = ""
+    let stderr = ""
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()))
+    child.stdout.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString()
+      const match = /listening on (http:\/\/\S+)/.exec(stdout)
+      if (match) resolve({ child, url: match[1]!, exited })
+    })
+    void exited.then((code) => reject(new Error(`exited with ${code}: ${stderr}`)))
+  })
+
+describe("preheat apiserver", () => {
+  it("writes a kubeconfig client-node accepts for plain http, token included; SIGTERM stops it", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "preheat-apiserver-"))
+    const kubeconfig = join(directory, "kubeconfig")
+    const server = await start(["--port", "0", "--token", "secret-token", "--kubeconfig-out", kubeconfig])
+    try {
+      expect(server.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/)
+      const written = parse(readFileSync(kubeconfig, "utf8"))
+      expect(written.clusters[0].cluster).toEqual({ server: server.url, "insecure-skip-tls-verify": true })
+      expect(written.users[0].user).toEqual({ token: "secret-token" })
+
+      const config = new KubeConfig()
+      config.loadFromFile(kubeconfig)
+      const namespaces = await config.makeApiClient(CoreV1Api).listNamespace()
+      expect(namespaces.items.map((n) => n.metadata?.name)).toEqual(["default", "kube-node-lease", "kube-public", "kube-system"])
+      const created = (await config.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({
+        group: "apps.kruise.io",
+        version: "v1alpha1",
+        namespace: "default",
+        plural: "imagepulljobs",
+        body: {
+          apiVersion: "apps.kruise.io/v1alpha1",
+          kind: "ImagePullJob",
+          metadata: { name: "from-client-node" },
+          spec: { image: "nginx" }
+        }
+      })) as { spec: Record<string, unknown> }
+      expect(created.spec).toMatchObject({ image: "nginx", parallelism: 1 })
+      expect((await fetch(`${server.url}/api/v1/namespaces`)).status).toBe(401)
+    } finally {
+      server.child.kill("SIGTERM")
+    }
+    // Interrupted by the signal, the scope closed the server: 130 is Effect's runMain code for that.
+    expect(await server.exited).toBe(130)
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow()
+  })
+
+  it.skipIf(!hasKubectl)("without a token, kubectl works with the kubeconfig it writes", async () => {
+    const directory = mkdtempSync(join(tmpdir(), "preheat-apiserver-"))
+    const kubeconfig = join(directory, "kubeconfig")
+    const server = await start(["--kubeconfig-out", kubeconfig])
+    try {
+      const out = execFileSync(
+        kubectlPath,
+        ["--kubeconfig", kubeconfig, "--cache-dir", join(directory, "cache"), "get", "namespaces", "-o", "name"],
+        {
+          encoding: "utf8"
+        }
+      )
+      expect(out).toBe("namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system\n")
+    } finally {
+      server.child.kill("SIGINT")
+    }
+    expect(await server.exited).toBe(130)
+  })
+})
