@@ -25,7 +25,7 @@ describe("the controller's per-job caches", () => {
         })
       }
       yield* advance(5000)
-      const { propagated, statusWrittenAt, targets } = controller.context
+      const { propagated, statusWrittenAt, targets } = controller.books.imagePullJob
       for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()].sort()).toEqual(["default/a", "default/b"])
       yield* api.delete(resources.imagePullJob, { name: "a", namespace: "default" })
       yield* advance(5000)
