@@ -10,7 +10,7 @@ import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { KeysBy, Store } from "../../kube/store.ts"
 import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
-import { retryable } from "../../workqueue/ReconcileError.ts"
+import { retryable, TerminalError } from "../../workqueue/ReconcileError.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
 import type { ControllerStores } from "../stores.ts"
@@ -33,7 +33,7 @@ const record = recordEvent("preheat-controller")
 
 type DeleteError = Conflict | Forbidden | Unauthorized | Unavailable
 
-/** A create that failed for another reason than an earlier self: the reconcile is retried with backoff. */
+/** A create that failed for another reason than an earlier self: the reconcile is retried with backoff (unless the server judged every such job invalid: then it is terminal). */
 export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
   override get message(): string {
     return `could not create ImagePullJob ${this.jobs.join(", ")}`
@@ -68,7 +68,7 @@ export const reconcileWorkload = (ctx: WorkloadStores): Effect.Effect<Reconcile<
   })
 
 const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<KubeApi> =>
-  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | TerminalError | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
@@ -100,11 +100,14 @@ const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<Kub
       if (condemned.has(job.metadata.name ?? "")) yield* deleteExact(resources.imagePullJob, job)
     }
     const failures: Array<string> = []
+    // Whether every refusal was the server's judgement of the job itself (422).
+    let allInvalid = true
     for (const job of decision.create) {
       const created = yield* api.create(resources.imagePullJob, job).pipe(
         Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)),
-        Effect.catch((error) =>
-          Effect.as(
+        Effect.catch((error) => {
+          if (error._tag !== "Invalid") allInvalid = false
+          return Effect.as(
             record(workload, {
               type: "Warning",
               reason: "FailedCreateImagePullJob",
@@ -112,7 +115,7 @@ const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<Kub
             }),
             null
           )
-        )
+        })
       )
       if (created === null) {
         failures.push(job.metadata.name ?? "")
@@ -122,7 +125,13 @@ const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<Kub
       yield* record(workload, createdEvent(job))
     }
     for (const event of decision.events) yield* record(workload, event)
-    if (failures.length > 0) return yield* Effect.fail(new PreDownloadCreateFailed({ jobs: failures }))
+    if (failures.length > 0) {
+      const failed = new PreDownloadCreateFailed({ jobs: failures })
+      // The workload's template builds the same job on every retry, so one the server rejected as
+      // invalid stays rejected until the workload is edited, and an edit wakes the key anyway: not
+      // retried (the event says why), where a refusal that may pass later (quota, RBAC, the server away) is.
+      return yield* Effect.fail(allInvalid ? new TerminalError({ cause: failed }) : failed)
+    }
     books.settle(key, decision.settled === undefined ? undefined : { uid, settled: decision.settled })
     return {}
   }, Effect.mapError(retryable))
