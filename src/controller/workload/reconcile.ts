@@ -68,7 +68,9 @@ export const reconcileWorkload = (ctx: WorkloadStores): Effect.Effect<Reconcile<
   })
 
 const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<KubeApi> =>
-  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | TerminalError | DeleteError, KubeApi> {
+  Effect.fn("reconcile Workload")(function* (
+    key: string
+  ): Effect.fn.Return<Outcome, PreDownloadCreateFailed | TerminalError | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
