@@ -93,8 +93,9 @@ const withoutManagedFields = (object: KubeObject): KubeObject => {
 }
 
 /**
- * An empty store of one kind. `decode` makes the typed view of each version (once, as it comes
- * in); `indexes` are told of every change before it goes to the consumer.
+ * An empty store of one kind: a reflector's read cache (kube-runtime's Store), not the object
+ * storage behind the in-memory API server (makeInMemoryKubeStore). `decode` makes the typed view of
+ * each version (once, as it comes in); `indexes` are told of every change before it goes to the consumer.
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
