@@ -47,7 +47,7 @@ export interface Controller {
   readonly reconcile: (observe?: (controller: string) => WorkerObserver) => Effect.Effect<never, never, KubeApi>
 }
 
-/** The reconcilers' own state, fresh for each controller: a new leader starts with empty books. */
+/** The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership, as before). */
 const controllerState = (settings: ControllerSettings) =>
   Layer.mergeAll(
     ImagePullJobState.layer(settings.maxConcurrentPullsPerRegistry),

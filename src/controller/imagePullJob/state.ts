@@ -88,7 +88,7 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
   }
 }
 
-/** The ImagePullJob reconciler's books, one set per controller (a new leader starts with empty ones). */
+/** The ImagePullJob reconciler's books, one set per controller (makeController provides it). */
 export class ImagePullJobState extends Context.Service<ImagePullJobState, ImagePullJobBooks>()(
   "preheat/controller/imagePullJob/ImagePullJobState"
 ) {
