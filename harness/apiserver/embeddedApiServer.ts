@@ -8,7 +8,7 @@ import { resources } from "../../src/kube/resources.ts"
 import { initialNamespaces } from "./admission/namespaceLifecycle.ts"
 import { serveApi } from "./http/server.ts"
 import type { ApiServerAddress, ApiServerError, ApiServerOptions } from "./http/server.ts"
-import { makeStore } from "./storage/store.ts"
+import { makeInMemoryKubeStore } from "./storage/store.ts"
 import type { InMemoryKubeApiOptions, InMemoryKubeStore } from "./storage/store.ts"
 
 export interface EmbeddedApiServerOptions extends ApiServerOptions, InMemoryKubeApiOptions {}
@@ -37,7 +37,7 @@ export const startEmbeddedApiServer = (
   options: EmbeddedApiServerOptions = {}
 ): Effect.Effect<EmbeddedApiServer, ApiServerError, Scope.Scope> =>
   Effect.gen(function* () {
-    const { api, inspector } = makeStore(options)
+    const { api, inspector } = makeInMemoryKubeStore(options)
     const address = yield* Effect.gen(function* () {
       yield* seedNamespaces
       return yield* serveApi(options)

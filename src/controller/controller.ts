@@ -1,4 +1,4 @@
-import { Duration, Effect, Schedule } from "effect"
+import { Duration, Effect, Layer, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
@@ -12,29 +12,34 @@ import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { allSecretCopies } from "./context.ts"
-import type { ControllerContext, ControllerSettings } from "./context.ts"
+import type { ControllerQueues, ControllerSettings } from "./context.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
-import type { JobProgress } from "./imagePullJob/progress.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
-import { imagePullJobWatches, jobsReferencingSecrets, noteNodeImage, notePod } from "./imagePullJob/watches.ts"
+import { ImagePullJobState, imagePullJobBookkeeping } from "./imagePullJob/state.ts"
+import type { ImagePullJobBooks } from "./imagePullJob/state.ts"
+import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watches.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
+import { NodeImageState } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
-import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
-import type { Resynced } from "./pullSecrets/sourceSecrets.ts"
+import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
 import { pullSecretsWatches } from "./pullSecrets/watches.ts"
-import { rememberedTimes } from "./nodeImage/tagTimes.ts"
-import { RegistryBudget } from "./registryBudget.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
+import type { ControllerStores } from "./stores.ts"
 import { wake } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
+import { WorkloadState } from "./workload/state.ts"
 import { workloadWatches } from "./workload/watches.ts"
 
 export interface Controller {
-  readonly context: ControllerContext
+  readonly stores: ControllerStores
+  readonly queues: ControllerQueues
+  /** The books of the reconcilers that keep any, for the gauges and tests to read. */
+  readonly books: { readonly imagePullJob: ImagePullJobBooks; readonly sourceSecrets: SourceSecretBook }
   /** Resolves once every store has its first list. */
   readonly synced: Effect.Effect<void>
   readonly hasSynced: () => boolean
@@ -42,15 +47,31 @@ export interface Controller {
   readonly reconcile: (observe?: (controller: string) => WorkerObserver) => Effect.Effect<never, never, KubeApi>
 }
 
+/** The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership, as before). */
+const controllerState = (settings: ControllerSettings) =>
+  Layer.mergeAll(
+    ImagePullJobState.layer(settings.maxConcurrentPullsPerRegistry),
+    NodeImageState.layer,
+    WorkloadState.layer,
+    SourceSecrets.layer
+  )
+
 /**
  * The stores (watching from the start, so a new leader begins warm) and the reconcilers
  * that feed on them (SPEC §2).
  */
-export const makeController = Effect.fnUntraced(function* (
+export const makeController = (settings: ControllerSettings): Effect.Effect<Controller, never, KubeApi | WorkQueues | Scope.Scope> =>
+  Effect.provide(buildController(settings), controllerState(settings))
+
+const buildController = Effect.fnUntraced(function* (
   settings: ControllerSettings
-): Effect.fn.Return<Controller, never, KubeApi | WorkQueues | Scope.Scope> {
+): Effect.fn.Return<
+  Controller,
+  never,
+  KubeApi | WorkQueues | Scope.Scope | ImagePullJobState | NodeImageState | WorkloadState | SourceSecrets
+> {
   const workQueues = yield* WorkQueues
-  const queues = {
+  const queues: ControllerQueues = {
     nodeImage: yield* workQueues.queue("nodeimage"),
     imagePullJob: yield* workQueues.queue("imagepulljob"),
     imageListPullJob: yield* workQueues.queue("imagelistpulljob"),
@@ -59,31 +80,30 @@ export const makeController = Effect.fnUntraced(function* (
     workload: yield* workQueues.queue("workload")
   }
   const stores = controllerStores()
-  const ctx: ControllerContext = {
-    ...stores,
-    settings,
-    statusWrittenAt: new Map<string, number>(),
-    propagated: new Map<string, string>(),
-    targets: new Map<string, JobProgress>(),
-    placement: { nodes: 0, pods: 0 },
-    parseTime: rememberedTimes(),
-    awaitingNewer: new Map<string, Set<string>>(),
-    registries: new RegistryBudget(settings.maxConcurrentPullsPerRegistry),
-    sourceSecrets: makeSourceSecrets(),
-    preDownloads: new Map<string, { readonly uid: string; readonly settled: string }>(),
-    queues
+  const jobBooks = yield* ImagePullJobState
+  const sourceSecrets = yield* SourceSecrets
+  // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
+  const reconcilers = {
+    nodeImage: yield* reconcileNodeImage(stores, settings),
+    imagePullJob: yield* reconcileImagePullJob(stores, settings, queues.imagePullJob),
+    imageListPullJob: reconcileImageListPullJob(stores),
+    advancedCronJob: reconcileAdvancedCronJob(stores),
+    pullSecrets: yield* reconcilePullSecrets(stores, settings.secretNamespace),
+    workload: yield* reconcileWorkload(stores)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
-  const pulls = imagePullJobWatches(ctx)
-  const nodeImages = nodeImageWatches(ctx)
-  const lists = imageListPullJobWatches(ctx)
-  const crons = advancedCronJobWatches(ctx)
-  const secrets = pullSecretsWatches(ctx)
-  const workloads = workloadWatches(ctx)
+  const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
+  const nodeImages = nodeImageWatches(queues.nodeImage, stores.nodeImages)
+  const lists = imageListPullJobWatches(queues.imageListPullJob)
+  const crons = advancedCronJobWatches(queues.advancedCronJob)
+  const secrets = pullSecretsWatches(queues.pullSecrets)
+  const workloads = workloadWatches(queues.workload, stores)
+  // The only books that follow the stores; the other reconcilers' books change in their reconciles.
+  const jobBookkeeping = imagePullJobBookkeeping(queues.imagePullJob, jobBooks, stores.jobs, settings.nodeReportBatchMs)
   yield* reflect(
     stores.jobs,
     watcher(resources.imagePullJob, {}),
-    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs])
+    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs], jobBookkeeping.jobs)
   )
   yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
   yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
@@ -92,7 +112,7 @@ export const makeController = Effect.fnUntraced(function* (
     watcher(resources.secret, { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` }),
     wake(secrets.secretCopies)
   )
-  yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], notePod(ctx)))
+  yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], jobBookkeeping.pods))
   yield* reflect(stores.deployments, watcher(resources.deployment, {}), wake(workloads.deployments))
   yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), wake(workloads.statefulSets))
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
@@ -102,7 +122,7 @@ export const makeController = Effect.fnUntraced(function* (
   yield* reflect(
     stores.nodeImages,
     watcher(resources.nodeImage, {}),
-    wake([...nodeImages.nodeImages, ...pulls.nodeImages], noteNodeImage(ctx))
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages], jobBookkeeping.nodeImages)
   )
   const all = Object.values(stores)
   const synced = Effect.all(
@@ -118,10 +138,10 @@ export const makeController = Effect.fnUntraced(function* (
   const sourceSecretsChanged = ({ changed, withdrawn }: Resynced) =>
     Effect.suspend(() => {
       if (changed.length === 0) return Effect.void
-      const jobs = jobsReferencingSecrets(new Set(changed), ctx.jobs)
+      const jobs = jobsReferencingSecrets(new Set(changed), stores.jobs)
       const nodes = new Set(
-        jobsReferencingSecrets(new Set(withdrawn), ctx.jobs).flatMap((key) => [
-          ...ctx.nodeImages.indexes.owners.nodesOf(ctx.jobs.get(key)?.metadata.uid ?? "")
+        jobsReferencingSecrets(new Set(withdrawn), stores.jobs).flatMap((key) => [
+          ...stores.nodeImages.indexes.owners.nodesOf(stores.jobs.get(key)?.metadata.uid ?? "")
         ])
       )
       return Effect.andThen(
@@ -138,12 +158,12 @@ export const makeController = Effect.fnUntraced(function* (
       // Deciding before every store is complete would drop tags whose owners are not yet seen.
       yield* synced
       // The books open with the pulls a previous leader started, so the registry limit holds across a hand-over.
-      if (ctx.registries.limit !== undefined) {
+      if (jobBooks.registries.limit !== undefined) {
         const underWay = pullsUnderWay(
-          [...ctx.nodeImages.entries()].map((stored) => stored.view),
-          (uid) => jobKeyOf(ctx.jobs, uid)
+          [...stores.nodeImages.entries()].map((stored) => stored.view),
+          (uid) => jobKeyOf(stores.jobs, uid)
         )
-        for (const [key, { inFlight, registry }] of underWay) ctx.registries.settle(key, registry, inFlight, 0)
+        for (const [key, { inFlight, registry }] of underWay) jobBooks.registries.settle(key, registry, inFlight, 0)
       }
       const run = (name: string, queue: WorkQueue, reconcile: Reconcile<KubeApi>) =>
         Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
@@ -154,23 +174,30 @@ export const makeController = Effect.fnUntraced(function* (
             ...(observe === undefined ? {} : { observe: observe(name) })
           })
         )
-      const resyncSecrets = Effect.flatMap(ctx.sourceSecrets.resync, sourceSecretsChanged).pipe(
+      const resyncSecrets = Effect.flatMap(sourceSecrets.resync, sourceSecretsChanged).pipe(
         Effect.repeat(Schedule.spaced(Duration.millis(settings.secretResyncMs))),
         Effect.delay(Duration.millis(settings.secretResyncMs))
       )
       return yield* Effect.all(
         [
           resyncSecrets,
-          run("nodeimage", queues.nodeImage, reconcileNodeImage(ctx)),
-          run("imagepulljob", queues.imagePullJob, reconcileImagePullJob(ctx)),
-          run("imagelistpulljob", queues.imageListPullJob, reconcileImageListPullJob(ctx)),
-          run("advancedcronjob", queues.advancedCronJob, reconcileAdvancedCronJob(ctx)),
-          run("pullsecrets", queues.pullSecrets, reconcilePullSecrets(ctx)),
-          run("workload", queues.workload, reconcileWorkload(ctx))
+          run("nodeimage", queues.nodeImage, reconcilers.nodeImage),
+          run("imagepulljob", queues.imagePullJob, reconcilers.imagePullJob),
+          run("imagelistpulljob", queues.imageListPullJob, reconcilers.imageListPullJob),
+          run("advancedcronjob", queues.advancedCronJob, reconcilers.advancedCronJob),
+          run("pullsecrets", queues.pullSecrets, reconcilers.pullSecrets),
+          run("workload", queues.workload, reconcilers.workload)
         ],
         { concurrency: "unbounded" }
       ).pipe(Effect.andThen(Effect.never))
     })
 
-  return { context: ctx, synced, hasSynced: () => all.every((store) => store.hasSynced()), reconcile }
+  return {
+    stores,
+    queues,
+    books: { imagePullJob: jobBooks, sourceSecrets },
+    synced,
+    hasSynced: () => all.every((store) => store.hasSynced()),
+    reconcile
+  }
 })

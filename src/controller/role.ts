@@ -10,8 +10,9 @@ import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
 import type { WorkerObserver } from "../workqueue/runWorkers.ts"
 import type { WorkQueues } from "../workqueue/WorkQueues.ts"
-import type { ControllerContext, ControllerSettings } from "./context.ts"
+import type { ControllerSettings } from "./context.ts"
 import { makeController } from "./controller.ts"
+import type { Controller } from "./controller.ts"
 import type { Decoded } from "./stores.ts"
 
 export interface ControllerRoleOptions {
@@ -24,25 +25,25 @@ export interface ControllerRoleOptions {
   readonly metrics: { readonly host: string; readonly port: number }
 }
 
-const phaseOf = (ctx: ControllerContext, job: Decoded<ImagePullJob>): JobPhase => {
+const phaseOf = (nodes: number, job: Decoded<ImagePullJob>): JobPhase => {
   if (Result.isFailure(job)) return "invalid"
   const status = job.success.status
   if (status?.completionTime !== undefined) return "completed"
   if (status?.conditions?.some((c) => c.type === "Valid" && c.status === "False")) return "invalid"
-  return resolveParallelism(job.success.spec.parallelism, ctx.nodeImages.size()) === 0 ? "paused" : "running"
+  return resolveParallelism(job.success.spec.parallelism, nodes) === 0 ? "paused" : "running"
 }
 
 /** Gauges read from the stores (jobs by phase, nodes pulling, queue depth), every few seconds. */
-const sampleGauges = (ctx: ControllerContext) =>
+const sampleGauges = ({ queues, stores }: Controller) =>
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
-    for (const { view } of ctx.jobs.entries()) jobs[phaseOf(ctx, view)]++
+    for (const { view } of stores.jobs.entries()) jobs[phaseOf(stores.nodeImages.size(), view)]++
     yield* metrics.setJobs(jobs)
     let pulling = 0
-    for (const { view } of ctx.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
+    for (const { view } of stores.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)
-    for (const [name, queue] of Object.entries(ctx.queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
+    for (const [name, queue] of Object.entries(queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
   })
 
 /**
@@ -82,7 +83,7 @@ export const runControllerRole = (options: ControllerRoleOptions) =>
         lease: `${options.leaderElection.namespace}/${options.leaderElection.name}`
       })
     )
-    yield* Effect.forkScoped(Effect.repeat(sampleGauges(controller.context), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore))
+    yield* Effect.forkScoped(Effect.repeat(sampleGauges(controller), Schedule.spaced(Duration.seconds(5))).pipe(Effect.ignore))
     const observe = (name: string): WorkerObserver => ({
       onFinished: (_key, millis, result) => metrics.recordReconcile(name, result, millis / 1000)
     })

@@ -6,7 +6,11 @@ import { changed } from "../kube/store.ts"
 import type { Change } from "../kube/store.ts"
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 
-/** One reconciler's interest in a kind: which of its keys a change wakes. */
+/**
+ * One reconciler's interest in a kind: which of its keys a change wakes. `keys` is a pure mapping
+ * (controller-runtime's map functions, kube-rs' mappers): it reads the change and the stores,
+ * never a reconciler's books.
+ */
 export interface Watch<A> {
   readonly queue: WorkQueue
   readonly keys: (change: Change<A>) => Iterable<string>
@@ -15,18 +19,32 @@ export interface Watch<A> {
 }
 
 /**
- * A store's change handler. Every watch's keys are read first, while the books show the state
- * before the change; then `note` brings the books up to date; then the keys are added.
+ * What a change means to one reconciler's books (its state service), and the keys the update
+ * frees: a deleted job's registry room, the jobs that waited for a newer NodeImage.
+ */
+export interface Bookkeeping<A> {
+  readonly queue: WorkQueue
+  readonly note: (change: Change<A>) => Iterable<string>
+  readonly delayMs?: number
+}
+
+/**
+ * A store's change handler: the books are brought up to date and every key is known before the
+ * first key is added. The mappings read no books, so they and the bookkeeping may run in any
+ * order; but a key must not reach a worker before the books its reconcile reads (a target marked
+ * as touched, a placement counter) show the change, so the adds come last.
  */
 export const wake =
-  <A>(watches: ReadonlyArray<Watch<A>>, note?: (change: Change<A>) => void) =>
+  <A>(watches: ReadonlyArray<Watch<A>>, books: ReadonlyArray<Bookkeeping<A>> = []) =>
   (change: Change<A>): Effect.Effect<void> =>
     Effect.suspend(() => {
-      const woken = watches.map((watch) => ({ watch, keys: [...watch.keys(change)] }))
-      note?.(change)
+      const woken = [
+        ...books.map((book) => ({ queue: book.queue, delayMs: book.delayMs, keys: [...book.note(change)] })),
+        ...watches.map((watch) => ({ queue: watch.queue, delayMs: watch.delayMs, keys: [...watch.keys(change)] }))
+      ]
       return Effect.forEach(
         woken,
-        ({ keys, watch }) => Effect.forEach(keys, (key) => watch.queue.add(key, watch.delayMs), { discard: true }),
+        ({ delayMs, keys, queue }) => Effect.forEach(keys, (key) => queue.add(key, delayMs), { discard: true }),
         { discard: true }
       )
     })

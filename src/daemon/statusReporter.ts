@@ -28,6 +28,12 @@ const maxConflictRetries = 10
 /** A status write the API server did not take (not a Conflict, or still conflicting after the re-reads). */
 export class StatusWriteFailed extends Data.TaggedError("StatusWriteFailed")<{ readonly message: string }> {}
 
+/** A write met a Conflict and the NodeImage was read again: the patch is computed anew at once. */
+class StatusConflict extends Data.TaggedError("StatusConflict") {}
+
+/** The attempts after the first that a write conflicting each time gets, without delay (the re-read is the wait). */
+const conflictRetries = Schedule.recurs(maxConflictRetries - 1)
+
 /** Failed status writes are retried 1 s doubling to 30 s, without end: the status must land. */
 export const statusWriteRetry: Schedule.Schedule<Duration.Duration, StatusWriteFailed> = Schedule.min([
   Schedule.exponential(Duration.seconds(1)),
@@ -108,31 +114,34 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
     )
   )
 
-  /** Writes against `current`; a Conflict reads the object again and computes the patch anew, `conflictsLeft` times. */
-  const writeFrom = (current: StoredNodeImage | undefined, conflictsLeft: number): Effect.Effect<void, StatusWriteFailed> =>
-    current === undefined
-      ? Effect.void
-      : writeOnce(current).pipe(
-          Effect.catch((error) => {
-            if (error._tag === "NotFound") return Effect.void
-            if (error._tag !== "Conflict") {
-              return Effect.fail(new StatusWriteFailed({ message: error.message === "" ? error._tag : `${error._tag}: ${error.message}` }))
-            }
-            return Effect.flatMap(reread, (fresh) =>
-              fresh === undefined || conflictsLeft > 1
-                ? writeFrom(fresh, conflictsLeft - 1)
-                : Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))
-            )
-          })
-        )
-
-  const write = Effect.suspend(() =>
-    Effect.andThen(
+  const write = Effect.suspend(() => {
+    // What the next attempt writes against: the store's version, then the one read after each Conflict.
+    let current = options.nodeImages.entry(options.nodeName)
+    const attempt = Effect.suspend(() => (current === undefined ? Effect.void : writeOnce(current))).pipe(
+      Effect.catch((error) => {
+        if (error._tag === "NotFound") return Effect.void
+        if (error._tag !== "Conflict") {
+          return Effect.fail(new StatusWriteFailed({ message: error.message === "" ? error._tag : `${error._tag}: ${error.message}` }))
+        }
+        return Effect.flatMap(reread, (fresh) => {
+          // Gone meanwhile: no status to write.
+          if (fresh === undefined) return Effect.void
+          current = fresh
+          return Effect.fail(new StatusConflict())
+        })
+      })
+    )
+    return Effect.andThen(
       // Reports from other fibers ready at this same instant join this write instead of the next.
       Effect.yieldNow,
-      writeFrom(options.nodeImages.entry(options.nodeName), maxConflictRetries)
+      attempt.pipe(
+        Effect.retry({ schedule: conflictRetries, while: (error) => error._tag === "StatusConflict" }),
+        Effect.catchTag("StatusConflict", () =>
+          Effect.fail(new StatusWriteFailed({ message: `still conflicting after ${maxConflictRetries} attempts` }))
+        )
+      )
     )
-  ).pipe(Effect.withSpan("StatusReporter.write", { attributes: { node: options.nodeName } }))
+  }).pipe(Effect.withSpan("StatusReporter.write", { attributes: { node: options.nodeName } }))
 
   /**
    * A failed write keeps the key while it waits out the backoff, so nothing else goes out before

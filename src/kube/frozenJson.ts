@@ -9,7 +9,7 @@ import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
  * and the in-process API server's objects handed to a client store are recognised as settled at
  * once instead of being walked and copied (a pool per store would hold each value once per store
  * and walk every object twice). What it holds is not observable: `intern` returns equal values
- * either way.
+ * either way. Listed as process-wide on purpose in test/architecture/moduleState.test.ts.
  */
 const pool = new ValuePool()
 

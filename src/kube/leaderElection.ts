@@ -1,5 +1,5 @@
 import { hostname } from "node:os"
-import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schema } from "effect"
+import { Clock, Data, Duration, Effect, Fiber, Option, Random, Schedule, Schema } from "effect"
 import { ApiAccess, retryLogLevel } from "./ApiAccess.ts"
 import { KubeApi } from "./KubeApi.ts"
 import type { KubeObject } from "./KubeApi.ts"
@@ -109,7 +109,7 @@ export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect
     const { identity } = options
     const key = { namespace: options.namespace, name: options.name }
     const now = () => clock.currentTimeMillisUnsafe()
-    const sleep = (millis: number) => clock.sleep(Duration.millis(Math.max(0, millis)))
+    const everyRetryPeriod = Schedule.spaced(Duration.millis(retryMillis))
 
     let leading = false
     /** When our last successful write started: from then on we held the lease for leaseDuration. */
@@ -188,8 +188,26 @@ export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect
     const attemptWithin = (millis: number) =>
       attempt.pipe(Effect.timeoutOption(Duration.millis(millis)), Effect.map(Option.getOrElse(() => false)))
 
-    const acquire = Effect.gen(function* () {
-      while (!(yield* attemptWithin(renewMillis))) yield* sleep(retryMillis)
+    const acquire = attemptWithin(renewMillis).pipe(Effect.repeat({ schedule: everyRetryPeriod, until: (won) => won }))
+
+    /** Someone else holds the lease as last read. */
+    const takenOver = () => observed !== undefined && observed.holder !== identity && observed.holder !== ""
+
+    /**
+     * One renewal round: an attempt every retryPeriod (the last wait cut short at the deadline)
+     * until one renews, the lease is seen taken, or renewDeadline from the round's start has passed.
+     */
+    const renewalRound = Effect.suspend(() => {
+      const deadline = now() + renewMillis
+      const untilDeadline = everyRetryPeriod.pipe(
+        Schedule.modifyDelay(() => Effect.sync(() => Duration.millis(Math.max(0, Math.min(retryMillis, deadline - now())))))
+      )
+      const tryRenew = Effect.suspend(() =>
+        now() >= deadline
+          ? Effect.succeed("expired" as const)
+          : Effect.map(attemptWithin(deadline - now()), (renewed) => (renewed ? "renewed" : takenOver() ? "taken" : "failed"))
+      )
+      return tryRenew.pipe(Effect.repeat({ schedule: untilDeadline, while: (outcome) => outcome === "failed" }))
     })
 
     /**
@@ -198,26 +216,14 @@ export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect
      * counts from its start, so a slow server (a renewal taking seconds) does not cost leadership:
      * others count leaseDuration from when they saw the renewal land, later than this round's end.
      */
-    const keepRenewing = Effect.gen(function* () {
-      while (true) {
-        yield* sleep(retryMillis)
-        const deadline = now() + renewMillis
-        let renewed = false
-        while (!renewed && now() < deadline) {
-          renewed = yield* attemptWithin(deadline - now())
-          const taken = observed !== undefined && observed.holder !== identity && observed.holder !== ""
-          if (!renewed && taken) {
-            leading = false
-            return `lease taken over by ${observed?.holder}`
-          }
-          if (!renewed) yield* sleep(Math.min(retryMillis, deadline - now()))
-        }
-        if (!renewed) {
-          leading = false
-          return "could not renew the lease within renewDeadline"
-        }
-      }
-    })
+    const keepRenewing = renewalRound.pipe(
+      Effect.repeat({ schedule: everyRetryPeriod, while: (outcome) => outcome === "renewed" }),
+      Effect.delay(Duration.millis(retryMillis)),
+      Effect.map((outcome) => {
+        leading = false
+        return outcome === "taken" ? `lease taken over by ${observed?.holder}` : "could not renew the lease within renewDeadline"
+      })
+    )
 
     const lead = <E, R>(whileLeader: Effect.Effect<never, E, R>) =>
       Effect.acquireUseRelease(

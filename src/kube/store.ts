@@ -53,9 +53,8 @@ export interface Store<A = KubeObject, I extends Indexes<A> = Indexes<A>> {
    */
   readonly written: (object: KubeObject) => Effect.Effect<void>
   /**
-   * Forgets an object that was deleted (by us, or as the watch saw it). `uid` names the deleted
-   * object when the store may not hold it (a watch's DELETED event), so an answer to an earlier
-   * write of it cannot bring it back.
+   * Forgets an object: one we deleted, or, with its `uid`, one a watch's DELETED event says is gone
+   * (the store may not hold it yet): then no answer to an earlier write of it can bring it back.
    */
   readonly removed: (key: string, uid?: string) => Effect.Effect<void>
 }
@@ -121,8 +120,9 @@ const deletedUids = (limit: number) => {
 }
 
 /**
- * An empty store of one kind. `decode` makes the typed view of each version (once, as it comes
- * in); `indexes` are told of every change before it goes to the consumer.
+ * An empty store of one kind: a reflector's read cache (kube-runtime's Store), not the object
+ * storage behind the in-memory API server (makeInMemoryKubeStore). `decode` makes the typed view of
+ * each version (once, as it comes in); `indexes` are told of every change before it goes to the consumer.
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
@@ -158,7 +158,9 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
   const removed = (key: string, uid?: string): Effect.Effect<void> =>
     Effect.suspend(() => {
       const old = objects.get(key)
-      for (const gone of [uid, old?.raw.metadata.uid]) if (gone !== undefined) deleted.add(gone)
+      // Only a DELETED event says the object is gone: one we asked to delete may wait for its
+      // finalizers or its grace period (a pod), and its next versions must still come in.
+      if (uid !== undefined) deleted.add(uid)
       if (old === undefined || (uid !== undefined && old.raw.metadata.uid !== undefined && old.raw.metadata.uid !== uid)) return Effect.void
       replace(key, old, undefined)
       return consumer({ type: "deleted", old })

@@ -7,7 +7,8 @@ import { Data } from "effect"
 export class RetryableError extends Data.TaggedError("RetryableError")<{ readonly cause: unknown }> {}
 
 /**
- * A reconcile that cannot succeed by retrying (controller-runtime's TerminalError): logged once,
+ * A reconcile that cannot succeed by retrying (controller-runtime's TerminalError; raised by the
+ * pre-download reconcile when the server rejects its jobs as invalid): logged once,
  * counted as an error and not requeued; the next change that concerns the key wakes it again.
  */
 export class TerminalError extends Data.TaggedError("TerminalError")<{ readonly cause: unknown }> {}

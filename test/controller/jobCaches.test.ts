@@ -25,7 +25,7 @@ describe("the controller's per-job caches", () => {
         })
       }
       yield* advance(5000)
-      const { propagated, statusWrittenAt, targets } = controller.context
+      const { propagated, statusWrittenAt, targets } = controller.books.imagePullJob
       for (const cache of [targets, propagated, statusWrittenAt]) expect([...cache.keys()].sort()).toEqual(["default/a", "default/b"])
       const deleting = yield* api.delete(resources.imagePullJob, { name: "a", namespace: "default" })
       expect(deleting?.metadata.finalizers?.length).toBe(1)
@@ -39,8 +39,8 @@ describe("the controller's per-job caches", () => {
         ...deleting!,
         metadata: { ...deleting!.metadata, resourceVersion: String(Number(deleting!.metadata.resourceVersion) + 1) }
       }
-      yield* controller.context.jobs.written(lastStored)
-      expect([...controller.context.jobs.values()].map((job) => job.metadata.name)).toEqual(["b"])
+      yield* controller.stores.jobs.written(lastStored)
+      expect([...controller.stores.jobs.values()].map((job) => job.metadata.name)).toEqual(["b"])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 })

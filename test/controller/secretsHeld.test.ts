@@ -26,8 +26,8 @@ describe("the Secrets the controller holds", () => {
       yield* Effect.forkScoped(controller.reconcile())
       yield* simulateDaemons({ pullMs: 1000 })
       yield* advance(31_000)
-      expect(controller.context.secretCopies.size()).toBe(0)
-      expect(controller.context.sourceSecrets.size()).toBe(0)
+      expect(controller.stores.secretCopies.size()).toBe(0)
+      expect(controller.books.sourceSecrets.size()).toBe(0)
       yield* api.create(resources.imagePullJob, {
         apiVersion: "apps.kruise.io/v1alpha1",
         kind: "ImagePullJob",
@@ -35,13 +35,13 @@ describe("the Secrets the controller holds", () => {
         spec: { image: "nginx:1.25", pullSecrets: ["s1"], completionPolicy: { type: "Never" } }
       })
       yield* advance(3000)
-      expect([...controller.context.secretCopies.values()].map((s) => s.metadata.name)).toEqual(["default.s1"])
-      expect(controller.context.sourceSecrets.size()).toBe(1)
-      expect(controller.context.sourceSecrets.cached("default", "s1")?.metadata.name).toBe("s1")
+      expect([...controller.stores.secretCopies.values()].map((s) => s.metadata.name)).toEqual(["default.s1"])
+      expect(controller.books.sourceSecrets.size()).toBe(1)
+      expect(controller.books.sourceSecrets.cached("default", "s1")?.metadata.name).toBe("s1")
       yield* api.delete(resources.imagePullJob, { name: "with-secret", namespace: "default" })
       yield* advance(3000)
-      expect(controller.context.sourceSecrets.size()).toBe(0)
-      expect(controller.context.secretCopies.size()).toBe(0)
+      expect(controller.books.sourceSecrets.size()).toBe(0)
+      expect(controller.stores.secretCopies.size()).toBe(0)
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 })

@@ -87,7 +87,7 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
       nodeImage("n1", 1, { owners: ["a", "b", "c"], reports: [pulling("a", 10), pulling("b", 10)] }),
       nodeImage("n1", 2, { owners: ["a", "b", "c"], reports: [succeeded("a"), pulling("b", 10)] })
     )
-    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/a"])
+    expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual(["default/a"])
     expect(nodeImageForItself(change)).toEqual(["n1"])
   })
 
@@ -98,7 +98,7 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
       nodeImage("n1", 1, { owners: ["a", "b"] }),
       nodeImage("n1", 2, { owners: ["a", "b", "c"] })
     )
-    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/c"])
+    expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual(["default/c"])
   })
 
   it("nothing for a progress report, neither a job nor the NodeImage itself", () => {
@@ -108,26 +108,8 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
       nodeImage("n1", 1, { owners: ["a", "b"], reports: [pulling("a", 10), pulling("b", 0)] }),
       nodeImage("n1", 2, { owners: ["a", "b"], reports: [pulling("a", 60), pulling("b", 5)] })
     )
-    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual([])
+    expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual([])
     expect(nodeImageForItself(change)).toEqual([])
-  })
-
-  it("the jobs that wait after a conflicting write, once the spec moved (another job's write), not on a status report", () => {
-    const stores = withJobs(...jobs)
-    const awaitingNewer = new Map([["n1", new Set(["default/b"])]])
-    const report = lastChange(
-      stores.nodeImages,
-      nodeImage("n1", 1, { owners: ["a"], reports: [pulling("a", 10)] }),
-      nodeImage("n1", 2, { owners: ["a"], reports: [pulling("a", 20)] })
-    )
-    // Their writes are tested on the generation: a report cannot make them go through.
-    expect(sorted(jobsForNodeImage(report, { jobs: stores.jobs, awaitingNewer }))).toEqual([])
-    const specWrite = lastChange(
-      stores.nodeImages,
-      nodeImage("n1", 2, { owners: ["a"], reports: [pulling("a", 20)] }),
-      nodeImage("n1", 3, { owners: ["a"], reports: [pulling("a", 20)], generation: 2 })
-    )
-    expect(sorted(jobsForNodeImage(specWrite, { jobs: stores.jobs, awaitingNewer }))).toEqual(["default/b"])
   })
 
   it("on a label change, only the jobs whose selection of the node changes", () => {
@@ -143,7 +125,7 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
       nodeImage("n1", 1, { labels: { zone: "a" } }),
       nodeImage("n1", 2, { labels: { zone: "b" } })
     )
-    expect(sorted(jobsForNodeImage(change, { jobs: stores.jobs, awaitingNewer: new Map() }))).toEqual(["default/zone-a", "default/zone-b"])
+    expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual(["default/zone-a", "default/zone-b"])
     expect(nodeImageForItself(change)).toEqual(["n1"])
   })
 
@@ -159,9 +141,8 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
       nodeImage("n1", 1, { labels: { zone: "a" } }),
       nodeImage("n1", 2, { labels: { zone: "a" }, deleting: true })
     )
-    const context = { jobs: stores.jobs, awaitingNewer: new Map() }
-    expect(sorted(jobsForNodeImage(added!, context))).toEqual(["default/every", "default/zone-a"])
-    expect(sorted(jobsForNodeImage(deleting!, context))).toEqual(["default/every", "default/zone-a"])
+    expect(sorted(jobsForNodeImage(added!, stores.jobs))).toEqual(["default/every", "default/zone-a"])
+    expect(sorted(jobsForNodeImage(deleting!, stores.jobs))).toEqual(["default/every", "default/zone-a"])
   })
 })
 
@@ -278,24 +259,41 @@ describe("other changes wake", () => {
 })
 
 describe("wake", () => {
-  it("reads every watch's keys before the books are noted, then adds them with the watch's delay", () => {
-    const added: Array<[string, unknown]> = []
-    const queue = { add: (key: string, after?: unknown) => Effect.sync(() => added.push([key, after])) } as unknown as WorkQueue
-    const books = new Set(["waiting"])
+  it("brings the books up to date before any key is added, then adds the books' and the watches' keys with their delays", () => {
+    const added: Array<[string, unknown, number]> = []
+    let notes = 0
+    const queue = { add: (key: string, after?: unknown) => Effect.sync(() => added.push([key, after, notes])) } as unknown as WorkQueue
     const handler = wake<KubeObject>(
       [
-        { queue, keys: () => [...books] },
-        { queue, keys: () => ["x", "y"], delayMs: 10 }
+        { queue, keys: () => ["x"] },
+        { queue, keys: () => ["y", "z"], delayMs: 10 }
       ],
-      () => books.clear()
+      [
+        {
+          queue,
+          note: () => {
+            notes++
+            return ["freed"]
+          },
+          delayMs: 5
+        },
+        {
+          queue,
+          note: () => {
+            notes++
+            return []
+          }
+        }
+      ]
     )
     Effect.runSync(handler({ type: "added", current: { raw: { metadata: {} }, view: { metadata: {} } } }))
+    // Every add saw both notes done: a worker woken by a key reads books that show the change.
     expect(added).toEqual([
-      ["waiting", undefined],
-      ["x", 10],
-      ["y", 10]
+      ["freed", 5, 2],
+      ["x", undefined, 2],
+      ["y", 10, 2],
+      ["z", 10, 2]
     ])
-    expect(books.size).toBe(0)
   })
 })
 

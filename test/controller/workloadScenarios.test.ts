@@ -227,4 +227,39 @@ describe("workload-driven pre-pull, through the controller", () => {
       expect(summary(yield* jobs)).toEqual([["web-bbb-app", "web:2"]])
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), WorkQueuesLive.layer())))
   )
+
+  it.effect(
+    "a job the server rejects as invalid is a Warning event, not retried (the same template builds it again); an edit tries anew",
+    () =>
+      Effect.gen(function* () {
+        const api = yield* KubeApi
+        for (const node of nodes) yield* api.create(resources.node, node)
+        const d1 = yield* api.create(resources.deployment, deployment({ name: "web", images: { app: "web:1" }, annotations: on }))
+        const old = yield* api.create(resources.replicaSet, replicaSet(d1, "aaa", { replicas: 4, revision: 1 }))
+        for (const i of [1, 2, 3, 4]) {
+          yield* createPod(pod(old, `web-aaa-${i}`, { node: `n${i}`, revisionLabel: "pod-template-hash", revision: "aaa" }))
+        }
+        const started: Array<string> = []
+        const controller = yield* makeController(defaultSettings)
+        yield* Effect.forkScoped(
+          controller.reconcile((name) => (name === "workload" ? { onStarted: (key) => Effect.sync(() => void started.push(key)) } : {}))
+        )
+        yield* advance(2000)
+        // A container name no object name may carry: the pre-download job named after it is refused (422).
+        const d2 = yield* setImages(resources.deployment, "web", "web", { Web_App: "web:2" })
+        yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
+        yield* advance(2000)
+        expect(yield* jobs).toEqual([])
+        const refused = (yield* eventsAbout("web")).filter(([, reason]) => reason === "FailedCreateImagePullJob")
+        expect(refused.length).toBe(1)
+        expect(String(refused[0]![2])).toMatch(/^failed to create ImagePullJob web-bbb-Web_App: .*metadata\.name/)
+        started.length = 0
+        yield* advance(60_000)
+        expect(started).toEqual([])
+        const d3 = yield* setImages(resources.deployment, "web", "web", { app: "web:3" })
+        yield* api.create(resources.replicaSet, replicaSet(d3, "ccc", { replicas: 1, revision: 3 }))
+        yield* advance(2000)
+        expect(summary(yield* jobs)).toEqual([["web-ccc-app", "web:3"]])
+      }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

@@ -95,6 +95,32 @@ describe("daemon: status writes", () => {
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
+  it.effect("a write that conflicts every time gives up after 10 attempts and is tried again after the backoff", () =>
+    Effect.gen(function* () {
+      const api = yield* KubeApi
+      const log = yield* PatchLog
+      yield* createNodeImage({ app: { tags: [tag("a")] } })
+      let interfering = true
+      // Before each status patch, another writer moves the NodeImage on: every patch conflicts.
+      const interfere: Effect.Effect<void, unknown> = Effect.suspend(() => {
+        if (interfering) log.beforeNextStatusPatch = interfere
+        return Effect.asVoid(
+          api.patch(resources.nodeImage, { name: node }, { metadata: { labels: { zone: String(log.statusPatches.length) } } })
+        )
+      })
+      log.beforeNextStatusPatch = interfere
+      yield* launch()
+      expect(log.statusPatches.map((p) => p.at)).toEqual(Array.from({ length: 10 }, () => 0))
+      expect(yield* tagStatus("app", "a")).toBeUndefined()
+      interfering = false
+      yield* advance(1000)
+      // After 1 s: one more conflict (the writer's last move), then writes computed on fresh state land.
+      expect(log.statusPatches.length).toBeGreaterThanOrEqual(12)
+      expect(log.statusPatches.slice(10).every((p) => p.at === 1000)).toBe(true)
+      expect((yield* tagStatus("app", "a"))?.phase).toBe("Succeeded")
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
   it.effect("a write the API server refuses is retried until it lands", () =>
     Effect.gen(function* () {
       const store = yield* InMemoryKubeStore

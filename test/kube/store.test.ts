@@ -96,6 +96,15 @@ describe("a deleted object stays deleted", () => {
     expect(store.get("default/pull")?.metadata.uid).toBe("u2")
   })
 
+  it("an object we asked to delete is only forgotten: while it waits for finalizers or a grace period its versions come in", () => {
+    const store = makeStore(resources.pod)
+    run(store.written(job("u1", 1)))
+    run(store.removed("default/pull"))
+    expect(store.get("default/pull")).toBeUndefined()
+    run(store.written(job("u1", 2, { deletionTimestamp: "2026-12-04T17:00:00Z", deletionGracePeriodSeconds: 30 })))
+    expect(store.get("default/pull")?.metadata.resourceVersion).toBe("2")
+  })
+
   it("remembers the last deletedUidsKept uids only", () => {
     const store = makeStore(resources.imagePullJob)
     for (let i = 0; i <= deletedUidsKept; i++) run(store.removed(`default/j${i}`, `u${i}`))

@@ -135,7 +135,7 @@ const defaultHistoryLimit = 10_000
 const defaultHistoryLimitBytes = 16 * 1024 * 1024
 
 /** A fresh, empty store: the KubeApi it serves and the inspector handle for tests. */
-export const makeStore = (options: InMemoryKubeApiOptions = {}) => {
+export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
   const historyLimit = Math.max(1, Math.floor(options.historyLimit ?? defaultHistoryLimit))
   const historyLimits = { count: historyLimit, bytes: Math.max(0, options.historyLimitBytes ?? defaultHistoryLimitBytes) }
   const bookmarkMillis = Math.max(1, Duration.toMillis(options.bookmarkInterval ?? Duration.minutes(1)))

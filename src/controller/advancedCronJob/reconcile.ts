@@ -8,21 +8,24 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
+import type { ControllerStores } from "../stores.ts"
 import { setCondition } from "../status/conditions.ts"
 import { patchStatus } from "../writes.ts"
 import { decideAdvancedCronJob } from "./decide.ts"
 
 const record = recordEvent("preheat-controller")
 
+/** What the AdvancedCronJob reconciler reads: the cron jobs and the list jobs they create. */
+type CronStores = Pick<ControllerStores, "listJobs" | "cronJobs">
+
 /** The ImageListPullJobs this cron job controls (by owner uid, so a re-created cron job starts afresh). */
-const childrenOf = (ctx: ControllerContext, cron: KubeObject): ReadonlyArray<ImageListPullJob> =>
+const childrenOf = (ctx: CronStores, cron: KubeObject): ReadonlyArray<ImageListPullJob> =>
   controlledBy(ctx.listJobs, cron).flatMap(({ view }) => (Result.isSuccess(view) ? [view.success] : []))
 
 /** Valid=False with every reason; the Warning event only when the reasons change. */
-const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =>
+const markInvalid = (ctx: CronStores, raw: KubeObject, message: string) =>
   Effect.gen(function* () {
     const status = (raw["status"] ?? {}) as { conditions?: Parameters<typeof setCondition>[0] }
     const before = status.conditions?.find((c) => c.type === "Valid")
@@ -41,7 +44,7 @@ const markInvalid = (ctx: ControllerContext, raw: KubeObject, message: string) =
     if (before?.status !== "False" || before.message !== message) yield* record(raw, { type: "Warning", reason: "Invalid", message })
   })
 
-export const reconcileAdvancedCronJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+export const reconcileAdvancedCronJob = (ctx: CronStores): Reconcile<KubeApi> =>
   Effect.fn("reconcile AdvancedCronJob")(function* (key: string) {
     const api = yield* KubeApi
     const stored = ctx.cronJobs.entry(key)

@@ -1,7 +1,7 @@
 // What wakes an AdvancedCronJob: its own changes and those of the ImageListPullJobs it created.
 import type { AdvancedCronJob } from "../../api/advancedCronJob.ts"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
-import type { ControllerContext } from "../context.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded } from "../stores.ts"
 import { controllerOf, itself } from "../wake.ts"
 import type { Watch } from "../wake.ts"
@@ -10,7 +10,7 @@ import type { Watch } from "../wake.ts"
 export const cronJobOfChild = controllerOf("AdvancedCronJob")
 
 /** What the AdvancedCronJob reconciler watches. */
-export const advancedCronJobWatches = (ctx: ControllerContext) => ({
-  cronJobs: [{ queue: ctx.queues.advancedCronJob, keys: itself }] satisfies ReadonlyArray<Watch<Decoded<AdvancedCronJob>>>,
-  listJobs: [{ queue: ctx.queues.advancedCronJob, keys: cronJobOfChild }] satisfies ReadonlyArray<Watch<Decoded<ImageListPullJob>>>
+export const advancedCronJobWatches = (queue: WorkQueue) => ({
+  cronJobs: [{ queue, keys: itself }] satisfies ReadonlyArray<Watch<Decoded<AdvancedCronJob>>>,
+  listJobs: [{ queue, keys: cronJobOfChild }] satisfies ReadonlyArray<Watch<Decoded<ImageListPullJob>>>
 })

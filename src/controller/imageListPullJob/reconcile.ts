@@ -6,15 +6,15 @@ import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
+import type { ControllerStores } from "../stores.ts"
 import { patchStatus, reportInvalid } from "../writes.ts"
 import { decideImageListPullJob } from "./decide.ts"
 
 const record = recordEvent("preheat-controller")
 
-export const reconcileImageListPullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+export const reconcileImageListPullJob = (ctx: Pick<ControllerStores, "jobs" | "listJobs">): Reconcile<KubeApi> =>
   Effect.fn("reconcile ImageListPullJob")(function* (key: string) {
     const api = yield* KubeApi
     const stored = ctx.listJobs.entry(key)

@@ -1,7 +1,7 @@
 // What wakes an ImageListPullJob: its own changes and those of the ImagePullJobs it controls.
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
-import type { ControllerContext } from "../context.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded } from "../stores.ts"
 import { controllerOf, itself } from "../wake.ts"
 import type { Watch } from "../wake.ts"
@@ -10,7 +10,7 @@ import type { Watch } from "../wake.ts"
 export const listJobOfChild = controllerOf("ImageListPullJob")
 
 /** What the ImageListPullJob reconciler watches. */
-export const imageListPullJobWatches = (ctx: ControllerContext) => ({
-  listJobs: [{ queue: ctx.queues.imageListPullJob, keys: itself }] satisfies ReadonlyArray<Watch<Decoded<ImageListPullJob>>>,
-  jobs: [{ queue: ctx.queues.imageListPullJob, keys: listJobOfChild }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>
+export const imageListPullJobWatches = (queue: WorkQueue) => ({
+  listJobs: [{ queue, keys: itself }] satisfies ReadonlyArray<Watch<Decoded<ImageListPullJob>>>,
+  jobs: [{ queue, keys: listJobOfChild }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>
 })

@@ -10,7 +10,11 @@ import { objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
+import type { ControllerSettings } from "../context.ts"
+import { SourceSecrets } from "../pullSecrets/sourceSecrets.ts"
+import type { SourceSecretBook } from "../pullSecrets/sourceSecrets.ts"
+import type { ControllerStores } from "../stores.ts"
 import { recordEvent } from "../../kube/events.ts"
 import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
@@ -21,7 +25,20 @@ import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { registryOf } from "./registryRoom.ts"
+import { ImagePullJobState } from "./state.ts"
+import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
+
+/** What the ImagePullJob reconciler reads: its stores, its settings, its queue, its books and the source secrets. */
+interface JobReconcileContext {
+  readonly jobs: ControllerStores["jobs"]
+  readonly nodeImages: ControllerStores["nodeImages"]
+  readonly pods: ControllerStores["pods"]
+  readonly settings: Pick<ControllerSettings, "secretNamespace" | "statusIntervalMs">
+  readonly queue: WorkQueue
+  readonly books: ImagePullJobBooks
+  readonly sourceSecrets: SourceSecretBook
+}
 
 /** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
 export const releaseFinalizer = "preheat.kruise.io/release-tags"
@@ -33,11 +50,11 @@ const nodeWriteConcurrency = 16
  * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
  * conflict is another job's write to the spec that landed since the store's version (status
  * reports do not conflict: `patchNodeImages`): the other writes still go out, and the job is woken
- * by the newer spec's arrival (the NodeImage handler reads `awaitingNewer`), or at once when the
+ * by the newer spec's arrival (the books hand it back on a NodeImage change: state.ts nodeImageChanged), or at once when the
  * store has it already, instead of failing the whole reconcile into a growing backoff (which
  * reached minutes under load).
  */
-const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
+const applyNodeWrites = (ctx: JobReconcileContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
   const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
   for (const write of writes) {
     let changes = byNode.get(write.node)
@@ -56,9 +73,7 @@ const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyAr
               retry = Duration.zero
               return
             }
-            let jobs = ctx.awaitingNewer.get(node)
-            if (jobs === undefined) ctx.awaitingNewer.set(node, (jobs = new Set()))
-            jobs.add(key)
+            ctx.books.awaitNewer(node, key)
             retry ??= conflictFallback
           })
         )
@@ -72,14 +87,13 @@ const applyNodeWrites = (ctx: ControllerContext, key: string, writes: ReadonlyAr
 const conflictFallback = Duration.seconds(1)
 
 /** Wakes the jobs that waited for registry room a job's decision (or its end) freed. */
-const wake = (ctx: ControllerContext, keys: ReadonlyArray<string>) =>
-  Effect.forEach(keys, (key) => ctx.queues.imagePullJob.add(key), { discard: true })
+const wake = (ctx: JobReconcileContext, keys: ReadonlyArray<string>) => Effect.forEach(keys, (key) => ctx.queue.add(key), { discard: true })
 
 /** Deletion: the job's owner references, then tags only it owned, leave every NodeImage; then the finalizer. */
-const release = (ctx: ControllerContext, raw: KubeObject) =>
+const release = (ctx: JobReconcileContext, raw: KubeObject) =>
   Effect.gen(function* () {
     // Its tags are going: the room they held is handed on now.
-    yield* wake(ctx, ctx.registries.forget(objectKey(raw)))
+    yield* wake(ctx, ctx.books.registries.forget(objectKey(raw)))
     const uid = raw.metadata.uid ?? ""
     const writes: Array<NodeWrite> = []
     for (const [node, image] of ctx.nodeImages.indexes.owners.imagesOf(uid)) {
@@ -102,7 +116,7 @@ const release = (ctx: ControllerContext, raw: KubeObject) =>
     return {}
   })
 
-const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
+const ensureFinalizer = (ctx: JobReconcileContext, raw: KubeObject) =>
   Effect.gen(function* () {
     const finalizers = raw.metadata.finalizers ?? []
     if (finalizers.includes(releaseFinalizer)) return raw
@@ -119,7 +133,7 @@ const ensureFinalizer = (ctx: ControllerContext, raw: KubeObject) =>
  * config (the job goes on with the others), or why the job cannot be acted on. A finished job
  * needs none: its copies are released (pullSecrets/copies.ts holdingCopies) and its secrets not read.
  */
-const pullSecretsOf = (ctx: ControllerContext, job: ImagePullJob) =>
+const pullSecretsOf = (ctx: JobReconcileContext, job: ImagePullJob) =>
   Effect.gen(function* () {
     const refs: Array<ReferenceObject> = []
     const unusable: Array<InvalidPullSecret> = []
@@ -156,7 +170,7 @@ const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
 }
 
 const lookup =
-  (ctx: ControllerContext) =>
+  (ctx: JobReconcileContext) =>
   (name: string): NodeImage | undefined =>
     ctx.nodeImages.view(name)
 
@@ -166,12 +180,18 @@ const lookup =
  * reconcile was the largest cost of a big job. Otherwise only the NodeImages the change handlers
  * marked are read again.
  */
-const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task: JobTask) => {
+const progressOf = (ctx: JobReconcileContext, key: string, job: ImagePullJob, task: JobTask) => {
   const { podSelector, selector } = job.spec
   const uid = task.owner.uid
-  const fingerprint = JSON.stringify([uid, selector, podSelector, ctx.placement.nodes, podSelector === undefined ? 0 : ctx.placement.pods])
+  const fingerprint = JSON.stringify([
+    uid,
+    selector,
+    podSelector,
+    ctx.books.placement.nodes,
+    podSelector === undefined ? 0 : ctx.books.placement.pods
+  ])
   const read = lookup(ctx)
-  const cached = ctx.targets.get(key)
+  const cached = ctx.books.targets.get(key)
   if (cached?.matches(fingerprint, task) === true) {
     cached.refresh(read)
     return cached
@@ -188,7 +208,7 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
     task,
     read
   )
-  ctx.targets.set(key, progress)
+  ctx.books.setTargets(key, progress)
   return progress
 }
 
@@ -197,7 +217,7 @@ const progressOf = (ctx: ControllerContext, key: string, job: ImagePullJob, task
  * released, only a change of the owner index says there is more: tags of another image, or on
  * more nodes than the targets that have the job's tag.
  */
-const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) => {
+const staleOf = (ctx: JobReconcileContext, progress: JobProgress, task: JobTask) => {
   const uid = task.owner.uid
   const footprint = ctx.nodeImages.indexes.owners.footprint(uid, task.image)
   if (progress.staleReleased && footprint.images <= 1 && footprint.nodes === progress.synced) return []
@@ -207,14 +227,32 @@ const staleOf = (ctx: ControllerContext, progress: JobProgress, task: JobTask) =
   })
 }
 
-export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi> =>
+export const reconcileImagePullJob = (
+  stores: Pick<ControllerStores, "jobs" | "nodeImages" | "pods">,
+  settings: JobReconcileContext["settings"],
+  queue: WorkQueue
+): Effect.Effect<Reconcile<KubeApi>, never, ImagePullJobState | SourceSecrets> =>
+  Effect.gen(function* () {
+    const ctx: JobReconcileContext = {
+      jobs: stores.jobs,
+      nodeImages: stores.nodeImages,
+      pods: stores.pods,
+      settings,
+      queue,
+      books: yield* ImagePullJobState,
+      sourceSecrets: yield* SourceSecrets
+    }
+    return reconcileWith(ctx)
+  })
+
+const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
   Effect.fn("reconcile ImagePullJob")(function* (key: string) {
     const stored = ctx.jobs.entry(key)
     if (stored === undefined) return {}
     if (stored.raw.metadata.deletionTimestamp !== undefined) return yield* release(ctx, stored.raw)
     const decoded = stored.view
     if (Result.isFailure(decoded)) {
-      yield* wake(ctx, ctx.registries.forget(key))
+      yield* wake(ctx, ctx.books.registries.forget(key))
       const message = decoded.failure.errors.map((e) => `${e.path}: ${e.message}`).join("; ")
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, stored.raw, "Invalid", message)) {
         yield* record(stored.raw, { type: "Warning", reason: "Invalid", message })
@@ -223,7 +261,7 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
     }
     const secrets = yield* pullSecretsOf(ctx, decoded.success)
     if (Result.isFailure(secrets)) {
-      yield* wake(ctx, ctx.registries.forget(key))
+      yield* wake(ctx, ctx.books.registries.forget(key))
       const { message, reason } = secrets.failure
       if (yield* reportInvalid(resources.imagePullJob, ctx.jobs, stored.raw, reason, message)) {
         yield* record(stored.raw, { type: "Warning", reason, message })
@@ -240,11 +278,11 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
     const progress = progressOf(ctx, key, job.success, task)
     const stale = staleOf(ctx, progress, task)
     const fingerprint = taskFingerprint(job.success, task)
-    const propagateEdits = ctx.propagated.get(key) !== fingerprint
+    const propagateEdits = ctx.books.propagated.get(key) !== fingerprint
     // Room, decision and books in one synchronous step: no other job decides in between (registryBudget.ts).
     const tally = progress.tally(lookup(ctx))
     const registry = registryOf(job.success.spec.image)
-    const room = ctx.registries.room(key, registry, tally.active)
+    const room = ctx.books.registries.room(key, registry, tally.active)
     const decision = decideFromTally({
       job: job.success,
       task,
@@ -256,12 +294,12 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
       unusablePullSecrets: secrets.success.unusable
     })
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
-    const waiters = ctx.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
+    const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
     let written = raw
     if (decision.announceFirst) {
       written = yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
-      ctx.statusWrittenAt.set(key, now)
+      ctx.books.setStatusWrittenAt(key, now)
       for (const event of decision.events) yield* record(raw, event)
     }
     const retry = yield* applyNodeWrites(ctx, key, decision.writes)
@@ -272,14 +310,14 @@ export const reconcileImagePullJob = (ctx: ControllerContext): Reconcile<KubeApi
       const keep = image === task.image && progress.has(node.metadata.name ?? "") ? task.tag : undefined
       return entry === undefined || withoutOwner(entry, uid, keep) === entry
     })
-    ctx.propagated.set(key, fingerprint)
+    ctx.books.setPropagated(key, fingerprint)
     // Announced: written already, so the write below finds nothing to send.
     const statusDue = decision.announceFirst
       ? 0
       : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
       yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
-      ctx.statusWrittenAt.set(key, now)
+      ctx.books.setStatusWrittenAt(key, now)
     }
     if (!decision.announceFirst) for (const event of decision.events) yield* record(raw, event)
     if (decision.deleteJob) {
@@ -301,13 +339,13 @@ const milestones = (status: ImagePullJobStatus | undefined) =>
  * writes are amortised over many nodes; milestones are written at once.
  */
 const statusWriteDue = (
-  ctx: ControllerContext,
+  ctx: JobReconcileContext,
   key: string,
   stored: ImagePullJobStatus | undefined,
   next: ImagePullJobStatus,
   now: number
 ): number => {
   if (milestones(stored) !== milestones(next)) return 0
-  const last = ctx.statusWrittenAt.get(key)
+  const last = ctx.books.statusWrittenAt.get(key)
   return last === undefined ? 0 : Math.max(0, last + ctx.settings.statusIntervalMs - now)
 }

@@ -10,11 +10,10 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, objectKey } from "../../kube/objectKey.ts"
 import { after, before, changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
-import { forgetJob } from "../context.ts"
-import type { ControllerContext } from "../context.ts"
 import { changedOwners } from "../ownerIndex.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { Decoded, JobStore } from "../stores.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Watch } from "../wake.ts"
 import { nodeSelected } from "./targets.ts"
 import type { PodPlacement } from "./targets.ts"
@@ -45,8 +44,15 @@ const jobsSelectionChanged = (change: Change<NodeImage>, jobs: JobStore): Array<
   return keys
 }
 
+/** Whether the node set or a node's labels changed: every job's targets may differ. */
+export const nodeSetChanged = (change: Change<NodeImage>): boolean => {
+  const old = before(change)?.raw
+  const current = after(change)?.raw
+  return membershipChanged(change) || (old !== undefined && current !== undefined && !sameLabels(old, current))
+}
+
 /** The jobs whose tags on this NodeImage changed in a way a job acts on (ownerIndex.ts: changedOwners). */
-const ownersWhoseTagsChanged = (change: Change<NodeImage>, jobs: JobStore): Array<string> =>
+export const ownersWhoseTagsChanged = (change: Change<NodeImage>, jobs: JobStore): Array<string> =>
   [...changedOwners(before(change)?.view, after(change)?.view)].flatMap((uid) => {
     const key = jobKeyOf(jobs, uid)
     return key === undefined ? [] : [key]
@@ -56,25 +62,16 @@ const ownersWhoseTagsChanged = (change: Change<NodeImage>, jobs: JobStore): Arra
  * Whether a NodeImage change can end the wait of a job whose write conflicted: its writes are
  * tested on the generation, which only a spec change moves, so a status report cannot.
  */
-const specMoved = (change: Change<NodeImage>): boolean =>
+export const specMoved = (change: Change<NodeImage>): boolean =>
   change.type !== "modified" || change.old.raw.metadata.generation !== change.current.raw.metadata.generation
 
 /**
- * The jobs a NodeImage change wakes: the owners of tags that changed, those waiting for a newer
- * spec after a conflicting write, and those whose node selection it changes. A daemon's
- * progress report wakes none.
+ * The jobs a NodeImage change wakes: the owners of tags that changed, and those whose node
+ * selection it changes (those waiting for a newer spec after a conflicting write are the books'
+ * to wake: state.ts nodeImageChanged). A daemon's progress report wakes none.
  */
-export const jobsForNodeImage = (
-  change: Change<NodeImage>,
-  stores: { readonly jobs: JobStore; readonly awaitingNewer: ReadonlyMap<string, ReadonlySet<string>> }
-): Set<string> => {
-  const name = changed(change).raw.metadata.name ?? ""
-  return new Set([
-    ...((specMoved(change) ? stores.awaitingNewer.get(name) : undefined) ?? []),
-    ...ownersWhoseTagsChanged(change, stores.jobs),
-    ...jobsSelectionChanged(change, stores.jobs)
-  ])
-}
+export const jobsForNodeImage = (change: Change<NodeImage>, jobs: JobStore): Set<string> =>
+  new Set([...ownersWhoseTagsChanged(change, jobs), ...jobsSelectionChanged(change, jobs)])
 
 const podFacts = (pod: PodPlacement | undefined) => JSON.stringify([pod?.nodeName, pod?.phase, pod?.labels, pod?.deleting])
 
@@ -112,37 +109,13 @@ export const jobsReferencingSecrets = (secrets: ReadonlySet<string>, jobs: JobSt
 }
 
 /**
- * What the ImagePullJob reconciler watches. A deleted job's books are closed as it goes, and the
- * jobs waiting for the registry room it held are woken.
+ * What the ImagePullJob reconciler watches (what a change means to its books is state.ts's:
+ * controller.ts runs both).
  */
-export const imagePullJobWatches = (ctx: ControllerContext) => ({
-  jobs: [
-    {
-      queue: ctx.queues.imagePullJob,
-      keys: (change: Change<Decoded<ImagePullJob>>) => (change.type === "deleted" ? forgetJob(ctx, objectKey(change.old.raw)) : [])
-    },
-    { queue: ctx.queues.imagePullJob, keys: jobForItself }
-  ] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
-  nodeImages: [
-    { queue: ctx.queues.imagePullJob, keys: (change) => jobsForNodeImage(change, ctx), delayMs: ctx.settings.nodeReportBatchMs }
-  ] satisfies ReadonlyArray<Watch<NodeImage>>,
-  pods: [{ queue: ctx.queues.imagePullJob, keys: (change) => jobsForPod(change, ctx.jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>
+export const imagePullJobWatches = (queue: WorkQueue, jobs: JobStore, nodeReportBatchMs: number) => ({
+  jobs: [{ queue, keys: jobForItself }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
+  nodeImages: [{ queue, keys: (change) => jobsForNodeImage(change, jobs), delayMs: nodeReportBatchMs }] satisfies ReadonlyArray<
+    Watch<NodeImage>
+  >,
+  pods: [{ queue, keys: (change) => jobsForPod(change, jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>
 })
-
-/**
- * The books a NodeImage change updates: targets whose tags changed are read again, a change of
- * the node set invalidates every job's targets, and conflicted writers stop waiting.
- */
-export const noteNodeImage = (ctx: ControllerContext) => (change: Change<NodeImage>) => {
-  const old = before(change)?.raw
-  const current = after(change)?.raw
-  const name = changed(change).raw.metadata.name ?? ""
-  if (specMoved(change)) ctx.awaitingNewer.delete(name)
-  for (const key of ownersWhoseTagsChanged(change, ctx.jobs)) ctx.targets.get(key)?.touched(name)
-  if (membershipChanged(change) || (old !== undefined && current !== undefined && !sameLabels(old, current))) ctx.placement.nodes++
-}
-
-/** A pod that moved invalidates the targets of jobs that select by pod. */
-export const notePod = (ctx: ControllerContext) => (change: Change<PodPlacement>) => {
-  if (podPlacementChanged(change)) ctx.placement.pods++
-}

@@ -9,19 +9,34 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
+import type { ControllerSettings } from "../context.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { copiesOfJob } from "../pullSecrets/copies.ts"
+import { SourceSecrets } from "../pullSecrets/sourceSecrets.ts"
+import type { SourceSecretBook } from "../pullSecrets/sourceSecrets.ts"
 import { jobKeyOf } from "../stores.ts"
+import type { ControllerStores } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
+import { NodeImageState } from "./state.ts"
+import type { NodeImageBooks } from "./state.ts"
 import { unreadableParts } from "./view.ts"
+
+/** What the NodeImage reconciler reads: its stores, its settings, its books and the source secrets. */
+interface NodeImageReconcileContext {
+  readonly nodes: ControllerStores["nodes"]
+  readonly nodeImages: ControllerStores["nodeImages"]
+  readonly jobs: ControllerStores["jobs"]
+  readonly settings: Pick<ControllerSettings, "secretNamespace" | "nodeReadyDelayMs" | "unresponsiveMs">
+  readonly books: NodeImageBooks
+  readonly sourceSecrets: SourceSecretBook
+}
 
 const record = recordEvent("preheat-controller")
 
 /** The controller fails tags for a daemon that went silent: status, counters and events. */
-const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
+const failTags = (ctx: NodeImageReconcileContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
   Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
     const view = ctx.nodeImages.view(name)
@@ -45,31 +60,44 @@ const failTags = (ctx: ControllerContext, name: string, failures: ReadonlyArray<
   })
 
 /** The secret copies a job's tasks point at, as its reconcile writes them (none once it finished). */
-const jobSecretCopies = (ctx: ControllerContext, uid: string): ReadonlyArray<ReferenceObject> | undefined =>
+const jobSecretCopies = (ctx: NodeImageReconcileContext, uid: string): ReadonlyArray<ReferenceObject> | undefined =>
   copiesOfJob(ctx.jobs.entry(jobKeyOf(ctx.jobs, uid) ?? ""), ctx.settings.secretNamespace, ctx.sourceSecrets)
 
 /**
  * Parts of a NodeImage the controller cannot read are left alone, and said once per change: a
- * Warning on the NodeImage and a log line. The last said per node, so a re-reconcile is silent.
+ * Warning on the NodeImage and a log line (the books remember what was said: a re-reconcile is silent).
  */
-const announceUnreadable = (ctx: ControllerContext, said: Map<string, string>, name: string) =>
+const announceUnreadable = (ctx: NodeImageReconcileContext, name: string) =>
   Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
     const parts = stored === undefined ? [] : unreadableParts(stored)
     const message = parts.length === 0 ? undefined : `cannot read ${parts.join(", ")}: left alone, the other images go on`
-    if (message === said.get(name)) return
-    if (message === undefined) return void said.delete(name)
-    said.set(name, message)
+    if (!ctx.books.unreadableNews(name, message) || message === undefined) return
     yield* Effect.logWarning("NodeImage does not decode in part").pipe(Effect.annotateLogs({ nodeImage: name, problems: message }))
     if (stored !== undefined) yield* record(stored, { type: "Warning", reason: "InvalidNodeImage", message })
   })
 
-export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> => {
-  const said = new Map<string, string>()
-  return Effect.fn("reconcile NodeImage")(function* (name: string) {
+export const reconcileNodeImage = (
+  stores: Pick<ControllerStores, "nodes" | "nodeImages" | "jobs">,
+  settings: NodeImageReconcileContext["settings"]
+): Effect.Effect<Reconcile<KubeApi>, never, NodeImageState | SourceSecrets> =>
+  Effect.gen(function* () {
+    const ctx: NodeImageReconcileContext = {
+      nodes: stores.nodes,
+      nodeImages: stores.nodeImages,
+      jobs: stores.jobs,
+      settings,
+      books: yield* NodeImageState,
+      sourceSecrets: yield* SourceSecrets
+    }
+    return reconcileWith(ctx)
+  })
+
+const reconcileWith = (ctx: NodeImageReconcileContext): Reconcile<KubeApi> =>
+  Effect.fn("reconcile NodeImage")(function* (name: string) {
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
-    yield* announceUnreadable(ctx, said, name)
+    yield* announceUnreadable(ctx, name)
     const decision = decideNodeImage({
       name,
       node: ctx.nodes.get(name),
@@ -77,7 +105,7 @@ export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =
       jobExists: (uid) => jobKeyOf(ctx.jobs, uid) !== undefined,
       jobSecrets: (uid) => jobSecretCopies(ctx, uid),
       now,
-      parseTime: ctx.parseTime,
+      parseTime: ctx.books.parseTime,
       settings: { readyDelayMs: ctx.settings.nodeReadyDelayMs, unresponsiveMs: ctx.settings.unresponsiveMs }
     })
     const after = (wakeAt: number | undefined): Outcome =>
@@ -110,4 +138,3 @@ export const reconcileNodeImage = (ctx: ControllerContext): Reconcile<KubeApi> =
         return after(decision.wakeAt)
     }
   }, Effect.mapError(retryable))
-}

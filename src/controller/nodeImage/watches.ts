@@ -6,7 +6,7 @@ import type { NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { after, before, changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
-import type { ControllerContext } from "../context.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import { nodeImageChanged } from "../ownerIndex.ts"
 import type { Decoded, NodeImageStore } from "../stores.ts"
 import type { Watch } from "../wake.ts"
@@ -35,11 +35,11 @@ export const nodeImagesOfFinishedJob = (change: Change<Decoded<ImagePullJob>>, n
 }
 
 /** What the NodeImage reconciler watches. */
-export const nodeImageWatches = (ctx: ControllerContext) => ({
-  nodes: [{ queue: ctx.queues.nodeImage, keys: nodeImageForNode }] satisfies ReadonlyArray<Watch<KubeObject>>,
-  nodeImages: [{ queue: ctx.queues.nodeImage, keys: nodeImageForItself }] satisfies ReadonlyArray<Watch<NodeImage>>,
+export const nodeImageWatches = (queue: WorkQueue, nodeImages: NodeImageStore) => ({
+  nodes: [{ queue, keys: nodeImageForNode }] satisfies ReadonlyArray<Watch<KubeObject>>,
+  nodeImages: [{ queue, keys: nodeImageForItself }] satisfies ReadonlyArray<Watch<NodeImage>>,
   jobs: [
-    { queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfDeletedJob(change, ctx.nodeImages) },
-    { queue: ctx.queues.nodeImage, keys: (change) => nodeImagesOfFinishedJob(change, ctx.nodeImages) }
+    { queue, keys: (change) => nodeImagesOfDeletedJob(change, nodeImages) },
+    { queue, keys: (change) => nodeImagesOfFinishedJob(change, nodeImages) }
   ] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>
 })

@@ -4,14 +4,16 @@ import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
+import type { ControllerStores, JobStore } from "../stores.ts"
 import { copyLabel, holdingCopies, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
+import { SourceSecrets } from "./sourceSecrets.ts"
+import type { SourceSecretBook } from "./sourceSecrets.ts"
 
 /** The secret references of every job that still needs its copies (alive, unfinished), grouped by source secret. */
-const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
+const references = (jobs: JobStore): ReadonlyArray<SecretReference> => {
   const bySecret = new Map<string, { namespace: string; name: string; jobs: Array<string> }>()
-  for (const stored of ctx.jobs.entries()) {
+  for (const stored of jobs.entries()) {
     const job = holdingCopies(stored)
     if (job === undefined) continue
     const { raw } = stored
@@ -27,14 +29,24 @@ const references = (ctx: ControllerContext): ReadonlyArray<SecretReference> => {
 }
 
 /** Creates, syncs and deletes the daemons' copies of pull secrets (SPEC §2 Pull secrets). */
-export const reconcilePullSecrets = (ctx: ControllerContext): Reconcile<KubeApi> =>
+export const reconcilePullSecrets = (
+  stores: Pick<ControllerStores, "jobs" | "secretCopies">,
+  namespace: string
+): Effect.Effect<Reconcile<KubeApi>, never, SourceSecrets> =>
+  Effect.gen(function* () {
+    return reconcileWith({ ...stores, sourceSecrets: yield* SourceSecrets }, namespace)
+  })
+
+const reconcileWith = (
+  ctx: Pick<ControllerStores, "jobs" | "secretCopies"> & { readonly sourceSecrets: SourceSecretBook },
+  namespace: string
+): Reconcile<KubeApi> =>
   Effect.fn("reconcile PullSecrets")(function* (_key: string) {
     const api = yield* KubeApi
-    const namespace = ctx.settings.secretNamespace
     const copies = [...ctx.secretCopies.values()].filter(
       (s) => s.metadata.namespace === namespace && s.metadata.labels?.[copyLabel] === "true"
     )
-    const referenced = references(ctx)
+    const referenced = references(ctx.jobs)
     ctx.sourceSecrets.retain(new Set(referenced.map((ref) => keyOf(ref.namespace, ref.name))))
     for (const ref of referenced) yield* ctx.sourceSecrets.read(ref.namespace, ref.name)
     // An unusable docker config is not copied: the daemons only ever read credentials they can use (the job says why).

@@ -1,4 +1,4 @@
-import { Deferred, Effect, Result } from "effect"
+import { Context, Deferred, Effect, Layer, Result } from "effect"
 import { type InvalidPullSecret, parsePullSecret } from "../../cri/dockerConfig.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -14,7 +14,7 @@ import { pullSecretTypes } from "./copies.ts"
  * readable by its RBAC beyond `get`: a watch by name (fieldSelector metadata.name) is authorised
  * as `list`/`watch` of that name, which a static ClusterRole can only grant for every Secret.
  */
-export interface SourceSecrets {
+export interface SourceSecretBook {
   /** The secret (undefined: it does not exist), read from the API server the first time it is asked for. */
   readonly read: (namespace: string, name: string) => Effect.Effect<KubeObject | undefined, unknown, KubeApi>
   /** The secret as last read; only for keys `read` has answered. */
@@ -67,7 +67,7 @@ const fetchSecret = (key: string) =>
 
 type Fetched = Deferred.Deferred<KubeObject | undefined, unknown>
 
-export const makeSourceSecrets = (): SourceSecrets => {
+export const makeSourceSecrets = (): SourceSecretBook => {
   const held = new Map<string, Held>()
   const entry = (namespace: string, name: string) => held.get(keyOf(namespace, name))
   // One GET of a secret at a time, shared by whoever asks meanwhile (the job and copy reconcilers,
@@ -137,4 +137,12 @@ export const makeSourceSecrets = (): SourceSecrets => {
     ),
     size: () => held.size
   }
+}
+
+/**
+ * The pull-secrets reconciler's book of source secrets (it retains what jobs still reference), read
+ * also by the job and NodeImage reconcilers and the resync: one per controller.
+ */
+export class SourceSecrets extends Context.Service<SourceSecrets, SourceSecretBook>()("preheat/controller/pullSecrets/SourceSecrets") {
+  static readonly layer: Layer.Layer<SourceSecrets> = Layer.sync(SourceSecrets, makeSourceSecrets)
 }

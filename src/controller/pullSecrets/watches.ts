@@ -5,7 +5,7 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { after, before } from "../../kube/store.ts"
 import type { Change, Stored } from "../../kube/store.ts"
 import { allSecretCopies } from "../context.ts"
-import type { ControllerContext } from "../context.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 import { holdingCopies } from "./copies.ts"
@@ -24,7 +24,7 @@ export const copiesForJob = (change: Change<Decoded<ImagePullJob>>): Array<strin
 export const copiesForCopy = (_change: Change): Array<string> => [allSecretCopies]
 
 /** What the pull-secrets reconciler watches (the source secrets it resyncs itself: controller.ts). */
-export const pullSecretsWatches = (ctx: ControllerContext) => ({
-  jobs: [{ queue: ctx.queues.pullSecrets, keys: copiesForJob }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
-  secretCopies: [{ queue: ctx.queues.pullSecrets, keys: copiesForCopy }] satisfies ReadonlyArray<Watch<KubeObject>>
+export const pullSecretsWatches = (queue: WorkQueue) => ({
+  jobs: [{ queue, keys: copiesForJob }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
+  secretCopies: [{ queue, keys: copiesForCopy }] satisfies ReadonlyArray<Watch<KubeObject>>
 })

@@ -10,35 +10,43 @@ import { keyOf } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { KeysBy, Store } from "../../kube/store.ts"
 import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
-import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerContext } from "../context.ts"
+import { retryable, TerminalError } from "../../workqueue/ReconcileError.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
+import type { ControllerStores } from "../stores.ts"
 import { parallelismKey } from "./annotations.ts"
 import { createdEvent, decideWorkload } from "./decide.ts"
 import { parseWorkloadKey } from "./keys.ts"
 import type { WorkloadKind } from "./revisions.ts"
 import { rolloutOf } from "./revisions.ts"
+import { WorkloadState } from "./state.ts"
+import type { WorkloadBooks } from "./state.ts"
 import { specOf } from "./template.ts"
+
+/** The stores pre-download reads: the workloads, what they own, and the pods they select. */
+type WorkloadStores = Pick<
+  ControllerStores,
+  "deployments" | "statefulSets" | "daemonSets" | "replicaSets" | "controllerRevisions" | "pods" | "jobs"
+>
 
 const record = recordEvent("preheat-controller")
 
 type DeleteError = Conflict | Forbidden | Unauthorized | Unavailable
 
-/** A create that failed for another reason than an earlier self: the reconcile is retried with backoff. */
+/** A create that failed for another reason than an earlier self: the reconcile is retried with backoff (unless the server judged every such job invalid: then it is terminal). */
 export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
   override get message(): string {
     return `could not create ImagePullJob ${this.jobs.join(", ")}`
   }
 }
 
-export const workloadStore = (ctx: ControllerContext, kind: WorkloadKind): Store =>
+export const workloadStore = (ctx: Pick<ControllerStores, "deployments" | "statefulSets" | "daemonSets">, kind: WorkloadKind): Store =>
   kind === "Deployment" ? ctx.deployments : kind === "StatefulSet" ? ctx.statefulSets : ctx.daemonSets
 
 const ownedIn = <A>(store: Store<A, { readonly owner: KeysBy<A> }>, owner: KubeObject): Array<KubeObject> =>
   controlledBy(store, owner).map((stored) => stored.raw)
 
-const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeObject> => {
+const selectedPods = (ctx: WorkloadStores, workload: KubeObject): Array<KubeObject> => {
   const selector = specOf(workload)["selector"] as LabelSelector | undefined
   // apps/v1 requires a non-empty selector; without one no pod is the workload's.
   if (selector === undefined) return []
@@ -54,15 +62,21 @@ const selectedPods = (ctx: ControllerContext, workload: KubeObject): Array<KubeO
  * Pre-download for one Deployment, StatefulSet or DaemonSet: reads its revisions, pods and jobs
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
-export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
-  Effect.fn("reconcile Workload")(function* (key: string): Effect.fn.Return<Outcome, PreDownloadCreateFailed | DeleteError, KubeApi> {
+export const reconcileWorkload = (ctx: WorkloadStores): Effect.Effect<Reconcile<KubeApi>, never, WorkloadState> =>
+  Effect.gen(function* () {
+    return reconcileWith(ctx, yield* WorkloadState)
+  })
+
+const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<KubeApi> =>
+  Effect.fn("reconcile Workload")(function* (
+    key: string
+  ): Effect.fn.Return<Outcome, PreDownloadCreateFailed | TerminalError | DeleteError, KubeApi> {
     const api = yield* KubeApi
     const { kind, name, namespace } = parseWorkloadKey(key)
     const workload = workloadStore(ctx, kind).get(keyOf(namespace, name))
-    const remembered = ctx.preDownloads.get(key)
     if (workload === undefined) {
       // Its jobs go with it through garbage collection (they carry its controller reference).
-      ctx.preDownloads.delete(key)
+      books.settle(key, undefined)
       return {}
     }
     const uid = workload.metadata.uid ?? ""
@@ -80,7 +94,7 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
       workload,
       rollout,
       jobs: ownedIn(ctx.jobs, workload),
-      settled: remembered?.uid === uid ? remembered.settled : undefined
+      settled: books.settled(key, uid)
     })
     const condemned = new Set(decision.delete)
     for (const job of ownedIn(ctx.jobs, workload)) {
@@ -88,11 +102,14 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
       if (condemned.has(job.metadata.name ?? "")) yield* deleteExact(resources.imagePullJob, job)
     }
     const failures: Array<string> = []
+    // Whether every refusal was the server's judgement of the job itself (422).
+    let allInvalid = true
     for (const job of decision.create) {
       const created = yield* api.create(resources.imagePullJob, job).pipe(
         Effect.catchTag("AlreadyExists", () => Effect.succeed(undefined)),
-        Effect.catch((error) =>
-          Effect.as(
+        Effect.catch((error) => {
+          if (error._tag !== "Invalid") allInvalid = false
+          return Effect.as(
             record(workload, {
               type: "Warning",
               reason: "FailedCreateImagePullJob",
@@ -100,7 +117,7 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
             }),
             null
           )
-        )
+        })
       )
       if (created === null) {
         failures.push(job.metadata.name ?? "")
@@ -110,8 +127,13 @@ export const reconcileWorkload = (ctx: ControllerContext): Reconcile<KubeApi> =>
       yield* record(workload, createdEvent(job))
     }
     for (const event of decision.events) yield* record(workload, event)
-    if (failures.length > 0) return yield* Effect.fail(new PreDownloadCreateFailed({ jobs: failures }))
-    if (decision.settled === undefined) ctx.preDownloads.delete(key)
-    else ctx.preDownloads.set(key, { uid, settled: decision.settled })
+    if (failures.length > 0) {
+      const failed = new PreDownloadCreateFailed({ jobs: failures })
+      // The workload's template builds the same job on every retry, so one the server rejected as
+      // invalid stays rejected until the workload is edited, and an edit wakes the key anyway: not
+      // retried (the event says why), where a refusal that may pass later (quota, RBAC, the server away) is.
+      return yield* Effect.fail(allInvalid ? new TerminalError({ cause: failed }) : failed)
+    }
+    books.settle(key, decision.settled === undefined ? undefined : { uid, settled: decision.settled })
     return {}
   }, Effect.mapError(retryable))

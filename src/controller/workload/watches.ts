@@ -2,23 +2,24 @@
 // ControllerRevisions and ImagePullJobs it owns (keys.ts).
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import type { ControllerContext } from "../context.ts"
 import type { PodPlacement } from "../imagePullJob/targets.ts"
-import type { Decoded } from "../stores.ts"
+import type { ControllerStores, Decoded } from "../stores.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Watch } from "../wake.ts"
 import { workloadChangeKeys, workloadKeysFor } from "./keys.ts"
 import type { WorkloadLookup } from "./keys.ts"
 import { workloadStore } from "./reconcile.ts"
 
-const lookup = (ctx: ControllerContext): WorkloadLookup => ({
-  replicaSet: (key) => ctx.replicaSets.get(key),
-  workload: (kind, key) => workloadStore(ctx, kind).get(key)
+type WatchedStores = Pick<ControllerStores, "replicaSets" | "deployments" | "statefulSets" | "daemonSets">
+
+const lookup = (stores: WatchedStores): WorkloadLookup => ({
+  replicaSet: (key) => stores.replicaSets.get(key),
+  workload: (kind, key) => workloadStore(stores, kind).get(key)
 })
 
 /** What the pre-download reconciler watches. */
-export const workloadWatches = (ctx: ControllerContext) => {
-  const queue = ctx.queues.workload
-  const stores = lookup(ctx)
+export const workloadWatches = (queue: WorkQueue, watched: WatchedStores) => {
+  const stores = lookup(watched)
   return {
     deployments: [{ queue, keys: (change) => workloadChangeKeys("Deployment", change) }] satisfies ReadonlyArray<Watch<KubeObject>>,
     statefulSets: [{ queue, keys: (change) => workloadChangeKeys("StatefulSet", change) }] satisfies ReadonlyArray<Watch<KubeObject>>,

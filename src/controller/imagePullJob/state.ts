@@ -1,0 +1,118 @@
+// What the ImagePullJob reconciler remembers between reconciles, and the one place where a change
+// of a job, a NodeImage or a pod updates it.
+import { Context, Layer } from "effect"
+import type { ImagePullJob } from "../../api/imagePullJob.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import { objectKey } from "../../kube/objectKey.ts"
+import { changed } from "../../kube/store.ts"
+import type { Change } from "../../kube/store.ts"
+import { RegistryBudget } from "../registryBudget.ts"
+import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
+import type { Decoded, JobStore } from "../stores.ts"
+import type { Bookkeeping } from "../wake.ts"
+import type { JobProgress } from "./progress.ts"
+import type { PodPlacement } from "./targets.ts"
+import { nodeSetChanged, ownersWhoseTagsChanged, podPlacementChanged, specMoved } from "./watches.ts"
+
+export interface ImagePullJobBooks {
+  /** Each job's targets, what they were computed from, and where each stands for the job's task. */
+  readonly targets: ReadonlyMap<string, JobProgress>
+  /** The spec each job's tags were last brought up to date with (a fingerprint). */
+  readonly propagated: ReadonlyMap<string, string>
+  /** When each job's status was last written (ms), to space out counter-only updates. */
+  readonly statusWrittenAt: ReadonlyMap<string, number>
+  /** Nodes pulling and held back per registry, across jobs (`--max-concurrent-pulls-per-registry`). */
+  readonly registries: RegistryBudget
+  /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
+  readonly placement: { readonly nodes: number; readonly pods: number }
+  readonly setTargets: (key: string, progress: JobProgress) => void
+  readonly setPropagated: (key: string, fingerprint: string) => void
+  readonly setStatusWrittenAt: (key: string, millis: number) => void
+  /** The job's write to the NodeImage conflicted: it is woken when a newer spec of it arrives. */
+  readonly awaitNewer: (node: string, key: string) => void
+  /**
+   * A job changed: one that is gone leaves nothing behind. Returns the jobs to wake: those
+   * waiting for the registry room it held.
+   */
+  readonly jobChanged: (change: Change<Decoded<ImagePullJob>>) => ReadonlyArray<string>
+  /**
+   * A NodeImage changed: targets whose tags changed are read again, a change of the node set
+   * invalidates every job's targets, and conflicted writers stop waiting. Returns those writers.
+   */
+  readonly nodeImageChanged: (change: Change<NodeImage>, jobs: JobStore) => ReadonlyArray<string>
+  /** A pod that moved invalidates the targets of jobs that select by pod. */
+  readonly podChanged: (change: Change<PodPlacement>) => void
+}
+
+export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | undefined): ImagePullJobBooks => {
+  const targets = new Map<string, JobProgress>()
+  const propagated = new Map<string, string>()
+  const statusWrittenAt = new Map<string, number>()
+  const awaitingNewer = new Map<string, Set<string>>()
+  const registries = new RegistryBudget(maxConcurrentPullsPerRegistry)
+  const placement = { nodes: 0, pods: 0 }
+  return {
+    targets,
+    propagated,
+    statusWrittenAt,
+    registries,
+    placement,
+    setTargets: (key, progress) => void targets.set(key, progress),
+    setPropagated: (key, fingerprint) => void propagated.set(key, fingerprint),
+    setStatusWrittenAt: (key, millis) => void statusWrittenAt.set(key, millis),
+    awaitNewer: (node, key) => {
+      let jobs = awaitingNewer.get(node)
+      if (jobs === undefined) awaitingNewer.set(node, (jobs = new Set()))
+      jobs.add(key)
+    },
+    jobChanged: (change) => {
+      if (change.type !== "deleted") return []
+      const key = objectKey(change.old.raw)
+      targets.delete(key)
+      propagated.delete(key)
+      statusWrittenAt.delete(key)
+      return registries.forget(key)
+    },
+    nodeImageChanged: (change, jobs) => {
+      const name = changed(change).raw.metadata.name ?? ""
+      // Their writes are tested on the generation, which only a spec change moves: a status report cannot end the wait.
+      const waiting = specMoved(change) ? [...(awaitingNewer.get(name) ?? [])] : []
+      if (waiting.length > 0) awaitingNewer.delete(name)
+      for (const key of ownersWhoseTagsChanged(change, jobs)) targets.get(key)?.touched(name)
+      if (nodeSetChanged(change)) placement.nodes++
+      return waiting
+    },
+    podChanged: (change) => {
+      if (podPlacementChanged(change)) placement.pods++
+    }
+  }
+}
+
+/** The ImagePullJob reconciler's books, one set per controller (makeController provides it). */
+export class ImagePullJobState extends Context.Service<ImagePullJobState, ImagePullJobBooks>()(
+  "preheat/controller/imagePullJob/ImagePullJobState"
+) {
+  static readonly layer = (maxConcurrentPullsPerRegistry: number | undefined): Layer.Layer<ImagePullJobState> =>
+    Layer.sync(ImagePullJobState, () => makeImagePullJobBooks(maxConcurrentPullsPerRegistry))
+}
+
+/**
+ * Where the books hear of changes (controller.ts hands these to the stores' handlers beside the
+ * pure mappings of watches.ts), and which of the reconciler's keys an update frees.
+ */
+export const imagePullJobBookkeeping = (queue: WorkQueue, books: ImagePullJobBooks, jobs: JobStore, nodeReportBatchMs: number) => ({
+  jobs: [{ queue, note: books.jobChanged }] satisfies ReadonlyArray<Bookkeeping<Decoded<ImagePullJob>>>,
+  // Woken with the owners of changed tags (watches.ts jobsForNodeImage), after the same delay.
+  nodeImages: [{ queue, note: (change) => books.nodeImageChanged(change, jobs), delayMs: nodeReportBatchMs }] satisfies ReadonlyArray<
+    Bookkeeping<NodeImage>
+  >,
+  pods: [
+    {
+      queue,
+      note: (change) => {
+        books.podChanged(change)
+        return []
+      }
+    }
+  ] satisfies ReadonlyArray<Bookkeeping<PodPlacement>>
+})
