@@ -19,7 +19,7 @@ export interface LeaderElectionOptions {
   readonly retryPeriod?: Duration.Input
 }
 
-export const leaderElectionDefaults = {
+const leaderElectionDefaults = {
   leaseDuration: Duration.seconds(15),
   renewDeadline: Duration.seconds(10),
   retryPeriod: Duration.seconds(2)
@@ -46,7 +46,7 @@ export interface LeaderElector {
   readonly campaign: <E, R>(whileLeader: Effect.Effect<never, E, R>) => Effect.Effect<never, E, R>
 }
 
-export class InvalidLeaderElectionOptions extends Data.TaggedError("InvalidLeaderElectionOptions")<{
+class InvalidLeaderElectionOptions extends Data.TaggedError("InvalidLeaderElectionOptions")<{
   readonly message: string
 }> {}
 
@@ -284,10 +284,3 @@ export const makeLeaderElector = (options: LeaderElectionOptions): Effect.Effect
       campaign
     }
   })
-
-/** Campaigns for the Lease and runs whileLeader only while leading (see LeaderElector.campaign). */
-export const runLeaderElected = <E, R>(
-  options: LeaderElectionOptions,
-  whileLeader: Effect.Effect<never, E, R>
-): Effect.Effect<never, E | InvalidLeaderElectionOptions, R | KubeApi> =>
-  Effect.flatMap(makeLeaderElector(options), (elector) => elector.campaign(whileLeader))

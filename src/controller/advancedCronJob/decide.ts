@@ -27,7 +27,7 @@ export interface CronJobDecision {
 type Outcome = "active" | "succeeded" | "failed"
 
 /** upstream's isImageListPullJobFinished: finished once it has a completionTime; succeeded if every image did. */
-export const outcomeOf = (job: ImageListPullJob): Outcome =>
+const outcomeOf = (job: ImageListPullJob): Outcome =>
   job.status?.completionTime === undefined ? "active" : job.status.succeeded === job.status.desired ? "succeeded" : "failed"
 
 const scheduledTimeOf = (job: ImageListPullJob): number | undefined => {
@@ -62,7 +62,7 @@ const latest = (times: ReadonlyArray<number | undefined>): number | undefined =>
 }
 
 /** The ImageListPullJob of one scheduled run: upstream's name `<cron>-<unix seconds>`, owned by the cron job. */
-export const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
+const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
   const template = cron.spec.template.imageListPullJobTemplate!
   return {
     apiVersion,

@@ -1,7 +1,7 @@
 import type { CronSchedule } from "../../api/cronSchedule.ts"
 
 /** Upstream's bound on missed start times: past it the controller refuses to guess which to run. */
-export const maxMissedRuns = 100
+const maxMissedRuns = 100
 
 export const tooManyMissedMessage = `too many missed start times (> ${maxMissedRuns}). Set or decrease .spec.startingDeadlineSeconds or check clock skew`
 

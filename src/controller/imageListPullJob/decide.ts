@@ -20,10 +20,10 @@ const template = (job: ImageListPullJob) => {
 }
 
 /** A hash of everything the children share: an edit to any of it replaces them. */
-export const templateHash = (job: ImageListPullJob): string => shortHash(JSON.stringify(template(job)))
+const templateHash = (job: ImageListPullJob): string => shortHash(JSON.stringify(template(job)))
 
 /** A child's name is stable for (image, template), so a retried create finds its earlier self. */
-export const childName = (job: ImageListPullJob, image: string, hash: string): string =>
+const childName = (job: ImageListPullJob, image: string, hash: string): string =>
   `${(job.metadata.name ?? "").slice(0, 240)}-${shortHash(`${image}@${hash}`)}`.replace(/-+$/, "")
 
 export interface ListJobDecision {

@@ -1,7 +1,7 @@
 import type { Condition } from "../../api/meta.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 
-export const pullSecretInvalid = "PullSecretInvalid"
+const pullSecretInvalid = "PullSecretInvalid"
 
 /** The problems named in one condition message; the rest are counted (a job may name many secrets). */
 const namedAtMost = 3

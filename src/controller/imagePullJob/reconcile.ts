@@ -41,7 +41,7 @@ interface JobReconcileContext {
 }
 
 /** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
-export const releaseFinalizer = "preheat.kruise.io/release-tags"
+const releaseFinalizer = "preheat.kruise.io/release-tags"
 
 const record = recordEvent("preheat-controller")
 const nodeWriteConcurrency = 16

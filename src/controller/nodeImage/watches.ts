@@ -12,7 +12,7 @@ import type { Decoded, NodeImageStore } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 
 /** Any change of a Node: it may need a NodeImage, or lose it. */
-export const nodeImageForNode = (change: Change): Array<string> => [changed(change).raw.metadata.name ?? ""]
+const nodeImageForNode = (change: Change): Array<string> => [changed(change).raw.metadata.name ?? ""]
 
 /** A NodeImage's tasks, labels or outcomes changed (progress reports are not work for it). */
 export const nodeImageForItself = (change: Change<NodeImage>): Array<string> =>

@@ -7,10 +7,10 @@ import { jitterSeconds } from "../jitter.ts"
 import type { Decoded } from "../stores.ts"
 
 export const copyLabel = "preheat.kruise.io/secret-copy"
-export const sourceNamespaceAnnotation = "preheat.kruise.io/source-namespace"
-export const sourceNameAnnotation = "preheat.kruise.io/source-name"
-export const sourceUidAnnotation = "preheat.kruise.io/source-uid"
-export const referencedByAnnotation = "preheat.kruise.io/referenced-by"
+const sourceNamespaceAnnotation = "preheat.kruise.io/source-namespace"
+const sourceNameAnnotation = "preheat.kruise.io/source-name"
+const sourceUidAnnotation = "preheat.kruise.io/source-uid"
+const referencedByAnnotation = "preheat.kruise.io/referenced-by"
 
 export const pullSecretTypes = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"] as const
 

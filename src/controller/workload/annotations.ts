@@ -2,11 +2,11 @@
 // ImagePreDownload* keys), read from a Deployment, StatefulSet or DaemonSet.
 
 export const parallelismKey = "apps.kruise.io/image-predownload-parallelism"
-export const minUpdatedReadyPodsKey = "apps.kruise.io/image-predownload-min-updated-ready-pods"
-export const timeoutSecondsKey = "apps.kruise.io/image-predownload-timeout-seconds"
+const minUpdatedReadyPodsKey = "apps.kruise.io/image-predownload-min-updated-ready-pods"
+const timeoutSecondsKey = "apps.kruise.io/image-predownload-timeout-seconds"
 
 /** Upstream's pull timeout when the timeout annotation is absent (CreateJobForWorkload). */
-export const defaultPullTimeoutSeconds = 300
+const defaultPullTimeoutSeconds = 300
 
 export interface PreDownloadSettings {
   readonly parallelism: number

@@ -9,9 +9,9 @@ import type { Rollout, WorkloadKind } from "./revisions.ts"
 import { imagesOf, statusOf, templateOf } from "./template.ts"
 
 /** Upstream's CreateJobForWorkload: completed jobs go 10 minutes after they finish. */
-export const ttlSecondsAfterFinished = 600
+const ttlSecondsAfterFinished = 600
 /** Upstream's CreateJobForWorkload: one retry per node. */
-export const backoffLimit = 1
+const backoffLimit = 1
 
 export interface WorkloadInput {
   readonly kind: WorkloadKind
@@ -61,7 +61,7 @@ const deleted = (name: string, why: string): ObjectEvent => ({
  * compares container by container; comparing images means an image a current pod already runs,
  * in whatever container, is not pulled again, and two containers with one new image make one job.
  */
-export const newImages = (rollout: Rollout): ReadonlyArray<{ readonly container: string; readonly image: string }> => {
+const newImages = (rollout: Rollout): ReadonlyArray<{ readonly container: string; readonly image: string }> => {
   const running = new Set(rollout.current.flatMap((r) => imagesOf(r.template).map((c) => c.image)))
   const seen = new Set<string>()
   const result: Array<{ container: string; image: string }> = []

@@ -28,7 +28,7 @@ export interface WorkloadLookup {
 const isWorkloadKind = (kind: string): kind is WorkloadKind => (workloadKinds as ReadonlyArray<string>).includes(kind)
 
 /** The workload that controls an object: directly, or through its ReplicaSet for a Deployment's pod. */
-export const owningWorkload = (object: KubeObject, lookup: WorkloadLookup): string | undefined => {
+const owningWorkload = (object: KubeObject, lookup: WorkloadLookup): string | undefined => {
   const owner = controllerOf(object)
   if (owner === undefined || !owner.apiVersion.startsWith("apps/")) return undefined
   const namespace = object.metadata.namespace

@@ -34,7 +34,7 @@ const record = recordEvent("preheat-controller")
 type DeleteError = Conflict | Forbidden | Unauthorized | Unavailable
 
 /** A create that failed for another reason than an earlier self: the reconcile is retried with backoff (unless the server judged every such job invalid: then it is terminal). */
-export class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
+class PreDownloadCreateFailed extends Data.TaggedError("PreDownloadCreateFailed")<{ readonly jobs: ReadonlyArray<string> }> {
   override get message(): string {
     return `could not create ImagePullJob ${this.jobs.join(", ")}`
   }

@@ -8,12 +8,12 @@ import type { PodTemplate } from "./template.ts"
 export const workloadKinds = ["Deployment", "StatefulSet", "DaemonSet"] as const
 export type WorkloadKind = (typeof workloadKinds)[number]
 
-export const podTemplateHashLabel = "pod-template-hash"
-export const controllerRevisionHashLabel = "controller-revision-hash"
+const podTemplateHashLabel = "pod-template-hash"
+const controllerRevisionHashLabel = "controller-revision-hash"
 /** history.ControllerRevisionHashLabel: the hash label the StatefulSet controller puts on its revisions. */
 export const revisionHashLabel = "controller.kubernetes.io/hash"
 /** Upstream's minimumReplicasToPreDownloadImage: a set of at most this many replicas is not worth it. */
-export const minimumReplicas = 3
+const minimumReplicas = 3
 
 export interface Revision {
   readonly name: string
