@@ -31,7 +31,13 @@ const summary = (tally: TargetTally) => ({
   active: tally.active,
   succeeded: tally.succeeded,
   failed: tally.failed,
-  waiting: [0, 1, 3, 100].map((limit) => tally.waiting(limit).map((n) => n.metadata.name)),
+  waiting: [0, 1, 3, 100].map((limit) => tally.waiting(limit, () => true).ready.map((n) => n.metadata.name)),
+  // Every other node refused: the ones taken and the ones refused before them, the same either way.
+  waitingEveryOther: [1, 3, 100].map((limit) => {
+    let i = 0
+    const { ready, refused } = tally.waiting(limit, () => i++ % 2 === 1)
+    return [ready.map((n) => n.metadata.name), refused]
+  }),
   synced: [...tally.synced()].map((n) => n.metadata.name),
   unfinished: tally.unfinished()
 })

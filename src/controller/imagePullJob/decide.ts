@@ -8,6 +8,7 @@ import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.t
 import type { JobTask } from "./nodeTask.ts"
 import { pullSecretVerdict } from "./pullSecretCondition.ts"
 import type { UnusablePullSecret } from "./pullSecretCondition.ts"
+import { fullNote, hasRoomFor } from "./nodeRoom.ts"
 import { heldBackNote } from "./registryRoom.ts"
 import type { RegistryRoom } from "./registryRoom.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
@@ -29,6 +30,12 @@ export interface JobDecision {
   readonly wakeAt: number | undefined
   /** Nodes that would start now under parallelism but wait for room on the registry. */
   readonly heldBack: number
+  /**
+   * Nodes that would start now but whose NodeImage holds as many images as it may (256, as
+   * upstream's): the job is woken when one of their specs changes, instead of writing what the API
+   * server refuses (a retry loop of full-size invalid writes, thousands a minute at 500 jobs).
+   */
+  readonly fullNodes: ReadonlyArray<string>
   /**
    * Whether the status and events go out before the node writes: a pull secret newly found
    * unusable is on the job (PullSecretInvalid, a Warning) before any node pulls without it.
@@ -66,14 +73,35 @@ export interface TargetTally {
   readonly succeeded: number
   /** Failed targets, in target order. */
   readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
-  /** Up to `limit` targets without the job's tag yet, in target order. */
-  readonly waiting: (limit: number) => ReadonlyArray<NodeImage>
+  /**
+   * Up to `limit` targets without the job's tag yet that `fits` accepts, in target order, and the
+   * names of those it refused on the way.
+   */
+  readonly waiting: (limit: number, fits: (node: NodeImage) => boolean) => WaitingTargets
   /** Targets that have the job's tag (any phase), in target order: to bring edits to. */
   readonly synced: () => Iterable<NodeImage>
   /** Targets neither succeeded nor failed, in target order. */
   readonly unfinished: () => ReadonlyArray<string>
   /** Whether a node is a target. */
   readonly targets: (node: string) => boolean
+}
+
+export interface WaitingTargets {
+  readonly ready: ReadonlyArray<NodeImage>
+  readonly refused: ReadonlyArray<string>
+}
+
+/** Takes up to `limit` nodes `fits` accepts from `nodes`, in order, naming those it refused before them. */
+export const takeWaiting = (nodes: Iterable<NodeImage>, limit: number, fits: (node: NodeImage) => boolean): WaitingTargets => {
+  const ready: Array<NodeImage> = []
+  const refused: Array<string> = []
+  if (limit <= 0) return { ready, refused }
+  for (const node of nodes) {
+    if (fits(node)) ready.push(node)
+    else refused.push(node.metadata.name ?? "")
+    if (ready.length >= limit) break
+  }
+  return { ready, refused }
 }
 
 /** The tally of a list of targets, computed by walking them all. */
@@ -105,7 +133,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     active,
     succeeded,
     failed,
-    waiting: (limit) => waiting.slice(0, limit),
+    waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
     synced: () => synced,
     unfinished: () => unfinished,
     targets: (node) => names.has(node)
@@ -153,6 +181,7 @@ export const decideFromTally = ({
       deleteJob: expired,
       wakeAt: expired ? undefined : deleteAt,
       heldBack: 0,
+      fullNodes: [],
       announceFirst: false
     }
   }
@@ -192,8 +221,10 @@ export const decideFromTally = ({
   const pastDeadline = deadlineAt !== undefined && deadlineAt <= now
 
   let heldBack = 0
+  let fullNodes: ReadonlyArray<string> = []
   if (!pastDeadline) {
-    const wanted = tally.waiting(Math.max(0, parallelism - active))
+    const { ready: wanted, refused } = tally.waiting(Math.max(0, parallelism - active), (node) => hasRoomFor(node, task.image))
+    fullNodes = refused
     const allowed = registry === undefined ? wanted.length : Math.min(wanted.length, registry.room)
     heldBack = wanted.length - allowed
     for (const node of wanted.slice(0, allowed)) {
@@ -242,6 +273,7 @@ export const decideFromTally = ({
     const progress = percent(tally.succeeded + failedNodes.length, desired)
     message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
     if (heldBack > 0 && registry !== undefined) message += `, ${heldBackNote(heldBack, registry)}`
+    if (fullNodes.length > 0) message += `, ${fullNote(fullNodes.length)}`
   }
 
   const finished = completionTime !== undefined
@@ -267,5 +299,7 @@ export const decideFromTally = ({
   }
   const ttl = spec.completionPolicy.ttlSecondsAfterFinished
   const wakeAt = finished ? (ttl === undefined ? undefined : now + ttl * 1000) : deadlineAt
-  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack, announceFirst: secrets.event !== undefined }
+  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack,
+    fullNodes: finished ? [] : fullNodes,
+    announceFirst: secrets.event !== undefined }
 }

@@ -1,4 +1,5 @@
 import type { NodeImage } from "../../api/nodeImage.ts"
+import { takeWaiting } from "./decide.ts"
 import type { TargetTally } from "./decide.ts"
 import { nodeState } from "./nodeTask.ts"
 import type { JobTask, NodeState } from "./nodeTask.ts"
@@ -80,7 +81,7 @@ export class JobProgress {
       active: this.active,
       succeeded: this.succeeded,
       failed,
-      waiting: (limit) => this.waiting(limit, lookup),
+      waiting: (limit, fits) => takeWaiting(this.waiting(lookup), limit, fits),
       synced: () => this.collect((s) => s !== "missing" && s.phase !== "notSynced", lookup),
       unfinished: () =>
         [...this.collect((s) => s !== "missing" && (s.phase === "notSynced" || s.phase === "active"), lookup)].map(
@@ -90,15 +91,13 @@ export class JobProgress {
     }
   }
 
-  private waiting(limit: number, lookup: (name: string) => NodeImage | undefined): ReadonlyArray<NodeImage> {
+  private *waiting(lookup: (name: string) => NodeImage | undefined): Iterable<NodeImage> {
     while (this.cursor < this.standing.length && !this.isWaiting(this.cursor)) this.cursor++
-    const out: Array<NodeImage> = []
-    for (let i = this.cursor; i < this.standing.length && out.length < limit; i++) {
+    for (let i = this.cursor; i < this.standing.length; i++) {
       if (!this.isWaiting(i)) continue
       const node = lookup(this.names[i]!)
-      if (node !== undefined) out.push(node)
+      if (node !== undefined) yield node
     }
-    return out
   }
 
   private isWaiting(i: number): boolean {

@@ -302,6 +302,8 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       ctx.books.setStatusWrittenAt(key, now)
       for (const event of decision.events) yield* record(raw, event)
     }
+    // Woken when room is made on a node that had none (its spec changes), not by polling.
+    for (const node of decision.fullNodes) ctx.books.awaitNewer(node, key)
     const retry = yield* applyNodeWrites(ctx, key, decision.writes)
     if (retry !== undefined) return { requeueAfter: retry }
     // Settled once a full look found nothing left to release (what it released is checked again).
