@@ -26,9 +26,11 @@ describe("room on a node", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 100 })
       const api = yield* KubeApi
-      for (let i = 0; i < maxNodeImages; i++) yield* api.create(resources.imagePullJob, job(`fill-${i}`, `registry.example.com/fill-${i}:v1`))
+      for (let i = 0; i < maxNodeImages; i++)
+        yield* api.create(resources.imagePullJob, job(`fill-${i}`, `registry.example.com/fill-${i}:v1`))
       yield* advance(5000, 100)
-      const images = () => Effect.map(get(resources.nodeImage, "n1"), (n) => Object.keys((n["spec"] as { images?: object }).images ?? {}).length)
+      const images = () =>
+        Effect.map(get(resources.nodeImage, "n1"), (n) => Object.keys((n["spec"] as { images?: object }).images ?? {}).length)
       expect(yield* images()).toBe(maxNodeImages)
       yield* api.create(resources.imagePullJob, job("late", "registry.example.com/late:v1"))
       yield* advance(5000, 100)

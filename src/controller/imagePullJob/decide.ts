@@ -299,7 +299,14 @@ export const decideFromTally = ({
   }
   const ttl = spec.completionPolicy.ttlSecondsAfterFinished
   const wakeAt = finished ? (ttl === undefined ? undefined : now + ttl * 1000) : deadlineAt
-  return { writes, status, events, deleteJob: false, wakeAt, heldBack: finished ? 0 : heldBack,
+  return {
+    writes,
+    status,
+    events,
+    deleteJob: false,
+    wakeAt,
+    heldBack: finished ? 0 : heldBack,
     fullNodes: finished ? [] : fullNodes,
-    announceFirst: secrets.event !== undefined }
+    announceFirst: secrets.event !== undefined
+  }
 }
