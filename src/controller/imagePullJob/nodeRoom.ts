@@ -4,19 +4,16 @@
 import { maxNodeImages } from "../../api/nodeImage.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
 
-// A NodeImage view is never changed once decoded (a new version is a new object), so its count
-// is taken once: a reconcile asks of many nodes, each holding up to 256 images.
-const counted = new WeakMap<NodeImage, number>()
-
-const imageCount = (node: NodeImage): number => {
-  let count = counted.get(node)
-  if (count === undefined) counted.set(node, (count = Object.keys(node.spec.images ?? {}).length))
-  return count
+/** Whether the node holds fewer images than the most; counts no further than that. */
+const belowMost = (images: Readonly<Record<string, unknown>>): boolean => {
+  let count = 0
+  for (const _ in images) if (++count >= maxNodeImages) return false
+  return true
 }
 
 /** Whether the node's NodeImage can take `image`: it has it already, or holds fewer than the most. */
 export const hasRoomFor = (node: NodeImage, image: string): boolean =>
-  node.spec.images?.[image] !== undefined || imageCount(node) < maxNodeImages
+  node.spec.images?.[image] !== undefined || belowMost(node.spec.images ?? {})
 
 /** The job's status message's note on the nodes waiting for room. */
 export const fullNote = (nodes: number): string =>
