@@ -1,5 +1,5 @@
 /**
- * npm run bench:soak -- [--cycles 5] [--jobs 500] [--nodes 3] [--settle-s 20] [--only dev|separate]
+ * npm run bench:soak -- [--cycles 5] [--jobs 250] [--nodes 3] [--settle-s 20] [--only dev|separate]
  *                       [--fleet-qps 50] [--max-old-space-size MB] [--heap-snapshots] [--cpu-prof NAME] [--keep]
  *
  * Whether memory comes back after load (issue 24). The built bundle (dist/preheat.mjs, built by the
@@ -34,6 +34,7 @@ import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { Result } from "effect"
 import { parseImageReference } from "../src/api/imageReference.ts"
+import { maxNodeImages } from "../src/api/nodeImage.ts"
 import { simulatedImageSize } from "../layers/cri/simulated/simulatedNode.ts"
 import { eventually } from "./eventually.ts"
 import { freePort } from "./freePort.ts"
@@ -43,7 +44,7 @@ import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
 const { values } = parseArgs({
   options: {
     cycles: { type: "string", default: "5" },
-    jobs: { type: "string", default: "500" },
+    jobs: { type: "string", default: "250" },
     nodes: { type: "string", default: "3" },
     "settle-s": { type: "string", default: "20" },
     "fleet-qps": { type: "string", default: "50" },
@@ -67,6 +68,11 @@ for (const [name, value] of [
   ["fleet-qps", fleetQps]
 ] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${String(value)}`)
+}
+// Every job puts its own image on every node, and a completed job's tags stay until it is deleted:
+// past 256 (a NodeImage's most) the rest wait for room that only the cycle's deletions make.
+if (jobs > maxNodeImages) {
+  throw new Error(`--jobs must be at most ${maxNodeImages} (a NodeImage holds at most ${maxNodeImages} images), got ${jobs}`)
 }
 if (!["", "dev", "separate"].includes(values.only)) throw new Error(`--only must be dev or separate, got ${values.only}`)
 const heapLimit = values["max-old-space-size"] === "" ? [] : [`--max-old-space-size=${Number(values["max-old-space-size"])}`]
