@@ -83,13 +83,14 @@ if (!existsSync(bundle)) throw new Error(`${bundle} is missing: npm run build`)
 const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
 const mib = (bytes: number) => (bytes / 1048576).toFixed(1)
 
-// Written into the child by `--import`: its heap once a second, to the file its environment names.
+// Written into the child by `--import`: its heap once a second, to the file its environment names
+// (renamed into place, so a reading never sees half a file).
 // Nothing else in the process changes; the timer is unref'd so it never keeps a process alive.
 const heapReporter =
   "data:text/javascript," +
   encodeURIComponent(
-    'import{writeFileSync}from"node:fs";const f=process.env.PREHEAT_SOAK_HEAP_FILE;' +
-      "if(f)setInterval(()=>{const m=process.memoryUsage();writeFileSync(f,JSON.stringify({heapUsed:m.heapUsed,heapTotal:m.heapTotal,external:m.external,arrayBuffers:m.arrayBuffers}))},1000).unref()"
+    'import{renameSync,writeFileSync}from"node:fs";const f=process.env.PREHEAT_SOAK_HEAP_FILE;' +
+      "if(f)setInterval(()=>{const m=process.memoryUsage();writeFileSync(f+'.new',JSON.stringify({heapUsed:m.heapUsed,heapTotal:m.heapTotal,external:m.external,arrayBuffers:m.arrayBuffers}));renameSync(f+'.new',f)},1000).unref()"
   )
 
 /** J images per cycle that no other cycle uses, each 20 to 23 MiB (a simulated pull of about 0.6 s). */
