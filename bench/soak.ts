@@ -13,8 +13,10 @@
  * NodeImage has no tag left. Then it lets the processes settle (no forced GC: what production
  * runs) and prints, per process, RSS (/proc/PID/status) and V8's heap (process.memoryUsage(),
  * written once a second by a one-line `--import` module, since `preheat dev` and `preheat apiserver`
- * serve no /metrics). At the end `soak_rss_growth_mib{process=...}` = RSS after the last cycle -
- * RSS after the first. Every wait has a deadline: the run always ends by itself.
+ * serve no /metrics), and the least RSS seen once a second while settling (V8 gives heap back on
+ * its own schedule, so one sample can land on either side of that). At the end
+ * `soak_rss_growth_mib{process=...}` = RSS after the last cycle - RSS after the first, and
+ * `soak_settled_rss_growth_mib` the same of the least RSS. Every wait has a deadline: the run always ends by itself.
  *
  * The fleet is the harness, not what is measured: its nodes may send `--fleet-qps` requests a second
  * each (a shipped daemon's 5 made one cycle of 500 jobs last over 7 minutes: about 4 requests
@@ -279,15 +281,25 @@ const snapshot = async (run: Run, p: Process): Promise<void> => {
 const soak = async (setup: string, run: Run, measured: ReadonlyArray<Process>): Promise<void> => {
   const first = new Map<string, Reading>()
   const last = new Map<string, Reading>()
+  const leastFirst = new Map<string, number>()
+  const leastLast = new Map<string, number>()
   for (let c = 1; c <= cycles; c++) {
     const phases = await cycle(run, c)
-    await sleep(settleMs)
+    // RSS once a second while settling: V8 gives heap back on its own schedule, so one sample at
+    // the end can land before or after it did; the least says what the process settles to.
+    const least = new Map(measured.map((p) => [p.name, Number.POSITIVE_INFINITY]))
+    for (let waited = 0; waited < settleMs; waited += 1000) {
+      await sleep(Math.min(1000, settleMs - waited))
+      for (const p of measured) least.set(p.name, Math.min(least.get(p.name)!, statusBytes(p.child.pid!, "VmRSS")))
+    }
     for (const p of measured) {
       const reading = read(p)
       if (c === 1) first.set(p.name, reading)
       last.set(p.name, reading)
+      leastFirst.set(p.name, leastFirst.get(p.name) ?? least.get(p.name)!)
+      leastLast.set(p.name, least.get(p.name)!)
       console.log(
-        `bench:soak setup=${setup} process=${p.name} cycle=${c} rss_mib=${mib(reading.rss)} heap_used_mib=${mib(reading.heapUsed)} ` +
+        `bench:soak setup=${setup} process=${p.name} cycle=${c} rss_mib=${mib(reading.rss)} settled_rss_mib=${mib(least.get(p.name)!)} heap_used_mib=${mib(reading.heapUsed)} ` +
           `heap_total_mib=${mib(reading.heapTotal)} external_mib=${mib(reading.external)} array_buffers_mib=${mib(reading.arrayBuffers)} ${phases} load=${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(",")}`
       )
     }
@@ -296,6 +308,9 @@ const soak = async (setup: string, run: Run, measured: ReadonlyArray<Process>): 
   for (const p of measured) {
     const growth = last.get(p.name)!.rss - first.get(p.name)!.rss
     console.log(`soak_rss_growth_mib{setup="${setup}",process="${p.name}"} ${mib(growth)}`)
+    console.log(
+      `soak_settled_rss_growth_mib{setup="${setup}",process="${p.name}"} ${mib(leastLast.get(p.name)! - leastFirst.get(p.name)!)}`
+    )
   }
 }
 
