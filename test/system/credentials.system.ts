@@ -133,6 +133,10 @@ const quickImage = (job: string): string => {
 
 /** Applies an Always ImagePullJob for `node` with kubectl (straight to the API server) and waits until it completed there. */
 const runJob = async (name: string, node: string): Promise<void> => {
+  // The node's NodeImage first: a job that selects no NodeImage yet completes at once with nothing to do.
+  await eventually(`the NodeImage of ${node}`, async () =>
+    (await cluster.kubectl(["get", "nodeimage", node])).code === 0 ? true : undefined
+  )
   const applied = await cluster.applyFile(
     name,
     `apiVersion: apps.kruise.io/v1alpha1
