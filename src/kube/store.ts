@@ -97,9 +97,9 @@ const withoutManagedFields = (object: KubeObject): KubeObject => {
 
 /**
  * How many deleted objects' uids a store remembers. An answer to our own write can arrive after the
- * watch told the store of the object's deletion (in-process, always: removing a job's last
- * finalizer deletes it, the DELETED event comes first, then the PATCH's answer, the object as it was
- * deleted). Without the uid that answer would put the object back, and it would stay: one per
+ * watch told the store of the object's deletion (in `preheat dev`, nearly always: removing a job's
+ * last finalizer deletes it, the DELETED event comes first, then the PATCH's answer, the object as
+ * it was deleted; over HTTP, sometimes). Without the uid that answer would put the object back, and it would stay: one per
  * deleted job, forever (issue 24's growth of `preheat dev` and the controller). A uid never comes
  * back once deleted, so remembering it is always right; only the last ones are needed, since an
  * answer is in flight for one request's time, and a controller has a few requests in flight at once.
