@@ -1,6 +1,7 @@
 /**
  * npm run bench:soak -- [--cycles 5] [--jobs 250] [--nodes 3] [--settle-s 20] [--only dev|separate]
- *                       [--fleet-qps 50] [--max-old-space-size MB] [--heap-snapshots] [--cpu-prof NAME] [--keep]
+ *                       [--fleet-qps 50] [--max-old-space-size MB] [--heap-snapshots] [--cpu-prof NAME]
+ *                       [--trace-gc NAME] [--keep]
  *
  * Whether memory comes back after load (issue 24). The built bundle (dist/preheat.mjs, built by the
  * npm script first) runs in two set-ups, one after the other:
@@ -27,7 +28,8 @@
  * each cycle into the run's directory (kept) for looking at what holds memory (writing one takes
  * native memory the process keeps: RSS after a snapshot says little); `--cpu-prof NAME` (dev,
  * apiserver, controller or fleet; may be repeated) writes that process's CPU profile there when it
- * stops, for looking at where a cycle's time goes.
+ * stops, for looking at where a cycle's time goes; `--trace-gc NAME` (may be repeated) writes a line
+ * per garbage collection of that process into its log, for seeing when V8 grows or gives back heap.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -54,6 +56,7 @@ const { values } = parseArgs({
     "max-old-space-size": { type: "string", default: "" },
     "heap-snapshots": { type: "boolean", default: false },
     "cpu-prof": { type: "string", multiple: true, default: [] },
+    "trace-gc": { type: "string", multiple: true, default: [] },
     keep: { type: "boolean", default: false }
   }
 })
@@ -128,6 +131,7 @@ class Run {
     const heapFile = join(this.dir, `${name}.heap.json`)
     const diagnostics = values["heap-snapshots"] ? ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${this.dir}`] : []
     if (values["cpu-prof"].includes(name)) diagnostics.push("--cpu-prof", `--cpu-prof-dir=${this.dir}`)
+    if (values["trace-gc"].includes(name)) diagnostics.push("--trace-gc")
     const log = openSync(this.logOf(name), "a")
     const child = spawn(process.execPath, [...nodeFlags, ...diagnostics, `--import=${heapReporter}`, bundle, ...args], {
       stdio: ["ignore", log, log],

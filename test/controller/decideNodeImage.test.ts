@@ -40,6 +40,22 @@ describe("decideNodeImage", () => {
     expect(decide({ node: undefined, nodeImage: makeNodeImage("node-1") })).toEqual({ action: "delete" })
   })
 
+  it("leaves a fake NodeImage (upstream's e2e label) without a Node in place, its labels its own, its tags still tended", () => {
+    const fake = (labels: Record<string, string>) =>
+      makeNodeImage("fake-nodeimage", {
+        labels,
+        images: { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z" }] } }
+      })
+    const kept = decide({ name: "fake-nodeimage", node: undefined, nodeImage: fake({ "apps.kruise.io/fake-nodeimage": "true", pool: "x" }) })
+    expect(kept).toMatchObject({ action: "update", labels: undefined, images: new Map() })
+    expect(kept.action === "update" && kept.failures).toEqual([
+      { image: "nginx", tag: "1", owners: [owner], message: "node has not responded for a long time" }
+    ])
+    // Upstream tests only that the key is there.
+    expect(decide({ node: undefined, nodeImage: fake({ "apps.kruise.io/fake-nodeimage": "" }) }).action).toBe("update")
+    expect(decide({ node: undefined, nodeImage: fake({ "apps.kruise.io/fake": "true" }) })).toEqual({ action: "delete" })
+  })
+
   it("keeps labels equal to the Node's", () => {
     const nodeImage = makeNodeImage("node-1", { labels: { zone: "b", old: "x" } })
     expect(decide({ nodeImage })).toMatchObject({ action: "update", labels: { zone: "a", old: null } })

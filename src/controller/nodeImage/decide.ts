@@ -58,6 +58,15 @@ const labelChanges = (
   return Object.keys(changes).length === 0 ? undefined : changes
 }
 
+/**
+ * Upstream's label for a NodeImage that no Node backs: its e2e tests create one (`fake-nodeimage`),
+ * select it with jobs and write its tags' status by hand, and expect the NodeImage controller to
+ * leave it in place (upstream checks only that the key is present, whatever its value).
+ */
+const fakeNodeImageLabel = "apps.kruise.io/fake-nodeimage"
+
+const isFake = (nodeImage: NodeImage): boolean => nodeImage.metadata.labels?.[fakeNodeImageLabel] !== undefined
+
 const earliest = (a: number | undefined, b: number): number => (a === undefined ? b : Math.min(a, b))
 
 /**
@@ -67,14 +76,13 @@ const earliest = (a: number | undefined, b: number): number => (a === undefined 
  */
 export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
   const { node, nodeImage, now, settings } = input
-  if (node === undefined) return nodeImage === undefined ? { action: "none", wakeAt: undefined } : { action: "delete" }
-  const nodeLabels = node.metadata.labels ?? {}
   if (nodeImage === undefined) {
-    const since = readySince(node)
+    const since = node === undefined ? undefined : readySince(node)
     if (since === undefined) return { action: "none", wakeAt: undefined }
     const at = since + settings.readyDelayMs
-    return at <= now ? { action: "create", labels: nodeLabels } : { action: "none", wakeAt: at }
+    return at <= now ? { action: "create", labels: node?.metadata.labels ?? {} } : { action: "none", wakeAt: at }
   }
+  if (node === undefined && !isFake(nodeImage)) return { action: "delete" }
   if (nodeImage.metadata.deletionTimestamp !== undefined) return { action: "none", wakeAt: undefined }
 
   let wakeAt: number | undefined
@@ -114,7 +122,8 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
     if (!changed) continue
     images.set(name, tags.length === 0 ? undefined : withSecrets({ ...entry, tags }, pullSecrets))
   }
-  const labels = labelChanges(nodeImage.metadata.labels ?? {}, nodeLabels)
+  // A fake NodeImage has no Node to copy labels from: its own are what selects it.
+  const labels = node === undefined ? undefined : labelChanges(nodeImage.metadata.labels ?? {}, node.metadata.labels ?? {})
   if (labels === undefined && images.size === 0 && failures.length === 0) return { action: "none", wakeAt }
   return { action: "update", labels, images, failures, wakeAt }
 }
