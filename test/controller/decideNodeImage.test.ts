@@ -46,7 +46,11 @@ describe("decideNodeImage", () => {
         labels,
         images: { nginx: { tags: [{ tag: "1", ownerReferences: [owner], createdAt: "2026-12-02T09:00:00Z" }] } }
       })
-    const kept = decide({ name: "fake-nodeimage", node: undefined, nodeImage: fake({ "apps.kruise.io/fake-nodeimage": "true", pool: "x" }) })
+    const kept = decide({
+      name: "fake-nodeimage",
+      node: undefined,
+      nodeImage: fake({ "apps.kruise.io/fake-nodeimage": "true", pool: "x" })
+    })
     expect(kept).toMatchObject({ action: "update", labels: undefined, images: new Map() })
     expect(kept.action === "update" && kept.failures).toEqual([
       { image: "nginx", tag: "1", owners: [owner], message: "node has not responded for a long time" }
