@@ -4,6 +4,7 @@ import type { KubeObject } from "./KubeApi.ts"
 import { resources } from "./resources.ts"
 import { rfc3339 } from "../api/time.ts"
 import { escapeForeignText, maxForeignCharacters } from "../api/goQuote.ts"
+import { referenceApiVersion } from "../api/crd/manifests.ts"
 
 /** A core/v1 Event the controller emits about one object, before it is given its involvedObject. */
 export interface ObjectEvent {
@@ -35,7 +36,7 @@ export const recordEvent = (component: string) => (involved: KubeObject, event: 
         kind: "Event",
         metadata: { name: `${name.slice(0, 200)}.${suffix}`, namespace },
         involvedObject: {
-          apiVersion: involved.apiVersion,
+          apiVersion: referenceApiVersion(involved.kind, involved.apiVersion),
           kind: involved.kind,
           name,
           ...(involved.metadata.namespace === undefined ? {} : { namespace: involved.metadata.namespace }),

@@ -59,9 +59,11 @@ const dockerConfig = (user: string) =>
   )
 
 const tagsOf = (nodeImage: KubeObject, image: string) =>
-  (nodeImage["spec"] as { images?: Record<string, { tags: Array<{ tag: string; ownerReferences?: Array<{ uid: string }> }> }> }).images?.[
-    image
-  ]?.tags ?? []
+  (
+    nodeImage["spec"] as {
+      images?: Record<string, { tags: Array<{ tag: string; ownerReferences?: Array<{ uid: string; apiVersion: string; name: string }> }> }>
+    }
+  ).images?.[image]?.tags ?? []
 
 describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
   it.effect("a job with a pull secret: copy created, tracked, released after TTL deletion", () =>
@@ -206,7 +208,12 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
       yield* advance(3000)
       expect(status(yield* get(resources.imagePullJob, "first", "default"))).toMatchObject({ succeeded: 2, message: "job has completed" })
       expect(status(yield* get(resources.imagePullJob, "second", "default"))).toMatchObject({ succeeded: 2, message: "job has completed" })
-      expect(tagsOf(yield* get(resources.nodeImage, "n1"), "nginx")[0]?.ownerReferences).toHaveLength(2)
+      // Owners are named by the version kubectl resolves ImagePullJob to, whichever version the job came in.
+      const owners = tagsOf(yield* get(resources.nodeImage, "n1"), "nginx")[0]?.ownerReferences
+      expect(owners?.map((o) => [o.apiVersion, o.name])).toEqual([
+        ["apps.kruise.io/v1beta1", "first"],
+        ["apps.kruise.io/v1beta1", "second"]
+      ])
       // The second job's owner bumped the version: each node pulled for each job.
       expect([...pulls.values()]).toEqual([2, 2])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))

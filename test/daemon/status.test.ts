@@ -281,7 +281,7 @@ describe("daemon: events", () => {
           "PullImageSucceed",
           "default",
           {
-            apiVersion: "apps.kruise.io/v1alpha1",
+            apiVersion: "apps.kruise.io/v1beta1",
             kind: "NodeImage",
             name: node,
             uid: (yield* getNodeImage).metadata.uid
@@ -291,13 +291,14 @@ describe("daemon: events", () => {
           "Normal",
           "PullImageSucceed",
           "apps",
-          { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }
+          // The tag's owners name v1alpha1 (as tags written before did); Events name the preferred version.
+          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }
         ],
         [
           "Normal",
           "PullImageSucceed",
           "apps",
-          { apiVersion: owner.apiVersion, kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
+          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
         ]
       ])
       expect(recorded[0]?.message).toBe('pulled image "nginx:1.25" on node node-1 in 1s')

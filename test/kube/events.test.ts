@@ -24,8 +24,9 @@ describe("recordEvent", () => {
       const events = (yield* (yield* KubeApi).list(resources.event, { namespace: "ns" })).items
       assert.strictEqual(events.length, 40)
       for (const event of events) assert.match(event.metadata.name ?? "", /^job\.[0-9a-f]+$/)
+      // Read as v1alpha1, referred to by the version kubectl resolves the kind to.
       assert.deepStrictEqual(events[0]?.["involvedObject"], {
-        apiVersion: "apps.kruise.io/v1alpha1",
+        apiVersion: "apps.kruise.io/v1beta1",
         kind: "ImagePullJob",
         name: "job",
         namespace: "ns",

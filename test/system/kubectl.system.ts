@@ -78,6 +78,13 @@ describe("preheat driven with kubectl", () => {
       const nodeImage = await cluster.getYaml(["nodeimage", node])
       expect(tagPhases(nodeImage, "nginx")).toEqual({ "1.9.1": "Succeeded" })
     }
+
+    // kubectl finds an object's events by the version it resolves the kind to (v1beta1, the
+    // preferred one), whichever version the job was applied in (v1alpha1 here).
+    const reasons = async (kind: string, name: string) =>
+      (await cluster.ok(["events", "--for", `${kind}/${name}`, "-o", "jsonpath={.items[*].reason}"])).split(" ")
+    expect(await reasons("imagepulljob", "job-with-always")).toContain("PullImageSucceed")
+    expect(await reasons("nodeimage", "node-1")).toContain("PullImageSucceed")
   })
 
   it("pulls on one node when its NodeImage is patched as in the seed document", async () => {
@@ -153,6 +160,18 @@ spec:
     await cluster.ok(["wait", "imagelistpulljob/job-with-always", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
     const status = (await cluster.getYaml(["imagelistpulljob", "job-with-always"])).status
     expect({ desired: status.desired, succeeded: status.succeeded }).toEqual({ desired: 2, succeeded: 2 })
+    const created = await cluster.ok(["events", "--for", "imagelistpulljob/job-with-always", "-o", "jsonpath={.items[*].reason}"])
+    expect(created.split(" ")).toContain("CreatedImagePullJob")
+    // The children's owner is named by its preferred version, and cascading deletion follows it below.
+    const owners = await cluster.ok([
+      "get",
+      "ipj",
+      "-l",
+      "imagelistpulljob.apps.kruise.io/template-hash",
+      "-o",
+      "jsonpath={.items[*].metadata.ownerReferences[*].apiVersion}"
+    ])
+    expect(owners.split(" ")).toEqual(["apps.kruise.io/v1beta1", "apps.kruise.io/v1beta1"])
     for (const node of nodes) {
       const nodeImage = await cluster.getYaml(["nodeimage", node])
       expect(tagPhases(nodeImage, "busybox")).toEqual({ "1.29.2": "Succeeded" })

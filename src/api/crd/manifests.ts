@@ -139,6 +139,24 @@ const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionNam
 /** The version a kind is stored in: its newest served one. */
 export const storageVersionOf = (definition: KindDefinition): ApiVersionName => servedVersions(definition).at(-1)!
 
+/**
+ * The apiVersion a reference to an object names (an Event's involvedObject, an ownerReference, a
+ * status reference): for preheat's kinds the newest served version, which kube-apiserver's
+ * discovery prefers and kubectl resolves the kind to (`kubectl events --for imagepulljob/NAME`
+ * selects `involvedObject.apiVersion` by it, so an Event naming another version is never found).
+ * Objects of other groups keep the apiVersion they were read in. Readers of references match the
+ * group and kind (or the uid), never the version: references written before name v1alpha1.
+ */
+export const referenceApiVersion = (kind: string | undefined, apiVersion: string | undefined): string | undefined => {
+  if (!apiVersion?.startsWith(`${group}/`)) return apiVersion
+  const definition = kinds.find((k) => k.kind === kind)
+  return definition === undefined ? apiVersion : `${group}/${storageVersionOf(definition)}`
+}
+
+/** The apiVersion references to one of preheat's kinds name (referenceApiVersion). */
+export const preferredApiVersionOf = (kind: "ImagePullJob" | "ImageListPullJob" | "NodeImage" | "AdvancedCronJob"): string =>
+  referenceApiVersion(kind, `${group}/`)!
+
 const singular = (kind: string): string => kind.toLowerCase()
 
 export const crdOf = (definition: KindDefinition) => ({

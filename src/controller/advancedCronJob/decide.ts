@@ -5,6 +5,7 @@ import { templateKindOf } from "../../api/cronJobValidation.ts"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import { apiVersion } from "../../api/meta.ts"
+import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
 import { rfc3339 } from "../../api/time.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
@@ -37,7 +38,7 @@ const scheduledTimeOf = (job: ImageListPullJob): number | undefined => {
 }
 
 const referenceTo = (job: ImageListPullJob): ObjectReference => ({
-  apiVersion,
+  apiVersion: preferredApiVersionOf("ImageListPullJob"),
   kind: "ImageListPullJob",
   name: job.metadata.name ?? "",
   namespace: job.metadata.namespace ?? "",
@@ -74,7 +75,7 @@ const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
       annotations: { ...template.metadata?.annotations, [scheduledTimeAnnotation]: rfc3339(scheduledAt) },
       ownerReferences: [
         {
-          apiVersion,
+          apiVersion: preferredApiVersionOf("AdvancedCronJob"),
           kind: "AdvancedCronJob",
           name: cron.metadata.name ?? "",
           uid: cron.metadata.uid ?? "",
@@ -176,7 +177,12 @@ export const decideAdvancedCronJob = (cron: AdvancedCronJob, children: ReadonlyA
   const name = job.metadata.name ?? ""
   events.push({ type: "Normal", reason: "SuccessfulCreate", message: `Created job ${name}` })
   const stillActive = active.filter((c) => !replaced.includes(c.metadata.name ?? "")).map(referenceTo)
-  const reference: ObjectReference = { apiVersion, kind: "ImageListPullJob", name, namespace: cron.metadata.namespace ?? "default" }
+  const reference: ObjectReference = {
+    apiVersion: preferredApiVersionOf("ImageListPullJob"),
+    kind: "ImageListPullJob",
+    name,
+    namespace: cron.metadata.namespace ?? "default"
+  }
   return {
     status: status([...stillActive, reference], lastMissed),
     create: job,

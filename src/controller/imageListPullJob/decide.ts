@@ -2,6 +2,7 @@ import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from
 import { quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
+import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
@@ -76,7 +77,7 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
         labels: { ...job.metadata.labels, [templateHashLabel]: hash },
         ownerReferences: [
           {
-            apiVersion,
+            apiVersion: preferredApiVersionOf("ImageListPullJob"),
             kind: "ImageListPullJob",
             name: job.metadata.name ?? "",
             uid: job.metadata.uid ?? "",

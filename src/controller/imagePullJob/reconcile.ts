@@ -2,7 +2,7 @@ import { Clock, Duration, Effect, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
-import { apiVersion } from "../../api/meta.ts"
+import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
 import { decodeImagePullJob } from "../../api/decode.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -156,7 +156,13 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
   return {
     image: name,
     tag,
-    owner: { apiVersion, kind: "ImagePullJob", name: job.metadata.name ?? "", namespace: job.metadata.namespace ?? "", uid },
+    owner: {
+      apiVersion: preferredApiVersionOf("ImagePullJob"),
+      kind: "ImagePullJob",
+      name: job.metadata.name ?? "",
+      namespace: job.metadata.namespace ?? "",
+      uid
+    },
     imagePullPolicy: job.spec.imagePullPolicy,
     pullSecrets,
     ...(job.spec.sandboxConfig === undefined ? {} : { sandboxConfig: job.spec.sandboxConfig })
