@@ -23,7 +23,6 @@ import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watc
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { NodeImageState } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
-import { copyLabel } from "./pullSecrets/copies.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
@@ -109,7 +108,9 @@ const buildController = Effect.fnUntraced(function* (
   yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
   yield* reflect(
     stores.secretCopies,
-    watcher(resources.secret, { namespace: settings.secretNamespace, labelSelector: `${copyLabel}=true` }),
+    // The whole namespace, not preheat's label only: copies OpenKruise's controller left there carry the
+    // source secret's labels (none of theirs), and are found by annotation (pullSecrets/copies.ts isCopy).
+    watcher(resources.secret, { namespace: settings.secretNamespace }),
     wake(secrets.secretCopies)
   )
   yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], jobBookkeeping.pods))

@@ -72,6 +72,43 @@ describe("decideImageListPullJob", () => {
     expect(decision.create[0]!.metadata.labels?.[templateHashLabel]).not.toBe(children[0]!.metadata.labels?.[templateHashLabel])
   })
 
+  // A child as OpenKruise's controller makes it (upstream pkg/controller/imagelistpulljob/
+  // imagelistpulljob_controller.go newImagePullJobs): generateName `LIST-`, its own template hash
+  // label, a controller reference, and the template copied with the image (issue 26 item 5).
+  const upstreamChild = (image: string, spec: Record<string, unknown>): ImagePullJob =>
+    created([
+      {
+        apiVersion: "apps.kruise.io/v1beta1",
+        kind: "ImagePullJob",
+        metadata: {
+          name: `list-${image.replace(/[^a-z0-9]/g, "")}x7k2p`,
+          namespace: "ns",
+          uid: `${image}-uid`,
+          labels: { "controller-revision-hash": "5c7d8b9f4" },
+          ownerReferences: [
+            { apiVersion: "apps.kruise.io/v1beta1", kind: "ImageListPullJob", name: "list", uid: "list-uid", controller: true }
+          ]
+        },
+        spec: { ...spec, image }
+      }
+    ])[0]!
+
+  it("keeps the children OpenKruise made from the same template, and replaces those of another", () => {
+    const template = {
+      parallelism: 2,
+      completionPolicy: { type: "Always", activeDeadlineSeconds: 1200 },
+      pullPolicy: { timeoutSeconds: 300 }
+    }
+    const job = listJob({ images: ["a", "b"], ...template })
+    const kept = decideImageListPullJob(job, [upstreamChild("a", template), upstreamChild("b", template)], t0)
+    expect(kept.create).toEqual([])
+    expect(kept.delete).toEqual([])
+    const stale = upstreamChild("b", { ...template, parallelism: 5 })
+    const replaced = decideImageListPullJob(job, [upstreamChild("a", template), stale], t0)
+    expect(replaced.delete).toEqual([stale.metadata.name])
+    expect(replaced.create.map((c) => (c["spec"] as { image: string }).image)).toEqual(["b"])
+  })
+
   it("aggregates the children and completes when all completed, listing failures sorted", () => {
     const job = listJob({ images: ["b", "a"], completionPolicy: { ttlSecondsAfterFinished: 60 } })
     const children = created(decideImageListPullJob(job, [], t0).create, {

@@ -7,6 +7,7 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
 import { observed, setCondition } from "../status/conditions.ts"
+import { canonical } from "../workload/template.ts"
 import { rfc3339 } from "../../api/time.ts"
 
 export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
@@ -22,6 +23,21 @@ const template = (job: ImageListPullJob) => {
 
 /** A hash of everything the children share: an edit to any of it replaces them. */
 const templateHash = (job: ImageListPullJob): string => shortHash(JSON.stringify(template(job)))
+
+/**
+ * Whether a child was made from the current template. One OpenKruise's controller made (a migrated
+ * cluster) has no hash of preheat's: upstream labels it with a hash of Go's object layout
+ * (controller-revision-hash), so it is current when its spec is the template, as upstream's own
+ * isConsistentVersion also accepts (pkg/controller/imagelistpulljob/imagelistpulljob_controller.go).
+ * Kept, it carries on: a new child would be a new owner on every node's tag, so a new version and
+ * another pull of what was pulled already.
+ */
+const madeFromTemplate = (child: ImagePullJob, job: ImageListPullJob, hash: string): boolean => {
+  const label = child.metadata.labels?.[templateHashLabel]
+  if (label !== undefined) return label === hash
+  const { image: _, ...spec } = child.spec
+  return canonical(spec) === canonical(template(job))
+}
 
 /** A child's name is stable for (image, template), so a retried create finds its earlier self. */
 const childName = (job: ImageListPullJob, image: string, hash: string): string =>
@@ -61,7 +77,7 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
   const current = new Map<string, ImagePullJob>()
   const remove: Array<string> = []
   for (const child of children) {
-    const wanted = child.metadata.labels?.[templateHashLabel] === hash && job.spec.images.includes(child.spec.image)
+    const wanted = madeFromTemplate(child, job, hash) && job.spec.images.includes(child.spec.image)
     if (wanted && !current.has(child.spec.image)) current.set(child.spec.image, child)
     else if (child.metadata.deletionTimestamp === undefined) remove.push(child.metadata.name ?? "")
   }

@@ -18,6 +18,7 @@ import type { ControllerStores } from "../stores.ts"
 import { recordEvent } from "../../kube/events.ts"
 import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
+import { heldFinalizers, releasedFinalizers } from "./finalizers.ts"
 import { patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
 import { decideFromTally } from "./decide.ts"
 import type { NodeWrite } from "./decide.ts"
@@ -39,9 +40,6 @@ interface JobReconcileContext {
   readonly books: ImagePullJobBooks
   readonly sourceSecrets: SourceSecretBook
 }
-
-/** Held until the job's tags are released from every NodeImage (SPEC §2 ImagePullJob 7). */
-const releaseFinalizer = "preheat.kruise.io/release-tags"
 
 const record = recordEvent("preheat-controller")
 const nodeWriteConcurrency = 16
@@ -104,12 +102,12 @@ const release = (ctx: JobReconcileContext, raw: KubeObject) =>
     }
     const retry = yield* applyNodeWrites(ctx, objectKey(raw), writes)
     if (retry !== undefined) return { requeueAfter: retry }
-    const finalizers = raw.metadata.finalizers ?? []
-    if (!finalizers.includes(releaseFinalizer)) return {}
+    const finalizers = releasedFinalizers(raw.metadata.finalizers ?? [])
+    if (finalizers === undefined) return {}
     const api = yield* KubeApi
     const patched = yield* api
       .patch(resources.imagePullJob, splitKey(objectKey(raw)), {
-        metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: finalizers.filter((f) => f !== releaseFinalizer) }
+        metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers }
       })
       .pipe(Effect.catchTag("NotFound", () => Effect.succeed(undefined)))
     if (patched !== undefined) yield* ctx.jobs.written(patched)
@@ -118,11 +116,11 @@ const release = (ctx: JobReconcileContext, raw: KubeObject) =>
 
 const ensureFinalizer = (ctx: JobReconcileContext, raw: KubeObject) =>
   Effect.gen(function* () {
-    const finalizers = raw.metadata.finalizers ?? []
-    if (finalizers.includes(releaseFinalizer)) return raw
+    const finalizers = heldFinalizers(raw.metadata.finalizers ?? [])
+    if (finalizers === undefined) return raw
     const api = yield* KubeApi
     const patched = yield* api.patch(resources.imagePullJob, splitKey(objectKey(raw)), {
-      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers: [...finalizers, releaseFinalizer] }
+      metadata: { resourceVersion: raw.metadata.resourceVersion, finalizers }
     })
     yield* ctx.jobs.written(patched)
     return patched

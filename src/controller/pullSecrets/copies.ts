@@ -2,15 +2,25 @@ import { Result } from "effect"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import { keyOf } from "../../kube/objectKey.ts"
 import type { Stored } from "../../kube/store.ts"
 import { jitterSeconds } from "../jitter.ts"
 import type { Decoded } from "../stores.ts"
 
-export const copyLabel = "preheat.kruise.io/secret-copy"
+const copyLabel = "preheat.kruise.io/secret-copy"
 const sourceNamespaceAnnotation = "preheat.kruise.io/source-namespace"
 const sourceNameAnnotation = "preheat.kruise.io/source-name"
 const sourceUidAnnotation = "preheat.kruise.io/source-uid"
 const referencedByAnnotation = "preheat.kruise.io/referenced-by"
+/**
+ * Upstream's bookkeeping on its copies (OpenKruise pkg/controller/imagepulljob/imagepulljob_controller.go,
+ * generateSyncedSecret and claimImagePullJobSecrets): the source as `namespace/name`, the jobs using the
+ * copy as sorted `namespace/name` joined by commas, and `batch` for copies cleaned up with their images.
+ * preheat's copies carry them too, so tools (and upstream itself) reading upstream's format find them.
+ */
+const upstreamSourceKeyAnnotation = "imagepulljobs.kruise.io/source-key"
+const upstreamReferencesAnnotation = "imagepulljobs.kruise.io/references"
+const upstreamModeAnnotation = "imagepulljobs.kruise.io/mode"
 
 export const pullSecretTypes = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"] as const
 
@@ -69,6 +79,20 @@ export interface SecretReference {
   readonly jobs: ReadonlyArray<string>
 }
 
+/**
+ * Whether a Secret of the copies' namespace is a copy the controller looks after: one of its own
+ * (its label), or one OpenKruise's controller left there (upstream's source annotation, which every
+ * upstream version has written: both `name-xxxxxx` and the older generateName copies).
+ */
+export const isCopy = (secret: KubeObject): boolean =>
+  secret.metadata.labels?.[copyLabel] === "true" || secret.metadata.annotations?.[upstreamSourceKeyAnnotation] !== undefined
+
+const isOwnCopy = (secret: KubeObject): boolean => secret.metadata.labels?.[copyLabel] === "true"
+
+/** Upstream's `namespace/name` list, as its getReferencingJobsFromSecret reads it (empty entries skipped). */
+const upstreamReferences = (copy: KubeObject): ReadonlyArray<string> =>
+  (copy.metadata.annotations?.[upstreamReferencesAnnotation] ?? "").split(",").filter((ref) => ref !== "")
+
 export interface CopyPlan {
   readonly create: ReadonlyArray<KubeObject>
   readonly update: ReadonlyArray<KubeObject>
@@ -77,11 +101,26 @@ export interface CopyPlan {
 
 const sameData = (a: unknown, b: unknown): boolean => JSON.stringify(a ?? {}) === JSON.stringify(b ?? {})
 
+/** Key by key: an API server may give the keys back in another order (Go sorts a map's keys). */
+const sameAnnotations = (a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): boolean => {
+  const keys = Object.keys(a ?? {})
+  return keys.length === Object.keys(b).length && keys.every((k) => a?.[k] === b[k])
+}
+
+/** Whether a copy already holds its source's type and data and these annotations. */
+const current = (copy: KubeObject, type: unknown, source: KubeObject, annotations: Readonly<Record<string, string>>): boolean =>
+  copy["type"] === type && sameData(copy["data"], source["data"]) && sameAnnotations(copy.metadata.annotations, annotations)
+
 /**
  * The copies the daemon may read (SPEC §2 Pull secrets): one per referenced source secret that
  * `source` gives (the caller's: those of a pull-secret type holding a usable docker config), its
  * data kept equal to the source's, annotated with where it came from and which unfinished jobs
  * use it; copies nobody references any more, or whose source is gone or unusable, are deleted.
+ *
+ * Copies OpenKruise's controller left (`isCopy`, without preheat's label: a cluster that migrated)
+ * live by the same rule, judged by upstream's own bookkeeping: kept in sync while an unfinished job
+ * that its references annotation names still uses its source, that annotation narrowed to those
+ * jobs as upstream would on release; deleted once none is left. New jobs get preheat's copies.
  */
 export const planCopies = (
   references: ReadonlyArray<SecretReference>,
@@ -99,11 +138,15 @@ export const planCopies = (
     if (secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(type)) continue
     const name = copyName(ref.namespace, ref.name)
     wanted.add(name)
+    const jobs = [...ref.jobs].sort().join(",")
     const annotations = {
       [sourceNamespaceAnnotation]: ref.namespace,
       [sourceNameAnnotation]: ref.name,
       [sourceUidAnnotation]: secret.metadata.uid ?? "",
-      [referencedByAnnotation]: [...ref.jobs].sort().join(",")
+      [referencedByAnnotation]: jobs,
+      [upstreamSourceKeyAnnotation]: keyOf(ref.namespace, ref.name),
+      [upstreamReferencesAnnotation]: jobs,
+      [upstreamModeAnnotation]: "batch"
     }
     const desired: KubeObject = {
       apiVersion: "v1",
@@ -117,15 +160,24 @@ export const planCopies = (
       type,
       data: secret["data"] ?? {}
     }
-    const current = existing.get(name)
-    if (current === undefined) create.push(desired)
-    else if (
-      current["type"] !== type ||
-      !sameData(current["data"], desired["data"]) ||
-      !sameData(current.metadata.annotations, annotations)
-    ) {
-      update.push({ ...desired, metadata: { ...current.metadata, annotations } })
-    }
+    const found = existing.get(name)
+    if (found === undefined) create.push(desired)
+    else if (!current(found, type, secret, annotations)) update.push({ ...desired, metadata: { ...found.metadata, annotations } })
+  }
+  const bySource = new Map(references.map((ref) => [keyOf(ref.namespace, ref.name), ref]))
+  for (const copy of copies) {
+    if (isOwnCopy(copy) || !isCopy(copy)) continue
+    const sourceKey = copy.metadata.annotations?.[upstreamSourceKeyAnnotation] ?? ""
+    const ref = bySource.get(sourceKey)
+    const secret = ref === undefined ? undefined : source(ref.namespace, ref.name)
+    const type = secret?.["type"]
+    if (ref === undefined || secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(type)) continue
+    const users = upstreamReferences(copy).filter((job) => ref.jobs.includes(job))
+    if (users.length === 0) continue
+    wanted.add(copy.metadata.name ?? "")
+    const annotations = { ...copy.metadata.annotations, [upstreamReferencesAnnotation]: users.sort().join(",") }
+    if (current(copy, type, secret, annotations)) continue
+    update.push({ ...copy, type, data: secret["data"] ?? {}, metadata: { ...copy.metadata, annotations } })
   }
   const remove = copies.filter((c) => !wanted.has(c.metadata.name ?? "")).map((c) => c.metadata.name ?? "")
   return { create, update, delete: remove }

@@ -5,7 +5,7 @@ import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerStores, JobStore } from "../stores.ts"
-import { copyLabel, holdingCopies, planCopies } from "./copies.ts"
+import { holdingCopies, isCopy, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
 import { SourceSecrets } from "./sourceSecrets.ts"
 import type { SourceSecretBook } from "./sourceSecrets.ts"
@@ -43,9 +43,8 @@ const reconcileWith = (
 ): Reconcile<KubeApi> =>
   Effect.fn("reconcile PullSecrets")(function* (_key: string) {
     const api = yield* KubeApi
-    const copies = [...ctx.secretCopies.values()].filter(
-      (s) => s.metadata.namespace === namespace && s.metadata.labels?.[copyLabel] === "true"
-    )
+    // The namespace's other Secrets (neither preheat's copies nor OpenKruise's) are not ours to touch.
+    const copies = [...ctx.secretCopies.values()].filter((s) => s.metadata.namespace === namespace && isCopy(s))
     const referenced = references(ctx.jobs)
     ctx.sourceSecrets.retain(new Set(referenced.map((ref) => keyOf(ref.namespace, ref.name))))
     for (const ref of referenced) yield* ctx.sourceSecrets.read(ref.namespace, ref.name)
