@@ -197,11 +197,16 @@ export const fetch = (input: string | URL, init: FetchInit = {}): Promise<FetchR
     const signal = init.signal ?? undefined
     if (signal?.aborted) return reject(signal.reason)
     const agent = (init.dispatcher ?? defaultAgent).agentFor(url)
+    // Node frames a body on its own only for methods that usually carry one (not DELETE: a
+    // DeleteOptions body went out unframed, and the server took it for the next request), so
+    // every body goes with its length, as undici sends it.
+    const body = init.body ?? undefined
+    const framed = body === undefined ? {} : { "content-length": String(Buffer.byteLength(body)) }
     const request = (url.protocol === "https:" ? https : http).request(
       url,
       {
         method: init.method ?? "GET",
-        headers: init.headers ?? {},
+        headers: { ...init.headers, ...framed },
         agent
       },
       (message) => {
@@ -222,5 +227,5 @@ export const fetch = (input: string | URL, init: FetchInit = {}): Promise<FetchR
       signal?.removeEventListener("abort", onAbort)
       reject(error)
     })
-    request.end(init.body ?? undefined)
+    request.end(body)
   })

@@ -55,6 +55,29 @@ describe("requests", () => {
     expect(JSON.parse(await got.text()).metadata.name).toBe("n-request")
   })
 
+  it("sends a DELETE's body framed, so its preconditions arrive and the connection stays usable", async () => {
+    // Node frames a body only for methods that usually carry one: a DELETE's went out with no
+    // Content-Length, so the server read none and took the JSON for the next request (HTTP 400).
+    const created = JSON.parse(await (await create("n-delete")).text())
+    const agent = new Agent()
+    const del = (uid: string) =>
+      fetch(`${server}${nodeImages}/n-delete`, {
+        method: "DELETE",
+        headers: { ...headers, "Content-Type": "application/json" },
+        body: JSON.stringify({ apiVersion: "v1", kind: "DeleteOptions", preconditions: { uid } }),
+        dispatcher: agent
+      })
+    const refused = await del("another-uid")
+    expect(refused.status).toBe(409)
+    expect(JSON.parse(await refused.text()).message).toContain("Precondition failed: UID in precondition: another-uid")
+    const deleted = await del(created.metadata.uid)
+    expect(deleted.status).toBe(200)
+    expect(JSON.parse(await deleted.text()).metadata.uid).toBe(created.metadata.uid)
+    const after = await fetch(`${server}${nodeImages}/n-delete`, { headers, dispatcher: agent })
+    expect(after.status).toBe(404)
+    await agent.close()
+  })
+
   it("answers an error status as an answer, not a rejection", async () => {
     const missing = await fetch(`${server}${nodeImages}/nowhere`, { headers })
     expect(missing.status).toBe(404)
