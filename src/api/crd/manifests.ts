@@ -24,8 +24,6 @@ interface KindDefinition {
   readonly scope: "Namespaced" | "Cluster"
   readonly schema: Schema.Top
   readonly columns: ReadonlyArray<PrinterColumn>
-  /** The versions served, oldest first (the last is stored); all of apiVersions unless upstream serves fewer. */
-  readonly versions?: ReadonlyArray<ApiVersionName>
 }
 
 const count = (name: string, field: string, description: string, priority?: number): PrinterColumn => ({
@@ -93,8 +91,6 @@ export const kinds: ReadonlyArray<KindDefinition> = [
     shortNames: ["acj"],
     scope: "Namespaced",
     schema: AdvancedCronJob,
-    // As upstream's CRD: served and stored as v1alpha1 only.
-    versions: ["v1alpha1"],
     columns: [
       { name: "Schedule", type: "string", jsonPath: ".spec.schedule", description: "The schedule of advanced cron job." },
       { name: "Type", type: "string", jsonPath: ".status.type", description: "Type of cron job." },
@@ -134,10 +130,8 @@ const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
   }
 }
 
-const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionName> => definition.versions ?? apiVersions
-
-/** The version a kind is stored in: its newest served one. */
-export const storageVersionOf = (definition: KindDefinition): ApiVersionName => servedVersions(definition).at(-1)!
+/** The version every kind is stored in: the newest one, as upstream's CRDs say (storage: true). */
+export const storageVersion: ApiVersionName = apiVersions.at(-1)!
 
 const singular = (kind: string): string => kind.toLowerCase()
 
@@ -160,11 +154,12 @@ export const crdOf = (definition: KindDefinition) => ({
     },
     scope: definition.scope,
     // As upstream: every version served, the newest stored, and no conversion (the schemas
-    // differ only by fields a version adds), so the API server just rewrites apiVersion.
-    versions: servedVersions(definition).map((name) => ({
+    // differ only by fields a version adds: none for AdvancedCronJob, see advancedCronJob.ts),
+    // so the API server just rewrites apiVersion.
+    versions: apiVersions.map((name) => ({
       name,
       served: true,
-      storage: name === storageVersionOf(definition),
+      storage: name === storageVersion,
       subresources: { status: {} },
       additionalPrinterColumns: definition.columns,
       schema: { openAPIV3Schema: rootSchema(definition.schema, name) }

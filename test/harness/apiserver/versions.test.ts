@@ -115,4 +115,35 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     expect(patched.status).toBe(200)
     expect(await secretsIn("v1beta1")).toEqual([{ namespace: "ns", name: "s" }])
   })
+
+  // Issue 26: upstream's v1alpha1 lacks the template, so conversion None drops it there; preheat keeps one schema.
+  it("AdvancedCronJob: both versions, stored as v1beta1, its ImageListPullJob template kept through either", async () => {
+    const ns = await namespace(server)
+    const cronJobs = (version: string, name = "") =>
+      `/apis/${group}/${version}/namespaces/${ns}/advancedcronjobs${name === "" ? "" : `/${name}`}`
+    const template = { imageListPullJobTemplate: { spec: { images: ["nginx:1.25.3", "redis:7.0"], parallelism: 5 } } }
+    const created = await request(server, cronJobs("v1alpha1"), {
+      method: "POST",
+      body: {
+        apiVersion: `${group}/v1alpha1`,
+        kind: "AdvancedCronJob",
+        metadata: { name: "nightly" },
+        spec: { schedule: "0 2 * * *", template }
+      }
+    })
+    expect(created.status).toBe(201)
+    const beta = await request(server, cronJobs("v1beta1", "nightly"))
+    expect(beta.json.apiVersion).toBe("apps.kruise.io/v1beta1")
+    expect({ ...beta.json, apiVersion: undefined }).toEqual({ ...created.json, apiVersion: undefined })
+    expect(beta.json.spec.template.imageListPullJobTemplate.spec.images).toEqual(["nginx:1.25.3", "redis:7.0"])
+    // Written back through v1alpha1, as kubectl edit of the old version does: nothing lost.
+    const patched = await request(server, cronJobs("v1alpha1", "nightly"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { spec: { paused: true } }
+    })
+    expect(patched.status).toBe(200)
+    const after = await request(server, cronJobs("v1beta1", "nightly"))
+    expect(after.json.spec).toMatchObject({ paused: true, template })
+  })
 })
