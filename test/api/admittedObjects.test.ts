@@ -7,6 +7,7 @@ import { findKind } from "../../harness/apiserver/catalog.ts"
 import type { ServedKind } from "../../harness/apiserver/catalog.ts"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
 import { parseImageReference, toNodeImageTask } from "../../src/api/imageReference.ts"
+import { effectiveImagePullPolicy } from "../../src/api/pullPolicySpelling.ts"
 import type { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { decideImageListPullJob } from "../../src/controller/imageListPullJob/decide.ts"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
@@ -63,7 +64,7 @@ const expectJobWritesAdmitted = (object: Record<string, unknown>) => {
   const job: ImagePullJob = decodedOrThrow(decodeImagePullJob(object))
   const { name, tag } = toNodeImageTask(Result.getOrThrow(parseImageReference(job.spec.image)))
   const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "j", namespace: "default", uid }
-  const task = { image: name, tag, owner, imagePullPolicy: job.spec.imagePullPolicy, pullSecrets: [] }
+  const task = { image: name, tag, owner, imagePullPolicy: effectiveImagePullPolicy(job.spec), pullSecrets: [] }
   const decision = decideImagePullJob({ job, task, targets: [makeNodeImage("n1")], stale: [], now, propagateEdits: true })
   for (const write of decision.writes) {
     if (write.entry === undefined) continue

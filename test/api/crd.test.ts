@@ -66,6 +66,21 @@ describe("generated CRDs", () => {
     expect(columns("AdvancedCronJob")).toEqual(["Schedule", "Type", "LastScheduleTime", "AGE"])
   })
 
+  // Issue 26: the seed's spelling, in both versions of both job kinds (and the cron job's template).
+  it.each(imageKinds.filter((k) => k.kind !== "NodeImage").map((k) => [k.kind, k] as const))(
+    "%s: spec.pullPolicy.type, Always or IfNotPresent, described as deprecated in every version; imagePullPolicy has no default",
+    (_, definition) => {
+      for (const version of crdOf(definition).spec.versions) {
+        const spec = ((version.schema.openAPIV3Schema as Node)["properties"] as Record<string, Node>)["spec"]!
+        const fields = spec["properties"] as Record<string, Node>
+        const type = (fields["pullPolicy"]!["properties"] as Record<string, Node>)["type"]!
+        expect(type["enum"], version.name).toEqual(["Always", "IfNotPresent"])
+        expect(type["description"], version.name).toMatch(/^Deprecated: use spec\.imagePullPolicy\./)
+        expect(fields["imagePullPolicy"]!["default"], version.name).toBeUndefined()
+      }
+    }
+  )
+
   it("parse as the YAML documents kubectl reads", () => {
     for (const k of kinds) expect(parse(renderCrd(crdOf(k)))).toEqual(crdOf(k))
   })
@@ -75,6 +90,7 @@ describe("the API server's defaults equal the decoder's", () => {
   const cases: ReadonlyArray<[string, Schema.Top, unknown]> = [
     ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", completionPolicy: {} } }],
     ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", pullPolicy: { backoffLimit: 0 } } }],
+    ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", pullPolicy: { type: "Always" } } }],
     ["ImageListPullJob", ImageListPullJob, { metadata: { name: "a" }, spec: { images: ["a", "b"] } }],
     ["NodeImage", NodeImage, { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest" }] } } } }],
     ["NodeImage", NodeImage, { metadata: { name: "n" } }]
@@ -180,6 +196,17 @@ describe("CEL rules agree with the controller's validation", () => {
     ],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
     ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
+    // Issue 26: the seed's spelling, deprecated, may not contradict upstream's.
+    [
+      "ImagePullJob",
+      "pullPolicy.type Always differs from imagePullPolicy IfNotPresent: pullPolicy.type is deprecated, set imagePullPolicy only",
+      job({ image: "a", imagePullPolicy: "IfNotPresent", pullPolicy: { type: "Always" } })
+    ],
+    [
+      "ImageListPullJob",
+      "pullPolicy.type IfNotPresent differs from imagePullPolicy Always: pullPolicy.type is deprecated, set imagePullPolicy only",
+      job({ images: ["a"], imagePullPolicy: "Always", pullPolicy: { type: "IfNotPresent", timeoutSeconds: 60 } })
+    ],
     // Not in upstream's ImageListPullJob webhook: every ImagePullJob it created would be refused (issue 24).
     [
       "ImageListPullJob",
@@ -233,6 +260,8 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { type: "Never" }, podSelector: { matchLabels: { app: "x" } } })],
     ["ImagePullJob", job({ image: "nginx", selector: { matchLabels: { a: "b" } }, parallelism: 0 })],
     ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
+    ["ImagePullJob", job({ image: "nginx", pullPolicy: { type: "Always" } })],
+    ["ImageListPullJob", job({ images: ["nginx"], imagePullPolicy: "Always", pullPolicy: { type: "Always" } })],
     // Upstream refuses only a timeout above the deadline; its e2e jobs use 50/50.
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { activeDeadlineSeconds: 50 }, pullPolicy: { timeoutSeconds: 50 } })],
     ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 600 } })],

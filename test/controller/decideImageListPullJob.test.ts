@@ -72,6 +72,16 @@ describe("decideImageListPullJob", () => {
     expect(decision.create[0]!.metadata.labels?.[templateHashLabel]).not.toBe(children[0]!.metadata.labels?.[templateHashLabel])
   })
 
+  // Issue 26: the deprecated spelling is read into upstream's; respelling it is no template change.
+  it("children spell the deprecated pullPolicy.type as imagePullPolicy; respelling it keeps them", () => {
+    const seed = listJob({ images: ["a"], pullPolicy: { type: "Always", timeoutSeconds: 300 } })
+    const children = created(decideImageListPullJob(seed, [], t0).create)
+    expect(children[0]!.spec).toMatchObject({ imagePullPolicy: "Always", pullPolicy: { timeoutSeconds: 300, backoffLimit: 3 } })
+    expect(children[0]!.spec.pullPolicy).not.toHaveProperty("type")
+    const respelt = listJob({ images: ["a"], pullPolicy: { timeoutSeconds: 300 }, imagePullPolicy: "Always" })
+    expect(decideImageListPullJob(respelt, children, t0)).toMatchObject({ create: [], delete: [] })
+  })
+
   it("aggregates the children and completes when all completed, listing failures sorted", () => {
     const job = listJob({ images: ["b", "a"], completionPolicy: { ttlSecondsAfterFinished: 60 } })
     const children = created(decideImageListPullJob(job, [], t0).create, {

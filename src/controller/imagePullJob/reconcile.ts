@@ -4,6 +4,7 @@ import { parseImageReference, toNodeImageTask } from "../../api/imageReference.t
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
 import { apiVersion } from "../../api/meta.ts"
 import { decodeImagePullJob } from "../../api/decode.ts"
+import { effectiveImagePullPolicy } from "../../api/pullPolicySpelling.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey, splitKey } from "../../kube/objectKey.ts"
@@ -25,6 +26,7 @@ import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { registryOf } from "./registryRoom.ts"
+import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import { ImagePullJobState } from "./state.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
@@ -157,7 +159,7 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
     image: name,
     tag,
     owner: { apiVersion, kind: "ImagePullJob", name: job.metadata.name ?? "", namespace: job.metadata.namespace ?? "", uid },
-    imagePullPolicy: job.spec.imagePullPolicy,
+    imagePullPolicy: effectiveImagePullPolicy(job.spec),
     pullSecrets,
     ...(job.spec.sandboxConfig === undefined ? {} : { sandboxConfig: job.spec.sandboxConfig })
   }
@@ -165,8 +167,10 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
 
 /** What the tags a job already wrote must follow: a change means they are brought up to date. */
 const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
-  const { completionPolicy, imagePullPolicy, pullPolicy, sandboxConfig } = job.spec
-  return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
+  const { completionPolicy, pullPolicy, sandboxConfig } = job.spec
+  // The policy as read (either spelling): respelling it is no edit to propagate.
+  const { timeoutSeconds, backoffLimit } = pullPolicy
+  return JSON.stringify([timeoutSeconds, backoffLimit, completionPolicy, task.imagePullPolicy, sandboxConfig, task.pullSecrets])
 }
 
 const lookup =
@@ -296,11 +300,13 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
+    // Recorded with the status write that first carries this generation, so once per generation.
+    const events = [...decision.events, ...deprecatedFieldEvents(job.success)]
     let written = raw
     if (decision.announceFirst) {
       written = yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
       ctx.books.setStatusWrittenAt(key, now)
-      for (const event of decision.events) yield* record(raw, event)
+      for (const event of events) yield* record(raw, event)
     }
     // Woken when room is made on a node that had none (its spec changes), not by polling.
     for (const node of decision.fullNodes) ctx.books.awaitNewer(node, key)
@@ -321,7 +327,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
       ctx.books.setStatusWrittenAt(key, now)
     }
-    if (!decision.announceFirst) for (const event of decision.events) yield* record(raw, event)
+    if (!decision.announceFirst) for (const event of events) yield* record(raw, event)
     if (decision.deleteJob) {
       const api = yield* KubeApi
       yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))

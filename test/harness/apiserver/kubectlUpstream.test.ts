@@ -184,6 +184,12 @@ spec:
       "a timeout beyond int32",
       job("bad", "  image: nginx\n  pullPolicy:\n    timeoutSeconds: 2147483648\n"),
       `The ImagePullJob "bad" is invalid: spec.pullPolicy.timeoutSeconds: Invalid value: 2147483648: spec.pullPolicy.timeoutSeconds in body should be less than or equal to 2147483647`
+    ],
+    // Issue 26: not upstream's (its CRD has no pullPolicy.type); the seed's spelling may not contradict its own.
+    [
+      "the deprecated pullPolicy.type contradicting imagePullPolicy",
+      job("bad", "  image: nginx\n  imagePullPolicy: IfNotPresent\n  pullPolicy:\n    type: Always\n", "v1alpha1"),
+      `The ImagePullJob "bad" is invalid: spec.pullPolicy.type: Invalid value: "object": pullPolicy.type Always differs from imagePullPolicy IfNotPresent: pullPolicy.type is deprecated, set imagePullPolicy only`
     ]
   ])("apply refuses %s at once, in upstream's words", async (_, manifest, message) => {
     const kubectl = kubectlFor(server)

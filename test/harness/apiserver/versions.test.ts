@@ -51,6 +51,17 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     expect((await request(server, jobs("v1beta1", ns, "j"))).json.spec.parallelism).toBe(3)
   })
 
+  it("the deprecated spec.pullPolicy.type (issue 26) is kept through either version", async () => {
+    const ns = await namespace(server)
+    const body = { ...job("v1alpha1", "seed", "nginx:latest"), spec: { image: "nginx:latest", pullPolicy: { type: "Always" } } }
+    expect((await request(server, jobs("v1alpha1", ns), { method: "POST", body })).status).toBe(201)
+    const beta = await request(server, jobs("v1beta1", ns, "seed"))
+    expect(beta.json.spec.pullPolicy).toEqual({ type: "Always", timeoutSeconds: 600, backoffLimit: 3 })
+    const written = await request(server, jobs("v1beta1", ns, "seed"), { method: "PUT", body: beta.json })
+    expect(written.json.metadata.resourceVersion).toBe(beta.json.metadata.resourceVersion)
+    expect((await request(server, jobs("v1alpha1", ns, "seed"))).json.spec.pullPolicy.type).toBe("Always")
+  })
+
   it("a watch in one version sees writes made in the other, in its own version", async () => {
     const ns = await namespace(server)
     const start = await request(server, jobs("v1alpha1", ns))
