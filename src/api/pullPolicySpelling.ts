@@ -10,7 +10,7 @@ export interface PullPolicySpelling {
   readonly pullPolicy: { readonly type?: ImagePullPolicy | undefined }
 }
 
-export const defaultImagePullPolicy: ImagePullPolicy = "IfNotPresent"
+const defaultImagePullPolicy: ImagePullPolicy = "IfNotPresent"
 
 /** The policy a job pulls with: imagePullPolicy, else the deprecated pullPolicy.type, else IfNotPresent. */
 export const effectiveImagePullPolicy = (spec: PullPolicySpelling): ImagePullPolicy =>
