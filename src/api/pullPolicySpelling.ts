@@ -32,8 +32,23 @@ export const pullPolicyConflictCelRule = {
   fieldPath: ".pullPolicy.type"
 } as const
 
-/** What the DeprecatedField event says: which field to use instead, and how the job reads now. */
-export const deprecatedPullPolicyMessage = (spec: PullPolicySpelling): string =>
+/**
+ * What the DeprecatedField event says: which field to use instead, and how the job reads now.
+ * `at` is where the spec is in the object (an AdvancedCronJob's template has one too).
+ */
+export const deprecatedPullPolicyMessage = (spec: PullPolicySpelling, at = "spec"): string =>
   spec.imagePullPolicy === undefined
-    ? `spec.pullPolicy.type is deprecated: use spec.imagePullPolicy (pulling with ${effectiveImagePullPolicy(spec)}, as spec.pullPolicy.type says)`
-    : "spec.pullPolicy.type is deprecated: use spec.imagePullPolicy alone (it is set, so spec.pullPolicy.type is not read)"
+    ? `${at}.pullPolicy.type is deprecated: use ${at}.imagePullPolicy (pulling with ${effectiveImagePullPolicy(spec)}, as ${at}.pullPolicy.type says)`
+    : `${at}.pullPolicy.type is deprecated: use ${at}.imagePullPolicy alone (it is set, so ${at}.pullPolicy.type is not read)`
+
+/**
+ * The spec spelt as upstream, for the jobs the controller creates from it (an ImageListPullJob's
+ * children, an AdvancedCronJob's runs): the deprecated pullPolicy.type read into imagePullPolicy,
+ * so they carry no deprecated field. The same object when there is none, and imagePullPolicy is
+ * the decoded spec's last field, so a hash of the result is the same for either spelling.
+ */
+export const withUpstreamSpelling = <S extends PullPolicySpelling>(spec: S): S => {
+  if (!usesDeprecatedPullPolicy(spec)) return spec
+  const { type: _, ...pullPolicy } = spec.pullPolicy
+  return { ...spec, pullPolicy, imagePullPolicy: effectiveImagePullPolicy(spec) }
+}

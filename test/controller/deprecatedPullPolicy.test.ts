@@ -99,4 +99,39 @@ describe("the deprecated spec.pullPolicy.type (issue 26)", () => {
       expect((yield* get(resources.imageListPullJob, "list", "default"))["status"]).toMatchObject({ desired: 2, succeeded: 2 })
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
+
+  it.effect(
+    "an AdvancedCronJob's template: the cron job warned once, its runs spelt as upstream and pulling with the deprecated value",
+    () =>
+      Effect.gen(function* () {
+        yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+        const api = yield* KubeApi
+        yield* api.create(resources.advancedCronJob, {
+          apiVersion: "apps.kruise.io/v1beta1",
+          kind: "AdvancedCronJob",
+          metadata: { name: "nightly", namespace: "default" },
+          spec: {
+            schedule: "*/1 * * * *",
+            template: { imageListPullJobTemplate: { spec: { images: ["redis:7"], pullPolicy: { type: "Always" } } } }
+          }
+        })
+        // Two runs (60 s, 120 s) and their reconciles.
+        yield* advance(100_000)
+        const at = "spec.template.imageListPullJobTemplate.spec"
+        expect(yield* eventsAbout("nightly")).toEqual([
+          {
+            type: "Warning",
+            message: `${at}.pullPolicy.type is deprecated: use ${at}.imagePullPolicy (pulling with Always, as ${at}.pullPolicy.type says)`
+          }
+        ])
+        const runs = (yield* api.list(resources.imageListPullJob, { namespace: "default" })).items
+        expect(runs.map((r) => r.metadata.name).sort()).toEqual(["nightly-120", "nightly-60"])
+        for (const run of runs) {
+          expect(run["spec"]).toMatchObject({ imagePullPolicy: "Always", pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 } })
+          expect((run["spec"] as { pullPolicy: object }).pullPolicy).not.toHaveProperty("type")
+          expect(yield* eventsAbout(run.metadata.name ?? "")).toEqual([])
+        }
+        expect(yield* nodePolicies("redis", "7")).toEqual(["Always"])
+      }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })

@@ -5,6 +5,7 @@ import { templateKindOf } from "../../api/cronJobValidation.ts"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import { apiVersion } from "../../api/meta.ts"
+import { deprecatedPullPolicyMessage, usesDeprecatedPullPolicy, withUpstreamSpelling } from "../../api/pullPolicySpelling.ts"
 import { rfc3339 } from "../../api/time.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
@@ -83,8 +84,22 @@ const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
         }
       ]
     },
-    spec: template.spec
+    // Its runs carry upstream's spelling only; the cron job is the one told of the deprecated one.
+    spec: withUpstreamSpelling(template.spec)
   }
+}
+
+const templateSpecPath = "spec.template.imageListPullJobTemplate.spec"
+
+/**
+ * The DeprecatedField warning of a template that spells pullPolicy.type (issue 26), once per
+ * generation: while the Valid condition has not yet seen it (this decision writes it).
+ */
+const deprecatedFieldEvents = (cron: AdvancedCronJob): ReadonlyArray<ObjectEvent> => {
+  const spec = cron.spec.template.imageListPullJobTemplate?.spec
+  if (spec === undefined || !usesDeprecatedPullPolicy(spec)) return []
+  if (cron.status?.conditions?.find((c) => c.type === "Valid")?.observedGeneration === cron.metadata.generation) return []
+  return [{ type: "Warning", reason: "DeprecatedField", message: deprecatedPullPolicyMessage(spec, templateSpecPath) }]
 }
 
 const supported = (kind: TemplateKind | undefined) =>
@@ -119,7 +134,7 @@ export const decideAdvancedCronJob = (cron: AdvancedCronJob, children: ReadonlyA
   const generation = cron.metadata.generation === undefined ? {} : { observedGeneration: cron.metadata.generation }
   const valid = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid", ...generation }, rfc3339(now))
   const conditions = setCondition(valid, { ...condition, ...generation }, rfc3339(now))
-  const events: Array<ObjectEvent> = []
+  const events: Array<ObjectEvent> = [...deprecatedFieldEvents(cron)]
   const wasSupported = previous?.conditions?.find((c) => c.type === "Supported")
   if (condition.status === "False" && (wasSupported?.status !== "False" || wasSupported.message !== condition.message)) {
     events.push({ type: "Warning", reason: condition.reason, message: condition.message })

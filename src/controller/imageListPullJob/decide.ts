@@ -2,7 +2,7 @@ import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from
 import { quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
-import { effectiveImagePullPolicy, usesDeprecatedPullPolicy } from "../../api/pullPolicySpelling.ts"
+import { withUpstreamSpelling } from "../../api/pullPolicySpelling.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
@@ -15,17 +15,10 @@ export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
 const shortHash = (text: string): string =>
   (jitterSeconds(text, 0, 0x7fffffff) >>> 0).toString(36) + (jitterSeconds(`${text}#`, 0, 0x7fffffff) >>> 0).toString(36)
 
-/**
- * What the children share: the job's spec without its images, the pull policy spelt as upstream
- * does (the deprecated pullPolicy.type read into imagePullPolicy), so the children carry no
- * deprecated field. imagePullPolicy is the last field of the decoded spec, so a job respelt from
- * pullPolicy.type to imagePullPolicy keeps its hash and its children.
- */
+/** What the children share: the job's spec without its images, spelt as upstream (a job respelt keeps its hash). */
 const template = (job: ImageListPullJob) => {
   const { images: _, ...rest } = job.spec
-  if (!usesDeprecatedPullPolicy(rest)) return rest
-  const { type: _type, ...pullPolicy } = rest.pullPolicy
-  return { ...rest, pullPolicy, imagePullPolicy: effectiveImagePullPolicy(rest) }
+  return withUpstreamSpelling(rest)
 }
 
 /** A hash of everything the children share: an edit to any of it replaces them. */
