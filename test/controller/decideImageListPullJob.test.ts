@@ -78,7 +78,8 @@ describe("decideImageListPullJob", () => {
     const children = created(decideImageListPullJob(seed, [], t0).create)
     expect(children[0]!.spec).toMatchObject({ imagePullPolicy: "Always", pullPolicy: { timeoutSeconds: 300, backoffLimit: 3 } })
     expect(children[0]!.spec.pullPolicy).not.toHaveProperty("type")
-    const respelt = listJob({ images: ["a"], pullPolicy: { timeoutSeconds: 300 }, imagePullPolicy: "Always" })
+    // Written first: the decoded spec has it last whatever the order written.
+    const respelt = listJob({ imagePullPolicy: "Always", images: ["a"], pullPolicy: { timeoutSeconds: 300 } })
     expect(decideImageListPullJob(respelt, children, t0)).toMatchObject({ create: [], delete: [] })
   })
 
