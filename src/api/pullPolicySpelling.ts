@@ -1,7 +1,8 @@
 // The seed's spelling of the pull policy (issue 26): the pull request that proposed the feature to
 // OpenKruise (for its issue openkruise/kruise#1267; ../shared/seeds/) wrote
-// `spec.pullPolicy.type: Always`; upstream later shipped `spec.imagePullPolicy`. Both are accepted, the old one as deprecated: read only when
-// imagePullPolicy is unset, refused when the two disagree, and announced with an event.
+// `spec.pullPolicy.type: Always`; upstream later shipped `spec.imagePullPolicy`. Both are accepted,
+// the old one as deprecated: read only when imagePullPolicy is unset, refused when the two
+// disagree, and announced with an event.
 import type { ImagePullPolicy } from "./jobTemplate.ts"
 
 /** The fields of a job's spec that say how to pull. */
