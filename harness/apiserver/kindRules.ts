@@ -1,5 +1,5 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
-import { kinds, storageVersionOf } from "../../src/api/crd/manifests.ts"
+import { storageVersion } from "../../src/api/crd/manifests.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { resources } from "../../src/kube/resources.ts"
 
@@ -29,14 +29,12 @@ export const hasStatusSubresource = (resource: Resource): boolean => statusSubre
 
 export const versionOf = (resource: Resource): string => resource.apiVersion.slice(resource.apiVersion.indexOf("/") + 1)
 
-// The custom kinds are stored in their newest version, as upstream's CRDs say (storage: true).
-const storageVersions: ReadonlyMap<string, string> = new Map(kinds.map((k) => [k.kind, storageVersionOf(k)]))
-
-/** The apiVersion an object of this kind is stored with, whichever version it was written in. */
-export const storedApiVersion = (resource: Resource): string => {
-  const version = isCustomResource(resource) ? storageVersions.get(resource.kind) : undefined
-  return version === undefined ? resource.apiVersion : `${groupOf(resource)}/${version}`
-}
+/**
+ * The apiVersion an object of this kind is stored with, whichever version it was written in: the
+ * custom kinds' newest, as upstream's CRDs say (storage: true).
+ */
+export const storedApiVersion = (resource: Resource): string =>
+  isCustomResource(resource) ? `${groupOf(resource)}/${storageVersion}` : resource.apiVersion
 
 /** Custom resources (a dotted group outside *.k8s.io) refuse unconditional updates; built-ins allow them. */
 export const isCustomResource = (resource: Resource): boolean => {

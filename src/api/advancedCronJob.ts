@@ -1,7 +1,15 @@
-// AdvancedCronJob (apps.kruise.io/v1alpha1) as upstream serves it, with the ImageListPullJob
-// template of upstream's proposal (docs/proposals/20250919-advancedcronjob-with-imagelistpulljob.md).
-// preheat acts on imageListPullJobTemplate only; the Job and BroadcastJob templates are accepted
-// as upstream's schema has them and reported as not supported.
+// AdvancedCronJob (apps.kruise.io v1alpha1 and v1beta1, stored as v1beta1) as upstream serves it,
+// with the ImageListPullJob template of upstream's proposal
+// (docs/proposals/20250919-advancedcronjob-with-imagelistpulljob.md). preheat acts on
+// imageListPullJobTemplate only; the Job and BroadcastJob templates are accepted as upstream's
+// schema has them and reported as not supported.
+//
+// One schema for both versions, on purpose: upstream's v1alpha1 CRD lacks imageListPullJobTemplate
+// (only its v1beta1 has it) and its conversion converts None, so kube-apiserver prunes the template
+// from every v1alpha1 read, and a v1alpha1 write (kubectl edit, an old client's update) deletes it
+// from storage. Its Go conversion (ConvertFrom) refuses such an object instead, but the conversion
+// webhook is not enabled in its kustomization. Here the template is in both, so converting either
+// way loses nothing, and the proposal's own v1alpha1 example applies.
 import { Schema } from "effect"
 import { emptyScheduleMessage, scheduleGrammar, scheduleHelp } from "./cronSchedule.ts"
 import { maxQuotedCharacters, quoteBounded } from "./goQuote.ts"

@@ -3,6 +3,7 @@ import { maxQuotedCharacters } from "./goQuote.ts"
 import { quoteCel } from "./goQuoteCel.ts"
 import { LabelSelector } from "./labelSelector.ts"
 import { labelSelectorRules } from "./labelSelectorCel.ts"
+import { pullPolicyConflictCelRule } from "./pullPolicySpelling.ts"
 import { described, maxInt32, NonNegativeInt32, PositiveInt32, PositiveInt64, StringMap, withDefault, withOpenApi } from "./schemaExtras.ts"
 
 /** Upstream's defaults (SPEC §1); the CRD carries them too, so the API server applies them. */
@@ -19,6 +20,7 @@ export const parallelismMessage = "parallelism must be a non-negative integer or
 
 export const completionPolicyTypes = ["Always", "Never"] as const
 export const imagePullPolicies = ["Always", "IfNotPresent"] as const
+export type ImagePullPolicy = (typeof imagePullPolicies)[number]
 
 // Any integer decodes: validation reports a negative one, or one above int32, with the same message the CRD rule gives.
 export const Parallelism = Schema.Union([Schema.Int, Schema.String]).pipe(
@@ -117,6 +119,15 @@ const PullPolicy = Schema.Struct({
   backoffLimit: NonNegativeInt32.pipe(
     described("Retries after a failed attempt before the node is marked failed. Defaults to 3."),
     withDefault(defaultBackoffLimit)
+  ),
+  // The seed's spelling (pullPolicySpelling.ts); upstream's CRD has no such field.
+  type: Schema.optionalKey(
+    Schema.Literals(imagePullPolicies).pipe(
+      described(
+        "Deprecated: use spec.imagePullPolicy. Always or IfNotPresent, the spelling of the pull request that proposed " +
+          "the feature; read only when spec.imagePullPolicy is unset, and must equal it when both are set."
+      )
+    )
   )
 }).pipe(described("Per-node pull attempts: their timeout and how often to retry."))
 export type PullPolicy = typeof PullPolicy.Type
@@ -147,12 +158,15 @@ export const jobTemplateFields = {
     )
   ),
   sandboxConfig: Schema.optionalKey(SandboxConfig),
-  imagePullPolicy: Schema.Literals(imagePullPolicies).pipe(
-    described(
-      "IfNotPresent: skip nodes that already have the image. Always: pull every time, " +
-        "for mutable tags such as latest. Defaults to IfNotPresent."
-    ),
-    withDefault("IfNotPresent")
+  // No default in the schema: the API server would write it, and a job spelling the policy the
+  // deprecated way (pullPolicy.type) could then never be told from one that set both.
+  imagePullPolicy: Schema.optionalKey(
+    Schema.Literals(imagePullPolicies).pipe(
+      described(
+        "IfNotPresent: skip nodes that already have the image. Always: pull every time, " +
+          "for mutable tags such as latest. Defaults to the deprecated pullPolicy.type if set, else IfNotPresent."
+      )
+    )
   )
 }
 
@@ -161,6 +175,7 @@ export const deadlineMessage = `completionPolicy.activeDeadlineSeconds must be g
 /** Rules across fields of a job spec (the API server checks them through the CRD). */
 export const jobSpecCelRules = [
   { rule: "!(has(self.selector) && has(self.podSelector))", message: "can not set both selector and podSelector" },
+  pullPolicyConflictCelRule,
   ...labelSelectorRules("selector"),
   ...labelSelectorRules("podSelector")
 ] as const

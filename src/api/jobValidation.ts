@@ -9,6 +9,7 @@ import { completionPolicyTypes, deadlineMessage, parallelismMessage } from "./jo
 import type { ImagePullJobNodeSelector } from "./jobTemplate.ts"
 import { validateLabelSelector } from "./labelSelector.ts"
 import { isValidParallelism } from "./parallelism.ts"
+import { pullPolicyConflictMessage } from "./pullPolicySpelling.ts"
 
 type JobTemplate = Omit<ImagePullJobSpec, "image">
 
@@ -40,6 +41,10 @@ const validateJobTemplate = (spec: JobTemplate): ReadonlyArray<FieldError> => {
     for (const why of validateLabelSelector(podSelector)) {
       errors.push({ path: "spec.podSelector", message: `invalid podSelector: ${why}` })
     }
+  }
+  const { imagePullPolicy, pullPolicy } = spec
+  if (imagePullPolicy !== undefined && pullPolicy.type !== undefined && pullPolicy.type !== imagePullPolicy) {
+    errors.push({ path: "spec.pullPolicy.type", message: pullPolicyConflictMessage(pullPolicy.type, imagePullPolicy) })
   }
   if (!isValidParallelism(spec.parallelism)) errors.push({ path: "spec.parallelism", message: parallelismMessage })
   if (!(completionPolicyTypes as ReadonlyArray<string>).includes(completionPolicy.type)) {

@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { ObjectReference } from "../api/meta.ts"
-import { preferredApiVersionOf } from "../api/crd/manifests.ts"
+import { preferredApiVersion } from "../api/crd/manifests.ts"
 import { recordEvent } from "../kube/events.ts"
 import type { ObjectEvent } from "../kube/events.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
@@ -10,7 +10,7 @@ export const pullFailedReason = "PullImageFailed"
 
 /** An owner reference as the object an Event is about. */
 const ownerObject = (owner: ObjectReference): KubeObject => ({
-  apiVersion: owner.apiVersion ?? preferredApiVersionOf("ImagePullJob"),
+  apiVersion: owner.apiVersion ?? preferredApiVersion,
   kind: owner.kind ?? "ImagePullJob",
   metadata: {
     name: owner.name ?? "",

@@ -12,7 +12,8 @@ export const resources = {
   imagePullJob: { apiVersion: kruise, kind: "ImagePullJob", plural: "imagepulljobs", namespaced: true },
   imageListPullJob: { apiVersion: kruise, kind: "ImageListPullJob", plural: "imagelistpulljobs", namespaced: true },
   nodeImage: { apiVersion: kruise, kind: "NodeImage", plural: "nodeimages", namespaced: false },
-  advancedCronJob: { apiVersion: kruise, kind: "AdvancedCronJob", plural: "advancedcronjobs", namespaced: true },
+  // Read and written in the version it is stored in; its two versions have the same schema.
+  advancedCronJob: { apiVersion: "apps.kruise.io/v1beta1", kind: "AdvancedCronJob", plural: "advancedcronjobs", namespaced: true },
   node: { apiVersion: "v1", kind: "Node", plural: "nodes", namespaced: false },
   pod: { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
   secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },

@@ -3,16 +3,17 @@ import * as fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { admit } from "../../harness/apiserver/admission/admission.ts"
 import type { AdmissionOptions } from "../../harness/apiserver/admission/admission.ts"
-import type { StructuralSchema } from "../../harness/apiserver/admission/structuralSchema.ts"
 import { findKind } from "../../harness/apiserver/catalog.ts"
 import type { ServedKind } from "../../harness/apiserver/catalog.ts"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
 import { parseImageReference, toNodeImageTask } from "../../src/api/imageReference.ts"
+import { effectiveImagePullPolicy } from "../../src/api/pullPolicySpelling.ts"
 import type { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { decideImageListPullJob } from "../../src/controller/imageListPullJob/decide.ts"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
 import { nodeImageSpecs } from "../../src/daemon/nodeImageSpec.ts"
 import { makeNodeImage } from "../support/fixtures.ts"
+import { fromSchema } from "../support/schemaArbitrary.ts"
 
 // Issue 24: whatever admission accepts, the controller and the daemon read, and the writes the
 // controller derives from it are accepted in turn. Objects are generated from the CRDs' own
@@ -22,67 +23,6 @@ const kind = (plural: string, version = "v1beta1"): ServedKind => findKind("apps
 const imagePullJobs = kind("imagepulljobs")
 const imageListPullJobs = kind("imagelistpulljobs")
 const nodeImages = kind("nodeimages")
-
-const boundaries = [0, 1, -1, 3, 600, 2 ** 31 - 1, 2 ** 31, -(2 ** 31), 2 ** 32, 2 ** 53 - 1, 2 ** 53, 2 ** 62, 2 ** 63, 1e300, -1e300, 0.5]
-const numbers = fc.oneof(
-  { arbitrary: fc.constantFrom(1, 3, 600, 3600), weight: 6 },
-  { arbitrary: fc.constantFrom(...boundaries), weight: 3 },
-  { arbitrary: fc.integer(), weight: 1 }
-)
-
-const hex = "a".repeat(64)
-/** Strings by field name: a few valid values and a few invalid ones, so that many objects are admitted. */
-const stringPools: Readonly<Record<string, ReadonlyArray<string>>> = {
-  image: ["nginx", "nginx:1.9.1", "redis:7", `busybox@sha256:${hex}`, "Nginx:1"],
-  images: ["nginx", "redis:7", "registry.k8s.io/pause:3.9"],
-  tag: ["latest", "1.25", "v1"],
-  type: ["Always", "Never"],
-  operator: ["In", "Exists"],
-  key: ["app", "zone"],
-  values: ["a", "b"],
-  names: ["n1", "n2"]
-}
-const mapKeys: Readonly<Record<string, ReadonlyArray<string>>> = {
-  images: ["nginx", "redis", "registry.k8s.io/pause"]
-}
-const strings = (name: string) => fc.constantFrom(...(stringPools[name] ?? ["a", "b"]))
-
-/** Values for a structural schema node: every declared property may appear, required ones always do. */
-const fromSchema = (schema: StructuralSchema, name: string): fc.Arbitrary<unknown> => {
-  if (schema["x-kubernetes-int-or-string"] === true) return fc.oneof(numbers, fc.constantFrom("50%", "4", "200%", "x"))
-  if (schema["x-kubernetes-preserve-unknown-fields"] === true) return fc.constant({})
-  switch (schema.type) {
-    case "integer":
-    case "number":
-      return numbers
-    case "boolean":
-      return fc.boolean()
-    case "string":
-      if (schema.enum !== undefined) return fc.constantFrom(...(schema.enum as ReadonlyArray<string>))
-      return schema.format === "date-time" ? fc.constant("2026-12-02T10:00:00Z") : strings(name)
-    case "array":
-      return fc.array(fromSchema(schema.items!, name), { maxLength: 2 })
-    default: {
-      const properties = schema.properties ?? {}
-      if (Object.keys(properties).length > 0) {
-        // An optional field is left out two times in three: each one present may be refused.
-        const required = schema.required ?? []
-        const fields = Object.fromEntries(
-          Object.entries(properties).map(([key, child]) => [
-            key,
-            required.includes(key)
-              ? fromSchema(child, key)
-              : fc.oneof({ arbitrary: fc.constant(undefined), weight: 2 }, { arbitrary: fromSchema(child, key), weight: 1 })
-          ])
-        )
-        return fc.record(fields).map((record) => Object.fromEntries(Object.entries(record).filter(([, v]) => v !== undefined)))
-      }
-      const values = schema.additionalProperties
-      if (typeof values !== "object") return fc.constant({})
-      return fc.dictionary(fc.constantFrom(...(mapKeys[name] ?? ["a", "app"])), fromSchema(values, name), { maxKeys: 2 })
-    }
-  }
-}
 
 /** A spec of the kind; one of a job's two exclusive selectors dropped, so that more are admitted. */
 const specOf = (served: ServedKind) =>
@@ -124,7 +64,7 @@ const expectJobWritesAdmitted = (object: Record<string, unknown>) => {
   const job: ImagePullJob = decodedOrThrow(decodeImagePullJob(object))
   const { name, tag } = toNodeImageTask(Result.getOrThrow(parseImageReference(job.spec.image)))
   const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "j", namespace: "default", uid }
-  const task = { image: name, tag, owner, imagePullPolicy: job.spec.imagePullPolicy, pullSecrets: [] }
+  const task = { image: name, tag, owner, imagePullPolicy: effectiveImagePullPolicy(job.spec), pullSecrets: [] }
   const decision = decideImagePullJob({ job, task, targets: [makeNodeImage("n1")], stale: [], now, propagateEdits: true })
   for (const write of decision.writes) {
     if (write.entry === undefined) continue

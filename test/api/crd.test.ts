@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { crdFileName, crdOf, kinds, renderCrd } from "../../src/api/crd/manifests.ts"
+import { crdFileName, crdOf, kinds, renderCrd, storageVersion } from "../../src/api/crd/manifests.ts"
+import { resources } from "../../src/kube/resources.ts"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
 import type { InvalidObject } from "../../src/api/invalidObject.ts"
 import { ImageListPullJob } from "../../src/api/imageListPullJob.ts"
@@ -65,6 +66,21 @@ describe("generated CRDs", () => {
     expect(columns("AdvancedCronJob")).toEqual(["Schedule", "Type", "LastScheduleTime", "AGE"])
   })
 
+  // Issue 26: the seed's spelling, in both versions of both job kinds (and the cron job's template).
+  it.each(imageKinds.filter((k) => k.kind !== "NodeImage").map((k) => [k.kind, k] as const))(
+    "%s: spec.pullPolicy.type, Always or IfNotPresent, described as deprecated in every version; imagePullPolicy has no default",
+    (_, definition) => {
+      for (const version of crdOf(definition).spec.versions) {
+        const spec = ((version.schema.openAPIV3Schema as Node)["properties"] as Record<string, Node>)["spec"]!
+        const fields = spec["properties"] as Record<string, Node>
+        const type = (fields["pullPolicy"]!["properties"] as Record<string, Node>)["type"]!
+        expect(type["enum"], version.name).toEqual(["Always", "IfNotPresent"])
+        expect(type["description"], version.name).toMatch(/^Deprecated: use spec\.imagePullPolicy\./)
+        expect(fields["imagePullPolicy"]!["default"], version.name).toBeUndefined()
+      }
+    }
+  )
+
   it("parse as the YAML documents kubectl reads", () => {
     for (const k of kinds) expect(parse(renderCrd(crdOf(k)))).toEqual(crdOf(k))
   })
@@ -74,6 +90,7 @@ describe("the API server's defaults equal the decoder's", () => {
   const cases: ReadonlyArray<[string, Schema.Top, unknown]> = [
     ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", completionPolicy: {} } }],
     ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", pullPolicy: { backoffLimit: 0 } } }],
+    ["ImagePullJob", ImagePullJob, { metadata: { name: "a" }, spec: { image: "nginx", pullPolicy: { type: "Always" } } }],
     ["ImageListPullJob", ImageListPullJob, { metadata: { name: "a" }, spec: { images: ["a", "b"] } }],
     ["NodeImage", NodeImage, { metadata: { name: "n" }, spec: { images: { ubuntu: { tags: [{ tag: "latest" }] } } } }],
     ["NodeImage", NodeImage, { metadata: { name: "n" } }]
@@ -179,6 +196,17 @@ describe("CEL rules agree with the controller's validation", () => {
     ],
     ["ImagePullJob", "parallelism must be a non-negative integer or a percentage from 0% to 100%", job({ image: "a", parallelism: -2 })],
     ["ImageListPullJob", "images cannot have duplicate values", job({ images: ["a", "b", "a"] })],
+    // Issue 26: the seed's spelling, deprecated, may not contradict upstream's.
+    [
+      "ImagePullJob",
+      "pullPolicy.type Always differs from imagePullPolicy IfNotPresent: pullPolicy.type is deprecated, set imagePullPolicy only",
+      job({ image: "a", imagePullPolicy: "IfNotPresent", pullPolicy: { type: "Always" } })
+    ],
+    [
+      "ImageListPullJob",
+      "pullPolicy.type IfNotPresent differs from imagePullPolicy Always: pullPolicy.type is deprecated, set imagePullPolicy only",
+      job({ images: ["a"], imagePullPolicy: "Always", pullPolicy: { type: "IfNotPresent", timeoutSeconds: 60 } })
+    ],
     // Not in upstream's ImageListPullJob webhook: every ImagePullJob it created would be refused (issue 24).
     [
       "ImageListPullJob",
@@ -232,6 +260,8 @@ describe("CEL rules agree with the controller's validation", () => {
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { type: "Never" }, podSelector: { matchLabels: { app: "x" } } })],
     ["ImagePullJob", job({ image: "nginx", selector: { matchLabels: { a: "b" } }, parallelism: 0 })],
     ["ImageListPullJob", job({ images: ["nginx:1.9.1", "busybox:1.29.2"], parallelism: 10 })],
+    ["ImagePullJob", job({ image: "nginx", pullPolicy: { type: "Always" } })],
+    ["ImageListPullJob", job({ images: ["nginx"], imagePullPolicy: "Always", pullPolicy: { type: "Always" } })],
     // Upstream refuses only a timeout above the deadline; its e2e jobs use 50/50.
     ["ImagePullJob", job({ image: "nginx", completionPolicy: { activeDeadlineSeconds: 50 }, pullPolicy: { timeoutSeconds: 50 } })],
     ["ImageListPullJob", job({ images: ["nginx"], completionPolicy: { activeDeadlineSeconds: 600 } })],
@@ -264,26 +294,30 @@ const paths = (root: Node): ReadonlyArray<string> => {
 const upstreamCrd = (definition: (typeof kinds)[number]): Node =>
   parse(readFileSync(join(import.meta.dirname, "../upstream", crdFileName(definition)), "utf8")) as Node
 
-// Upstream serves AdvancedCronJob as v1alpha1 only; the image kinds in both versions.
 const imageKinds = kinds.filter((k) => k.kind !== "AdvancedCronJob")
+const advancedCronJob = kinds.find((k) => k.kind === "AdvancedCronJob")!
 
 describe("API versions as upstream's current CRDs", () => {
-  it("AdvancedCronJob serves and stores v1alpha1 only, as upstream's CRD", () => {
-    const { spec } = crdOf(kinds.find((k) => k.kind === "AdvancedCronJob")!)
-    expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([["v1alpha1", true, true]])
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s serves v1alpha1 and v1beta1, stores v1beta1, converts with None", (_, definition) => {
+    const { spec } = crdOf(definition)
+    expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
+      ["v1alpha1", true, false],
+      ["v1beta1", true, true]
+    ])
+    expect(spec.conversion).toEqual({ strategy: "None" })
   })
 
-  it.each(imageKinds.map((k) => [k.kind, k] as const))(
-    "%s serves v1alpha1 and v1beta1, stores v1beta1, converts with None",
-    (_, definition) => {
-      const { spec } = crdOf(definition)
-      expect(spec.versions.map((v) => [v.name, v.served, v.storage])).toEqual([
-        ["v1alpha1", true, false],
-        ["v1beta1", true, true]
-      ])
-      expect(spec.conversion).toEqual({ strategy: "None" })
-    }
-  )
+  it("the controller reads and writes AdvancedCronJob in the version it is stored in", () => {
+    expect(resources.advancedCronJob.apiVersion).toBe(`apps.kruise.io/${storageVersion}`)
+  })
+
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s: upstream's CRD serves and stores the same versions", (_, definition) => {
+    const versions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
+    expect(versions.map((v) => [v["name"], v["served"], v["storage"]])).toEqual(
+      crdOf(definition).spec.versions.map((v) => [v.name, v.served, v.storage])
+    )
+    expect((upstreamCrd(definition)["spec"] as Node)["conversion"]).toBeUndefined()
+  })
 
   // The fields one version has and the other lacks, in upstream's CRD and in ours: the same.
   const versionDifference = (versions: ReadonlyArray<Node>) => {
@@ -294,6 +328,27 @@ describe("API versions as upstream's current CRDs", () => {
     const upstream = versionDifference((upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>)
     const ours = versionDifference(crdOf(definition).spec.versions as unknown as ReadonlyArray<Node>)
     expect(ours).toEqual(upstream)
+  })
+
+  // On purpose (advancedCronJob.ts): upstream's v1alpha1 lacks the ImageListPullJob template, so
+  // conversion None drops it from v1alpha1 reads and writes; preheat's versions are one schema.
+  it("AdvancedCronJob: upstream's v1beta1 alone has imageListPullJobTemplate; preheat has it in both", () => {
+    const upstream = versionDifference((upstreamCrd(advancedCronJob)["spec"] as Node)["versions"] as ReadonlyArray<Node>)
+    expect(upstream.onlyAlpha).toEqual([])
+    expect(upstream.onlyBeta.length).toBeGreaterThan(0)
+    expect(upstream.onlyBeta.filter((p) => !p.startsWith(".spec.template.imageListPullJobTemplate"))).toEqual([])
+    expect(versionDifference(crdOf(advancedCronJob).spec.versions as unknown as ReadonlyArray<Node>)).toEqual({
+      onlyAlpha: [],
+      onlyBeta: []
+    })
+    // Every field of upstream's template is in preheat's, in both versions.
+    for (const version of crdOf(advancedCronJob).spec.versions) {
+      const ours = paths(version.schema.openAPIV3Schema as Node)
+      expect(
+        upstream.onlyBeta.filter((p) => !ours.includes(p)),
+        version.name
+      ).toEqual([])
+    }
   })
 
   it("NodeImage v1beta1 alone has spec.images{}.pullSecrets[].mode", () => {
@@ -316,7 +371,7 @@ const mergeMarkers = (root: Node, only: ReadonlyArray<string>): Record<string, u
 }
 
 describe("server-side apply's merge markers as upstream's CRDs", () => {
-  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: list and map types of every field both CRDs have", (_, definition) => {
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s: list and map types of every field both CRDs have", (_, definition) => {
     const upstreamVersions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
     for (const version of crdOf(definition).spec.versions) {
       const ours = version.schema.openAPIV3Schema as Node
@@ -346,7 +401,7 @@ const integers = (root: Node, only: ReadonlyArray<string>): Record<string, unkno
 // Issue 24: one bound per numeric field. kube-apiserver does not check `format: int32` ranges,
 // so each bound is also a maximum (and minimum) the API server enforces.
 describe("integer fields as upstream's Go types", () => {
-  it.each(imageKinds.map((k) => [k.kind, k] as const))("%s: every integer both CRDs have has upstream's format", (_, definition) => {
+  it.each(kinds.map((k) => [k.kind, k] as const))("%s: every integer both CRDs have has upstream's format", (_, definition) => {
     const upstreamVersions = (upstreamCrd(definition)["spec"] as Node)["versions"] as ReadonlyArray<Node>
     for (const version of crdOf(definition).spec.versions) {
       const ours = version.schema.openAPIV3Schema as Node

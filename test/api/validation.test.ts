@@ -3,6 +3,7 @@ import fc from "fast-check"
 import { describe, expect, it } from "vitest"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
 import type { FieldError, InvalidObject } from "../../src/api/invalidObject.ts"
+import { effectiveImagePullPolicy } from "../../src/api/pullPolicySpelling.ts"
 
 const job = (spec: Record<string, unknown>) => ({ metadata: { name: "j", namespace: "ns" }, spec })
 const listJob = (spec: Record<string, unknown>) => ({ metadata: { name: "l", namespace: "ns" }, spec })
@@ -18,9 +19,10 @@ describe("ImagePullJob", () => {
       image: "nginx:1.9.1",
       parallelism: 1,
       completionPolicy: { type: "Always" },
-      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 },
-      imagePullPolicy: "IfNotPresent"
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 }
     })
+    // Not a schema default (issue 26: the deprecated pullPolicy.type is read when it is unset).
+    expect(Result.isSuccess(decoded) && effectiveImagePullPolicy(decoded.success.spec)).toBe("IfNotPresent")
   })
 
   it("keeps what the user set", () => {

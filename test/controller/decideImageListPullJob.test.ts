@@ -109,6 +109,17 @@ describe("decideImageListPullJob", () => {
     expect(replaced.create.map((c) => (c["spec"] as { image: string }).image)).toEqual(["b"])
   })
 
+  // Issue 26: the deprecated spelling is read into upstream's; respelling it is no template change.
+  it("children spell the deprecated pullPolicy.type as imagePullPolicy; respelling it keeps them", () => {
+    const seed = listJob({ images: ["a"], pullPolicy: { type: "Always", timeoutSeconds: 300 } })
+    const children = created(decideImageListPullJob(seed, [], t0).create)
+    expect(children[0]!.spec).toMatchObject({ imagePullPolicy: "Always", pullPolicy: { timeoutSeconds: 300, backoffLimit: 3 } })
+    expect(children[0]!.spec.pullPolicy).not.toHaveProperty("type")
+    // Written first: the decoded spec has it last whatever the order written.
+    const respelt = listJob({ imagePullPolicy: "Always", images: ["a"], pullPolicy: { timeoutSeconds: 300 } })
+    expect(decideImageListPullJob(respelt, children, t0)).toMatchObject({ create: [], delete: [] })
+  })
+
   it("aggregates the children and completes when all completed, listing failures sorted", () => {
     const job = listJob({ images: ["b", "a"], completionPolicy: { ttlSecondsAfterFinished: 60 } })
     const children = created(decideImageListPullJob(job, [], t0).create, {

@@ -2,7 +2,8 @@
  * Scheduled pre-warm (issue 15) as a user sees it: the built bundle's API server, controller and
  * three daemons on the simulated runtime, driven with kubectl. A cron job due every minute creates
  * an ImageListPullJob at the next minute boundary, which completes on the nodes; kubectl shows
- * upstream's columns; an invalid schedule is refused at apply time.
+ * upstream's columns; an invalid schedule is refused at apply time. Issue 26: the cron job in
+ * either version, and the deprecated spelling spec.pullPolicy.type (on this cluster, to save one).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { Cluster, eventually } from "./cluster.ts"
@@ -127,4 +128,54 @@ describe("AdvancedCronJob driven with kubectl", () => {
     expect(cron.status.type).toBe("Job")
     expect(cron.status.conditions).toContainEqual(expect.objectContaining({ type: "Supported", reason: "TemplateNotSupported" }))
   })
+
+  it("applied as v1beta1, read as v1alpha1 with its template, edited as v1alpha1 without losing it (issue 26)", async () => {
+    const applied = await cluster.applyFile("versions", cronJob("versions", "@yearly", prewarm).replace("v1alpha1", "v1beta1"))
+    expect(applied).toMatchObject({ code: 0, stderr: "" })
+    const alpha = await cluster.getYaml(["advancedcronjobs.v1alpha1.apps.kruise.io", "versions"])
+    expect(alpha.apiVersion).toBe("apps.kruise.io/v1alpha1")
+    expect(alpha.spec.template.imageListPullJobTemplate.spec.images).toEqual(["nginx:1.25.3", "busybox:1.36"])
+    await cluster.ok(["patch", "advancedcronjobs.v1alpha1.apps.kruise.io", "versions", "--type=merge", "-p", '{"spec":{"paused":true}}'])
+    const stored = await cluster.getYaml(["acj", "versions"])
+    expect(stored.apiVersion).toBe("apps.kruise.io/v1beta1")
+    expect(stored.spec).toMatchObject({ paused: true, template: { imageListPullJobTemplate: { spec: { parallelism: 3 } } } })
+    await cluster.ok(["delete", "acj", "versions"])
+  })
+
+  it("the deprecated spec.pullPolicy.type: pulled with, warned of once, refused when it contradicts imagePullPolicy (issue 26)", async () => {
+    const job = (name: string, extra: string) => `apiVersion: apps.kruise.io/v1alpha1
+kind: ImagePullJob
+metadata:
+  name: ${name}
+spec:
+  image: redis:7.2
+  pullPolicy:
+    type: Always
+${extra}`
+    const refused = await cluster.applyFile("contradicting", job("contradicting", "  imagePullPolicy: IfNotPresent\n"))
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain(
+      'spec.pullPolicy.type: Invalid value: "object": pullPolicy.type Always differs from imagePullPolicy IfNotPresent: ' +
+        "pullPolicy.type is deprecated, set imagePullPolicy only"
+    )
+    expect(await cluster.applyFile("seed-spelling", job("seed-spelling", ""))).toMatchObject({ code: 0, stderr: "" })
+    await cluster.ok(["wait", "ipj/seed-spelling", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    const nodeImages = JSON.parse(await cluster.ok(["get", "nodeimages", "-o", "json"])) as {
+      items: ReadonlyArray<{ spec: { images?: Record<string, { tags: ReadonlyArray<{ tag: string; imagePullPolicy?: string }> }> } }>
+    }
+    const policies = nodeImages.items.map((n) => n.spec.images?.["redis"]?.tags.find((t) => t.tag === "7.2")?.imagePullPolicy)
+    expect(policies).toEqual(["Always", "Always", "Always"])
+    const warnings = await cluster.ok([
+      "get",
+      "events",
+      "--field-selector",
+      "involvedObject.name=seed-spelling,reason=DeprecatedField",
+      "-o",
+      'jsonpath={range .items[*]}{.type}: {.message}{"\\n"}{end}'
+    ])
+    expect(warnings).toBe(
+      "Warning: spec.pullPolicy.type is deprecated: use spec.imagePullPolicy (pulling with Always, as spec.pullPolicy.type says)\n"
+    )
+    await cluster.ok(["delete", "ipj", "seed-spelling"])
+  }, 120_000)
 })

@@ -24,8 +24,6 @@ interface KindDefinition {
   readonly scope: "Namespaced" | "Cluster"
   readonly schema: Schema.Top
   readonly columns: ReadonlyArray<PrinterColumn>
-  /** The versions served, oldest first (the last is stored); all of apiVersions unless upstream serves fewer. */
-  readonly versions?: ReadonlyArray<ApiVersionName>
 }
 
 const count = (name: string, field: string, description: string, priority?: number): PrinterColumn => ({
@@ -93,8 +91,6 @@ export const kinds: ReadonlyArray<KindDefinition> = [
     shortNames: ["acj"],
     scope: "Namespaced",
     schema: AdvancedCronJob,
-    // As upstream's CRD: served and stored as v1alpha1 only.
-    versions: ["v1alpha1"],
     columns: [
       { name: "Schedule", type: "string", jsonPath: ".spec.schedule", description: "The schedule of advanced cron job." },
       { name: "Type", type: "string", jsonPath: ".status.type", description: "Type of cron job." },
@@ -134,14 +130,12 @@ const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
   }
 }
 
-const servedVersions = (definition: KindDefinition): ReadonlyArray<ApiVersionName> => definition.versions ?? apiVersions
-
-/** The version a kind is stored in: its newest served one. */
-export const storageVersionOf = (definition: KindDefinition): ApiVersionName => servedVersions(definition).at(-1)!
+/** The version every kind is stored in: the newest one, as upstream's CRDs say (storage: true). */
+export const storageVersion: ApiVersionName = apiVersions.at(-1)!
 
 /**
  * The apiVersion a reference to an object names (an Event's involvedObject, an ownerReference, a
- * status reference): for preheat's kinds the newest served version, which kube-apiserver's
+ * status reference): for preheat's kinds the newest served (and stored) version, which kube-apiserver's
  * discovery prefers and kubectl resolves the kind to (`kubectl events --for imagepulljob/NAME`
  * selects `involvedObject.apiVersion` by it, so an Event naming another version is never found).
  * Objects of other groups keep the apiVersion they were read in. Readers of references match the
@@ -149,13 +143,11 @@ export const storageVersionOf = (definition: KindDefinition): ApiVersionName => 
  */
 export const referenceApiVersion = (kind: string | undefined, apiVersion: string | undefined): string | undefined => {
   if (!apiVersion?.startsWith(`${group}/`)) return apiVersion
-  const definition = kinds.find((k) => k.kind === kind)
-  return definition === undefined ? apiVersion : `${group}/${storageVersionOf(definition)}`
+  return kinds.some((k) => k.kind === kind) ? preferredApiVersion : apiVersion
 }
 
-/** The apiVersion references to one of preheat's kinds name (referenceApiVersion). */
-export const preferredApiVersionOf = (kind: "ImagePullJob" | "ImageListPullJob" | "NodeImage" | "AdvancedCronJob"): string =>
-  referenceApiVersion(kind, `${group}/`)!
+/** The apiVersion references to any of preheat's kinds name (referenceApiVersion). */
+export const preferredApiVersion = `${group}/${storageVersion}`
 
 const singular = (kind: string): string => kind.toLowerCase()
 
@@ -178,11 +170,12 @@ export const crdOf = (definition: KindDefinition) => ({
     },
     scope: definition.scope,
     // As upstream: every version served, the newest stored, and no conversion (the schemas
-    // differ only by fields a version adds), so the API server just rewrites apiVersion.
-    versions: servedVersions(definition).map((name) => ({
+    // differ only by fields a version adds: none for AdvancedCronJob, see advancedCronJob.ts),
+    // so the API server just rewrites apiVersion.
+    versions: apiVersions.map((name) => ({
       name,
       served: true,
-      storage: name === storageVersionOf(definition),
+      storage: name === storageVersion,
       subresources: { status: {} },
       additionalPrinterColumns: definition.columns,
       schema: { openAPIV3Schema: rootSchema(definition.schema, name) }

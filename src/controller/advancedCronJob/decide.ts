@@ -5,7 +5,8 @@ import { templateKindOf } from "../../api/cronJobValidation.ts"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import { apiVersion } from "../../api/meta.ts"
-import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
+import { preferredApiVersion } from "../../api/crd/manifests.ts"
+import { deprecatedPullPolicyMessage, usesDeprecatedPullPolicy, withUpstreamSpelling } from "../../api/pullPolicySpelling.ts"
 import { rfc3339 } from "../../api/time.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
@@ -38,7 +39,7 @@ const scheduledTimeOf = (job: ImageListPullJob): number | undefined => {
 }
 
 const referenceTo = (job: ImageListPullJob): ObjectReference => ({
-  apiVersion: preferredApiVersionOf("ImageListPullJob"),
+  apiVersion: preferredApiVersion,
   kind: "ImageListPullJob",
   name: job.metadata.name ?? "",
   namespace: job.metadata.namespace ?? "",
@@ -75,7 +76,7 @@ const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
       annotations: { ...template.metadata?.annotations, [scheduledTimeAnnotation]: rfc3339(scheduledAt) },
       ownerReferences: [
         {
-          apiVersion: preferredApiVersionOf("AdvancedCronJob"),
+          apiVersion: preferredApiVersion,
           kind: "AdvancedCronJob",
           name: cron.metadata.name ?? "",
           uid: cron.metadata.uid ?? "",
@@ -84,8 +85,22 @@ const jobForRun = (cron: AdvancedCronJob, scheduledAt: number): KubeObject => {
         }
       ]
     },
-    spec: template.spec
+    // Its runs carry upstream's spelling only; the cron job is the one told of the deprecated one.
+    spec: withUpstreamSpelling(template.spec)
   }
+}
+
+const templateSpecPath = "spec.template.imageListPullJobTemplate.spec"
+
+/**
+ * The DeprecatedField warning of a template that spells pullPolicy.type (issue 26), once per
+ * generation: while the Valid condition has not yet seen it (this decision writes it).
+ */
+const deprecatedFieldEvents = (cron: AdvancedCronJob): ReadonlyArray<ObjectEvent> => {
+  const spec = cron.spec.template.imageListPullJobTemplate?.spec
+  if (spec === undefined || !usesDeprecatedPullPolicy(spec)) return []
+  if (cron.status?.conditions?.find((c) => c.type === "Valid")?.observedGeneration === cron.metadata.generation) return []
+  return [{ type: "Warning", reason: "DeprecatedField", message: deprecatedPullPolicyMessage(spec, templateSpecPath) }]
 }
 
 const supported = (kind: TemplateKind | undefined) =>
@@ -120,7 +135,7 @@ export const decideAdvancedCronJob = (cron: AdvancedCronJob, children: ReadonlyA
   const generation = cron.metadata.generation === undefined ? {} : { observedGeneration: cron.metadata.generation }
   const valid = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid", ...generation }, rfc3339(now))
   const conditions = setCondition(valid, { ...condition, ...generation }, rfc3339(now))
-  const events: Array<ObjectEvent> = []
+  const events: Array<ObjectEvent> = [...deprecatedFieldEvents(cron)]
   const wasSupported = previous?.conditions?.find((c) => c.type === "Supported")
   if (condition.status === "False" && (wasSupported?.status !== "False" || wasSupported.message !== condition.message)) {
     events.push({ type: "Warning", reason: condition.reason, message: condition.message })
@@ -178,7 +193,7 @@ export const decideAdvancedCronJob = (cron: AdvancedCronJob, children: ReadonlyA
   events.push({ type: "Normal", reason: "SuccessfulCreate", message: `Created job ${name}` })
   const stillActive = active.filter((c) => !replaced.includes(c.metadata.name ?? "")).map(referenceTo)
   const reference: ObjectReference = {
-    apiVersion: preferredApiVersionOf("ImageListPullJob"),
+    apiVersion: preferredApiVersion,
     kind: "ImageListPullJob",
     name,
     namespace: cron.metadata.namespace ?? "default"

@@ -2,7 +2,8 @@ import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from
 import { quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
-import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
+import { preferredApiVersion } from "../../api/crd/manifests.ts"
+import { withUpstreamSpelling } from "../../api/pullPolicySpelling.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
@@ -16,9 +17,10 @@ export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
 const shortHash = (text: string): string =>
   (jitterSeconds(text, 0, 0x7fffffff) >>> 0).toString(36) + (jitterSeconds(`${text}#`, 0, 0x7fffffff) >>> 0).toString(36)
 
+/** What the children share: the job's spec without its images, spelt as upstream (a job respelt keeps its hash). */
 const template = (job: ImageListPullJob) => {
   const { images: _, ...rest } = job.spec
-  return rest
+  return withUpstreamSpelling(rest)
 }
 
 /** A hash of everything the children share: an edit to any of it replaces them. */
@@ -93,7 +95,7 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
         labels: { ...job.metadata.labels, [templateHashLabel]: hash },
         ownerReferences: [
           {
-            apiVersion: preferredApiVersionOf("ImageListPullJob"),
+            apiVersion: preferredApiVersion,
             kind: "ImageListPullJob",
             name: job.metadata.name ?? "",
             uid: job.metadata.uid ?? "",

@@ -10,6 +10,7 @@ import { recordEvent } from "../../kube/events.ts"
 import { controlledBy } from "../stores.ts"
 import type { ControllerStores } from "../stores.ts"
 import { patchStatus, reportInvalid } from "../writes.ts"
+import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import { decideImageListPullJob } from "./decide.ts"
 
 const record = recordEvent("preheat-controller")
@@ -43,7 +44,7 @@ export const reconcileImageListPullJob = (ctx: Pick<ControllerStores, "jobs" | "
     const condemned = new Set(decision.delete)
     for (const { raw: child } of owned) if (condemned.has(child.metadata.name ?? "")) yield* deleteExact(resources.imagePullJob, child)
     yield* patchStatus(resources.imageListPullJob, ctx.listJobs, raw, decision.status)
-    for (const event of decision.events) yield* record(raw, event)
+    for (const event of [...decision.events, ...deprecatedFieldEvents(decoded.success)]) yield* record(raw, event)
     if (decision.deleteJob) {
       yield* api
         .delete(resources.imageListPullJob, splitKey(keyOf(namespace, raw.metadata.name ?? "")), uid === undefined ? {} : { uid })

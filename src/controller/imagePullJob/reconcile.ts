@@ -2,8 +2,9 @@ import { Clock, Duration, Effect, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
-import { preferredApiVersionOf } from "../../api/crd/manifests.ts"
+import { preferredApiVersion } from "../../api/crd/manifests.ts"
 import { decodeImagePullJob } from "../../api/decode.ts"
+import { effectiveImagePullPolicy } from "../../api/pullPolicySpelling.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey, splitKey } from "../../kube/objectKey.ts"
@@ -26,6 +27,7 @@ import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { registryOf } from "./registryRoom.ts"
+import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import { ImagePullJobState } from "./state.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
@@ -155,13 +157,13 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
     image: name,
     tag,
     owner: {
-      apiVersion: preferredApiVersionOf("ImagePullJob"),
+      apiVersion: preferredApiVersion,
       kind: "ImagePullJob",
       name: job.metadata.name ?? "",
       namespace: job.metadata.namespace ?? "",
       uid
     },
-    imagePullPolicy: job.spec.imagePullPolicy,
+    imagePullPolicy: effectiveImagePullPolicy(job.spec),
     pullSecrets,
     ...(job.spec.sandboxConfig === undefined ? {} : { sandboxConfig: job.spec.sandboxConfig })
   }
@@ -169,8 +171,10 @@ const taskOf = (job: ImagePullJob, uid: string, pullSecrets: ReadonlyArray<Refer
 
 /** What the tags a job already wrote must follow: a change means they are brought up to date. */
 const taskFingerprint = (job: ImagePullJob, task: JobTask): string => {
-  const { completionPolicy, imagePullPolicy, pullPolicy, sandboxConfig } = job.spec
-  return JSON.stringify([pullPolicy, completionPolicy, imagePullPolicy, sandboxConfig, task.pullSecrets])
+  const { completionPolicy, pullPolicy, sandboxConfig } = job.spec
+  // The policy as read (either spelling): respelling it is no edit to propagate.
+  const { timeoutSeconds, backoffLimit } = pullPolicy
+  return JSON.stringify([timeoutSeconds, backoffLimit, completionPolicy, task.imagePullPolicy, sandboxConfig, task.pullSecrets])
 }
 
 const lookup =
@@ -300,11 +304,13 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
+    // Recorded with the status write that first carries this generation, so once per generation.
+    const events = [...decision.events, ...deprecatedFieldEvents(job.success)]
     let written = raw
     if (decision.announceFirst) {
       written = yield* patchStatus(resources.imagePullJob, ctx.jobs, raw, decision.status)
       ctx.books.setStatusWrittenAt(key, now)
-      for (const event of decision.events) yield* record(raw, event)
+      for (const event of events) yield* record(raw, event)
     }
     // Woken when room is made on a node that had none (its spec changes), not by polling.
     for (const node of decision.fullNodes) ctx.books.awaitNewer(node, key)
@@ -325,7 +331,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
       ctx.books.setStatusWrittenAt(key, now)
     }
-    if (!decision.announceFirst) for (const event of decision.events) yield* record(raw, event)
+    if (!decision.announceFirst) for (const event of events) yield* record(raw, event)
     if (decision.deleteJob) {
       const api = yield* KubeApi
       yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))

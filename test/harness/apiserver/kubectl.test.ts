@@ -85,7 +85,7 @@ describe.skipIf(!hasKubectl)(title, () => {
       /PATCH http:\/\/127\.0\.0\.1:\d+\/apis\/apps\.kruise\.io\/v1alpha1\/namespaces\/.*\/imagepulljobs\/job-with-always\?fieldManager=kubectl-client-side-apply&fieldValidation=Strict 200 OK/
     )
     const stored = await request(server, `/apis/apps.kruise.io/v1alpha1/namespaces/${ns}/imagepulljobs/job-with-always`)
-    expect(stored.json.spec).toMatchObject({ parallelism: 5, imagePullPolicy: "IfNotPresent" })
+    expect(stored.json.spec).toMatchObject({ parallelism: 5, pullPolicy: { timeoutSeconds: 300, backoffLimit: 3 } })
     expect(stored.json.metadata.generation).toBe(2)
   })
 

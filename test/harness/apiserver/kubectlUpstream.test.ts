@@ -91,6 +91,51 @@ describe.skipIf(!hasKubectl)(title, () => {
     expect(table.stdout).toBe("imagepulljob.apps.kruise.io/alpha\nimagepulljob.apps.kruise.io/beta\n")
   })
 
+  // Issue 26: upstream serves AdvancedCronJob in both versions (storage v1beta1); preheat keeps the
+  // ImageListPullJob template in both, so kubectl of either version reads and writes it whole.
+  it("AdvancedCronJob: applied as either version, got as acj and as each version, the template in every read", async () => {
+    const kubectl = kubectlFor(server)
+    const ns = await namespace(kubectl)
+    const cronJob = (name: string, version: string) => `apiVersion: apps.kruise.io/${version}
+kind: AdvancedCronJob
+metadata:
+  name: ${name}
+spec:
+  schedule: "0 2 * * *"
+  template:
+    imageListPullJobTemplate:
+      spec:
+        images:
+        - nginx:1.25.3
+        completionPolicy:
+          type: Always
+`
+    expect((await apply(kubectl, ns, cronJob("alpha", "v1alpha1"))).stdout).toBe("advancedcronjob.apps.kruise.io/alpha created\n")
+    expect((await apply(kubectl, ns, cronJob("beta", "v1beta1"))).stdout).toBe("advancedcronjob.apps.kruise.io/beta created\n")
+    for (const name of ["alpha", "beta"]) {
+      const read = async (resource: string) =>
+        parse((await kubectl(["get", "-n", ns, resource, name, "-o", "yaml"])).stdout) as Record<string, any>
+      const preferred = await read("acj")
+      const alpha = await read("advancedcronjobs.v1alpha1.apps.kruise.io")
+      const beta = await read("advancedcronjobs.v1beta1.apps.kruise.io")
+      expect([preferred.apiVersion, alpha.apiVersion, beta.apiVersion]).toEqual([
+        "apps.kruise.io/v1beta1",
+        "apps.kruise.io/v1alpha1",
+        "apps.kruise.io/v1beta1"
+      ])
+      expect({ ...alpha, apiVersion: "" }).toEqual({ ...beta, apiVersion: "" })
+      expect(alpha.spec.template.imageListPullJobTemplate.spec.images).toEqual(["nginx:1.25.3"])
+    }
+    // Re-applied through v1alpha1 with a change: the template stays in storage.
+    expect((await apply(kubectl, ns, cronJob("beta", "v1alpha1").replace('"0 2 * * *"', '"0 3 * * *"'))).stdout).toBe(
+      "advancedcronjob.apps.kruise.io/beta configured\n"
+    )
+    const table = await kubectl(["get", "-n", ns, "advancedcronjobs.v1alpha1.apps.kruise.io", "beta"])
+    expect(table.stdout).toMatch(/^NAME +SCHEDULE +TYPE +LASTSCHEDULETIME +AGE\nbeta +0 3 \* \* \* +/)
+    const stored = parse((await kubectl(["get", "-n", ns, "acj", "beta", "-o", "yaml"])).stdout) as Record<string, any>
+    expect(stored.spec.template.imageListPullJobTemplate.spec.images).toEqual(["nginx:1.25.3"])
+  })
+
   it("the documentation's NodeImage and its kubectl patch", async () => {
     const kubectl = kubectlFor(server)
     const name = unique("node-xxx")
@@ -139,6 +184,12 @@ describe.skipIf(!hasKubectl)(title, () => {
       "a timeout beyond int32",
       job("bad", "  image: nginx\n  pullPolicy:\n    timeoutSeconds: 2147483648\n"),
       `The ImagePullJob "bad" is invalid: spec.pullPolicy.timeoutSeconds: Invalid value: 2147483648: spec.pullPolicy.timeoutSeconds in body should be less than or equal to 2147483647`
+    ],
+    // Issue 26: not upstream's (its CRD has no pullPolicy.type); the seed's spelling may not contradict its own.
+    [
+      "the deprecated pullPolicy.type contradicting imagePullPolicy",
+      job("bad", "  image: nginx\n  imagePullPolicy: IfNotPresent\n  pullPolicy:\n    type: Always\n", "v1alpha1"),
+      `The ImagePullJob "bad" is invalid: spec.pullPolicy.type: Invalid value: "object": pullPolicy.type Always differs from imagePullPolicy IfNotPresent: pullPolicy.type is deprecated, set imagePullPolicy only`
     ]
   ])("apply refuses %s at once, in upstream's words", async (_, manifest, message) => {
     const kubectl = kubectlFor(server)

@@ -146,7 +146,6 @@ describe("the apply API", () => {
     // The CRD's defaults are set before the write is recorded: its writer owns them, as on kube-apiserver.
     const defaults = {
       "f:completionPolicy": { ".": {}, "f:type": {} },
-      "f:imagePullPolicy": {},
       "f:pullPolicy": { ".": {}, "f:backoffLimit": {}, "f:timeoutSeconds": {} }
     }
     expect(managed(created)).toEqual({ "my-operator/Update": { "f:spec": { ".": {}, "f:image": {}, "f:parallelism": {}, ...defaults } } })

@@ -83,6 +83,19 @@ describe("CRD validation: schema and CEL rules, 422 with field paths", () => {
       "spec.completionPolicy.type",
       'unknown type of completionPolicy: "Sometimes"',
       { image: "a", completionPolicy: { type: "Sometimes" } }
+    ],
+    // Issue 26: the seed's deprecated spelling may not contradict upstream's.
+    [
+      "ImagePullJob",
+      "spec.pullPolicy.type",
+      "pullPolicy.type Always differs from imagePullPolicy IfNotPresent: pullPolicy.type is deprecated, set imagePullPolicy only",
+      { image: "nginx", imagePullPolicy: "IfNotPresent", pullPolicy: { type: "Always" } }
+    ],
+    [
+      "ImageListPullJob",
+      "spec.pullPolicy.type",
+      "pullPolicy.type IfNotPresent differs from imagePullPolicy Always: pullPolicy.type is deprecated, set imagePullPolicy only",
+      { images: ["nginx"], imagePullPolicy: "Always", pullPolicy: { type: "IfNotPresent" } }
     ]
   ]
 
@@ -248,8 +261,7 @@ describe("unknown fields and defaults", () => {
       image: "nginx:1.25",
       parallelism: 1,
       completionPolicy: { type: "Always" },
-      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 },
-      imagePullPolicy: "IfNotPresent"
+      pullPolicy: { timeoutSeconds: 600, backoffLimit: 3 }
     })
     const patched = await request(server, ipjPath(ns, "job"), {
       method: "PATCH",
@@ -257,7 +269,8 @@ describe("unknown fields and defaults", () => {
       body: { spec: { pullPolicy: null, imagePullPolicy: null } }
     })
     expect(patched.json.spec.pullPolicy).toEqual({ timeoutSeconds: 600, backoffLimit: 3 })
-    expect(patched.json.spec.imagePullPolicy).toBe("IfNotPresent")
+    // Not defaulted (issue 26): unset, the deprecated pullPolicy.type is read, else IfNotPresent.
+    expect(patched.json.spec).not.toHaveProperty("imagePullPolicy")
     const node = await request(server, nodeImagePath, {
       method: "POST",
       body: {

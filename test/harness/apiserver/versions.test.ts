@@ -51,6 +51,17 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     expect((await request(server, jobs("v1beta1", ns, "j"))).json.spec.parallelism).toBe(3)
   })
 
+  it("the deprecated spec.pullPolicy.type (issue 26) is kept through either version", async () => {
+    const ns = await namespace(server)
+    const body = { ...job("v1alpha1", "seed", "nginx:latest"), spec: { image: "nginx:latest", pullPolicy: { type: "Always" } } }
+    expect((await request(server, jobs("v1alpha1", ns), { method: "POST", body })).status).toBe(201)
+    const beta = await request(server, jobs("v1beta1", ns, "seed"))
+    expect(beta.json.spec.pullPolicy).toEqual({ type: "Always", timeoutSeconds: 600, backoffLimit: 3 })
+    const written = await request(server, jobs("v1beta1", ns, "seed"), { method: "PUT", body: beta.json })
+    expect(written.json.metadata.resourceVersion).toBe(beta.json.metadata.resourceVersion)
+    expect((await request(server, jobs("v1alpha1", ns, "seed"))).json.spec.pullPolicy.type).toBe("Always")
+  })
+
   it("a watch in one version sees writes made in the other, in its own version", async () => {
     const ns = await namespace(server)
     const start = await request(server, jobs("v1alpha1", ns))
@@ -114,5 +125,36 @@ describe("apps.kruise.io v1alpha1 and v1beta1", () => {
     })
     expect(patched.status).toBe(200)
     expect(await secretsIn("v1beta1")).toEqual([{ namespace: "ns", name: "s" }])
+  })
+
+  // Issue 26: upstream's v1alpha1 lacks the template, so conversion None drops it there; preheat keeps one schema.
+  it("AdvancedCronJob: both versions, stored as v1beta1, its ImageListPullJob template kept through either", async () => {
+    const ns = await namespace(server)
+    const cronJobs = (version: string, name = "") =>
+      `/apis/${group}/${version}/namespaces/${ns}/advancedcronjobs${name === "" ? "" : `/${name}`}`
+    const template = { imageListPullJobTemplate: { spec: { images: ["nginx:1.25.3", "redis:7.0"], parallelism: 5 } } }
+    const created = await request(server, cronJobs("v1alpha1"), {
+      method: "POST",
+      body: {
+        apiVersion: `${group}/v1alpha1`,
+        kind: "AdvancedCronJob",
+        metadata: { name: "nightly" },
+        spec: { schedule: "0 2 * * *", template }
+      }
+    })
+    expect(created.status).toBe(201)
+    const beta = await request(server, cronJobs("v1beta1", "nightly"))
+    expect(beta.json.apiVersion).toBe("apps.kruise.io/v1beta1")
+    expect({ ...beta.json, apiVersion: undefined }).toEqual({ ...created.json, apiVersion: undefined })
+    expect(beta.json.spec.template.imageListPullJobTemplate.spec.images).toEqual(["nginx:1.25.3", "redis:7.0"])
+    // Written back through v1alpha1, as kubectl edit of the old version does: nothing lost.
+    const patched = await request(server, cronJobs("v1alpha1", "nightly"), {
+      method: "PATCH",
+      contentType: mergePatch,
+      body: { spec: { paused: true } }
+    })
+    expect(patched.status).toBe(200)
+    const after = await request(server, cronJobs("v1beta1", "nightly"))
+    expect(after.json.spec).toMatchObject({ paused: true, template })
   })
 })
