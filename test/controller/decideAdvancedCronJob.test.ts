@@ -70,9 +70,10 @@ describe("decideAdvancedCronJob: a run falls due", () => {
         namespace: "ns",
         labels: { app: "prefetch" },
         annotations: { note: "nightly", [scheduledTimeAnnotation]: "2026-12-01T12:00:00Z" },
+        // The version kubectl resolves AdvancedCronJob to, as every reference names it.
         ownerReferences: [
           {
-            apiVersion: "apps.kruise.io/v1alpha1",
+            apiVersion: "apps.kruise.io/v1beta1",
             kind: "AdvancedCronJob",
             name: "warm",
             uid: "cron-uid",
@@ -86,7 +87,9 @@ describe("decideAdvancedCronJob: a run falls due", () => {
     expect(d.status).toMatchObject({
       type: "ImageListPullJob",
       lastScheduleTime: "2026-12-01T12:00:00Z",
-      active: [{ kind: "ImageListPullJob", name: `warm-${unix("2026-12-01T12:00:00Z")}`, namespace: "ns" }]
+      active: [
+        { apiVersion: "apps.kruise.io/v1beta1", kind: "ImageListPullJob", name: `warm-${unix("2026-12-01T12:00:00Z")}`, namespace: "ns" }
+      ]
     })
     expect(d.status.conditions?.map((c) => [c.type, c.status])).toEqual([
       ["Valid", "True"],
