@@ -93,6 +93,9 @@ describe("AdvancedCronJob driven with kubectl", () => {
       "jsonpath={.items[*].reason}"
     ])
     expect(events.split(" ")).toContain("SuccessfulCreate")
+    // kubectl resolves the kind to its preferred version (v1beta1) and selects the Events by it.
+    const forCron = await cluster.ok(["events", "--for", "advancedcronjob/every-minute", "-o", "jsonpath={.items[*].reason}"])
+    expect(forCron.split(" ")).toContain("SuccessfulCreate")
     await cluster.ok(["delete", "acj", "every-minute"])
   }, 150_000)
 
