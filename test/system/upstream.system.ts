@@ -2,12 +2,12 @@
  * Upstream's API driven with kubectl against the whole system (issue 11): the controller and the
  * daemons work on jobs written as v1beta1 (upstream's documentation tab), ImageListPullJob status
  * is counted as upstream counts it, and a finished job edited afterwards still satisfies
- * `kubectl wait --for=condition=Complete`.
+ * `kubectl wait --for=condition=Complete`; upstream's fake NodeImage is left alone (issue 26).
  */
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster } from "./cluster.ts"
+import { Cluster, eventually } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 
@@ -77,5 +77,59 @@ spec:
       ["apps.kruise.io/v1alpha1", 3, 3],
       ["apps.kruise.io/v1alpha1", 3, 3]
     ])
+  })
+
+  // Last: while it exists, every job selecting all NodeImages also waits for the fake one.
+  it("upstream's fake NodeImage stays without a Node; a job's tag there completes with the status written by hand", async () => {
+    // As upstream's e2e framework (test/e2e/framework/v1beta1/nodeimage_util.go) creates it.
+    const fake = `apiVersion: apps.kruise.io/v1beta1
+kind: NodeImage
+metadata:
+  name: fake-nodeimage
+  labels:
+    apps.kruise.io/fake-nodeimage: "true"
+`
+    expect((await cluster.applyFile("fake-nodeimage", fake)).code).toBe(0)
+    const job = `apiVersion: apps.kruise.io/v1beta1
+kind: ImagePullJob
+metadata:
+  name: with-fake
+spec:
+  image: alpine:3.20
+  parallelism: 4
+  completionPolicy:
+    type: Always
+`
+    expect((await cluster.applyFile("with-fake", job)).code).toBe(0)
+    const version = await eventually("the job's tag on the fake NodeImage", async () => {
+      const spec = (await cluster.getYaml(["nodeimage", "fake-nodeimage"])).spec
+      return spec?.images?.alpine?.tags?.find((t: { tag: string }) => t.tag === "3.20")?.version as number | undefined
+    })
+    // What upstream's e2e FailNodeImageFast writes for a node that never answers.
+    const failed = {
+      status: {
+        desired: 1,
+        failed: 1,
+        imageStatuses: {
+          alpine: {
+            tags: [
+              {
+                tag: "3.20",
+                phase: "Failed",
+                version,
+                completionTime: new Date().toISOString(),
+                message: "node has not responded for a long time"
+              }
+            ]
+          }
+        }
+      }
+    }
+    await cluster.ok(["patch", "nodeimage", "fake-nodeimage", "--subresource=status", "--type=merge", "-p", JSON.stringify(failed)])
+    await cluster.ok(["wait", "ipj/with-fake", "--for=jsonpath={.status.completionTime}", "--timeout=60s"])
+    expect((await cluster.getYaml(["ipj", "with-fake"])).status).toMatchObject({ desired: 4, succeeded: 3, failed: 1 })
+    expect((await cluster.getYaml(["nodeimage", "fake-nodeimage"])).metadata.labels).toEqual({ "apps.kruise.io/fake-nodeimage": "true" })
+    await cluster.ok(["delete", "ipj", "with-fake"])
+    await cluster.ok(["delete", "nodeimage", "fake-nodeimage"])
   })
 })
