@@ -88,6 +88,9 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
       })
       const always = parse(await kubectl(["get", "ipj", "job-with-always", "-o", "yaml"]))
       expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
+      // Found by the version kubectl resolves ImagePullJob to (issue 26).
+      const reasons = await kubectl(["events", "--for", "ipj/job-with-always", "-o", "jsonpath={.items[*].reason}"])
+      expect(reasons.split(" ")).toContain("PullImageSucceed")
       await eventually(
         "the Never example on every node",
         async () => {
