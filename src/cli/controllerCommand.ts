@@ -4,12 +4,20 @@ import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../controller/context.ts"
+import { autoscalerStartupTaintPrefix, defaultWarmTaintKey } from "../controller/nodeWarming/taint.ts"
 import { runControllerRole } from "../controller/role.ts"
+import { parseGoDuration } from "../api/goDuration.ts"
 import { candidateIdentity } from "../kube/leaderElection.ts"
 import { controllerRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
+
+class InvalidWarmTimeout extends Data.TaggedError("InvalidWarmTimeout")<{ readonly value: string }> {
+  override get message() {
+    return `invalid argument "${this.value}" for "--warm-timeout" flag: a positive duration such as 90s, 10m, 1h30m`
+  }
+}
 
 class InvalidRegistryLimit extends Data.TaggedError("InvalidRegistryLimit")<{ readonly value: number }> {
   override get message() {
@@ -41,6 +49,15 @@ export const controllerCommand = Command.make(
       ),
       Flag.optional
     ),
+    warmTaintKey: text(
+      "warm-taint-key",
+      "Key of the NoSchedule startup taint preheat removes once every job that must warm a new node succeeded on it " +
+        `(with the cluster autoscaler, one under ${autoscalerStartupTaintPrefix}).`
+    ).pipe(Flag.withDefault(defaultWarmTaintKey)),
+    warmTimeout: text(
+      "warm-timeout",
+      "Longest a node is held by that taint, from its first sighting, before it is released anyway (a duration) (default 10m)."
+    ).pipe(Flag.withDefault("10m")),
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -49,6 +66,8 @@ export const controllerCommand = Command.make(
       if (maxPullsPerRegistry !== undefined && maxPullsPerRegistry < 1) {
         return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))
       }
+      const warmTimeoutMs = parseGoDuration(flags.warmTimeout)
+      if (warmTimeoutMs === undefined || warmTimeoutMs <= 0) return yield* Effect.fail(new InvalidWarmTimeout({ value: flags.warmTimeout }))
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
       const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
@@ -63,7 +82,9 @@ export const controllerCommand = Command.make(
           secretNamespace: flags.secretNamespace,
           workers: flags.workers,
           nodeReadyDelayMs: flags.nodeReadyDelay * 1000,
-          maxConcurrentPullsPerRegistry: maxPullsPerRegistry
+          maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
+          warmTaintKey: flags.warmTaintKey,
+          warmTimeoutMs
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }
