@@ -1,8 +1,6 @@
 // When preheat lifts a node's startup taint: every gate succeeded, a gate failed, or the timeout.
+import type { WarmOutcome } from "../../ops/metrics.ts"
 import type { Gate } from "./gates.ts"
-
-/** How a warming ended: the taint removed because the node is warm, the time ran out, or a pull failed. */
-export type WarmOutcome = "warmed" | "timeout" | "failed"
 
 export interface WarmInput {
   /** Whether the Node carries preheat's startup taint now. */

@@ -1,7 +1,7 @@
 // What the node warming reconciler remembers: when it first saw each node's taint, and the
 // warmings that ended since the metrics last read them.
 import { Context, Layer } from "effect"
-import type { WarmOutcome } from "./decide.ts"
+import type { WarmOutcome } from "../../ops/metrics.ts"
 
 export interface WarmingEnded {
   readonly outcome: WarmOutcome
