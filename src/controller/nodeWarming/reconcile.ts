@@ -52,7 +52,10 @@ const releaseEvents = (ctx: NodeWarmingContext, node: KubeObject, decision: Extr
         ? {
             type: "Normal",
             reason: "Warmed",
-            message: `taint ${key} removed ${seconds(took)} after it was first seen: ${decision.warmed.length} jobs' images are on the node`
+            message:
+              decision.warmed.length === 0
+                ? `taint ${key} removed: no job must warm the node`
+                : `taint ${key} removed ${seconds(took)} after it was first seen: the images of ${decision.warmed.map((g) => g.job).join(", ")} are on the node`
           }
         : {
             type: "Warning",
