@@ -5,12 +5,15 @@
  * there (other taints stay); a node whose daemon never comes is released at the timeout, and one
  * whose warming pull fails at once, each with Warning events; the metrics count each outcome.
  */
+import { execFile } from "node:child_process"
+import { resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
 import { Duration } from "effect"
 import { Cluster, eventually, freePort, metricSum, scrape, tagPhases } from "./cluster.ts"
 
 const key = "preheat.kruise.io/warming"
+const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
 let cluster: Cluster
 let metricsPort = 0
 
@@ -76,6 +79,14 @@ spec:
 `
   )
 
+/** `preheat status` from the bundle, as a user runs it (plain text: stdout is a pipe). */
+const status = () =>
+  new Promise<string>((done, fail) => {
+    execFile(process.execPath, [bundle, "status", "--kubeconfig", cluster.kubeconfig], { timeout: 60_000 }, (error, stdout, stderr) =>
+      error === null ? done(stdout) : fail(new Error(`preheat status: ${stderr}`))
+    )
+  })
+
 const taintsOf = async (node: string): Promise<Array<{ key: string; effect: string }>> =>
   (await cluster.getYaml(["node", node])).spec?.taints ?? []
 
@@ -123,6 +134,11 @@ describe("warm before schedule, on separate processes", () => {
     await join("node-idle", [{ key, effect: "NoSchedule" }])
     // No daemon on node-idle (its DaemonSet pod not started, say): nothing is ever pulled there.
     const joined = Date.now()
+    // While it is held, `preheat status` lists it with the pull it waits on.
+    await eventually("node-idle in preheat status", async () => {
+      const text = await status()
+      return text.includes("nodes warming 1") && /node-idle.*\n\s+busybox:1\.36 {2}Waiting/.test(text) ? true : undefined
+    })
     await eventually("node-idle released", async () => ((await taintsOf("node-idle")).length === 0 ? true : undefined), 90_000, 250)
     expect(Date.now() - joined).toBeGreaterThanOrEqual(15_000)
     const warning = (await events("node-idle")).find((e) => e.reason === "ReleasedUnwarmed")
