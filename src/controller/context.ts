@@ -1,5 +1,5 @@
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
-import { defaultWarmTaintKey } from "./nodeWarming/taint.ts"
+import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */

@@ -11,7 +11,7 @@ import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
-import { noScheduleTaintKeys } from "./nodeWarming/taint.ts"
+import { noScheduleTaintKeys } from "../api/warmTaint.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
 export type Decoded<A> = Result.Result<A, InvalidObject>

@@ -1,5 +1,5 @@
 // The nodes held by preheat's startup taint, with their pulls: the status view's warming section.
-import { carriesWarmTaint } from "../controller/nodeWarming/taint.ts"
+import { carriesWarmTaint } from "../api/warmTaint.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import type { WarmingNode, WarmingPull } from "./model.ts"

@@ -5,7 +5,7 @@ import type { ImagePullJob } from "../../src/api/imagePullJob.ts"
 import { decideWarming, notWarmedText } from "../../src/controller/nodeWarming/decide.ts"
 import { gatesOf, mustWarm, warmNodesAnnotation, warmState } from "../../src/controller/nodeWarming/gates.ts"
 import type { Gate } from "../../src/controller/nodeWarming/gates.ts"
-import { carriesWarmTaint, removeWarmTaint } from "../../src/controller/nodeWarming/taint.ts"
+import { carriesWarmTaint, removeWarmTaint } from "../../src/api/warmTaint.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
 

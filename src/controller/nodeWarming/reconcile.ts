@@ -14,7 +14,7 @@ import type { WarmDecision } from "./decide.ts"
 import { gatesOf } from "./gates.ts"
 import { NodeWarmingState } from "./state.ts"
 import type { NodeWarmingBooks } from "./state.ts"
-import { carriesWarmTaint, removeWarmTaint } from "./taint.ts"
+import { carriesWarmTaint, removeWarmTaint } from "../../api/warmTaint.ts"
 
 /** What the node warming reconciler reads: its stores, its settings and its books. */
 interface NodeWarmingContext {

@@ -10,7 +10,7 @@ import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { ControllerStores, Decoded } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 import { warmNodesAnnotation } from "./gates.ts"
-import { carriesWarmTaint } from "./taint.ts"
+import { carriesWarmTaint } from "../../api/warmTaint.ts"
 
 const nameOf = (change: Change<unknown>): string => changed(change).raw.metadata.name ?? ""
 
