@@ -7,6 +7,7 @@ import { defaultSettings } from "../controller/context.ts"
 import { autoscalerStartupTaintPrefix, defaultWarmTaintKey } from "../api/warmTaint.ts"
 import { runControllerRole } from "../controller/role.ts"
 import { parseGoDuration } from "../api/goDuration.ts"
+import { validateQualifiedName } from "../api/objectNames.ts"
 import { candidateIdentity } from "../kube/leaderElection.ts"
 import { controllerRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -16,6 +17,12 @@ import { version } from "../version.ts"
 class InvalidWarmTimeout extends Data.TaggedError("InvalidWarmTimeout")<{ readonly value: string }> {
   override get message() {
     return `invalid argument "${this.value}" for "--warm-timeout" flag: a positive duration such as 90s, 10m, 1h30m`
+  }
+}
+
+class InvalidWarmTaintKey extends Data.TaggedError("InvalidWarmTaintKey")<{ readonly value: string; readonly problems: string }> {
+  override get message() {
+    return `invalid argument "${this.value}" for "--warm-taint-key" flag: a taint key is a qualified name: ${this.problems}`
   }
 }
 
@@ -65,6 +72,10 @@ export const controllerCommand = Command.make(
       const maxPullsPerRegistry = Option.getOrUndefined(flags.maxPullsPerRegistry)
       if (maxPullsPerRegistry !== undefined && maxPullsPerRegistry < 1) {
         return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))
+      }
+      const keyProblems = validateQualifiedName(flags.warmTaintKey)
+      if (keyProblems.length > 0) {
+        return yield* Effect.fail(new InvalidWarmTaintKey({ value: flags.warmTaintKey, problems: keyProblems.join("; ") }))
       }
       const warmTimeoutMs = parseGoDuration(flags.warmTimeout)
       if (warmTimeoutMs === undefined || warmTimeoutMs <= 0) return yield* Effect.fail(new InvalidWarmTimeout({ value: flags.warmTimeout }))
