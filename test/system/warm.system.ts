@@ -157,10 +157,9 @@ describe("warm before schedule, on separate processes", () => {
     expect(slow).toBeDefined()
     expect((await neverJob("too-slow", slow!, "node-fail", "{timeoutSeconds: 1, backoffLimit: 0}")).stderr).toBe("")
     await join("node-fail", [{ key, effect: "NoSchedule" }])
-    const joined = Date.now()
     await cluster.startDaemon("node-fail", await freePort())
     await eventually("node-fail released", async () => ((await taintsOf("node-fail")).length === 0 ? true : undefined), 60_000, 250)
-    expect(Date.now() - joined).toBeLessThan(20_000)
+    // Released for the failure, not by the timeout (the words say which; no timing is asserted on a loaded machine).
     const warning = (await events("node-fail")).find((e) => e.reason === "ReleasedUnwarmed")
     expect(warning?.message).toContain("because a warming pull failed")
     expect(warning?.message).toContain(`job default/too-slow image ${slow}`)
