@@ -124,7 +124,10 @@ describe("preheat dev: a node joins with kubectl, tainted, and takes pods only o
       await eventually(
         "the taint removed",
         async () => {
-          const sample = { tainted: await tainted(), web: (await onNewNode("web")).length, logger: (await onNewNode("logger")).length }
+          // Pods first, the taint after: a taint still there then was there when the pods were read.
+          const web = (await onNewNode("web")).length
+          const logger = (await onNewNode("logger")).length
+          const sample = { tainted: await tainted(), web, logger }
           whileHeld.push(sample)
           return sample.tainted ? undefined : true
         },

@@ -107,10 +107,10 @@ describe("warm before schedule, on separate processes", () => {
     await eventually(
       "node-warm's taint removed",
       async () => {
-        const [taints, nodeImage] = await Promise.all([
-          taintsOf("node-warm"),
-          cluster.kubectl(["get", "nodeimage", "node-warm", "-o", "json"])
-        ])
+        // The taint first, the NodeImage after: a tag Succeeded stays so, so a taint gone then
+        // must find the tag Succeeded now.
+        const taints = await taintsOf("node-warm")
+        const nodeImage = await cluster.kubectl(["get", "nodeimage", "node-warm", "-o", "json"])
         const phase = nodeImage.code === 0 ? tagPhases(JSON.parse(nodeImage.stdout), "nginx")["1.25.3"] : undefined
         const tainted = taints.some((t) => t.key === key)
         seen.push({ tainted, phase })
