@@ -39,6 +39,15 @@ describe("mustWarm: the jobs that gate a node", () => {
     expect(mustWarm(byPods, "n1", {})).toBe(false)
   })
 
+  it("a paused job (parallelism 0) or one the controller refuses (Valid=False) gates nothing: it gives the node no task", () => {
+    expect(mustWarm(makeJob({ image: "nginx:1", completionPolicy: never, parallelism: 0 }), "n1", {})).toBe(false)
+    expect(mustWarm(makeJob({ image: "nginx:1", completionPolicy: never, parallelism: "0%" }), "n1", {})).toBe(false)
+    const refused = {
+      conditions: [{ type: "Valid", status: "False", reason: "PullSecretMissing", lastTransitionTime: "2026-12-04T10:00:00Z" }]
+    }
+    expect(mustWarm(makeJob({ image: "nginx:1", completionPolicy: never }, { status: refused }), "n1", {})).toBe(false)
+  })
+
   it("a job being deleted gates nothing", () => {
     const job = makeJob({ image: "nginx:1", completionPolicy: never })
     expect(mustWarm({ ...job, metadata: { ...job.metadata, deletionTimestamp: "2026-12-04T10:00:00Z" } }, "n1", {})).toBe(false)

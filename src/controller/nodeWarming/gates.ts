@@ -3,6 +3,7 @@ import { Result } from "effect"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { ImageTagSpec, NodeImage } from "../../api/nodeImage.ts"
+import { resolveParallelism } from "../../api/parallelism.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { nodeSelected } from "../imagePullJob/targets.ts"
 
@@ -13,13 +14,18 @@ export const warmNodesAnnotation = "preheat.kruise.io/warm-nodes"
  * Whether `job` must warm the node `name` with `labels`: it selects the node by name, labels or as
  * every node (a podSelector picks nodes by their pods, and a warming node runs none), and it is a
  * Never job (which covers new nodes for as long as it exists) or annotated `warm-nodes: "true"`
- * and still running (a finished Always job gives no new node a task). A job being deleted warms nothing.
+ * and still running (a finished Always job gives no new node a task). A job being deleted, paused
+ * or invalid warms nothing.
  */
 export const mustWarm = (job: ImagePullJob, name: string, labels: Readonly<Record<string, string>>): boolean => {
   if (job.metadata.deletionTimestamp !== undefined) return false
   const never = job.spec.completionPolicy.type === "Never"
   const annotated = job.metadata.annotations?.[warmNodesAnnotation] === "true"
   if (!never && !(annotated && job.status?.completionTime === undefined)) return false
+  // A paused job, or one the controller refuses (Valid=False), gives the node no task: it would
+  // only hold the node until the timeout.
+  if (resolveParallelism(job.spec.parallelism, 1) === 0) return false
+  if (job.status?.conditions?.some((c) => c.type === "Valid" && c.status === "False") === true) return false
   const { podSelector, selector } = job.spec
   const byNode =
     (selector?.names ?? []).length > 0 ||

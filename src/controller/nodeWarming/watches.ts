@@ -21,7 +21,7 @@ const heldNodeImage = (nodes: ControllerStores["nodes"], key: string) => (change
   return node !== undefined && carriesWarmTaint(node, key) ? [name] : []
 }
 
-/** What of a job decides whether it must warm a node: being there, its spec, its annotation, its end. */
+/** What of a job decides whether it must warm a node: being there, its spec, its annotation, its end, its validity. */
 const gateChanged = (change: Change<Decoded<ImagePullJob>>): boolean => {
   if (change.type !== "modified") return true
   const { current, old } = change
@@ -29,7 +29,9 @@ const gateChanged = (change: Change<Decoded<ImagePullJob>>): boolean => {
   if (current.raw.metadata.annotations?.[warmNodesAnnotation] !== old.raw.metadata.annotations?.[warmNodesAnnotation]) return true
   if (current.raw.metadata.deletionTimestamp !== old.raw.metadata.deletionTimestamp) return true
   const finished = (view: Decoded<ImagePullJob>) => Result.isSuccess(view) && view.success.status?.completionTime !== undefined
-  return finished(current.view) !== finished(old.view)
+  const refused = (view: Decoded<ImagePullJob>) =>
+    Result.isSuccess(view) && view.success.status?.conditions?.some((c) => c.type === "Valid" && c.status === "False") === true
+  return finished(current.view) !== finished(old.view) || refused(current.view) !== refused(old.view)
 }
 
 /** What the node warming reconciler watches. */
