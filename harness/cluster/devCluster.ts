@@ -1,21 +1,20 @@
-import { Clock, Console, Context, Effect, FileSystem, Layer } from "effect"
+import { Clock, Console, Effect, FileSystem, Layer } from "effect"
 import type { Scope } from "effect"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../../src/api/time.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
-import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { RuntimeUnavailable } from "../../src/cri/errors.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
-import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
-import { startDaemon } from "../../src/daemon/daemon.ts"
-import { daemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
 import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
+import { simulateNodes } from "./nodeSimulator.ts"
+import type { NodeRuntime } from "./nodeSimulator.ts"
 import { startWorkloads } from "./workloadStandIns/workloads.ts"
 
 export interface DevOptions {
@@ -58,14 +57,11 @@ export const startDevCluster = (
       }
       const controller = yield* makeController(defaultSettings)
       yield* Effect.forkScoped(controller.reconcile())
-      const runtimes = new Map<string, CriRuntime["Service"]>()
-      for (let i = 0; i < options.nodes; i++) {
-        const runtime = i === 0 && options.node1Runtime !== undefined ? options.node1Runtime : simulatedNodeLayer()
-        // Built in the cluster's scope: each node keeps its own runtime until Ctrl-C.
-        const services = yield* Layer.build(runtime)
-        yield* startDaemon(daemonOptions({ nodeName: `node-${i + 1}` })).pipe(Effect.provideContext(services))
-        runtimes.set(`node-${i + 1}`, Context.get(services, CriRuntime))
-      }
+      // node-1's real runtime is built first, so a wrong --runtime-socket fails the start.
+      const prebuilt = new Map<string, NodeRuntime>()
+      if (options.node1Runtime !== undefined && options.nodes > 0) prebuilt.set("node-1", yield* Layer.build(options.node1Runtime))
+      // Every Node, these and any applied later with kubectl, is a simulated node with its daemon.
+      const { runtimes } = yield* simulateNodes(prebuilt)
       // Workloads run too: their pods' kubelets pull through the same runtimes as the daemons.
       yield* startWorkloads(runtimes)
       yield* controller.synced

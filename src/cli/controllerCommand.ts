@@ -4,12 +4,27 @@ import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../controller/context.ts"
+import { autoscalerStartupTaintPrefix, defaultWarmTaintKey } from "../api/warmTaint.ts"
 import { runControllerRole } from "../controller/role.ts"
+import { parseGoDuration } from "../api/goDuration.ts"
+import { validateQualifiedName } from "../api/objectNames.ts"
 import { candidateIdentity } from "../kube/leaderElection.ts"
 import { controllerRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
+
+class InvalidWarmTimeout extends Data.TaggedError("InvalidWarmTimeout")<{ readonly value: string }> {
+  override get message() {
+    return `invalid argument "${this.value}" for "--warm-timeout" flag: a positive duration such as 90s, 10m, 1h30m`
+  }
+}
+
+class InvalidWarmTaintKey extends Data.TaggedError("InvalidWarmTaintKey")<{ readonly value: string; readonly problems: string }> {
+  override get message() {
+    return `invalid argument "${this.value}" for "--warm-taint-key" flag: a taint key is a qualified name: ${this.problems}`
+  }
+}
 
 class InvalidRegistryLimit extends Data.TaggedError("InvalidRegistryLimit")<{ readonly value: number }> {
   override get message() {
@@ -41,6 +56,15 @@ export const controllerCommand = Command.make(
       ),
       Flag.optional
     ),
+    warmTaintKey: text(
+      "warm-taint-key",
+      "Key of the NoSchedule startup taint preheat removes once every job that must warm a new node succeeded on it " +
+        `(with the cluster autoscaler, one under ${autoscalerStartupTaintPrefix}).`
+    ).pipe(Flag.withDefault(defaultWarmTaintKey)),
+    warmTimeout: text(
+      "warm-timeout",
+      "Longest a node is held by that taint, from its first sighting, before it is released anyway (a duration) (default 10m)."
+    ).pipe(Flag.withDefault("10m")),
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -49,6 +73,12 @@ export const controllerCommand = Command.make(
       if (maxPullsPerRegistry !== undefined && maxPullsPerRegistry < 1) {
         return yield* Effect.fail(new InvalidRegistryLimit({ value: maxPullsPerRegistry }))
       }
+      const keyProblems = validateQualifiedName(flags.warmTaintKey)
+      if (keyProblems.length > 0) {
+        return yield* Effect.fail(new InvalidWarmTaintKey({ value: flags.warmTaintKey, problems: keyProblems.join("; ") }))
+      }
+      const warmTimeoutMs = parseGoDuration(flags.warmTimeout)
+      if (warmTimeoutMs === undefined || warmTimeoutMs <= 0) return yield* Effect.fail(new InvalidWarmTimeout({ value: flags.warmTimeout }))
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
       const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
@@ -63,7 +93,9 @@ export const controllerCommand = Command.make(
           secretNamespace: flags.secretNamespace,
           workers: flags.workers,
           nodeReadyDelayMs: flags.nodeReadyDelay * 1000,
-          maxConcurrentPullsPerRegistry: maxPullsPerRegistry
+          maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
+          warmTaintKey: flags.warmTaintKey,
+          warmTimeoutMs
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

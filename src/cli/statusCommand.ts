@@ -2,6 +2,7 @@ import { Effect, Layer, Option } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { loadKubeConfig } from "../../layers/kube/live/kubeConfig.ts"
+import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 import { loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { runStatus } from "../statusView/runStatus.ts"
@@ -28,7 +29,10 @@ export const statusCommand = Command.make(
     kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
       Flag.optional
     ),
-    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+    warmTaintKey: text("warm-taint-key", "The controller's startup taint key: the nodes it holds are listed with their pulls.").pipe(
+      Flag.withDefault(defaultWarmTaintKey)
+    )
   },
   (flags) =>
     Effect.gen(function* () {
@@ -41,6 +45,7 @@ export const statusCommand = Command.make(
         namespace,
         job: Option.getOrUndefined(flags.job),
         watch: flags.watch,
+        warmTaintKey: flags.warmTaintKey,
         screen: streamScreen(process.stdout)
       }).pipe(Effect.scoped, Effect.provide(kube.pipe(Layer.provide(Metrics.layerTest))))
     }).pipe(

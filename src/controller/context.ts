@@ -1,4 +1,5 @@
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */
@@ -23,6 +24,10 @@ export interface ControllerSettings {
   readonly secretResyncMs: number
   /** At most this many nodes pull from one registry host at once, across all jobs; undefined: no limit. */
   readonly maxConcurrentPullsPerRegistry: number | undefined
+  /** The key of the NoSchedule startup taint preheat removes once a node is warm (nodeWarming/). */
+  readonly warmTaintKey: string
+  /** How long a node is held by that taint at most, from its first sighting, ms. */
+  readonly warmTimeoutMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -33,12 +38,21 @@ export const defaultSettings: ControllerSettings = {
   statusIntervalMs: 1000,
   nodeReportBatchMs: 10,
   secretResyncMs: 5000,
-  maxConcurrentPullsPerRegistry: undefined
+  maxConcurrentPullsPerRegistry: undefined,
+  warmTaintKey: defaultWarmTaintKey,
+  warmTimeoutMs: 600_000
 }
 
 /** The queues the watches feed, one per reconciler (a type, not an interface: the gauges walk its entries). */
 export type ControllerQueues = {
-  readonly [K in "nodeImage" | "imagePullJob" | "imageListPullJob" | "advancedCronJob" | "pullSecrets" | "workload"]: WorkQueue
+  readonly [K in
+    | "nodeImage"
+    | "imagePullJob"
+    | "imageListPullJob"
+    | "advancedCronJob"
+    | "pullSecrets"
+    | "workload"
+    | "nodeWarming"]: WorkQueue
 }
 
 /** The one key of the pull-secret copies reconcile: they are planned together. */

@@ -23,6 +23,10 @@ import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watc
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { NodeImageState } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
+import { reconcileNodeWarming } from "./nodeWarming/reconcile.ts"
+import { NodeWarmingState } from "./nodeWarming/state.ts"
+import type { NodeWarmingBooks } from "./nodeWarming/state.ts"
+import { nodeWarmingWatches } from "./nodeWarming/watches.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
@@ -38,7 +42,11 @@ export interface Controller {
   readonly stores: ControllerStores
   readonly queues: ControllerQueues
   /** The books of the reconcilers that keep any, for the gauges and tests to read. */
-  readonly books: { readonly imagePullJob: ImagePullJobBooks; readonly sourceSecrets: SourceSecretBook }
+  readonly books: {
+    readonly imagePullJob: ImagePullJobBooks
+    readonly sourceSecrets: SourceSecretBook
+    readonly nodeWarming: NodeWarmingBooks
+  }
   /** Resolves once every store has its first list. */
   readonly synced: Effect.Effect<void>
   readonly hasSynced: () => boolean
@@ -52,7 +60,8 @@ const controllerState = (settings: ControllerSettings) =>
     ImagePullJobState.layer(settings.maxConcurrentPullsPerRegistry),
     NodeImageState.layer,
     WorkloadState.layer,
-    SourceSecrets.layer
+    SourceSecrets.layer,
+    NodeWarmingState.layer
   )
 
 /**
@@ -67,7 +76,7 @@ const buildController = Effect.fnUntraced(function* (
 ): Effect.fn.Return<
   Controller,
   never,
-  KubeApi | WorkQueues | Scope.Scope | ImagePullJobState | NodeImageState | WorkloadState | SourceSecrets
+  KubeApi | WorkQueues | Scope.Scope | ImagePullJobState | NodeImageState | WorkloadState | SourceSecrets | NodeWarmingState
 > {
   const workQueues = yield* WorkQueues
   const queues: ControllerQueues = {
@@ -76,11 +85,13 @@ const buildController = Effect.fnUntraced(function* (
     imageListPullJob: yield* workQueues.queue("imagelistpulljob"),
     advancedCronJob: yield* workQueues.queue("advancedcronjob"),
     pullSecrets: yield* workQueues.queue("pullsecrets"),
-    workload: yield* workQueues.queue("workload")
+    workload: yield* workQueues.queue("workload"),
+    nodeWarming: yield* workQueues.queue("nodewarming")
   }
   const stores = controllerStores()
   const jobBooks = yield* ImagePullJobState
   const sourceSecrets = yield* SourceSecrets
+  const warmingBooks = yield* NodeWarmingState
   // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
   const reconcilers = {
     nodeImage: yield* reconcileNodeImage(stores, settings),
@@ -88,7 +99,8 @@ const buildController = Effect.fnUntraced(function* (
     imageListPullJob: reconcileImageListPullJob(stores),
     advancedCronJob: reconcileAdvancedCronJob(stores),
     pullSecrets: yield* reconcilePullSecrets(stores, settings.secretNamespace),
-    workload: yield* reconcileWorkload(stores)
+    workload: yield* reconcileWorkload(stores),
+    nodeWarming: yield* reconcileNodeWarming(stores, settings)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -97,12 +109,13 @@ const buildController = Effect.fnUntraced(function* (
   const crons = advancedCronJobWatches(queues.advancedCronJob)
   const secrets = pullSecretsWatches(queues.pullSecrets)
   const workloads = workloadWatches(queues.workload, stores)
+  const warming = nodeWarmingWatches(queues.nodeWarming, stores.nodes, settings.warmTaintKey)
   // The only books that follow the stores; the other reconcilers' books change in their reconciles.
   const jobBookkeeping = imagePullJobBookkeeping(queues.imagePullJob, jobBooks, stores.jobs, settings.nodeReportBatchMs)
   yield* reflect(
     stores.jobs,
     watcher(resources.imagePullJob, {}),
-    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs], jobBookkeeping.jobs)
+    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs, ...warming.jobs], jobBookkeeping.jobs)
   )
   yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
   yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
@@ -119,11 +132,11 @@ const buildController = Effect.fnUntraced(function* (
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
   yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
   yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, watcher(resources.node, {}), wake(nodeImages.nodes))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes]))
   yield* reflect(
     stores.nodeImages,
     watcher(resources.nodeImage, {}),
-    wake([...nodeImages.nodeImages, ...pulls.nodeImages], jobBookkeeping.nodeImages)
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages], jobBookkeeping.nodeImages)
   )
   const all = Object.values(stores)
   const synced = Effect.all(
@@ -187,7 +200,8 @@ const buildController = Effect.fnUntraced(function* (
           run("imagelistpulljob", queues.imageListPullJob, reconcilers.imageListPullJob),
           run("advancedcronjob", queues.advancedCronJob, reconcilers.advancedCronJob),
           run("pullsecrets", queues.pullSecrets, reconcilers.pullSecrets),
-          run("workload", queues.workload, reconcilers.workload)
+          run("workload", queues.workload, reconcilers.workload),
+          run("nodewarming", queues.nodeWarming, reconcilers.nodeWarming)
         ],
         { concurrency: "unbounded" }
       ).pipe(Effect.andThen(Effect.never))
@@ -196,7 +210,7 @@ const buildController = Effect.fnUntraced(function* (
   return {
     stores,
     queues,
-    books: { imagePullJob: jobBooks, sourceSecrets },
+    books: { imagePullJob: jobBooks, sourceSecrets, nodeWarming: warmingBooks },
     synced,
     hasSynced: () => all.every((store) => store.hasSynced()),
     reconcile

@@ -33,8 +33,11 @@ const phaseOf = (nodes: number, job: Decoded<ImagePullJob>): JobPhase => {
   return resolveParallelism(job.success.spec.parallelism, nodes) === 0 ? "paused" : "running"
 }
 
-/** Gauges read from the stores (jobs by phase, nodes pulling, queue depth), every few seconds. */
-const sampleGauges = ({ queues, stores }: Controller) =>
+/**
+ * Gauges read from the stores (jobs by phase, nodes pulling, queue depth) and the warming books
+ * (nodes held, and the warmings that ended since, into their histogram), every few seconds.
+ */
+const sampleGauges = ({ books, queues, stores }: Controller) =>
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
@@ -43,6 +46,8 @@ const sampleGauges = ({ queues, stores }: Controller) =>
     let pulling = 0
     for (const { view } of stores.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)
+    yield* metrics.setNodesWarming(books.nodeWarming.warming())
+    for (const { outcome, seconds } of books.nodeWarming.drainEnded()) yield* metrics.recordNodeWarm(outcome, seconds)
     for (const [name, queue] of Object.entries(queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
   })
 

@@ -11,6 +11,7 @@ import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
+import { noScheduleTaintKeys } from "../api/warmTaint.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
 export type Decoded<A> = Result.Result<A, InvalidObject>
@@ -38,7 +39,8 @@ export const controllerStores = () => ({
   daemonSets: makeStore(resources.daemonSet),
   replicaSets: makeStore(resources.replicaSet, { indexes: { owner: byOwner<KubeObject>() } }),
   controllerRevisions: makeStore(resources.controllerRevision, { indexes: { owner: byOwner<KubeObject>() } }),
-  nodes: makeStore(resources.node),
+  // By their NoSchedule taints: the nodes held by the startup taint, found without a scan (nodeWarming/).
+  nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
   nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() } })
 })
 

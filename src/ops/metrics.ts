@@ -17,6 +17,8 @@ export type ApiResult =
   | "already_exists"
 export type JobPhase = "running" | "completed" | "paused" | "invalid"
 export type PullWorkerState = "active" | "waiting"
+/** How a node's warming ended (src/controller/nodeWarming/decide.ts WarmOutcome). */
+export type WarmOutcome = "warmed" | "timeout" | "failed"
 
 /**
  * How one tag's pull ended (after its retries). A closed vocabulary keeps the label's
@@ -74,6 +76,10 @@ export class Metrics extends Context.Service<
     readonly setJobs: (counts: Readonly<Record<JobPhase, number>>) => Effect.Effect<void>
     readonly setNodesPulling: (count: number) => Effect.Effect<void>
     readonly setLeader: (isLeader: boolean) => Effect.Effect<void>
+    /** Nodes held by the startup taint now. */
+    readonly setNodesWarming: (count: number) => Effect.Effect<void>
+    /** A node's startup taint removed: how it ended and how long after the taint was first seen. */
+    readonly recordNodeWarm: (outcome: WarmOutcome, seconds: number) => Effect.Effect<void>
     /** One tag's pull finished (after retries), with its wall-clock duration. */
     readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
     readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
@@ -102,6 +108,9 @@ const reconcileBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 const waitBuckets = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300]
 // A cached image answers in 0.1 s; a multi-GB image over a slow link takes up to the 30 min cap.
 const pullBuckets = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1200, 1800]
+// A node is held from seconds (its images already cached) to the warm timeout (10 min by default).
+const warmBuckets = [1, 2.5, 5, 10, 20, 30, 60, 120, 180, 300, 450, 600, 900, 1800]
+const warmOutcomes: ReadonlyArray<WarmOutcome> = ["warmed", "timeout", "failed"]
 
 const jobPhases: ReadonlyArray<JobPhase> = ["running", "completed", "paused", "invalid"]
 const workerStates: ReadonlyArray<PullWorkerState> = ["active", "waiting"]
@@ -161,6 +170,18 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     help: "Nodes with at least one tag pulling.",
     registers
   })
+  const nodesWarming = new Gauge({
+    name: "preheat_nodes_warming",
+    help: "Nodes held by preheat's startup taint until the jobs that must warm them succeeded there.",
+    registers
+  })
+  const nodeWarm = new Histogram({
+    name: "preheat_node_warm_seconds",
+    help: "Time from a node's startup taint first seen to its removal, by outcome (warmed, timeout, failed).",
+    labelNames: ["outcome"] as const,
+    buckets: warmBuckets,
+    registers
+  })
   const leader = new Gauge({
     name: "preheat_leader",
     help: "1 while this controller replica holds the leader lease, else 0.",
@@ -194,6 +215,8 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
   for (const phase of jobPhases) jobs.set({ phase }, 0)
   for (const state of workerStates) pullWorkers.set({ state }, 0)
   nodesPulling.set(0)
+  nodesWarming.set(0)
+  for (const outcome of warmOutcomes) nodeWarm.zero({ outcome })
   leader.set(0)
 
   const read = (name: string, labels: Readonly<Record<string, string>> = {}) =>
@@ -228,6 +251,8 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
       }),
     setNodesPulling: (count) => Effect.sync(() => nodesPulling.set(count)),
     setLeader: (isLeader) => Effect.sync(() => leader.set(isLeader ? 1 : 0)),
+    setNodesWarming: (count) => Effect.sync(() => nodesWarming.set(count)),
+    recordNodeWarm: (outcome, seconds) => Effect.sync(() => nodeWarm.observe({ outcome }, seconds)),
     recordPull: (outcome, seconds) =>
       Effect.sync(() => {
         pulls.inc({ result: outcome.result, reason: outcome.reason })

@@ -9,6 +9,7 @@ import { resolveParallelism } from "../api/parallelism.ts"
 import type { Parallelism } from "../api/jobTemplate.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
+import { warmingNodes } from "./warmingNodes.ts"
 
 export interface StatusObjects {
   readonly namespace: string
@@ -17,6 +18,8 @@ export interface StatusObjects {
   readonly imageListPullJobs: Iterable<KubeObject>
   /** Decoded once per version by the store that holds them (runStatus.ts); undefined: does not decode. */
   readonly nodeImages: Iterable<NodeImage | undefined>
+  /** The Nodes and preheat's startup taint key, to list the nodes warming; absent: not shown. */
+  readonly warming?: { readonly nodes: Iterable<KubeObject>; readonly taintKey: string } | undefined
 }
 
 /** A NodeImage as the view reads it, or undefined when it does not decode (the status store's view). */
@@ -186,6 +189,7 @@ export const buildModel = (objects: StatusObjects): StatusModel => {
   return {
     namespace: objects.namespace,
     ...(objects.job === undefined ? {} : { job: objects.job }),
-    jobs
+    jobs,
+    ...(objects.warming === undefined ? {} : { warming: warmingNodes(objects.warming.nodes, nodes, objects.warming.taintKey) })
   }
 }

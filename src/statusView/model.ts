@@ -32,9 +32,28 @@ export interface JobView {
   readonly nodes: ReadonlyArray<NodeRow>
 }
 
+/** A tag a warming node has not pulled yet. */
+export interface WarmingPull {
+  /** name:tag */
+  readonly image: string
+  readonly phase: string
+  readonly progress?: number
+  readonly message?: string
+}
+
+/** A node held by preheat's startup taint until it is warm. */
+export interface WarmingNode {
+  readonly node: string
+  /** Epoch milliseconds it is held since, where the Node says. */
+  readonly since?: number
+  readonly pulls: ReadonlyArray<WarmingPull>
+}
+
 export interface StatusModel {
   readonly namespace: string
   /** The job asked for on the command line, if any. */
   readonly job?: string
   readonly jobs: ReadonlyArray<JobView>
+  /** The nodes held by the startup taint (when the view watches Nodes). */
+  readonly warming?: ReadonlyArray<WarmingNode>
 }

@@ -2,7 +2,7 @@ import { humanDuration } from "../kube/humanDuration.ts"
 import { estimateRemaining } from "./eta.ts"
 import { seg, toLine } from "./line.ts"
 import type { Segment, Style } from "./line.ts"
-import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
+import type { JobPhase, JobView, NodeRow, StatusModel, WarmingNode } from "./model.ts"
 
 /** plain: for pipes and logs (ASCII, no colour); terminal: colours and a block bar. */
 export type RenderMode = "plain" | "terminal"
@@ -75,6 +75,26 @@ const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): R
   return lines
 }
 
+/** The nodes held by the startup taint, each with what it still waits on. */
+const warmingLines = (warming: ReadonlyArray<WarmingNode>, now: number): ReadonlyArray<ReadonlyArray<Segment>> => {
+  if (warming.length === 0) return []
+  const lines: Array<ReadonlyArray<Segment>> = [
+    [],
+    [seg(`nodes warming ${warming.length}`, "bold"), seg("  held by the startup taint until warm", "dim")]
+  ]
+  for (const node of warming) {
+    const held = node.since === undefined ? "" : `  held ${humanDuration(Math.max(0, now - node.since))}`
+    lines.push([seg(`  ${node.node}`, "bold"), seg(held, "dim"), seg(node.pulls.length === 0 ? "  nothing to pull yet" : "", "dim")])
+    for (const pull of node.pulls.slice(0, maxNodeRows)) {
+      const progress = pull.progress === undefined ? "" : `  ${pull.progress}%`
+      const style: Style | undefined = pull.phase === "Failed" ? "red" : pull.phase === "Pulling" ? "cyan" : undefined
+      lines.push([seg(`    ${pull.image}  `), seg(pull.phase, style), seg(progress), seg(pull.message ? `  ${pull.message}` : "", "dim")])
+    }
+    if (node.pulls.length > maxNodeRows) lines.push([seg(`    +${node.pulls.length - maxNodeRows} more images`, "dim")])
+  }
+  return lines
+}
+
 const iso = (now: number): string => new Date(now).toISOString().replace(/\.\d{3}Z$/, "Z")
 
 /**
@@ -92,5 +112,6 @@ export const render = (model: StatusModel, now: number, width: number, mode: Ren
     body.push([seg(model.job === undefined ? "no ImagePullJobs or ImageListPullJobs" : `no job named ${model.job}`)])
   }
   for (const job of model.jobs) body.push([], ...jobLines(job, now, width, mode))
+  body.push(...warmingLines(model.warming ?? [], now))
   return [header, ...body].map((segments) => toLine(segments, width, mode === "terminal"))
 }

@@ -20,6 +20,8 @@ export interface StatusOptions {
   readonly labelSelector?: string | undefined
   /** With --watch: stop after the frame of a model this accepts, instead of running until interrupted. */
   readonly until?: ((model: StatusModel) => boolean) | undefined
+  /** preheat's startup taint key: the view also lists the nodes it holds, with their pulls. */
+  readonly warmTaintKey?: string | undefined
   /** How long the first lists may take before giving up (not in --watch, which waits). */
   readonly syncTimeout?: Duration.Input
 }
@@ -56,14 +58,19 @@ export const runStatus = Effect.fnUntraced(function* (
   yield* reflect(pullJobs, watcher(resources.imagePullJob, namespaced), changed)
   yield* reflect(listJobs, watcher(resources.imageListPullJob, namespaced), changed)
   yield* reflect(nodeImages, watcher(resources.nodeImage, {}), changed)
+  const nodes = makeStore(resources.node)
+  if (options.warmTaintKey !== undefined) yield* reflect(nodes, watcher(resources.node, {}), changed)
+  const warmTaintKey = options.warmTaintKey
 
-  const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced], { discard: true })
+  const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced, ...(warmTaintKey === undefined ? [] : [nodes.synced])], {
+    discard: true
+  })
   yield* options.watch
     ? synced
     : synced.pipe(
         Effect.timeoutOrElse({
           duration: options.syncTimeout ?? Duration.seconds(30),
-          orElse: () => Effect.fail(new StatusError("could not list the jobs and NodeImages (see the warnings above)"))
+          orElse: () => Effect.fail(new StatusError("could not list the jobs, NodeImages and Nodes (see the warnings above)"))
         })
       )
 
@@ -73,7 +80,8 @@ export const runStatus = Effect.fnUntraced(function* (
       job: options.job,
       imagePullJobs: pullJobs.values(),
       imageListPullJobs: listJobs.values(),
-      nodeImages: views(nodeImages)
+      nodeImages: views(nodeImages),
+      warming: warmTaintKey === undefined ? undefined : { nodes: nodes.values(), taintKey: warmTaintKey }
     })
     return { model, lines: render(model, now, options.screen.width(), options.screen.mode) }
   })

@@ -111,4 +111,15 @@ describe("preheat command line", () => {
     expect(stderr).toContain("/nonexistent\\x1b]0;pwned\\a\\u202e")
     expect(rawControls(stderr)).toEqual([])
   })
+
+  it("controller: a bad --warm-taint-key or --warm-timeout is refused before anything starts", () => {
+    expect(preheat("controller", "--warm-taint-key", "not a key!", "--kubeconfig", "/nonexistent")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('invalid argument "not a key!" for "--warm-taint-key" flag: a taint key is a qualified name')
+    })
+    expect(preheat("controller", "--warm-timeout", "0s", "--kubeconfig", "/nonexistent")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('invalid argument "0s" for "--warm-timeout" flag')
+    })
+  })
 })

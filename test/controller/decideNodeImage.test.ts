@@ -17,6 +17,7 @@ const decide = (over: Partial<NodeImageInput>) =>
     name: "node-1",
     node: readyNode("2026-12-02T09:00:00Z"),
     nodeImage: undefined,
+    warming: false,
     jobExists: () => true,
     jobSecrets: () => undefined,
     now: t0,
@@ -29,6 +30,12 @@ describe("decideNodeImage", () => {
   it("creates the NodeImage with the Node's labels once it has been Ready for the delay", () => {
     expect(decide({})).toEqual({ action: "create", labels: { zone: "a" } })
     expect(decide({ node: readyNode("2026-12-02T09:59:50Z") })).toEqual({ action: "none", wakeAt: t0 + 20_000 })
+  })
+
+  it("creates it as soon as a Node held by the startup taint is Ready: it takes no pods until warm", () => {
+    expect(decide({ node: readyNode("2026-12-02T09:59:59Z"), warming: true })).toEqual({ action: "create", labels: { zone: "a" } })
+    const notReady: KubeObject = { metadata: { name: "node-1" }, status: { conditions: [{ type: "Ready", status: "False" }] } }
+    expect(decide({ node: notReady, warming: true })).toEqual({ action: "none", wakeAt: undefined })
   })
 
   it("waits for a Node that is not Ready", () => {

@@ -5,6 +5,7 @@ import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
 import { jobForItself, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } from "../../src/controller/imagePullJob/watches.ts"
 import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
+import { nodeWarmingWatches } from "../../src/controller/nodeWarming/watches.ts"
 import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
 import { controllerStores } from "../../src/controller/stores.ts"
 import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
@@ -313,5 +314,46 @@ describe("generic mappings", () => {
     const change: Change<undefined> = { type: "added", current: stored({ namespace: "ns", name: "child", ownerReferences }) }
     expect(controllerOf("ImageListPullJob")(change)).toEqual(["ns/list"])
     expect(controllerOf("Deployment")(change)).toEqual([])
+  })
+})
+
+describe("the warm gate is woken (nodeWarming/watches.ts)", () => {
+  const key = "preheat.kruise.io/warming"
+  const queue = {} as WorkQueue
+  const node = (name: string, taints: ReadonlyArray<Record<string, string>>, version = 1): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Node",
+    metadata: { name, resourceVersion: String(version) },
+    spec: { taints }
+  })
+  const held = () => {
+    const stores = controllerStores()
+    Effect.runSync(stores.nodes.written(node("held", [{ key, effect: "NoSchedule" }])))
+    Effect.runSync(stores.nodes.written(node("free", [{ key: "gpu", effect: "NoSchedule" }])))
+    Effect.runSync(stores.nodes.written(node("other-effect", [{ key, effect: "NoExecute" }])))
+    return { stores, watches: nodeWarmingWatches(queue, stores.nodes, key) }
+  }
+
+  it("by a NodeImage change only for a node the taint holds", () => {
+    const { stores, watches } = held()
+    const byNodeImage = watches.nodeImages[0]!
+    expect([...byNodeImage.keys(lastChange(stores.nodeImages, nodeImage("held", 1, { owners: ["a"] })))]).toEqual(["held"])
+    expect([...byNodeImage.keys(lastChange(stores.nodeImages, nodeImage("free", 1, { owners: ["a"] })))]).toEqual([])
+  })
+
+  it("by a job that comes, goes, changes its spec, annotation, end or validity, for the held nodes only", () => {
+    const { stores, watches } = held()
+    const byJob = watches.jobs[0]!
+    const keys = (...objects: ReadonlyArray<KubeObject | string>) => [...byJob.keys(lastChange(stores.jobs, ...objects))]
+    expect(keys(job("a", {}, { generation: 1 }))).toEqual(["held"])
+    // A status write that moves only the counters is no news for the gate.
+    expect(keys({ ...job("a", {}, { generation: 1, resourceVersion: "2" }), status: { active: 3 } })).toEqual([])
+    const refused = { conditions: [{ type: "Valid", status: "False", reason: "X", lastTransitionTime: "2026-12-04T10:00:00Z" }] }
+    expect(keys({ ...job("a", {}, { generation: 1, resourceVersion: "3" }), status: refused })).toEqual(["held"])
+    expect(keys(job("a", {}, { generation: 1, resourceVersion: "4", annotations: { "preheat.kruise.io/warm-nodes": "true" } }))).toEqual([
+      "held"
+    ])
+    expect(keys(job("a", {}, { generation: 2, resourceVersion: "5" }))).toEqual(["held"])
+    expect(keys("default/a")).toEqual(["held"])
   })
 })

@@ -101,6 +101,8 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "patch", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "delete", kind: "nodeImage", scope: cluster },
   { role: "controller", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
+  // controller: the startup taint of a warm node (src/controller/nodeWarming/)
+  { role: "controller", verb: "patch", kind: "node", scope: cluster },
   // controller: pull-secret copies, only in the daemons' namespace (an informer there, and the writes)
   { role: "controller", verb: "list", kind: "secret", scope: secretNamespace },
   { role: "controller", verb: "watch", kind: "secret", scope: secretNamespace },

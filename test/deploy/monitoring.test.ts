@@ -145,7 +145,9 @@ describe("the Grafana dashboard", () => {
       "preheat_reconcile_duration_seconds_bucket",
       "preheat_api_requests_total",
       "preheat_leader",
-      "preheat_pull_workers"
+      "preheat_pull_workers",
+      "preheat_nodes_warming",
+      "preheat_node_warm_seconds_bucket"
     ])
       expect(all).toContain(metric)
   })
@@ -162,9 +164,15 @@ describe("the Grafana dashboard", () => {
 })
 
 describe("the PrometheusRule", () => {
-  it("alerts on failing pulls, stuck jobs, a daemon not reporting and no leader", () => {
+  it("alerts on failing pulls, stuck jobs, a daemon not reporting, no leader and nodes released by the warm timeout", () => {
     expect(ruleList.map((r) => r.alert)).toEqual(
-      expect.arrayContaining(["PreheatPullsFailing", "PreheatJobsStuck", "PreheatDaemonNotReporting", "PreheatControllerWithoutLeader"])
+      expect.arrayContaining([
+        "PreheatPullsFailing",
+        "PreheatJobsStuck",
+        "PreheatDaemonNotReporting",
+        "PreheatControllerWithoutLeader",
+        "PreheatNodesReleasedUnwarmed"
+      ])
     )
   })
 

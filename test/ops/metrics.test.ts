@@ -66,6 +66,8 @@ const expected: Record<string, { type: string; labels: ReadonlyArray<string> }> 
   preheat_jobs: { type: "gauge", labels: ["phase"] },
   preheat_nodes_pulling: { type: "gauge", labels: [] },
   preheat_leader: { type: "gauge", labels: [] },
+  preheat_nodes_warming: { type: "gauge", labels: [] },
+  preheat_node_warm_seconds: { type: "histogram", labels: ["outcome"] },
   preheat_pulls_total: { type: "counter", labels: ["result", "reason"] },
   preheat_pull_duration_seconds: { type: "histogram", labels: [] },
   preheat_pulled_bytes_total: { type: "counter", labels: [] },
@@ -84,6 +86,8 @@ const recordOneOfEach = Effect.gen(function* () {
   yield* metrics.setJobs({ running: 3, completed: 2, paused: 1, invalid: 0 })
   yield* metrics.setNodesPulling(4)
   yield* metrics.setLeader(true)
+  yield* metrics.setNodesWarming(2)
+  yield* metrics.recordNodeWarm("timeout", 600)
   yield* metrics.recordPull({ result: "succeeded", reason: "pulled" }, 42)
   yield* metrics.recordPull(pullFailureOf(new Unauthorized({ image: "r/x:1", message: "401" })), 3)
   yield* metrics.addPulledBytes(1_000_000)
@@ -127,6 +131,9 @@ describe("Metrics", () => {
       expect(body).toContain(`preheat_jobs{phase="invalid"} 0`)
       expect(body).toContain(`preheat_nodes_pulling 4`)
       expect(body).toContain(`preheat_leader 1`)
+      expect(body).toContain(`preheat_nodes_warming 2`)
+      expect(body).toContain(`preheat_node_warm_seconds_count{outcome="timeout"} 1`)
+      expect(body).toContain(`preheat_node_warm_seconds_count{outcome="warmed"} 0`)
       expect(body).toContain(`preheat_pulls_total{result="succeeded",reason="pulled"} 1`)
       expect(body).toContain(`preheat_pulls_total{result="failed",reason="unauthorized"} 1`)
       expect(body).toContain(`preheat_pulled_bytes_total 1000000`)

@@ -141,4 +141,33 @@ describe("buildModel", () => {
   it("leaves out jobs of other namespaces", () => {
     expect(build({ namespace: "other", imagePullJobs: [pullJob("a", {})] }).jobs).toEqual([])
   })
+
+  it("lists the nodes the startup taint holds, with the pulls their NodeImages still wait on", () => {
+    const key = "preheat.kruise.io/warming"
+    const node = (name: string, taints: ReadonlyArray<Record<string, string>>): KubeObject => ({
+      metadata: { name, creationTimestamp: at(-30) },
+      spec: { taints }
+    })
+    const model = build({
+      nodeImages: [
+        nodeImage("node-10", { image: "nginx", tag: "1.25", ownerUid: "u", status: { phase: "Pulling", progress: 40 } }),
+        nodeImage("node-3", { image: "nginx", tag: "1.25", ownerUid: "u", status: { phase: "Succeeded" } }),
+        nodeImage("node-1", { image: "nginx", tag: "1.25", ownerUid: "u" })
+      ],
+      warming: {
+        taintKey: key,
+        nodes: [
+          node("node-10", [{ key, effect: "NoSchedule", timeAdded: at(-5) }]),
+          node("node-3", [{ key, effect: "NoSchedule" }]),
+          node("node-2", [{ key, effect: "NoExecute" }]),
+          node("node-1", [{ key: "gpu", effect: "NoSchedule" }])
+        ]
+      }
+    })
+    expect(model.warming).toEqual([
+      { node: "node-3", since: t0 - 30_000, pulls: [] },
+      { node: "node-10", since: t0 - 5000, pulls: [{ image: "nginx:1.25", phase: "Pulling", progress: 40 }] }
+    ])
+    expect(build({}).warming).toBeUndefined()
+  })
 })

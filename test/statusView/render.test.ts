@@ -25,6 +25,30 @@ describe("render, plain mode", () => {
     ])
   })
 
+  it("lists the nodes warming after the jobs, each with what it still pulls", () => {
+    const warming = [
+      {
+        node: "node-4",
+        since: t0 - 65_000,
+        pulls: [
+          { image: "nginx:1.25", phase: "Pulling", progress: 40 },
+          { image: "redis:7", phase: "Waiting" }
+        ]
+      },
+      { node: "node-5", pulls: [] }
+    ]
+    expect(render({ namespace: "default", jobs: [], warming }, t0, Number.POSITIVE_INFINITY, "plain")).toEqual([
+      "namespace default  0 jobs  2026-12-01T10:00:00Z",
+      "no ImagePullJobs or ImageListPullJobs",
+      "",
+      "nodes warming 2  held by the startup taint until warm",
+      "  node-4  held 65s",
+      "    nginx:1.25  Pulling  40%",
+      "    redis:7  Waiting",
+      "  node-5  nothing to pull yet"
+    ])
+  })
+
   it("cuts every line to the width", () => {
     const lines = render(goldenModel, t0, 30, "plain")
     expect(Math.max(...lines.map((l) => l.length))).toBe(30)

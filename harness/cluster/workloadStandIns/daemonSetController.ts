@@ -27,10 +27,22 @@ import {
   template
 } from "./objects.ts"
 import { ensureRevision, pruneRevisions } from "./revisions.ts"
+import { untoleratedTaint } from "./taints.ts"
 import { templateHash } from "./templateHash.ts"
 import { createIn, deleteIn, event, patchIn, statusChanges } from "./writes.ts"
 
 const report = event("daemonset-controller")
+
+/** The tolerations the DaemonSet controller adds to every daemon pod (pkg/controller/daemon/util), after the template's. */
+const daemonTolerations = (own: unknown): ReadonlyArray<unknown> => [
+  ...(Array.isArray(own) ? own : []),
+  { key: "node.kubernetes.io/not-ready", operator: "Exists", effect: "NoExecute" },
+  { key: "node.kubernetes.io/unreachable", operator: "Exists", effect: "NoExecute" },
+  { key: "node.kubernetes.io/disk-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/memory-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/pid-pressure", operator: "Exists", effect: "NoSchedule" },
+  { key: "node.kubernetes.io/unschedulable", operator: "Exists", effect: "NoSchedule" }
+]
 
 export const reconcileDaemonSet =
   (ctx: WorkloadContext) =>
@@ -44,12 +56,17 @@ export const reconcileDaemonSet =
       const hash = templateHash(podTemplate)
       const revisions = yield* ensureRevision(ctx, set, resources.daemonSet, podTemplate, hash)
       const nodeSelector = field(field(podTemplate, "spec"), "nodeSelector")
+      const pods = () => ownedBy(set, ctx.stores.pods.values()).filter((p) => stringAt(spec(p), "nodeName") !== undefined)
+      const tolerations = daemonTolerations(field(podTemplate, "spec")["tolerations"])
+      const running = new Set(pods().map((pod) => stringAt(spec(pod), "nodeName")))
       const nodes = [...ctx.stores.nodes.values()].map((node) => ({
         name: node.metadata.name ?? "",
         ready: isNodeReady(node),
-        matches: Object.entries(nodeSelector).every(([k, v]) => labelsOf(node)[k] === v)
+        // A NoSchedule taint keeps new daemon pods off (the warm gate's, say); one already running stays.
+        matches:
+          Object.entries(nodeSelector).every(([k, v]) => labelsOf(node)[k] === v) &&
+          (running.has(node.metadata.name) || untoleratedTaint(node, tolerations) === undefined)
       }))
-      const pods = () => ownedBy(set, ctx.stores.pods.values()).filter((p) => stringAt(spec(p), "nodeName") !== undefined)
       const views = (): Array<DaemonPod> =>
         pods().map((pod) => ({
           name: pod.metadata.name ?? "",

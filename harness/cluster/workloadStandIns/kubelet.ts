@@ -103,7 +103,7 @@ export const reconcileKubelet = (ctx: WorkloadContext) => {
       const wait = (backOffUntil.get(key) ?? 0) - (yield* Clock.currentTimeMillis)
       if (wait > 0) return { requeueAfter: Duration.millis(wait) }
       const runtime = ctx.runtimes.get(node)
-      // A node without a simulated kubelet (one created with kubectl) leaves its pods Pending.
+      // A node whose simulated kubelet has not started yet (it joined a moment ago) leaves its pods Pending.
       if (runtime === undefined || stringAt(status(pod), "phase") === "Running") return {}
       const containers = containersOf(pod, "containers")
       const scheduled = scheduledAt(pod) ?? rfc3339(yield* Clock.currentTimeMillis)

@@ -42,7 +42,7 @@ export const reconcileScheduling =
       if (pod === undefined || !awaitsScheduling(pod)) return {}
       const counts = podsPerNode(ctx.stores.pods.values())
       const nodeSelector = field(spec(pod), "nodeSelector") as Record<string, string>
-      const choice = chooseNode(nodeSelector, [...ctx.stores.nodes.values()], (node) => counts.get(node) ?? 0)
+      const choice = chooseNode(nodeSelector, spec(pod)["tolerations"], [...ctx.stores.nodes.values()], (node) => counts.get(node) ?? 0)
       const now = rfc3339(yield* Clock.currentTimeMillis)
       const podName = `${pod.metadata.namespace}/${pod.metadata.name}`
       if (choice._tag === "Unschedulable") {

@@ -17,6 +17,11 @@ export interface NodeImageInput {
   readonly name: string
   readonly node: KubeObject | undefined
   readonly nodeImage: NodeImage | undefined
+  /**
+   * Whether the Node is held by preheat's startup taint: it gets its NodeImage as soon as it is
+   * Ready, without the delay, since it takes no pods until it is warm (nodeWarming/).
+   */
+  readonly warming: boolean
   readonly jobExists: (uid: string) => boolean
   /** The secret copies a live job's tags point at; undefined when that cannot be told. */
   readonly jobSecrets: (uid: string) => ReadonlyArray<ReferenceObject> | undefined
@@ -79,7 +84,7 @@ export const decideNodeImage = (input: NodeImageInput): NodeImageDecision => {
   if (nodeImage === undefined) {
     const since = node === undefined ? undefined : readySince(node)
     if (since === undefined) return { action: "none", wakeAt: undefined }
-    const at = since + settings.readyDelayMs
+    const at = since + (input.warming ? 0 : settings.readyDelayMs)
     return at <= now ? { action: "create", labels: node?.metadata.labels ?? {} } : { action: "none", wakeAt: at }
   }
   if (node === undefined && !isFake(nodeImage)) return { action: "delete" }

@@ -19,6 +19,7 @@ import type { ControllerStores } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
+import { carriesWarmTaint } from "../../api/warmTaint.ts"
 import { NodeImageState } from "./state.ts"
 import type { NodeImageBooks } from "./state.ts"
 import { unreadableParts } from "./view.ts"
@@ -28,7 +29,7 @@ interface NodeImageReconcileContext {
   readonly nodes: ControllerStores["nodes"]
   readonly nodeImages: ControllerStores["nodeImages"]
   readonly jobs: ControllerStores["jobs"]
-  readonly settings: Pick<ControllerSettings, "secretNamespace" | "nodeReadyDelayMs" | "unresponsiveMs">
+  readonly settings: Pick<ControllerSettings, "secretNamespace" | "nodeReadyDelayMs" | "unresponsiveMs" | "warmTaintKey">
   readonly books: NodeImageBooks
   readonly sourceSecrets: SourceSecretBook
 }
@@ -98,9 +99,11 @@ const reconcileWith = (ctx: NodeImageReconcileContext): Reconcile<KubeApi> =>
     const api = yield* KubeApi
     const now = yield* Clock.currentTimeMillis
     yield* announceUnreadable(ctx, name)
+    const node = ctx.nodes.get(name)
     const decision = decideNodeImage({
       name,
-      node: ctx.nodes.get(name),
+      node,
+      warming: node !== undefined && carriesWarmTaint(node, ctx.settings.warmTaintKey),
       nodeImage: ctx.nodeImages.view(name),
       jobExists: (uid) => jobKeyOf(ctx.jobs, uid) !== undefined,
       jobSecrets: (uid) => jobSecretCopies(ctx, uid),

@@ -244,17 +244,47 @@ describe("scheduler's choice", () => {
   ]
 
   it("takes the Ready, schedulable, matching node with the fewest pods, ties by name", () => {
-    expect(chooseNode({}, nodes, () => 0)).toEqual({ _tag: "Node", name: "node-2" })
-    expect(chooseNode({}, nodes, (n) => (n === "node-2" ? 1 : 0))).toEqual({ _tag: "Node", name: "node-10" })
-    expect(chooseNode({ zone: "a" }, nodes, (n) => (n === "node-10" ? 0 : 5))).toEqual({ _tag: "Node", name: "node-10" })
+    expect(chooseNode({}, undefined, nodes, () => 0)).toEqual({ _tag: "Node", name: "node-2" })
+    expect(chooseNode({}, undefined, nodes, (n) => (n === "node-2" ? 1 : 0))).toEqual({ _tag: "Node", name: "node-10" })
+    expect(chooseNode({ zone: "a" }, undefined, nodes, (n) => (n === "node-10" ? 0 : 5))).toEqual({ _tag: "Node", name: "node-10" })
   })
 
   it("says why no node fits, in kube-scheduler's words", () => {
-    expect(chooseNode({ zone: "b" }, nodes, () => 0)).toEqual({
+    expect(chooseNode({ zone: "b" }, undefined, nodes, () => 0)).toEqual({
       _tag: "Unschedulable",
       message:
         "0/4 nodes are available: 2 node(s) didn't match Pod's node affinity/selector, " +
         "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable."
+    })
+  })
+
+  it("keeps a pod off a node with a NoSchedule or NoExecute taint it does not tolerate", () => {
+    const warming = { key: "preheat.kruise.io/warming", effect: "NoSchedule" }
+    const tainted = (name: string, taints: ReadonlyArray<unknown>): KubeObject => ({
+      metadata: { name },
+      spec: { taints },
+      status: { conditions: [{ type: "Ready", status: "True" }] }
+    })
+    const only = [tainted("node-1", [warming]), tainted("node-2", [{ key: "gpu", value: "a100", effect: "NoExecute" }])]
+    expect(chooseNode({}, undefined, only, () => 0)).toEqual({
+      _tag: "Unschedulable",
+      message:
+        "0/2 nodes are available: 1 node(s) had untolerated taint {preheat.kruise.io/warming: }, " +
+        "1 node(s) had untolerated taint {gpu: a100}."
+    })
+    // Tolerated by key (Exists), by key and value (Equal), or by everything (an empty key with Exists).
+    expect(chooseNode({}, [{ key: "preheat.kruise.io/warming", operator: "Exists" }], only, () => 0)).toEqual({
+      _tag: "Node",
+      name: "node-1"
+    })
+    expect(chooseNode({}, [{ key: "gpu", value: "a100", effect: "NoExecute" }], only, () => 0)).toEqual({ _tag: "Node", name: "node-2" })
+    expect(chooseNode({}, [{ key: "gpu", value: "h100" }], only, () => 0)._tag).toBe("Unschedulable")
+    expect(chooseNode({}, [{ key: "gpu", effect: "NoSchedule", operator: "Exists" }], only, () => 0)._tag).toBe("Unschedulable")
+    expect(chooseNode({}, [{ operator: "Exists" }], only, () => 5)).toEqual({ _tag: "Node", name: "node-1" })
+    // PreferNoSchedule is a preference only.
+    expect(chooseNode({}, undefined, [tainted("node-3", [{ key: "x", effect: "PreferNoSchedule" }])], () => 0)).toEqual({
+      _tag: "Node",
+      name: "node-3"
     })
   })
 })

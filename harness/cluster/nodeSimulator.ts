@@ -1,0 +1,85 @@
+// kwok's idea for `preheat dev`: every Node in the cluster is a simulated node. A Node that
+// appears (the dev cluster's own, or one created with `kubectl apply`, with or without taints)
+// gets a container runtime and a preheat daemon of its own, and is reported Ready as its kubelet
+// would; a Node deleted takes its daemon and runtime with it.
+import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
+import { rfc3339 } from "../../src/api/time.ts"
+import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
+import { startDaemon } from "../../src/daemon/daemon.ts"
+import { daemonOptions } from "../../src/daemon/options.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
+import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { reflect } from "../../src/kube/reflector.ts"
+import { resources } from "../../src/kube/resources.ts"
+import { makeStore } from "../../src/kube/store.ts"
+import type { Change } from "../../src/kube/store.ts"
+import { watcher } from "../../src/kube/watcher.ts"
+import type { Metrics } from "../../src/ops/metrics.ts"
+import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
+import { readyStatus } from "./devNodes.ts"
+import { isNodeReady } from "./workloadStandIns/objects.ts"
+
+/** A node's runtime services, built already (a real runtime given on the command line) or to build. */
+export type NodeRuntime = Context.Context<CriRuntime | ImageLabels>
+
+export interface SimulatedNodes {
+  /** Each simulated node's container runtime, by node name: what its daemon and its "kubelet" pull through. */
+  readonly runtimes: ReadonlyMap<string, CriRuntime["Service"]>
+}
+
+/**
+ * Simulates every Node for the life of the scope; resolves once the Nodes there at start have
+ * their daemons. `prebuilt`: runtimes built beforehand for some nodes (node-1's real one), used
+ * for the first Node of that name; every other node gets its own simulated runtime.
+ */
+export const simulateNodes = Effect.fnUntraced(function* (
+  prebuilt: ReadonlyMap<string, NodeRuntime>
+): Effect.fn.Return<SimulatedNodes, never, KubeApi | Metrics | WorkQueues | Scope.Scope> {
+  const parent = yield* Effect.scope
+  const services = yield* Effect.context<KubeApi | Metrics | WorkQueues>()
+  const api = yield* KubeApi
+  const runtimes = new Map<string, CriRuntime["Service"]>()
+  const scopes = new Map<string, Scope.Closeable>()
+  const unused = new Map(prebuilt)
+
+  const join = (node: KubeObject) =>
+    Effect.gen(function* () {
+      const name = node.metadata.name ?? ""
+      if (scopes.has(name)) return
+      const scope = yield* Scope.fork(parent)
+      scopes.set(name, scope)
+      let runtime = unused.get(name)
+      unused.delete(name)
+      runtime ??= yield* Layer.buildWithScope(simulatedNodeLayer(), scope)
+      yield* startDaemon(daemonOptions({ nodeName: name })).pipe(
+        Effect.provideContext(Context.merge(services, runtime)),
+        Scope.provide(scope)
+      )
+      runtimes.set(name, Context.get(runtime, CriRuntime))
+      // The kubelet reports its node Ready once it runs: a Node written by hand has no status yet.
+      if (!isNodeReady(node)) {
+        const since = rfc3339(yield* Clock.currentTimeMillis)
+        yield* api.patch(resources.node, { name }, readyStatus(since), "status").pipe(Effect.ignore)
+      }
+      yield* Effect.logInfo("simulated node joined").pipe(Effect.annotateLogs({ node: name }))
+    })
+
+  const leave = (name: string) =>
+    Effect.gen(function* () {
+      const scope = scopes.get(name)
+      if (scope === undefined) return
+      scopes.delete(name)
+      runtimes.delete(name)
+      yield* Scope.close(scope, Exit.void)
+      yield* Effect.logInfo("simulated node left").pipe(Effect.annotateLogs({ node: name }))
+    })
+
+  const store = makeStore(resources.node)
+  yield* reflect(store, watcher(resources.node, {}), (change: Change) =>
+    change.type === "deleted" ? leave(change.old.raw.metadata.name ?? "") : join(change.current.raw)
+  )
+  yield* store.synced
+  return { runtimes }
+})
