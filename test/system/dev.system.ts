@@ -3,52 +3,21 @@
  * simulated nodes; every example applies with kubectl and finishes; Ctrl-C stops it. It runs from
  * the single executable and from the bundle on Deno.
  */
-import { execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { eventually } from "./cluster.ts"
+import { denoLauncher, interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const root = resolve(import.meta.dirname, "../..")
-const executable = join(root, "dist/preheat")
 
-const launchers = [
-  existsSync(executable)
-    ? { name: "the executable", file: executable, args: [] as Array<string> }
-    : { name: "the bundle on Node (no executable built)", file: process.execPath, args: [join(root, "dist/preheat.mjs")] },
-  { name: "the bundle on Deno", file: join(root, "node_modules/.bin/deno"), args: ["run", "-A", join(root, "dist/preheat.mjs")] }
-]
-
-describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
+describe.each([nodeLauncher, denoLauncher])("preheat dev from $name", (launcher) => {
   it("starts a local cluster, runs every example to completion with kubectl, and stops on Ctrl-C", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "preheat-dev-"))
-    const kubeconfig = join(dir, "kubeconfig")
-    const kubectl = (command: ReadonlyArray<string>) =>
-      new Promise<string>((done, fail) => {
-        execFile(
-          "/usr/bin/kubectl",
-          ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command],
-          {
-            env: { ...process.env, HOME: dir },
-            timeout: 120_000
-          },
-          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
-        )
-      })
-    const dev = spawn(file, [...args, "dev", "--nodes", "5", "--kubeconfig", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" }
-    })
-    let output = ""
-    dev.stdout.on("data", (chunk) => (output += String(chunk)))
-    dev.stderr.on("data", (chunk) => (output += String(chunk)))
-    const exited = new Promise<number | null>((done) => dev.on("exit", (code) => done(code)))
+    const dev = await startDev(launcher, 5, "preheat-dev-")
+    const { dir, kubeconfig, kubectl } = dev
     try {
-      const ready = async () => (output.includes("Ctrl-C stops everything") ? true : undefined)
-      await eventually("preheat dev to be ready", ready, 30_000)
-      expect(output).toContain(`export KUBECONFIG=${kubeconfig}`)
+      expect(dev.output()).toContain(`export KUBECONFIG=${kubeconfig}`)
       expect((await kubectl(["get", "nodes", "-o", "name"])).trim().split("\n")).toHaveLength(5)
       await eventually("a NodeImage per node", async () =>
         (await kubectl(["get", "nodeimages", "-o", "name"])).trim().split("\n").length === 5 ? true : undefined
@@ -100,14 +69,12 @@ describe.each(launchers)("preheat dev from $name", ({ args, file }) => {
         90_000
       )
 
-      dev.kill("SIGINT")
-      const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])
-      expect(code).not.toBe("still running")
+      expect(await interrupt(dev)).not.toBe("still running")
     } catch (error) {
-      console.error(output)
+      console.error(dev.output())
       throw error
     } finally {
-      dev.kill("SIGKILL")
+      dev.process.kill("SIGKILL")
     }
   })
 })

@@ -6,18 +6,9 @@
  * at once; deleting the Node takes its simulated node away, and applying it again makes a new one.
  * Prints the time from the Node's apply to the taint's removal.
  */
-import { execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually } from "./cluster.ts"
-
-const root = resolve(import.meta.dirname, "../..")
-const executable = join(root, "dist/preheat")
-const launcher = existsSync(executable)
-  ? { file: executable, args: [] as Array<string> }
-  : { file: process.execPath, args: [join(root, "dist/preheat.mjs")] }
+import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const key = "preheat.kruise.io/warming"
 
@@ -75,35 +66,14 @@ spec:
 
 describe("preheat dev: a node joins with kubectl, tainted, and takes pods only once warm", () => {
   it("holds the Deployment's pod off until the Never job warmed the node, then places it there", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "preheat-dev-warm-"))
-    const kubeconfig = join(dir, "kubeconfig")
-    const kubectl = (command: ReadonlyArray<string>) =>
-      new Promise<string>((done, fail) => {
-        execFile(
-          "/usr/bin/kubectl",
-          ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command],
-          { env: { ...process.env, HOME: dir }, timeout: 120_000 },
-          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
-        )
-      })
-    const apply = async (name: string, text: string) => {
-      writeFileSync(join(dir, `${name}.yaml`), text)
-      return kubectl(["apply", "-f", join(dir, `${name}.yaml`)])
-    }
+    const dev = await startDev(nodeLauncher, 3, "preheat-dev-warm-")
+    const { kubectl, apply } = dev
     const json = async (args: ReadonlyArray<string>): Promise<any> => JSON.parse(await kubectl(["get", ...args, "-o", "json"]))
     const tainted = async () => ((await json(["node", "node-new"])).spec?.taints ?? []).some((t: { key: string }) => t.key === key)
     const podsOf = async (app: string): Promise<Array<any>> => (await json(["pods", "-l", `app=${app}`])).items
     const onNewNode = async (app: string) => (await podsOf(app)).filter((p) => p.spec.nodeName === "node-new")
 
-    const dev = spawn(launcher.file, [...launcher.args, "dev", "--nodes", "3", "--kubeconfig", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    dev.stdout.on("data", (chunk) => (output += String(chunk)))
-    dev.stderr.on("data", (chunk) => (output += String(chunk)))
-    const exited = new Promise<number | null>((done) => dev.on("exit", (code) => done(code)))
     try {
-      await eventually("preheat dev to be ready", async () => (output.includes("Ctrl-C stops everything") ? true : undefined), 30_000)
       await apply("job", job)
       await eventually(
         "base pulled on the 3 nodes",
@@ -172,14 +142,12 @@ describe("preheat dev: a node joins with kubectl, tainted, and takes pods only o
         60_000
       )
 
-      dev.kill("SIGINT")
-      const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])
-      expect(code).not.toBe("still running")
+      expect(await interrupt(dev)).not.toBe("still running")
     } catch (error) {
-      console.error(output)
+      console.error(dev.output())
       throw error
     } finally {
-      dev.kill("SIGKILL")
+      dev.process.kill("SIGKILL")
     }
   }, 300_000)
 })

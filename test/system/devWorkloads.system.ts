@@ -6,18 +6,11 @@
  * pods sit on nodes; an image preheat pulled beforehand starts the pods without a pull; deleting
  * the Deployment garbage-collects its ReplicaSets and pods.
  */
-import { execFile, spawn } from "node:child_process"
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { join, resolve } from "node:path"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually } from "./cluster.ts"
-
-const root = resolve(import.meta.dirname, "../..")
-const executable = join(root, "dist/preheat")
-const launcher = existsSync(executable)
-  ? { file: executable, args: [] as Array<string> }
-  : { file: process.execPath, args: [join(root, "dist/preheat.mjs")] }
+import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 interface Obj {
   readonly metadata: {
@@ -69,32 +62,12 @@ spec:
 
 describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
   it("rolls each out and to a new image with kubectl, pods on nodes, and garbage-collects them", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "preheat-dev-workloads-"))
-    const kubeconfig = join(dir, "kubeconfig")
-    const kubectl = (command: ReadonlyArray<string>) =>
-      new Promise<string>((done, fail) => {
-        execFile(
-          "/usr/bin/kubectl",
-          ["--kubeconfig", kubeconfig, "--cache-dir", join(dir, "cache"), ...command],
-          {
-            env: { ...process.env, HOME: dir },
-            timeout: 120_000
-          },
-          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(`kubectl ${command.join(" ")}: ${stderr}`)))
-        )
-      })
+    const dev = await startDev(nodeLauncher, 4, "preheat-dev-workloads-")
+    const { dir, kubectl } = dev
     const items = async (kind: string, selector: string): Promise<Array<Obj>> =>
       JSON.parse(await kubectl(["get", kind, "-l", selector, "-o", "json"])).items
     const get = async (kind: string, name: string): Promise<Obj> => JSON.parse(await kubectl(["get", kind, name, "-o", "json"]))
-    const dev = spawn(launcher.file, [...launcher.args, "dev", "--nodes", "4", "--kubeconfig", kubeconfig], {
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    let output = ""
-    dev.stdout.on("data", (chunk) => (output += String(chunk)))
-    dev.stderr.on("data", (chunk) => (output += String(chunk)))
-    const exited = new Promise<number | null>((done) => dev.on("exit", (code) => done(code)))
     try {
-      await eventually("preheat dev to be ready", async () => (output.includes("Ctrl-C stops everything") ? true : undefined), 30_000)
       const first = { web: "nginx:1.25.3", db: "redis:7.2.4", agent: "busybox:1.36.1" }
       writeFileSync(join(dir, "v1.yaml"), workloads(first))
       await kubectl(["apply", "-f", join(dir, "v1.yaml")])
@@ -215,14 +188,12 @@ spec:
         (await items("replicasets", "app=web")).length === 0 && (await items("pods", "app=web")).length === 0 ? true : undefined
       )
 
-      dev.kill("SIGINT")
-      const code = await Promise.race([exited, new Promise<string>((done) => setTimeout(() => done("still running"), 15_000))])
-      expect(code).not.toBe("still running")
+      expect(await interrupt(dev)).not.toBe("still running")
     } catch (error) {
-      console.error(output)
+      console.error(dev.output())
       throw error
     } finally {
-      dev.kill("SIGKILL")
+      dev.process.kill("SIGKILL")
     }
   }, 300_000)
 })
