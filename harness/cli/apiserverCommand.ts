@@ -14,6 +14,13 @@ const flags = {
       "Also reject what the controller would mark invalid (image references, selectors), as a validating webhook would."
     ),
     Flag.withDefault(false)
+  ),
+  workloads: Flag.Boolean("workloads").pipe(
+    Flag.withDescription(
+      "Also run preheat dev's stand-ins for kube-controller-manager and kube-scheduler (Deployment, ReplicaSet, " +
+        "StatefulSet and DaemonSet controllers; a scheduler that respects taints); pods are bound, but stay Pending here."
+    ),
+    Flag.withDefault(false)
   )
 }
 
@@ -28,6 +35,7 @@ export const apiserverCommand = Command.make("apiserver", flags, (input) =>
 ).pipe(
   Command.withDescription(
     "Run a throwaway in-memory Kubernetes API server for Namespace, Node, Pod, Secret, Event, Lease and the " +
-      "ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob CRDs, over plain http (kubectl and client-node work against it)."
+      "ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob CRDs, over plain http (kubectl and client-node work against it); with --workloads, also " +
+      "schedules the apps/v1 workloads' pods."
   )
 )

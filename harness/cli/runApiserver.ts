@@ -1,6 +1,9 @@
 import { Console, Effect, FileSystem, Option } from "effect"
+import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/http/kubeconfig.ts"
+import { startWorkloads } from "../cluster/workloadStandIns/workloads.ts"
 import type { ApiserverFlags } from "./apiserverCommand.ts"
 
 /** `preheat apiserver`: the embedded API server, until SIGINT or SIGTERM. */
@@ -13,6 +16,12 @@ export const runApiserver = (flags: ApiserverFlags) =>
       ...(token === undefined ? {} : { token }),
       decoderAdmission: flags.webhookValidation
     })
+    if (flags.workloads) {
+      // Beside the server on its own store, as kube-controller-manager and kube-scheduler run beside
+      // kube-apiserver. The nodes' runtimes live in other processes (their daemons'), so no kubelet
+      // here knows one: a pod is bound to its node and stays Pending there (kubelet.ts).
+      yield* startWorkloads(new Map()).pipe(Effect.provideService(KubeApi, server.api), Effect.provide(WorkQueuesLive.layer()))
+    }
     if (Option.isSome(flags.kubeconfigOut)) {
       const fs = yield* FileSystem.FileSystem
       const config = kubeconfigFor({ url: server.url, ...(token === undefined ? {} : { token }) })

@@ -87,11 +87,11 @@ export class Cluster {
     this.dir = dir
   }
 
-  /** Starts the API server on a free port and waits for its address on stdout. */
-  static async start(): Promise<Cluster> {
+  /** Starts the API server (with `apiserverArgs`) on a free port and waits for its address on stdout. */
+  static async start(apiserverArgs: ReadonlyArray<string> = []): Promise<Cluster> {
     const cluster = new Cluster(mkdtempSync(join(tmpdir(), "preheat-system-")))
     cluster.kubeconfig = join(cluster.dir, "kubeconfig")
-    const apiserver = cluster.spawn("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", cluster.kubeconfig])
+    const apiserver = cluster.spawn("apiserver", ["apiserver", "--port", "0", "--kubeconfig-out", cluster.kubeconfig, ...apiserverArgs])
     await eventually(
       "the API server's address on its stdout",
       async () => {
@@ -111,8 +111,8 @@ export class Cluster {
    * `setup`. A failure here is no test's: every process's log is printed and the processes are
    * stopped before it is rethrown.
    */
-  static async startWith(setup: (cluster: Cluster) => Promise<void>): Promise<Cluster> {
-    const cluster = await Cluster.start()
+  static async startWith(setup: (cluster: Cluster) => Promise<void>, apiserverArgs: ReadonlyArray<string> = []): Promise<Cluster> {
+    const cluster = await Cluster.start(apiserverArgs)
     try {
       await cluster.ok(["create", "namespace", "preheat-system"])
       await cluster.ok(["create", "namespace", "preheat-daemon-config"])

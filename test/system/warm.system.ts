@@ -18,15 +18,18 @@ let cluster: Cluster
 let metricsPort = 0
 
 beforeAll(async () => {
-  cluster = await Cluster.startWith(async (cluster) => {
-    await cluster.createNodes(["node-1"], {})
-    metricsPort = await freePort()
-    await cluster.startController("controller", metricsPort, ["--warm-timeout", "20s"])
-    await cluster.startDaemon("node-1", await freePort())
-    await eventually("node-1's NodeImage", async () =>
-      (await cluster.kubectl(["get", "nodeimage", "node-1"])).code === 0 ? true : undefined
-    )
-  })
+  cluster = await Cluster.startWith(
+    async (cluster) => {
+      await cluster.createNodes(["node-1"], {})
+      metricsPort = await freePort()
+      await cluster.startController("controller", metricsPort, ["--warm-timeout", "20s"])
+      await cluster.startDaemon("node-1", await freePort())
+      await eventually("node-1's NodeImage", async () =>
+        (await cluster.kubectl(["get", "nodeimage", "node-1"])).code === 0 ? true : undefined
+      )
+    },
+    ["--workloads"]
+  )
 }, 120_000)
 
 afterAll(async () => {
@@ -165,6 +168,76 @@ describe("warm before schedule, on separate processes", () => {
     expect(warning?.message).toContain(`job default/too-slow image ${slow}`)
   })
 
+  it("a Deployment's pod meant for a joining node is held off while the taint is on, and placed there after", async () => {
+    expect((await neverJob("for-place", "redis:7.2.4", "node-place")).stderr).toBe("")
+    const deployment = await cluster.applyFile(
+      "place",
+      `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: place, namespace: default}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: place}}
+  template:
+    metadata: {labels: {app: place}}
+    spec:
+      nodeSelector: {pool: node-place}
+      containers: [{name: place, image: "redis:7.2.4"}]
+`
+    )
+    expect(deployment.stderr).toBe("")
+    const pod = async () => {
+      const pods = (await cluster.getYaml(["pods", "-l", "app=place"])).items
+      return pods.length === 1 ? pods[0] : undefined
+    }
+    const scheduled = (p: any) => (p.status?.conditions ?? []).find((c: any) => c.type === "PodScheduled")
+    // The Deployment and ReplicaSet stand-ins made the pod; no node matches it yet.
+    await eventually("the pod, unschedulable", async () => ((await pod())?.status?.conditions === undefined ? undefined : true))
+    await join("node-place", [{ key, effect: "NoSchedule" }])
+    // Held: no daemon on node-place yet, so nothing can warm it; the scheduler names the taint.
+    const held = await eventually("the pod unschedulable for the warming taint", async () => {
+      const current = await pod()
+      return scheduled(current)?.message?.includes(`node(s) had untolerated taint {${key}: }`) ? current : undefined
+    })
+    expect(held.spec.nodeName).toBeUndefined()
+    expect(scheduled(held)).toMatchObject({ status: "False", reason: "Unschedulable" })
+    expect((await taintsOf("node-place")).map((t) => t.key)).toEqual([key])
+
+    await cluster.startDaemon("node-place", await freePort())
+    // The pod first, the taint after: a taint still there then was there when the pod was read.
+    const seen: Array<{ tainted: boolean; node: string | undefined }> = []
+    await eventually(
+      "node-place's taint removed",
+      async () => {
+        const node = (await pod())?.spec?.nodeName
+        const tainted = (await taintsOf("node-place")).some((t) => t.key === key)
+        seen.push({ tainted, node })
+        return tainted ? undefined : true
+      },
+      60_000,
+      100
+    )
+    expect(seen[0]?.tainted).toBe(true)
+    expect(seen.filter((s) => s.tainted && s.node !== undefined)).toEqual([])
+    const placed = await eventually("the pod bound to node-place", async () => {
+      const current = await pod()
+      return current?.spec?.nodeName === "node-place" ? current : undefined
+    })
+    // Bound, and Pending: its kubelet's runtime is the daemon's process, not the API server's.
+    expect(placed.status.phase).toBe("Pending")
+    expect(scheduled(placed)?.status).toBe("True")
+    // In the API server's own times (whole seconds): bound no earlier than the controller's write
+    // removing the taint (its managedFields entry; it writes the Node for nothing else).
+    const warmed = (await events("node-place")).find((e: any) => e.reason === "Warmed") as any
+    expect(warmed?.message).toMatch(/the images of .*default\/for-place are on the node/)
+    const node = JSON.parse(await cluster.ok(["get", "node", "node-place", "-o", "json", "--show-managed-fields"]))
+    const removed = taintsWrittenAt(node)
+    expect(removed).not.toBeNaN()
+    expect(Date.parse(scheduled(placed).lastTransitionTime)).toBeGreaterThanOrEqual(removed)
+    const failed = (await events(placed.metadata.name)).filter((e) => e.reason === "FailedScheduling")
+    expect(failed.map((e) => e.message).join("\n")).toContain(`untolerated taint {${key}: }`)
+  })
+
   it("the metrics count each outcome, and no node is left warming", async () => {
     await eventually(
       "the warm histogram and gauge sampled",
@@ -179,3 +252,12 @@ describe("warm before schedule, on separate processes", () => {
     )
   })
 })
+
+/** When preheat's controller last wrote the Node's taints, as the API server records it in managedFields. */
+const taintsWrittenAt = (node: any): number => {
+  const entries: Array<any> = node.metadata.managedFields ?? []
+  const controller = entries.find(
+    (e) => e.manager === "preheat-controller" && e.subresource === undefined && e.fieldsV1?.["f:spec"]?.["f:taints"]
+  )
+  return Date.parse(controller?.time)
+}

@@ -103,7 +103,9 @@ export const reconcileKubelet = (ctx: WorkloadContext) => {
       const wait = (backOffUntil.get(key) ?? 0) - (yield* Clock.currentTimeMillis)
       if (wait > 0) return { requeueAfter: Duration.millis(wait) }
       const runtime = ctx.runtimes.get(node)
-      // A node whose simulated kubelet has not started yet (it joined a moment ago) leaves its pods Pending.
+      // A node whose simulated kubelet has not started yet (it joined a moment ago), or whose runtime is
+      // in another process (`preheat apiserver --workloads`), leaves its pods bound and Pending; only
+      // a change to the pod enqueues it again, so nothing spins.
       if (runtime === undefined || stringAt(status(pod), "phase") === "Running") return {}
       const containers = containersOf(pod, "containers")
       const scheduled = scheduledAt(pod) ?? rfc3339(yield* Clock.currentTimeMillis)

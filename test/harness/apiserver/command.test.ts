@@ -1,5 +1,6 @@
 // `preheat apiserver` as its own process: the kubeconfig it writes works for client-node (with the
-// token) and kubectl, and SIGTERM stops it cleanly.
+// token) and kubectl, and SIGTERM stops it cleanly; with --workloads, a Deployment gets a pod that the
+// scheduler beside the server tries to place.
 import { execFileSync, spawn } from "node:child_process"
 import type { ChildProcess } from "node:child_process"
 import { mkdtempSync, readFileSync } from "node:fs"
@@ -87,6 +88,53 @@ describe("preheat apiserver", () => {
       expect(out).toBe("namespace/default\nnamespace/kube-node-lease\nnamespace/kube-public\nnamespace/kube-system\n")
     } finally {
       server.child.kill("SIGINT")
+    }
+    expect(await server.exited).toBe(130)
+  })
+
+  it("--workloads runs the workload controllers and the scheduler beside the server", async () => {
+    const server = await start(["--workloads"])
+    try {
+      const post = (path: string, body: object) =>
+        fetch(`${server.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) })
+      const node = {
+        apiVersion: "v1",
+        kind: "Node",
+        metadata: { name: "node-1" },
+        spec: { taints: [{ key: "held", effect: "NoSchedule" }] }
+      }
+      expect((await post("/api/v1/nodes", node)).status).toBe(201)
+      const ready = await fetch(`${server.url}/api/v1/nodes/node-1/status`, {
+        method: "PATCH",
+        headers: { "content-type": "application/merge-patch+json" },
+        body: JSON.stringify({ status: { conditions: [{ type: "Ready", status: "True" }] } })
+      })
+      expect(ready.status).toBe(200)
+      const deployment = {
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        metadata: { name: "web" },
+        spec: {
+          replicas: 1,
+          selector: { matchLabels: { app: "web" } },
+          template: { metadata: { labels: { app: "web" } }, spec: { containers: [{ name: "web", image: "nginx:1.25.3" }] } }
+        }
+      }
+      expect((await post("/apis/apps/v1/namespaces/default/deployments", deployment)).status).toBe(201)
+      // The Deployment and ReplicaSet controllers made the pod; the scheduler keeps it off the tainted node.
+      let condition: unknown
+      for (let i = 0; i < 200 && condition === undefined; i++) {
+        const pods = (await (await fetch(`${server.url}/api/v1/namespaces/default/pods`)).json()) as { items: Array<any> }
+        condition = pods.items[0]?.status?.conditions?.find((c: any) => c.type === "PodScheduled")
+        if (condition === undefined) await new Promise((done) => setTimeout(done, 50))
+      }
+      expect(condition).toMatchObject({
+        status: "False",
+        reason: "Unschedulable",
+        message: "0/1 nodes are available: 1 node(s) had untolerated taint {held: }."
+      })
+    } finally {
+      server.child.kill("SIGTERM")
     }
     expect(await server.exited).toBe(130)
   })

@@ -3,7 +3,8 @@
  * time, short pulls): a Deployment's pods are scheduled, started through each node's runtime
  * (a node that has the image starts its pod without a pull), and a template change rolls to a
  * new ReplicaSet; a StatefulSet replaces its pods from the highest ordinal down; a DaemonSet
- * covers the matching nodes and rolls to a new controller-revision-hash.
+ * covers the matching nodes and rolls to a new controller-revision-hash. A node whose runtime is
+ * not in this process (`preheat apiserver --workloads`) gets its pod bound, and left Pending.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Stream } from "effect"
@@ -206,6 +207,47 @@ describe("dev cluster workloads", () => {
       const hash = labels(agents[0]!)["controller-revision-hash"]
       const [revision] = yield* list(resources.controllerRevision, "app=agent")
       expect(revision!.metadata.name).toBe(`agent-${hash}`)
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  )
+
+  it.live("bind a pod to a node whose runtime is elsewhere, and leave it Pending, unwritten", () =>
+    Effect.gen(function* () {
+      const api = yield* KubeApi
+      yield* cluster
+      yield* api.create(resources.node, node("node-elsewhere", "s390x"))
+      const nodeSelector = { "kubernetes.io/arch": "s390x" }
+      yield* api.create(
+        resources.deployment,
+        workload("Deployment", "away", "nginx:1.27.0", {
+          replicas: 1,
+          template: { metadata: { labels: { app: "away" } }, spec: { nodeSelector, containers: [{ name: "c", image: "nginx:1.27.0" }] } }
+        })
+      )
+      const [bound] = yield* until(
+        "the pod bound",
+        Effect.map(list(resources.pod, "app=away"), (pods) =>
+          pods[0] !== undefined && spec(pods[0])["nodeName"] !== undefined ? pods : undefined
+        )
+      )
+      expect(spec(bound!)["nodeName"]).toBe("node-elsewhere")
+      // The scheduler's own status write lands with the binding; after it, no kubelet here writes.
+      const scheduled = yield* until(
+        "PodScheduled=True",
+        Effect.map(list(resources.pod, "app=away"), ([pod]) =>
+          (status(pod!)["conditions"] ?? []).some((c: any) => c.type === "PodScheduled" && c.status === "True") ? pod : undefined
+        )
+      )
+      yield* Effect.sleep(Duration.millis(500))
+      const [later] = yield* list(resources.pod, "app=away")
+      expect(status(later!)["phase"]).toBe("Pending")
+      expect(status(later!)["containerStatuses"]).toBeUndefined()
+      expect(later!.metadata.resourceVersion).toBe(scheduled.metadata.resourceVersion)
+      const kubelet = (yield* api.list(resources.event, { namespace: "default" })).items.filter(
+        (e) =>
+          (e["involvedObject"] as { name: string }).name === later!.metadata.name &&
+          (e["source"] as { component: string }).component === "kubelet"
+      )
+      expect(kubelet).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(layer))
   )
 })
