@@ -5,6 +5,7 @@ import type { ImagePullJob } from "../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
 import type { Condition } from "../api/meta.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
+import { ownTagStatus } from "../api/ownTag.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import type { Parallelism } from "../api/jobTemplate.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
@@ -75,7 +76,7 @@ const invalidView = (kind: JobView["kind"], object: KubeObject, message: string)
 
 /**
  * The nodes where the job's own tag (same image key, tag, owner uid and spec version, as the
- * controller judges it in nodeTask.ts) is pulling or failed; other phases are not news.
+ * controller judges it, ownTag.ts) is pulling or failed; other phases are not news.
  */
 const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyArray<NodeRow> => {
   const uid = job.metadata.uid
@@ -84,10 +85,8 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
   const { name: image, tag } = toNodeImageTask(reference.success)
   const rows: Array<NodeRow> = []
   for (const node of nodes) {
-    const spec = node.spec.images?.[image]?.tags.find((t) => t.tag === tag)
-    if (spec === undefined || !(spec.ownerReferences ?? []).some((o) => o.uid === uid)) continue
-    const status = node.status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag && (t.version ?? 0) === spec.version)
-    if (status === undefined || (status.phase !== "Pulling" && status.phase !== "Failed")) continue
+    const status = ownTagStatus(node, image, tag, uid)
+    if (status === null || status === undefined || (status.phase !== "Pulling" && status.phase !== "Failed")) continue
     const startTime = millis(status.startTime)
     rows.push({
       node: node.metadata.name ?? "",

@@ -1,6 +1,7 @@
 import type { SandboxConfig } from "../../api/jobTemplate.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject, TagPullPolicy } from "../../api/nodeImage.ts"
+import { owns, ownTagStatus } from "../../api/ownTag.ts"
 
 /** What one job asks of every node: one tag of one image, owned by the job. */
 export interface JobTask {
@@ -18,16 +19,13 @@ export type NodeState =
   | { readonly phase: "succeeded" }
   | { readonly phase: "failed"; readonly message: string }
 
-const owns = (tag: ImageTagSpec, uid: string): boolean => (tag.ownerReferences ?? []).some((o) => o.uid === uid)
-
 /**
  * Where a node stands for a job, judged by the job's own tag (uid and version). A tag the daemon
  * has not reported on yet counts as active, so parallelism holds while statuses race (SPEC §4.2).
  */
 export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
-  const spec = node.spec.images?.[task.image]?.tags.find((t) => t.tag === task.tag)
-  if (spec === undefined || !owns(spec, task.owner.uid)) return { phase: "notSynced" }
-  const status = node.status?.imageStatuses?.[task.image]?.tags.find((t) => t.tag === task.tag && (t.version ?? 0) === spec.version)
+  const status = ownTagStatus(node, task.image, task.tag, task.owner.uid)
+  if (status === null) return { phase: "notSynced" }
   switch (status?.phase) {
     case "Succeeded":
       return { phase: "succeeded" }

@@ -2,7 +2,8 @@
 import { Result } from "effect"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
-import type { ImageTagSpec, NodeImage } from "../../api/nodeImage.ts"
+import type { NodeImage } from "../../api/nodeImage.ts"
+import { ownTagStatus } from "../../api/ownTag.ts"
 import { resolveParallelism } from "../../api/parallelism.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 import { nodeSelected } from "../imagePullJob/targets.ts"
@@ -49,21 +50,17 @@ export interface Gate {
   readonly state: WarmState
 }
 
-const owns = (tag: ImageTagSpec, uid: string): boolean => (tag.ownerReferences ?? []).some((o) => o.uid === uid)
-
 /**
  * Where the job stands on the node, judged by its own tag there (uid and version), as the job's
- * reconcile judges it. No NodeImage yet, or no tag of the job yet: pending.
+ * reconcile judges it (ownTag.ts). No NodeImage yet, or no tag of the job yet: pending.
  */
 export const warmState = (job: ImagePullJob, nodeImage: NodeImage | undefined): WarmState => {
   const parsed = parseImageReference(job.spec.image)
   if (Result.isFailure(parsed)) return { phase: "pending", why: "image reference does not parse" }
   if (nodeImage === undefined) return { phase: "pending", why: "node has no NodeImage yet" }
   const { name, tag } = toNodeImageTask(parsed.success)
-  const uid = job.metadata.uid ?? ""
-  const spec = nodeImage.spec.images?.[name]?.tags.find((t) => t.tag === tag)
-  if (spec === undefined || !owns(spec, uid)) return { phase: "pending", why: "not yet given to the node" }
-  const status = nodeImage.status?.imageStatuses?.[name]?.tags.find((t) => t.tag === tag && (t.version ?? 0) === spec.version)
+  const status = ownTagStatus(nodeImage, name, tag, job.metadata.uid ?? "")
+  if (status === null) return { phase: "pending", why: "not yet given to the node" }
   switch (status?.phase) {
     case "Succeeded":
       return { phase: "succeeded" }
