@@ -1,3 +1,4 @@
+import { millisOf } from "../api/time.ts"
 import { Result } from "effect"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
@@ -27,12 +28,6 @@ export interface StatusObjects {
 export const statusNodeImage = (object: KubeObject): NodeImage | undefined => {
   const result = decodeNodeImage(object)
   return Result.isSuccess(result) ? result.success : undefined
-}
-
-const millis = (timestamp: string | undefined): number | undefined => {
-  if (timestamp === undefined) return undefined
-  const value = Date.parse(timestamp)
-  return Number.isNaN(value) ? undefined : value
 }
 
 const condition = (conditions: ReadonlyArray<Condition> | undefined, type: string) => conditions?.find((c) => c.type === type)
@@ -87,7 +82,7 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
   for (const node of nodes) {
     const status = ownTagStatus(node, image, tag, uid)
     if (status === null || status === undefined || (status.phase !== "Pulling" && status.phase !== "Failed")) continue
-    const startTime = millis(status.startTime)
+    const startTime = millisOf(status.startTime)
     rows.push({
       node: node.metadata.name ?? "",
       phase: status.phase,
@@ -106,8 +101,8 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
 }
 
 const times = (status: (Lifecycle & { readonly startTime?: string }) | undefined) => {
-  const startTime = millis(status?.startTime)
-  const completionTime = millis(status?.completionTime)
+  const startTime = millisOf(status?.startTime)
+  const completionTime = millisOf(status?.completionTime)
   return {
     ...(startTime === undefined ? {} : { startTime }),
     ...(completionTime === undefined ? {} : { completionTime })

@@ -1,14 +1,9 @@
 // The nodes held by preheat's startup taint, with their pulls: the status view's warming section.
+import { millisOf } from "../api/time.ts"
 import { carriesWarmTaint } from "../api/warmTaint.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import type { WarmingNode, WarmingPull } from "./model.ts"
-
-const millis = (timestamp: string | undefined): number | undefined => {
-  if (timestamp === undefined) return undefined
-  const value = Date.parse(timestamp)
-  return Number.isNaN(value) ? undefined : value
-}
 
 /** Every tag the node has not pulled yet (or failed), from its NodeImage: what it is waiting on. */
 const pullsOf = (nodeImage: NodeImage | undefined): ReadonlyArray<WarmingPull> => {
@@ -43,7 +38,7 @@ export const warmingNodes = (
     if (!carriesWarmTaint(node, key)) continue
     const name = node.metadata.name ?? ""
     const taints = (node["spec"] as { taints?: ReadonlyArray<{ key?: string; timeAdded?: string }> } | undefined)?.taints ?? []
-    const since = millis(taints.find((t) => t.key === key)?.timeAdded) ?? millis(node.metadata.creationTimestamp)
+    const since = millisOf(taints.find((t) => t.key === key)?.timeAdded) ?? millisOf(node.metadata.creationTimestamp)
     warming.push({ node: name, ...(since === undefined ? {} : { since }), pulls: pullsOf(byName.get(name)) })
   }
   return warming.sort((a, b) => a.node.localeCompare(b.node, "en", { numeric: true }))
