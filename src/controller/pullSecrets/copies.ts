@@ -22,7 +22,10 @@ const upstreamSourceKeyAnnotation = "imagepulljobs.kruise.io/source-key"
 const upstreamReferencesAnnotation = "imagepulljobs.kruise.io/references"
 const upstreamModeAnnotation = "imagepulljobs.kruise.io/mode"
 
-export const pullSecretTypes = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"] as const
+const pullSecretTypes = ["kubernetes.io/dockerconfigjson", "kubernetes.io/dockercfg"] as const
+
+/** Whether a Secret's type is one a pull secret may have. */
+export const isPullSecretType = (type: unknown): boolean => (pullSecretTypes as ReadonlyArray<unknown>).includes(type)
 
 /**
  * The copy of `namespace/name` in the daemon's namespace. `.` cannot appear in a namespace, so
@@ -135,7 +138,7 @@ export const planCopies = (
   for (const ref of references) {
     const secret = source(ref.namespace, ref.name)
     const type = secret?.["type"]
-    if (secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(type)) continue
+    if (secret === undefined || !isPullSecretType(type)) continue
     const name = copyName(ref.namespace, ref.name)
     wanted.add(name)
     const jobs = [...ref.jobs].sort().join(",")
@@ -171,7 +174,7 @@ export const planCopies = (
     const ref = bySource.get(sourceKey)
     const secret = ref === undefined ? undefined : source(ref.namespace, ref.name)
     const type = secret?.["type"]
-    if (ref === undefined || secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(type)) continue
+    if (ref === undefined || secret === undefined || !isPullSecretType(type)) continue
     const users = upstreamReferences(copy).filter((job) => ref.jobs.includes(job))
     if (users.length === 0) continue
     wanted.add(copy.metadata.name ?? "")
@@ -189,7 +192,7 @@ export type SecretProblem = { readonly reason: "PullSecretNotFound" | "PullSecre
 export const secretProblem = (namespace: string, name: string, secret: KubeObject | undefined): SecretProblem | undefined => {
   if (secret === undefined) return { reason: "PullSecretNotFound", message: `pull secret ${namespace}/${name} not found` }
   const type = secret["type"]
-  if ((pullSecretTypes as ReadonlyArray<unknown>).includes(type)) return undefined
+  if (isPullSecretType(type)) return undefined
   return {
     reason: "PullSecretInvalidType",
     message: `pull secret ${namespace}/${name} has type ${String(type)}, want ${pullSecretTypes.join(" or ")}`

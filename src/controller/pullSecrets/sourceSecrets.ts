@@ -4,7 +4,7 @@ import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { keyOf, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
-import { pullSecretTypes } from "./copies.ts"
+import { isPullSecretType } from "./copies.ts"
 
 /**
  * The Secrets that unfinished jobs name as pull secrets, and only those: each is read with a GET
@@ -48,10 +48,10 @@ interface Held {
 }
 
 const isUsable = (held: Held | undefined): boolean =>
-  held?.secret !== undefined && held.invalid === undefined && (pullSecretTypes as ReadonlyArray<unknown>).includes(held.secret["type"])
+  held?.secret !== undefined && held.invalid === undefined && isPullSecretType(held.secret["type"])
 
 const judged = (secret: KubeObject | undefined): Held => {
-  if (secret === undefined || !(pullSecretTypes as ReadonlyArray<unknown>).includes(secret["type"])) return { secret, invalid: undefined }
+  if (secret === undefined || !isPullSecretType(secret["type"])) return { secret, invalid: undefined }
   const parsed = parsePullSecret(secret)
   return { secret, invalid: Result.isFailure(parsed) ? parsed.failure : undefined }
 }
