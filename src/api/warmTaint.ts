@@ -18,7 +18,7 @@ export interface Taint {
 /** preheat's default startup taint key (`--warm-taint-key`). */
 export const defaultWarmTaintKey = "preheat.kruise.io/warming"
 
-/** The prefix the cluster autoscaler treats as a startup taint (`--startup-taint-prefix`'s default). */
+/** The key prefix the cluster autoscaler (1.29 and later) treats as a startup taint, besides the keys of its `--startup-taint`. */
 export const autoscalerStartupTaintPrefix = "startup-taint.cluster-autoscaler.kubernetes.io/"
 
 const isTaint = (value: unknown): value is Taint =>
