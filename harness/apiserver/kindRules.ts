@@ -1,5 +1,5 @@
 // What the store does differently per kind, as kube-apiserver's registry strategies do.
-import { storageVersion } from "../../src/api/crd/manifests.ts"
+import { storageVersion } from "../../src/api/references.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { resources } from "../../src/kube/resources.ts"
 

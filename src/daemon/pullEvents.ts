@@ -1,6 +1,6 @@
 import { Effect } from "effect"
 import type { ObjectReference } from "../api/meta.ts"
-import { preferredApiVersion } from "../api/crd/manifests.ts"
+import { preferredApiVersion } from "../api/references.ts"
 import { recordEvent } from "../kube/events.ts"
 import type { ObjectEvent } from "../kube/events.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"

@@ -4,7 +4,7 @@ import type { KubeObject } from "./KubeApi.ts"
 import { resources } from "./resources.ts"
 import { rfc3339 } from "../api/time.ts"
 import { escapeForeignText, maxForeignCharacters } from "../api/goQuote.ts"
-import { referenceApiVersion } from "../api/crd/manifests.ts"
+import { referenceApiVersion } from "../api/references.ts"
 
 /** A core/v1 Event the controller emits about one object, before it is given its involvedObject. */
 export interface ObjectEvent {

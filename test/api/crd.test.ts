@@ -3,7 +3,8 @@ import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { crdFileName, crdOf, kinds, renderCrd, storageVersion } from "../../src/api/crd/manifests.ts"
+import { crdFileName, crdOf, kinds, renderCrd } from "../../src/api/crd/manifests.ts"
+import { preheatKinds, storageVersion } from "../../src/api/references.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../../src/api/decode.ts"
 import type { InvalidObject } from "../../src/api/invalidObject.ts"
@@ -305,6 +306,10 @@ describe("API versions as upstream's current CRDs", () => {
       ["v1beta1", true, true]
     ])
     expect(spec.conversion).toEqual({ strategy: "None" })
+  })
+
+  it("references name the kinds the CRDs define (references.ts is kept apart from the generator)", () => {
+    expect([...preheatKinds].sort()).toEqual(kinds.map((k) => k.kind).sort())
   })
 
   it("the controller reads and writes AdvancedCronJob in the version it is stored in", () => {

@@ -5,6 +5,7 @@ import { ImageListPullJob } from "../imageListPullJob.ts"
 import { ImagePullJob } from "../imagePullJob.ts"
 import { group } from "../meta.ts"
 import { NodeImage } from "../nodeImage.ts"
+import { storageVersion } from "../references.ts"
 import { apiVersions, openApiKey } from "../schemaExtras.ts"
 import type { ApiVersionName, OpenApiExtras } from "../schemaExtras.ts"
 import { hasDefault, toOpenApi } from "./openApi.ts"
@@ -129,25 +130,6 @@ const rootSchema = (schema: Schema.Top, version: ApiVersionName) => {
     ...(rules === undefined ? {} : { "x-kubernetes-validations": rules })
   }
 }
-
-/** The version every kind is stored in: the newest one, as upstream's CRDs say (storage: true). */
-export const storageVersion: ApiVersionName = apiVersions.at(-1)!
-
-/**
- * The apiVersion a reference to an object names (an Event's involvedObject, an ownerReference, a
- * status reference): for preheat's kinds the newest served (and stored) version, which kube-apiserver's
- * discovery prefers and kubectl resolves the kind to (`kubectl events --for imagepulljob/NAME`
- * selects `involvedObject.apiVersion` by it, so an Event naming another version is never found).
- * Objects of other groups keep the apiVersion they were read in. Readers of references match the
- * group and kind (or the uid), never the version: references written before name v1alpha1.
- */
-export const referenceApiVersion = (kind: string | undefined, apiVersion: string | undefined): string | undefined => {
-  if (!apiVersion?.startsWith(`${group}/`)) return apiVersion
-  return kinds.some((k) => k.kind === kind) ? preferredApiVersion : apiVersion
-}
-
-/** The apiVersion references to any of preheat's kinds name (referenceApiVersion). */
-export const preferredApiVersion = `${group}/${storageVersion}`
 
 const singular = (kind: string): string => kind.toLowerCase()
 

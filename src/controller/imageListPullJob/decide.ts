@@ -2,7 +2,7 @@ import type { FailedImageStatus, ImageListPullJob, ImageListPullJobStatus } from
 import { quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import { apiVersion } from "../../api/meta.ts"
-import { preferredApiVersion } from "../../api/crd/manifests.ts"
+import { preferredApiVersion } from "../../api/references.ts"
 import { withUpstreamSpelling } from "../../api/pullPolicySpelling.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
