@@ -2,12 +2,13 @@
  * Builds the shipped artifacts of preheat.
  *
  *   npm run build       -> dist/preheat.mjs  ESM bundle for Node >= 22.19 and Deno (self-contained)
- *   npm run build:bin   -> dist/preheat.cjs  CommonJS bundle (the SEA main script)
- *                          dist/preheat      Node 24 single executable application (SEA)
+ *   npm run build:bin   -> dist/preheat.cjs         CommonJS bundle of the whole (a SEA asset)
+ *                          dist/preheat-daemon.cjs  CommonJS bundle of `preheat daemon` alone (a SEA asset)
+ *                          dist/sea-main.cjs        the SEA main script, which runs one of the two
+ *                          dist/preheat             Node 24 single executable application (SEA)
  *
  * Run by Node 24 with type stripping (`node --experimental-strip-types build.ts <bundle|bin>`).
  * Prints one summary line per artifact; exits 2 on a usage error and 1 on any other failure.
- * PREHEAT_SEA_CODE_CACHE=0 builds the SEA without V8's code cache (to re-measure its effect).
  */
 import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
@@ -21,9 +22,13 @@ import { build, type BuildOptions, type Message, type Plugin } from "esbuild"
 const root = dirname(fileURLToPath(import.meta.url))
 const dist = join(root, "dist")
 const entry = join(root, "src", "main.ts")
+const daemonEntry = join(root, "src", "daemonMain.ts")
+const seaMainEntry = join(root, "src", "seaMain.ts")
 
 export const bundlePath = join(dist, "preheat.mjs")
 export const cjsPath = join(dist, "preheat.cjs")
+export const daemonCjsPath = join(dist, "preheat-daemon.cjs")
+export const seaMainPath = join(dist, "sea-main.cjs")
 export const exePath = join(dist, "preheat")
 
 const shebang = "#!/usr/bin/env node"
@@ -220,38 +225,45 @@ interface Postject {
   ): Promise<void>
 }
 
-/** V8's code cache in the SEA blob: +0.5 MiB, `preheat version` about 20% faster (docs/benchmarks.md). */
-const useCodeCache = process.env["PREHEAT_SEA_CODE_CACHE"] !== "0"
-
 /** What one single executable is assembled from: the target's Node 24 binary and how to strip it. */
 export interface SeaTarget {
   /** The Node binary the executable is a copy of (same version as the one writing the blob). */
   readonly node: string
   /** A `strip` for the target's architecture, or undefined to leave the binary unstripped. */
   readonly strip: string | undefined
-  /** V8's code cache is only valid for the V8 build (and architecture) that wrote it. */
-  readonly codeCache: boolean
   readonly out: string
 }
 
 /**
- * Writes the SEA blob of dist/preheat.cjs with this machine's Node 24 and injects it into a copy
- * of `target.node`. The blob itself is portable across architectures when it carries no code
- * cache and no snapshot, which is how the arm64 image's executable is assembled on amd64.
+ * Writes the SEA blob (dist/sea-main.cjs, with dist/preheat.cjs and dist/preheat-daemon.cjs as
+ * assets) with this machine's Node 24 and injects it into a copy of `target.node`. The blob carries
+ * no code cache and no snapshot, so it is portable across architectures: that is how the arm64
+ * image's executable is assembled on amd64. (V8's code cache would only cover the small main
+ * script, not the bundles it runs.)
  */
 export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
   const work = await mkdtemp(join(tmpdir(), "preheat-sea-"))
   try {
     const blob = join(work, "preheat.blob")
     const config = join(work, "sea-config.json")
+    // The bundles without their hashbang line: seaMain.ts runs each as a function body.
+    const assets: Record<string, string> = {}
+    for (const [name, path] of [
+      ["preheat.cjs", cjsPath],
+      ["daemon.cjs", daemonCjsPath]
+    ] as const) {
+      assets[name] = join(work, name)
+      await writeFile(assets[name], (await readFile(path, "utf8")).replace(/^#!.*/, ""))
+    }
     await writeFile(
       config,
       JSON.stringify({
-        main: cjsPath,
+        main: seaMainPath,
         output: blob,
         disableExperimentalSEAWarning: true,
-        useCodeCache: target.codeCache,
-        useSnapshot: false
+        useCodeCache: false,
+        useSnapshot: false,
+        assets
       })
     )
     run(node24Binary(), ["--experimental-sea-config", config], "SEA blob")
@@ -288,14 +300,21 @@ export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
   }
 }
 
-const buildExecutable = (): Promise<void> =>
-  assembleExecutable({ node: node24Binary(), strip: "strip", codeCache: useCodeCache, out: exePath })
+const buildExecutable = (): Promise<void> => assembleExecutable({ node: node24Binary(), strip: "strip", out: exePath })
 
 /** Runs `version` on the artifact so a broken build fails here rather than in users' hands. */
 export const smoke = (command: string, args: ReadonlyArray<string>): void => {
   const out = run(command, [...args, "version"], `smoke test of ${relative(root, args[0] ?? command)}`)
   if (!out.startsWith("preheat ")) {
     throw new BuildError(`smoke test: \`${[command, ...args].join(" ")} version\` printed ${JSON.stringify(out)}`)
+  }
+}
+
+/** Runs `daemon --help` on an artifact that must hold the daemon's command. */
+export const smokeDaemon = (command: string, args: ReadonlyArray<string>): void => {
+  const out = run(command, [...args, "daemon", "--help"], `smoke test of ${relative(root, args[0] ?? command)} daemon`)
+  if (!out.includes("--runtime-socket")) {
+    throw new BuildError(`smoke test: \`${[command, ...args].join(" ")} daemon --help\` printed ${JSON.stringify(out.slice(0, 400))}`)
   }
 }
 
@@ -315,13 +334,17 @@ const modes = {
     node24Binary()
     await bundleTo(entry, cjsPath, "cjs")
     smoke(node24Binary(), [cjsPath])
-    await summary(cjsPath, "CommonJS bundle (SEA main)")
+    await summary(cjsPath, "CommonJS bundle (SEA asset)")
+    await bundleTo(daemonEntry, daemonCjsPath, "cjs")
+    smokeDaemon(node24Binary(), [daemonCjsPath])
+    await summary(daemonCjsPath, "CommonJS bundle of the daemon (SEA asset)")
+    await bundleTo(seaMainEntry, seaMainPath, "cjs")
     await buildExecutable()
     smoke(exePath, [])
+    smokeDaemon(exePath, [])
     await summary(
       exePath,
-      `Node ${process.versions.node.split(".")[0] === "24" ? process.versions.node : "24"} SEA, stripped` +
-        `${useCodeCache ? ", code cache" : ""} (linux-${process.arch})`
+      `Node ${process.versions.node.split(".")[0] === "24" ? process.versions.node : "24"} SEA, stripped (linux-${process.arch})`
     )
   }
 } as const

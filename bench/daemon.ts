@@ -114,12 +114,11 @@ const dir = mkdtempSync(join(tmpdir(), "preheat-bench-daemon-"))
 let daemon: DaemonProcess | undefined
 try {
   // The shipped daemon first, on a quiet runtime; build.ts makes the executable from the current
-  // sources, without V8's code cache as build/image.ts puts it in the image.
+  // sources as build/image.ts puts it in the image.
   let shippedIdle = Number.NaN
   if (values.shipped) {
     const built = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", "build.ts", "bin"], {
       cwd: join(import.meta.dirname, ".."),
-      env: { ...process.env, PREHEAT_SEA_CODE_CACHE: "0" },
       stdio: ["ignore", "ignore", "inherit"]
     })
     if (built.status !== 0) fail(`build.ts bin failed (${built.status ?? built.signal})`)

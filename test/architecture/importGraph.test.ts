@@ -12,7 +12,11 @@ const root = join(import.meta.dirname, "../..")
  * the product's parts; the product never imports it but for main.ts's one `import()` of its entry.
  */
 const layers = [
-  { name: "commands", rank: 5, prefixes: ["src/cli/", "src/main.ts", "harness/cli/", "harness/commands.ts"] },
+  {
+    name: "commands",
+    rank: 5,
+    prefixes: ["src/cli/", "src/main.ts", "src/daemonMain.ts", "src/seaMain.ts", "harness/cli/", "harness/commands.ts"]
+  },
   { name: "compositions", rank: 4, prefixes: ["src/rollout/", "harness/cluster/", "harness/fleet/"] },
   { name: "roles", rank: 3, prefixes: ["src/controller/", "src/daemon/", "src/statusView/"] },
   { name: "bodies", rank: 2, prefixes: ["layers/", "harness/layers/", "harness/apiserver/"] },

@@ -127,14 +127,39 @@ describe.each(artifacts)("$name", (runtime) => {
   })
 })
 
-describe("what the bundles leave out (docs/benchmarks.md, daemon memory)", () => {
-  it.each([bundle, join(root, "dist", "preheat.cjs")])("%s has no undici (llhttp) and no client-node generated API", (path) => {
-    const text = readFileSync(path, "utf8")
-    expect(text).not.toContain("llhttp")
-    expect(text).not.toContain("V1ObjectMeta")
-    // client-node is there, its requests on node:http through the stand-in.
-    expect(text).toContain("kubeconfig authentication")
+describe("the single executable's daemon (src/seaMain.ts)", () => {
+  it("runs `preheat daemon` from the daemon's own bundle, with the same command line as the sources", () => {
+    for (const args of [
+      ["daemon", "--help"],
+      ["daemon", "--no-such-flag"]
+    ]) {
+      const fromSources = invoke(sources, ...args)
+      expect(invoke({ name: "single executable", command: executable, args: [] }, ...args)).toEqual(fromSources)
+    }
   })
+
+  it("the daemon's bundle holds none of the other roles' or the harness's commands", () => {
+    const daemonOnly = readFileSync(join(root, "dist", "preheat-daemon.cjs"), "utf8")
+    const whole = readFileSync(join(root, "dist", "preheat.cjs"), "utf8")
+    for (const flag of ["warm-taint-key", "kubeconfig-out", "leader-election-namespace"]) {
+      expect(whole).toContain(flag)
+      expect(daemonOnly).not.toContain(flag)
+    }
+    expect(daemonOnly).toContain("runtime-socket")
+  })
+})
+
+describe("what the bundles leave out (docs/benchmarks.md, daemon memory)", () => {
+  it.each([bundle, join(root, "dist", "preheat.cjs"), join(root, "dist", "preheat-daemon.cjs")])(
+    "%s has no undici (llhttp) and no client-node generated API",
+    (path) => {
+      const text = readFileSync(path, "utf8")
+      expect(text).not.toContain("llhttp")
+      expect(text).not.toContain("V1ObjectMeta")
+      // client-node is there, its requests on node:http through the stand-in.
+      expect(text).toContain("kubeconfig authentication")
+    }
+  )
 })
 
 describe("self-contained artifacts", () => {
