@@ -16,6 +16,9 @@ export const ImagePullJobSpec = Schema.Struct({
 )
 export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
 
+/** The condition of a job whose nodes resolved its image to more than one digest (the controller's, read by `preheat status`). */
+export const digestMismatch = "DigestMismatch"
+
 export const ImageDigestCount = Schema.Struct({
   digest: Schema.String.pipe(described("A manifest digest, sha256:...")),
   nodes: counter("Number of the job's nodes whose pull resolved to this digest.")

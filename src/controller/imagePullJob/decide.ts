@@ -161,7 +161,7 @@ export interface TallyInput extends Omit<JobInput, "targets"> {
  * spec). That is how nodes that resolved a mutable tag to different digests converge on the tag's
  * current one. Decided once per generation: the status written carries the new observedGeneration.
  */
-export const repullsAll = (job: ImagePullJob, task: JobTask): boolean => {
+const repullsAll = (job: ImagePullJob, task: JobTask): boolean => {
   const seen = job.status?.observedGeneration
   const generation = job.metadata.generation
   return task.imagePullPolicy === "Always" && seen !== undefined && generation !== undefined && generation > seen

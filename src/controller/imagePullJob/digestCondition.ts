@@ -1,9 +1,7 @@
-import type { ImageDigestCount } from "../../api/imagePullJob.ts"
+import { digestMismatch, type ImageDigestCount } from "../../api/imagePullJob.ts"
 import type { Condition } from "../../api/meta.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import type { DigestNodes } from "./digestTally.ts"
-
-export const digestMismatch = "DigestMismatch"
 
 /** The digests named in one message; the rest are counted (each one is a move of the tag). */
 const namedAtMost = 5

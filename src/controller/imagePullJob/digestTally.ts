@@ -8,7 +8,7 @@ export interface DigestNodes {
 }
 
 /** The nodes named for each digest: enough to go and look, bounded whatever the job's size. */
-export const examplesPerDigest = 3
+const examplesPerDigest = 3
 
 /**
  * The digests a job's succeeded nodes resolved its image to, kept up to date one node at a time
