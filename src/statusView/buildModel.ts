@@ -155,6 +155,7 @@ const listJobView = (object: KubeObject): JobView => {
   const { phase, why } = phaseOf(status, job.spec.parallelism, desired)
   const completed = status?.completed ?? 0
   const succeeded = status?.succeeded ?? 0
+  const mismatch = condition(status?.conditions, digestMismatch)
   return {
     kind: "ImageListPullJob",
     namespace: job.metadata.namespace ?? "",
@@ -167,7 +168,8 @@ const listJobView = (object: KubeObject): JobView => {
     succeeded,
     failed: Math.max(0, completed - succeeded),
     ...times(status),
-    nodes: []
+    nodes: [],
+    ...(mismatch?.status === "True" && mismatch.message !== undefined ? { digestMismatch: mismatch.message } : {})
   }
 }
 

@@ -57,9 +57,9 @@ const shortDigest = (digest: string): string => {
 /** The digests the nodes resolved, and the DigestMismatch condition's message while it holds. */
 const digestLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => {
   const digests = job.digests ?? []
-  if (digests.length === 0) return []
-  const counts = digests.map((d) => `${shortDigest(d.digest)} on ${d.nodes} ${d.nodes === 1 ? "node" : "nodes"}`).join(", ")
   const mismatch = job.digestMismatch
+  if (digests.length === 0) return mismatch === undefined ? [] : [[seg("  DigestMismatch", "yellow")], [seg(`  ${mismatch}`, "yellow")]]
+  const counts = digests.map((d) => `${shortDigest(d.digest)} on ${d.nodes} ${d.nodes === 1 ? "node" : "nodes"}`).join(", ")
   if (mismatch === undefined) return [[seg(`  digest ${counts}`, "dim")]]
   return [[seg("  DigestMismatch", "yellow"), seg(`  ${counts}`)], [seg(`  ${mismatch}`, "yellow")]]
 }

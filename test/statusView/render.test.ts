@@ -115,3 +115,13 @@ describe("render: digests", () => {
     expect(lines).toContain(`  ${digestMismatch}`)
   })
 })
+
+describe("render: a list job's DigestMismatch", () => {
+  it("shows the condition's message without digests (the children carry them)", () => {
+    const job = goldenModel.jobs[1]!
+    const digestMismatch = `1 of the images resolved to more than one digest on their nodes (the tag moved): "a:latest" (ImagePullJob list-x)`
+    const lines = render({ ...goldenModel, jobs: [{ ...job, digestMismatch }] }, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines).toContain("  DigestMismatch")
+    expect(lines).toContain(`  ${digestMismatch}`)
+  })
+})
