@@ -5,7 +5,7 @@ import { crds } from "../../src/api/crd/manifests.ts"
 import { resources } from "../../src/kube/resources.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { controllerRevisionTable, daemonSetTable, deploymentTable, replicaSetTable, statefulSetTable } from "./tables/appsTables.ts"
-import { eventTable, leaseTable, namespaceTable, nodeTable, podTable, secretTable } from "./tables/coreTables.ts"
+import { configMapTable, eventTable, leaseTable, namespaceTable, nodeTable, podTable, secretTable } from "./tables/coreTables.ts"
 import { groupOf, hasStatusSubresource, versionOf } from "./kindRules.ts"
 import { printerColumnTable } from "./tables/printerColumns.ts"
 import type { StructuralSchema } from "./admission/structuralSchema.ts"
@@ -33,6 +33,12 @@ export interface ServedKind {
    */
   readonly mergeKeys?: MergeKeys
 }
+
+/**
+ * ConfigMaps: the product uses none, but `preheat dev` reads one (harness/cluster/devRegistry.ts:
+ * the simulated registry's tag moves), so kubectl can create and edit it.
+ */
+export const configMapResource: Resource = { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true }
 
 export const listKind = (kind: ServedKind): string => `${kind.resource.kind}List`
 
@@ -172,6 +178,21 @@ const coreKinds: ReadonlyArray<ServedKind> = [
       },
       type: { description: "Used to facilitate programmatic handling of secret data.", type: "string" },
       immutable: { description: "Immutable, if set to true, ensures that data stored in the Secret cannot be updated.", type: "boolean" }
+    }
+  }),
+  core(configMapResource, {
+    singular: "configmap",
+    shortNames: ["cm"],
+    table: configMapTable,
+    description: "ConfigMap holds configuration data for pods to consume.",
+    fields: {
+      data: { description: "Data contains the configuration data.", type: "object", additionalProperties: { type: "string" } },
+      binaryData: {
+        description: "BinaryData contains the binary data.",
+        type: "object",
+        additionalProperties: { type: "string", format: "byte" }
+      },
+      immutable: { description: "Immutable, if set to true, ensures that data stored in the ConfigMap cannot be updated.", type: "boolean" }
     }
   }),
   core(resources.event, {

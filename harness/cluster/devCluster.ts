@@ -82,6 +82,7 @@ preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (no
   kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
   kubectl rollout status deploy/web && kubectl get pods -o wide
   kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
+  kubectl create configmap simulated-registry --from-literal=push-1=nginx:latest   # move a tag in the simulated registry
 
 Ctrl-C stops everything.
 `

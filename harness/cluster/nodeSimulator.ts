@@ -18,6 +18,7 @@ import { watcher } from "../../src/kube/watcher.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
 import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
+import { followTagMoves } from "./devRegistry.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
@@ -43,6 +44,8 @@ export const simulateNodes = Effect.fnUntraced(function* (
   const runtimes = new Map<string, CriRuntime["Service"]>()
   const scopes = new Map<string, Scope.Closeable>()
   const unused = new Map(prebuilt)
+  // One registry for every simulated node, its tags moved by kubectl (devRegistry.ts).
+  const tagRevision = yield* followTagMoves()
 
   const join = (node: KubeObject) =>
     Effect.gen(function* () {
@@ -52,7 +55,7 @@ export const simulateNodes = Effect.fnUntraced(function* (
       scopes.set(name, scope)
       let runtime = unused.get(name)
       unused.delete(name)
-      runtime ??= yield* Layer.buildWithScope(simulatedNodeLayer(), scope)
+      runtime ??= yield* Layer.buildWithScope(simulatedNodeLayer(tagRevision), scope)
       yield* startDaemon(daemonOptions({ nodeName: name })).pipe(
         Effect.provideContext(Context.merge(services, runtime)),
         Scope.provide(scope)

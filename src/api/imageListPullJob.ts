@@ -44,7 +44,14 @@ export const ImageListPullJobStatus = Schema.Struct({
   completed: counter("Number of child jobs completed."),
   succeeded: counter("Number of child jobs that succeeded on every node."),
   failedImageStatuses: Schema.optionalKey(Schema.Array(FailedImageStatus).pipe(described("The images that failed on some node, sorted."))),
-  conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
+  conditions: Schema.optionalKey(
+    Schema.Array(Condition).pipe(
+      described(
+        "Standard conditions: Valid, Complete, and DigestMismatch (True while a child job's nodes resolved its image to more " +
+          "than one digest; its message names those images, the children's conditions the digests and nodes)."
+      )
+    )
+  ),
   observedGeneration: Schema.optionalKey(NonNegativeInt64.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress aggregated from the child ImagePullJobs."))
 export type ImageListPullJobStatus = typeof ImageListPullJobStatus.Type

@@ -16,6 +16,15 @@ export const ImagePullJobSpec = Schema.Struct({
 )
 export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
 
+/** The condition of a job whose nodes resolved its image to more than one digest (the controller's, read by `preheat status`). */
+export const digestMismatch = "DigestMismatch"
+
+export const ImageDigestCount = Schema.Struct({
+  digest: Schema.String.pipe(described("A manifest digest, sha256:...")),
+  nodes: counter("Number of the job's nodes whose pull resolved to this digest.")
+}).pipe(described("One digest the job's image resolved to, and on how many nodes."))
+export type ImageDigestCount = typeof ImageDigestCount.Type
+
 export const ImagePullJobStatus = Schema.Struct({
   startTime: Schema.optionalKey(Timestamp.pipe(described("When the job started."))),
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the job completed (Always jobs)."))),
@@ -25,7 +34,23 @@ export const ImagePullJobStatus = Schema.Struct({
   failed: counter("Number of nodes that failed to pull the image."),
   failedNodes: Schema.optionalKey(Schema.Array(Schema.String).pipe(described("Names of the nodes that failed, sorted."))),
   message: Schema.optionalKey(Schema.String.pipe(described("Progress in words, e.g. job is running, progress 42.0%."))),
-  conditions: Schema.optionalKey(Schema.Array(Condition).pipe(described("Standard conditions: Valid, Complete."))),
+  imageDigests: Schema.optionalKey(
+    Schema.Array(ImageDigestCount).pipe(
+      described(
+        "The digests the image resolved to on the job's nodes that pulled it (their NodeImage tag status digest), with " +
+          "the number of nodes for each, most nodes first. More than one means the tag moved during the job: see the " +
+          "DigestMismatch condition; with imagePullPolicy Always, a new generation of the job pulls again on every node."
+      )
+    )
+  ),
+  conditions: Schema.optionalKey(
+    Schema.Array(Condition).pipe(
+      described(
+        "Standard conditions: Valid, Complete, PullSecretInvalid, and DigestMismatch (True while the job's nodes resolved " +
+          "the image to more than one digest; its message names the digests and a few nodes of each)."
+      )
+    )
+  ),
   observedGeneration: Schema.optionalKey(NonNegativeInt64.pipe(described("The metadata.generation this status was computed for.")))
 }).pipe(described("Progress of the job, written by the controller."))
 export type ImagePullJobStatus = typeof ImagePullJobStatus.Type

@@ -143,6 +143,15 @@ export const ImageTagStatus = Schema.Struct({
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the pull finished."))),
   version: Schema.optionalKey(NonNegativeInt64.pipe(described("The spec version this status is for."))),
   imageID: Schema.optionalKey(Schema.String.pipe(described("The image id the runtime reported."))),
+  digest: Schema.optionalKey(
+    Schema.String.pipe(
+      described(
+        "The manifest digest (sha256:...) the tag resolved to on this node: the runtime's repo digest of the image for this " +
+          "image's repository. Set on success; absent when the runtime reports none. Nodes of one job with different digests " +
+          "mean the tag moved while they pulled (the job's DigestMismatch condition)."
+      )
+    )
+  ),
   message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
 })
 export type ImageTagStatus = typeof ImageTagStatus.Type

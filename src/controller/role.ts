@@ -1,6 +1,6 @@
 import { Duration, Effect, Option, Result, Schedule } from "effect"
 import type { Scope } from "effect"
-import type { ImagePullJob } from "../api/imagePullJob.ts"
+import { digestMismatch, type ImagePullJob } from "../api/imagePullJob.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import { ApiAccess } from "../kube/ApiAccess.ts"
 import { makeLeaderElector } from "../kube/leaderElection.ts"
@@ -41,8 +41,15 @@ const sampleGauges = ({ books, queues, stores }: Controller) =>
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
-    for (const { view } of stores.jobs.entries()) jobs[phaseOf(stores.nodeImages.size(), view)]++
+    let digestMismatches = 0
+    for (const { view } of stores.jobs.entries()) {
+      jobs[phaseOf(stores.nodeImages.size(), view)]++
+      if (Result.isSuccess(view) && view.success.status?.conditions?.some((c) => c.type === digestMismatch && c.status === "True")) {
+        digestMismatches++
+      }
+    }
     yield* metrics.setJobs(jobs)
+    yield* metrics.setJobsWithDigestMismatch(digestMismatches)
     let pulling = 0
     for (const { view } of stores.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)

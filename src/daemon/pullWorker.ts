@@ -19,6 +19,7 @@ import {
 import { nothingSeen, progressStep } from "./attemptProgress.ts"
 import { findImage } from "./imagePresence.ts"
 import { pullCredentials } from "./pullCredentials.ts"
+import { digestOf, resolvedDigest } from "./resolvedDigest.ts"
 import {
   describePullError,
   failedMessage,
@@ -214,7 +215,7 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
         const message = presentMessage(task.reference, context.node)
         yield* Effect.logInfo("image already present")
         return yield* finish(
-          succeededStatus(task, startedAt, yield* Clock.currentTimeMillis, present.id, message),
+          succeededStatus(task, startedAt, yield* Clock.currentTimeMillis, present.id, message, digestOf(task.reference, present)),
           { result: "succeeded", reason: "present" },
           message
         )
@@ -250,8 +251,9 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       const end = yield* Clock.currentTimeMillis
       const message = pulledMessage(task.reference, context.node, end - startedAt)
       yield* Effect.logInfo("pulled image").pipe(Effect.annotateLogs({ imageId: outcome.imageId, attempts: outcome.attempt }))
+      const digest = yield* resolvedDigest(task.reference, outcome.imageId)
       return yield* finish(
-        succeededStatus(task, startedAt, end, outcome.imageId, message),
+        succeededStatus(task, startedAt, end, outcome.imageId, message, digest),
         { result: "succeeded", reason: "pulled" },
         message
       )

@@ -23,13 +23,15 @@ export const succeededStatus = (
   startedAt: number,
   completedAt: number,
   imageID: string,
-  message: string
+  message: string,
+  digest: string | undefined
 ): ImageTagStatus => ({
   ...base(task, startedAt),
   phase: "Succeeded",
   progress: 100,
   completionTime: rfc3339(completedAt),
   imageID,
+  ...(digest === undefined ? {} : { digest }),
   message
 })
 

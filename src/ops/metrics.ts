@@ -75,6 +75,8 @@ export class Metrics extends Context.Service<
     /** All phases at once, so a phase that emptied drops to 0 instead of keeping a stale value. */
     readonly setJobs: (counts: Readonly<Record<JobPhase, number>>) => Effect.Effect<void>
     readonly setNodesPulling: (count: number) => Effect.Effect<void>
+    /** ImagePullJobs whose condition DigestMismatch is True now. */
+    readonly setJobsWithDigestMismatch: (count: number) => Effect.Effect<void>
     readonly setLeader: (isLeader: boolean) => Effect.Effect<void>
     /** Nodes held by the startup taint now. */
     readonly setNodesWarming: (count: number) => Effect.Effect<void>
@@ -165,6 +167,11 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     labelNames: ["phase"] as const,
     registers
   })
+  const digestMismatches = new Gauge({
+    name: "preheat_jobs_digest_mismatch",
+    help: "ImagePullJobs whose nodes resolved the image to more than one digest (condition DigestMismatch True: the tag moved during the job).",
+    registers
+  })
   const nodesPulling = new Gauge({
     name: "preheat_nodes_pulling",
     help: "Nodes with at least one tag pulling.",
@@ -250,6 +257,7 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
         for (const phase of jobPhases) jobs.set({ phase }, counts[phase])
       }),
     setNodesPulling: (count) => Effect.sync(() => nodesPulling.set(count)),
+    setJobsWithDigestMismatch: (count) => Effect.sync(() => digestMismatches.set(count)),
     setLeader: (isLeader) => Effect.sync(() => leader.set(isLeader ? 1 : 0)),
     setNodesWarming: (count) => Effect.sync(() => nodesWarming.set(count)),
     recordNodeWarm: (outcome, seconds) => Effect.sync(() => nodeWarm.observe({ outcome }, seconds)),

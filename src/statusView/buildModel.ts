@@ -2,7 +2,7 @@ import { millisOf } from "../api/time.ts"
 import { Result } from "effect"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
-import type { ImagePullJob } from "../api/imagePullJob.ts"
+import { digestMismatch, type ImagePullJob } from "../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
 import type { Condition } from "../api/meta.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
@@ -117,6 +117,7 @@ const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobVi
   const desired = status?.desired ?? 0
   const { phase, why } = phaseOf(status, job.spec.parallelism, desired)
   const parent = parentOf(object)
+  const mismatch = condition(status?.conditions, digestMismatch)
   return {
     kind: "ImagePullJob",
     namespace: job.metadata.namespace ?? "",
@@ -130,7 +131,11 @@ const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobVi
     succeeded: status?.succeeded ?? 0,
     failed: status?.failed ?? 0,
     ...times(status),
-    nodes: phase === "invalid" ? [] : nodeRows(job, nodes)
+    nodes: phase === "invalid" ? [] : nodeRows(job, nodes),
+    ...(status?.imageDigests === undefined ? {} : { digests: status.imageDigests }),
+    ...(mismatch?.status === "True"
+      ? { digestMismatch: mismatch.message ?? "the job's nodes resolved the image to different digests" }
+      : {})
   }
 }
 
@@ -150,6 +155,7 @@ const listJobView = (object: KubeObject): JobView => {
   const { phase, why } = phaseOf(status, job.spec.parallelism, desired)
   const completed = status?.completed ?? 0
   const succeeded = status?.succeeded ?? 0
+  const mismatch = condition(status?.conditions, digestMismatch)
   return {
     kind: "ImageListPullJob",
     namespace: job.metadata.namespace ?? "",
@@ -162,7 +168,8 @@ const listJobView = (object: KubeObject): JobView => {
     succeeded,
     failed: Math.max(0, completed - succeeded),
     ...times(status),
-    nodes: []
+    nodes: [],
+    ...(mismatch?.status === "True" && mismatch.message !== undefined ? { digestMismatch: mismatch.message } : {})
   }
 }
 

@@ -30,6 +30,10 @@ export interface JobView {
   readonly startTime?: number
   readonly completionTime?: number
   readonly nodes: ReadonlyArray<NodeRow>
+  /** The digests the job's nodes resolved its image to (status.imageDigests), most nodes first. */
+  readonly digests?: ReadonlyArray<{ readonly digest: string; readonly nodes: number }>
+  /** The DigestMismatch condition's message while it is True: the tag moved during the job. */
+  readonly digestMismatch?: string
 }
 
 /** A tag a warming node has not pulled yet. */

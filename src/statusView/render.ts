@@ -48,6 +48,22 @@ const nodeLine = (row: NodeRow, nameWidth: number, now: number): ReadonlyArray<S
   return [name, seg("Pulling  ", "cyan"), seg(progress), seg(since, "dim"), seg(row.message ? `  ${row.message}` : "", "dim")]
 }
 
+/** `sha256:` and the first 12 hex digits, as `docker images` shortens ids. */
+const shortDigest = (digest: string): string => {
+  const colon = digest.indexOf(":")
+  return colon < 0 ? digest.slice(0, 19) : digest.slice(0, colon + 13)
+}
+
+/** The digests the nodes resolved, and the DigestMismatch condition's message while it holds. */
+const digestLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => {
+  const digests = job.digests ?? []
+  const mismatch = job.digestMismatch
+  if (digests.length === 0) return mismatch === undefined ? [] : [[seg("  DigestMismatch", "yellow")], [seg(`  ${mismatch}`, "yellow")]]
+  const counts = digests.map((d) => `${shortDigest(d.digest)} on ${d.nodes} ${d.nodes === 1 ? "node" : "nodes"}`).join(", ")
+  if (mismatch === undefined) return [[seg(`  digest ${counts}`, "dim")]]
+  return [[seg("  DigestMismatch", "yellow"), seg(`  ${counts}`)], [seg(`  ${mismatch}`, "yellow")]]
+}
+
 const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): ReadonlyArray<ReadonlyArray<Segment>> => {
   const barWidth = mode === "plain" ? 20 : Math.max(10, Math.min(40, width - 70))
   const lines: Array<ReadonlyArray<Segment>> = [
@@ -68,6 +84,7 @@ const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): R
     ]
   ]
   if (job.message !== "") lines.push([seg(`  ${job.message}`, job.phase === "invalid" ? "red" : "dim")])
+  lines.push(...digestLines(job))
   const shown = job.nodes.slice(0, maxNodeRows)
   const nameWidth = Math.max(0, ...shown.map((r) => r.node.length))
   for (const row of shown) lines.push(nodeLine(row, nameWidth, now))

@@ -173,3 +173,33 @@ describe("decideImageListPullJob", () => {
     expect(decideImageListPullJob(job, [], t0).deleteJob).toBe(true)
   })
 })
+
+describe("decideImageListPullJob: digests", () => {
+  const mismatch = { type: "DigestMismatch", status: "True" as const, reason: "TagMoved", lastTransitionTime: "2026-12-02T09:59:00Z" }
+  const running = { startTime: "2026-12-02T09:58:00Z", desired: 3, active: 1, succeeded: 2 }
+
+  it("is DigestMismatch while a child's nodes disagree, naming its image, with one Warning; False once they agree", () => {
+    const job = listJob({ images: ["b:latest", "a:latest"], completionPolicy: { type: "Never" } })
+    const fresh = created(decideImageListPullJob(job, [], t0).create, running)
+    const children = fresh.map((c) => (c.spec.image === "a:latest" ? { ...c, status: { ...c.status!, conditions: [mismatch] } } : c))
+    const decision = decideImageListPullJob(job, children, t0)
+    const condition = decision.status.conditions?.find((c) => c.type === "DigestMismatch")
+    expect(condition).toMatchObject({ status: "True", reason: "TagMoved" })
+    expect(condition?.message).toContain('"a:latest" (ImagePullJob list-')
+    expect(condition?.message).not.toContain("b:latest")
+    expect(decision.events.filter((e) => e.reason === "DigestMismatch")).toHaveLength(1)
+
+    // The same again: no second Warning.
+    const again = decideImageListPullJob(listJob(job.spec, decision.status), children, t0)
+    expect(again.events.filter((e) => e.reason === "DigestMismatch")).toEqual([])
+
+    const agreed = decideImageListPullJob(listJob(job.spec, decision.status), fresh, t0)
+    expect(agreed.status.conditions?.find((c) => c.type === "DigestMismatch")).toMatchObject({ status: "False", reason: "OneDigest" })
+  })
+
+  it("carries no DigestMismatch while no child ever had one", () => {
+    const job = listJob({ images: ["a:latest"] })
+    const children = created(decideImageListPullJob(job, [], t0).create, running)
+    expect(decideImageListPullJob(job, children, t0).status.conditions?.map((c) => c.type)).toEqual(["Valid"])
+  })
+})

@@ -65,6 +65,7 @@ const expected: Record<string, { type: string; labels: ReadonlyArray<string> }> 
   preheat_api_requests_total: { type: "counter", labels: ["verb", "kind", "result"] },
   preheat_jobs: { type: "gauge", labels: ["phase"] },
   preheat_nodes_pulling: { type: "gauge", labels: [] },
+  preheat_jobs_digest_mismatch: { type: "gauge", labels: [] },
   preheat_leader: { type: "gauge", labels: [] },
   preheat_nodes_warming: { type: "gauge", labels: [] },
   preheat_node_warm_seconds: { type: "histogram", labels: ["outcome"] },
@@ -85,6 +86,7 @@ const recordOneOfEach = Effect.gen(function* () {
   yield* metrics.countApiRequest("update", "NodeImage", "conflict")
   yield* metrics.setJobs({ running: 3, completed: 2, paused: 1, invalid: 0 })
   yield* metrics.setNodesPulling(4)
+  yield* metrics.setJobsWithDigestMismatch(1)
   yield* metrics.setLeader(true)
   yield* metrics.setNodesWarming(2)
   yield* metrics.recordNodeWarm("timeout", 600)
@@ -130,6 +132,7 @@ describe("Metrics", () => {
       expect(body).toContain(`preheat_jobs{phase="running"} 3`)
       expect(body).toContain(`preheat_jobs{phase="invalid"} 0`)
       expect(body).toContain(`preheat_nodes_pulling 4`)
+      expect(body).toContain(`preheat_jobs_digest_mismatch 1`)
       expect(body).toContain(`preheat_leader 1`)
       expect(body).toContain(`preheat_nodes_warming 2`)
       expect(body).toContain(`preheat_node_warm_seconds_count{outcome="timeout"} 1`)

@@ -171,3 +171,39 @@ describe("buildModel", () => {
     expect(build({}).warming).toBeUndefined()
   })
 })
+
+describe("buildModel: digests", () => {
+  const a = `sha256:${"a".repeat(64)}`
+  const b = `sha256:${"b".repeat(64)}`
+  const mismatch = {
+    type: "DigestMismatch",
+    status: "True",
+    reason: "TagMoved",
+    message: `"nginx:latest" resolved to 2 digests on the job's nodes (the tag moved during the job): ${a} on node-1; ${b} on node-2`,
+    lastTransitionTime: at(0)
+  }
+  const imageDigests = [
+    { digest: a, nodes: 3 },
+    { digest: b, nodes: 1 }
+  ]
+
+  it("carries the digests and, while DigestMismatch is True, its message", () => {
+    const model = build({
+      imagePullJobs: [pullJob("warm", { image: "nginx:latest", status: { ...running, imageDigests, conditions: [mismatch] } })]
+    })
+    expect(model.jobs[0]).toMatchObject({ digests: imageDigests, digestMismatch: mismatch.message })
+  })
+
+  it("no mismatch once the condition is False", () => {
+    const model = build({
+      imagePullJobs: [
+        pullJob("warm", {
+          image: "nginx:latest",
+          status: { ...running, imageDigests: [imageDigests[0]], conditions: [{ ...mismatch, status: "False", reason: "OneDigest" }] }
+        })
+      ]
+    })
+    expect(model.jobs[0]?.digests).toEqual([imageDigests[0]])
+    expect(model.jobs[0]?.digestMismatch).toBeUndefined()
+  })
+})

@@ -93,3 +93,35 @@ describe("render, terminal mode", () => {
     for (const line of visible) expect([...line].length).toBeLessThanOrEqual(100)
   })
 })
+
+describe("render: digests", () => {
+  const a = `sha256:${"a".repeat(64)}`
+  const b = `sha256:${"b".repeat(64)}`
+  const job = goldenModel.jobs[0]!
+
+  it("shows the one digest the nodes resolved", () => {
+    const lines = render({ ...goldenModel, jobs: [{ ...job, digests: [{ digest: a, nodes: 3 }] }] }, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines).toContain("  digest sha256:aaaaaaaaaaaa on 3 nodes")
+  })
+
+  it("shows DigestMismatch with the counts and the condition's message", () => {
+    const digests = [
+      { digest: a, nodes: 3 },
+      { digest: b, nodes: 1 }
+    ]
+    const digestMismatch = `"nginx:1.9.1" resolved to 2 digests on the job's nodes (the tag moved during the job): ${a} on node-1; ${b} on node-2`
+    const lines = render({ ...goldenModel, jobs: [{ ...job, digests, digestMismatch }] }, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines).toContain("  DigestMismatch  sha256:aaaaaaaaaaaa on 3 nodes, sha256:bbbbbbbbbbbb on 1 node")
+    expect(lines).toContain(`  ${digestMismatch}`)
+  })
+})
+
+describe("render: a list job's DigestMismatch", () => {
+  it("shows the condition's message without digests (the children carry them)", () => {
+    const job = goldenModel.jobs[1]!
+    const digestMismatch = `1 of the images resolved to more than one digest on their nodes (the tag moved): "a:latest" (ImagePullJob list-x)`
+    const lines = render({ ...goldenModel, jobs: [{ ...job, digestMismatch }] }, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines).toContain("  DigestMismatch")
+    expect(lines).toContain(`  ${digestMismatch}`)
+  })
+})

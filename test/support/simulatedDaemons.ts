@@ -22,6 +22,8 @@ export interface SimulatedDaemonOptions {
   readonly failure?: (node: string, image: string, tag: string) => string | undefined
   /** Nodes whose daemon never answers. */
   readonly silent?: (node: string) => boolean
+  /** The manifest digest a pull resolves to, asked when it starts (a tag can move meanwhile); none by default. */
+  readonly digest?: (node: string, image: string, tag: string) => string | undefined
   /** Count the pulls of each node, image and tag (tests read them; a large benchmark need not). */
   readonly countPulls?: boolean
 }
@@ -88,6 +90,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
   const pull = (node: string, image: string, tag: string, version: number, id: string) =>
     Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
+      const digest = options.digest?.(node, image, tag)
       yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
       yield* Effect.sleep(options.pullMs)
       const end = yield* Clock.currentTimeMillis
@@ -103,7 +106,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
         progress: failed === undefined ? 100 : 0,
         startTime: rfc3339(start),
         completionTime: rfc3339(end),
-        ...(failed === undefined ? { imageID: `sha256:${image}-${tag}` } : { message: failed })
+        ...(failed === undefined ? { imageID: `sha256:${image}-${tag}`, ...(digest === undefined ? {} : { digest }) } : { message: failed })
       })
       inFlight.delete(id)
     })

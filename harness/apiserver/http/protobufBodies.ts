@@ -65,6 +65,12 @@ message Secret {
   map<string, string> stringData = 4;
   optional bool immutable = 5;
 }
+message ConfigMap {
+  optional ObjectMeta metadata = 1;
+  map<string, string> data = 2;
+  map<string, bytes> binaryData = 3;
+  optional bool immutable = 4;
+}
 message ResourceAttributes {
   optional string namespace = 1;
   optional string verb = 2;
@@ -100,6 +106,8 @@ const envelope = root.lookupType("k8s.Unknown")
 const kinds: Readonly<Record<string, protobuf.Type>> = {
   "v1/Namespace": root.lookupType("k8s.Namespace"),
   "v1/Secret": root.lookupType("k8s.Secret"),
+  // `kubectl create configmap`: `preheat dev` moves tags in its simulated registry with one.
+  "v1/ConfigMap": root.lookupType("k8s.ConfigMap"),
   // `kubectl auth can-i` (and `--list`) send these.
   "authorization.k8s.io/v1/SelfSubjectAccessReview": root.lookupType("k8s.SelfSubjectAccessReview"),
   "authorization.k8s.io/v1/SelfSubjectRulesReview": root.lookupType("k8s.SelfSubjectRulesReview")

@@ -143,6 +143,16 @@ export const secretTable: TableConvertor = {
   }
 }
 
+export const configMapTable: TableConvertor = {
+  columns: [nameColumn, column("Data", "string", "The number of entries in the configmap"), age],
+  cells: (object, now) => {
+    const data = at(object, ".data")
+    const binary = at(object, ".binaryData")
+    const count = (isPlainObject(data) ? Object.keys(data).length : 0) + (isPlainObject(binary) ? Object.keys(binary).length : 0)
+    return [object.metadata.name ?? "", count, created(object, now)]
+  }
+}
+
 const eventLastSeen = (object: KubeObject): unknown =>
   at(object, ".series.lastObservedTime") ?? at(object, ".lastTimestamp") ?? at(object, ".eventTime") ?? object.metadata.creationTimestamp
 

@@ -232,12 +232,18 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       available ? Effect.void : Effect.fail(new RuntimeUnavailable({ message: "simulated runtime is unavailable" }))
     )
 
+    /** The tag revision each made-up tag was made up at (tagRevision): another one makes it up again. */
+    const madeUpAt = new Map<string, string | undefined>()
+
     /** Resolves what the registry serves for a reference, making it up when allowed. */
     const resolve = (ref: ImageReference): Served | undefined => {
-      const known = served.get(servedKey(ref))
-      if (known !== undefined || config.unknownImages === "notFound") return known
       const key = servedKey(ref)
-      const id = sha256(`image:${key}`)
+      const known = served.get(key)
+      const revision = ref.digest === undefined ? config.tagRevision?.(ref) : undefined
+      const moved = madeUpAt.has(key) && madeUpAt.get(key) !== revision
+      if ((known !== undefined && !moved) || (known === undefined && config.unknownImages === "notFound")) return known
+      madeUpAt.set(key, revision)
+      const id = sha256(`image:${key}${revision === undefined ? "" : `#${revision}`}`)
       const size = config.synthesizedSize?.(ref)
       serve({
         reference: formatImageReference(ref),

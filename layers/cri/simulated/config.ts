@@ -52,6 +52,13 @@ export interface SimulatedRuntimeConfig {
    * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
    */
   readonly progressSteps?: number
+  /**
+   * The registry's current revision of a tag (`name:tag`, normalised): a made-up image is made up
+   * again, with a new id and manifest digest, whenever its tag's revision changes, as if someone had
+   * pushed to the tag. Read at each pull, so a revision changed meanwhile moves the tag for every
+   * node that pulls it next (`preheat dev` reads them from a ConfigMap: harness/cluster/devRegistry.ts).
+   */
+  readonly tagRevision?: (reference: ImageReference) => string | undefined
   /** Size of made-up images; default 10 MiB. */
   readonly defaultSize?: number
   /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */

@@ -8,6 +8,7 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
 import { observed, setCondition } from "../status/conditions.ts"
+import { listDigestVerdict } from "./digestMismatches.ts"
 import { canonical } from "../workload/template.ts"
 import { rfc3339 } from "../../api/time.ts"
 
@@ -141,6 +142,9 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
       message: `${desired} images pulled, ${failedImageStatuses.length} failed somewhere`
     })
   let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
+  const digests = listDigestVerdict(previous?.conditions, kept)
+  if (digests.condition !== undefined) conditions = setCondition(conditions, digests.condition, nowIso)
+  if (digests.event !== undefined) events.push(digests.event)
   if (done) conditions = setCondition(conditions, { type: "Complete", status: "True", reason: "Completed" }, nowIso)
   const status: ImageListPullJobStatus = {
     startTime: previous?.startTime ?? nowIso,

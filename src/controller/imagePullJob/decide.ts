@@ -6,6 +6,8 @@ import type { ObjectEvent } from "../../kube/events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
+import { digestVerdict } from "./digestCondition.ts"
+import { DigestTally, type DigestNodes, imageDigestsOf } from "./digestTally.ts"
 import { pullSecretVerdict } from "./pullSecretCondition.ts"
 import type { UnusablePullSecret } from "./pullSecretCondition.ts"
 import { fullNote, hasRoomFor } from "./nodeRoom.ts"
@@ -73,6 +75,8 @@ export interface TargetTally {
   readonly succeeded: number
   /** Failed targets, in target order. */
   readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
+  /** The digests the succeeded targets resolved the image to (those that reported one). */
+  readonly digests: ReadonlyArray<DigestNodes>
   /**
    * Up to `limit` targets without the job's tag yet that `fits` accepts, in target order, and the
    * names of those it refused on the way.
@@ -112,7 +116,8 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
   const unfinished: Array<string> = []
   let active = 0
   let succeeded = 0
-  for (const node of targets) {
+  const digests = new DigestTally()
+  for (const [i, node] of targets.entries()) {
     const name = node.metadata.name ?? ""
     const state = nodeState(node, task)
     if (state.phase === "notSynced") {
@@ -124,8 +129,10 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     if (state.phase === "active") {
       active++
       unfinished.push(name)
-    } else if (state.phase === "succeeded") succeeded++
-    else failed.push({ node: name, message: state.message })
+    } else if (state.phase === "succeeded") {
+      succeeded++
+      if (state.digest !== undefined) digests.add(state.digest, i)
+    } else failed.push({ node: name, message: state.message })
   }
   const names = new Set(targets.map((n) => n.metadata.name ?? ""))
   return {
@@ -133,6 +140,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     active,
     succeeded,
     failed,
+    digests: digests.summary((i) => targets[i]?.metadata.name ?? ""),
     waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
     synced: () => synced,
     unfinished: () => unfinished,
@@ -145,6 +153,18 @@ export const decideImagePullJob = (input: JobInput): JobDecision => decideFromTa
 
 export interface TallyInput extends Omit<JobInput, "targets"> {
   readonly tally: TargetTally
+}
+
+/**
+ * Whether this reconcile starts the job over on every node: its imagePullPolicy is Always and its
+ * generation moved past the one its status was computed for (an edit, `kubectl apply` of a changed
+ * spec). That is how nodes that resolved a mutable tag to different digests converge on the tag's
+ * current one. Decided once per generation: the status written carries the new observedGeneration.
+ */
+const repullsAll = (job: ImagePullJob, task: JobTask): boolean => {
+  const seen = job.status?.observedGeneration
+  const generation = job.metadata.generation
+  return task.imagePullPolicy === "Always" && seen !== undefined && generation !== undefined && generation > seen
 }
 
 const percent = (done: number, desired: number): string => (desired === 0 ? 100 : (done / desired) * 100).toFixed(1)
@@ -169,8 +189,9 @@ export const decideFromTally = ({
   const nowIso = rfc3339(now)
   const events: Array<ObjectEvent> = []
   const always = spec.completionPolicy.type === "Always"
+  const repull = repullsAll(job, task)
 
-  if (previous?.completionTime !== undefined) {
+  if (previous?.completionTime !== undefined && !repull) {
     const ttl = spec.completionPolicy.ttlSecondsAfterFinished
     const deleteAt = ttl === undefined ? undefined : Date.parse(previous.completionTime) + ttl * 1000
     const expired = deleteAt !== undefined && deleteAt <= now
@@ -186,7 +207,8 @@ export const decideFromTally = ({
     }
   }
 
-  const startTime = previous?.startTime ?? nowIso
+  // A new generation of an Always job starts over (a finished one too): deadline and counts with it.
+  const startTime = repull ? nowIso : (previous?.startTime ?? nowIso)
   if (previous?.startTime === undefined) {
     events.push({ type: "Normal", reason: "Started", message: `pulling ${quoteBounded(spec.image)} on ${tally.desired} nodes` })
   }
@@ -202,10 +224,27 @@ export const decideFromTally = ({
     if (released !== entry) writes.push({ node: name, image, entry: released })
   }
 
-  const failedNodes = tally.failed
-  let active = tally.active
-  // Edits of a running job reach the tags it already wrote (SPEC §4.6).
-  if (propagateEdits) {
+  const failedNodes = repull ? [] : tally.failed
+  const succeeded = repull ? 0 : tally.succeeded
+  const digests = repull ? [] : tally.digests
+  let active = repull ? 0 : tally.active
+  if (repull) {
+    // The job lets go of every node's tag: each is written again, within parallelism, with a new
+    // version (withTask), which the daemon pulls again, resolving the tag anew.
+    let released = 0
+    for (const node of tally.synced()) {
+      const entry = node.spec.images?.[task.image]
+      if (entry === undefined) continue
+      writes.push({ node: node.metadata.name ?? "", image: task.image, entry: withoutOwner(entry, task.owner.uid) })
+      released++
+    }
+    events.push({
+      type: "Normal",
+      reason: "Repulling",
+      message: `generation ${job.metadata.generation}: pulling ${quoteBounded(spec.image)} again on every node (imagePullPolicy Always), ${released} pulled before`
+    })
+  } else if (propagateEdits) {
+    // Edits of a running job reach the tags it already wrote (SPEC §4.6).
     for (const node of tally.synced()) {
       const name = node.metadata.name ?? ""
       const entry = node.spec.images?.[task.image]
@@ -240,7 +279,7 @@ export const decideFromTally = ({
     }
   }
 
-  const previouslyFailed = new Set(previous?.failedNodes ?? [])
+  const previouslyFailed = new Set(repull ? [] : (previous?.failedNodes ?? []))
   for (const { message: why, node } of failedNodes) {
     if (!previouslyFailed.has(node)) {
       // The tag's message is the daemon's, but the NodeImage status is writable by hand: escaped again.
@@ -248,7 +287,7 @@ export const decideFromTally = ({
     }
   }
 
-  const unfinished = desired - tally.succeeded - failedNodes.length
+  const unfinished = desired - succeeded - failedNodes.length
   const failedNames = failedNodes.map((f) => f.node)
   let completionTime: string | undefined
   let message: string
@@ -267,10 +306,10 @@ export const decideFromTally = ({
     events.push({
       type: "Normal",
       reason: "Completed",
-      message: `pulled on ${tally.succeeded} of ${desired} nodes, ${failedNodes.length} failed`
+      message: `pulled on ${succeeded} of ${desired} nodes, ${failedNodes.length} failed`
     })
   } else {
-    const progress = percent(tally.succeeded + failedNodes.length, desired)
+    const progress = percent(succeeded + failedNodes.length, desired)
     message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
     if (heldBack > 0 && registry !== undefined) message += `, ${heldBackNote(heldBack, registry)}`
     if (fullNodes.length > 0) message += `, ${fullNote(fullNodes.length)}`
@@ -281,18 +320,26 @@ export const decideFromTally = ({
   const secrets = pullSecretVerdict(previous?.conditions, unusablePullSecrets)
   if (secrets.condition !== undefined) conditions = setCondition(conditions, secrets.condition, nowIso)
   if (secrets.event !== undefined) events.unshift(secrets.event)
+  const digestCheck = digestVerdict(quoteBounded(spec.image), previous?.conditions, previous?.imageDigests, digests)
+  if (digestCheck.condition !== undefined) conditions = setCondition(conditions, digestCheck.condition, nowIso)
+  if (digestCheck.event !== undefined) events.push(digestCheck.event)
   if (finished) {
     const reason = pastDeadline ? "DeadlineExceeded" : "Completed"
     conditions = setCondition(conditions, { type: "Complete", status: "True", reason, message }, nowIso)
+  } else if (repull && previous?.completionTime !== undefined) {
+    // Reopened: `kubectl wait --for=condition=Complete` waits for this generation's end.
+    conditions = setCondition(conditions, { type: "Complete", status: "False", reason: "Repulling", message }, nowIso)
   }
+  const imageDigests = imageDigestsOf(digests)
   const status: ImagePullJobStatus = {
     startTime,
     ...(completionTime === undefined ? {} : { completionTime }),
     desired,
     active: finished ? 0 : active,
-    succeeded: tally.succeeded,
+    succeeded,
     failed: failedNames.length,
     ...(failedNames.length === 0 ? {} : { failedNodes: [...failedNames].sort() }),
+    ...(imageDigests === undefined ? {} : { imageDigests }),
     message,
     conditions,
     ...(job.metadata.generation === undefined ? {} : { observedGeneration: job.metadata.generation })

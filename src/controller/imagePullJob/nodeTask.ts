@@ -16,7 +16,7 @@ export interface JobTask {
 export type NodeState =
   | { readonly phase: "notSynced" }
   | { readonly phase: "active" }
-  | { readonly phase: "succeeded" }
+  | { readonly phase: "succeeded"; readonly digest: string | undefined }
   | { readonly phase: "failed"; readonly message: string }
 
 /**
@@ -28,7 +28,7 @@ export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
   if (status === null) return { phase: "notSynced" }
   switch (status?.phase) {
     case "Succeeded":
-      return { phase: "succeeded" }
+      return { phase: "succeeded", digest: status.digest }
     case "Failed":
       return { phase: "failed", message: status.message ?? "failed" }
     default:

@@ -1,5 +1,6 @@
 import type { NodeImage } from "../../api/nodeImage.ts"
 import { takeWaiting } from "./decide.ts"
+import { DigestTally } from "./digestTally.ts"
 import type { TargetTally } from "./decide.ts"
 import { nodeState } from "./nodeTask.ts"
 import type { JobTask, NodeState } from "./nodeTask.ts"
@@ -21,6 +22,7 @@ export class JobProgress {
   private readonly standing: Array<Standing>
   private readonly failures = new Map<number, string>()
   private readonly dirty = new Set<number>()
+  private readonly digests = new DigestTally()
   private active = 0
   private succeeded = 0
   private missing = 0
@@ -81,6 +83,7 @@ export class JobProgress {
       active: this.active,
       succeeded: this.succeeded,
       failed,
+      digests: this.digests.summary((i) => this.names[i]!),
       waiting: (limit, fits) => takeWaiting(this.waiting(lookup), limit, fits),
       synced: () => this.collect((s) => s !== "missing" && s.phase !== "notSynced", lookup),
       unfinished: () =>
@@ -125,8 +128,12 @@ export class JobProgress {
     if (s === "missing") this.missing += delta
     else if (s.phase === "notSynced") this.unsynced += delta
     else if (s.phase === "active") this.active += delta
-    else if (s.phase === "succeeded") this.succeeded += delta
-    else if (s.phase === "failed") {
+    else if (s.phase === "succeeded") {
+      this.succeeded += delta
+      if (s.digest === undefined) return
+      if (delta === 1) this.digests.add(s.digest, i)
+      else this.digests.remove(s.digest, i)
+    } else if (s.phase === "failed") {
       if (delta === 1) this.failures.set(i, s.message)
       else this.failures.delete(i)
     }

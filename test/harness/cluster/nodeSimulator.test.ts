@@ -8,6 +8,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { simulateNodes } from "../../../harness/cluster/nodeSimulator.ts"
+import { tagRevisions } from "../../../harness/cluster/devRegistry.ts"
+import { configMapResource } from "../../../harness/apiserver/catalog.ts"
 import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
@@ -86,6 +88,83 @@ describe("the dev cluster's node simulator", () => {
       )
       expect(second).not.toBe(first)
       expect(Option.isNone(yield* second.imageStatus("busybox:1.36"))).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  )
+})
+
+describe("the dev cluster's simulated registry", () => {
+  it("reads each ConfigMap entry as a push to a tag, names normalised; a digest or a bad reference is a problem", () => {
+    const { problems, revisions } = tagRevisions({
+      "push-2": "nginx:latest",
+      "push-1": "docker.io/library/nginx",
+      other: "registry.example.com/app:1",
+      pinned: `nginx@sha256:${"a".repeat(64)}`,
+      bad: "Not A Reference"
+    })
+    expect([...revisions].sort()).toEqual([
+      ["docker.io/library/nginx:latest", "push-1,push-2"],
+      ["registry.example.com/app:1", "other"]
+    ])
+    expect(problems).toHaveLength(2)
+    expect(problems.join("; ")).toContain("entry pinned")
+    expect(problems.join("; ")).toContain("entry bad")
+  })
+
+  it.live("a ConfigMap entry moves a tag for every simulated node: pulled again, it resolves to a new digest", () =>
+    Effect.gen(function* () {
+      const api = yield* KubeApi
+      yield* simulateNodes(new Map())
+      yield* api.create(resources.node, { apiVersion: "v1", kind: "Node", metadata: { name: "n1" } })
+      const tag = (version: number) => ({ images: { nginx: { tags: [{ tag: "latest", version, imagePullPolicy: "Always" }] } } })
+      const digestAt = (version: number) =>
+        until(
+          `version ${version} pulled`,
+          Effect.map(api.get(resources.nodeImage, { name: "n1" }), (n) => {
+            const status = (
+              n["status"] as
+                | { imageStatuses?: Record<string, { tags: Array<{ phase: string; version?: number; digest?: string }> }> }
+                | undefined
+            )?.imageStatuses?.["nginx"]?.tags[0]
+            return status?.phase === "Succeeded" && status.version === version ? status.digest : undefined
+          })
+        )
+      yield* api.create(resources.nodeImage, {
+        apiVersion: "apps.kruise.io/v1beta1",
+        kind: "NodeImage",
+        metadata: { name: "n1" },
+        spec: tag(0)
+      })
+      const first = yield* digestAt(0)
+      expect(first).toMatch(/^sha256:[a-f0-9]{64}$/)
+      yield* api.create(configMapResource, {
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "simulated-registry", namespace: "default" },
+        data: { "push-1": "nginx:latest" }
+      })
+      // The registry follows the ConfigMap through a watch: pull again until the move shows.
+      let version = 0
+      const moved = yield* until(
+        "the moved digest",
+        Effect.gen(function* () {
+          version++
+          yield* api.patch(resources.nodeImage, { name: "n1" }, { spec: tag(version) })
+          const digest = yield* digestAt(version)
+          return digest !== first ? digest : undefined
+        })
+      )
+      expect(moved).toMatch(/^sha256:[a-f0-9]{64}$/)
+      yield* api.delete(configMapResource, { name: "simulated-registry", namespace: "default" })
+      const back = yield* until(
+        "the first digest again",
+        Effect.gen(function* () {
+          version++
+          yield* api.patch(resources.nodeImage, { name: "n1" }, { spec: tag(version) })
+          const digest = yield* digestAt(version)
+          return digest === first ? digest : undefined
+        })
+      )
+      expect(back).toBe(first)
     }).pipe(Effect.scoped, Effect.provide(layer))
   )
 })

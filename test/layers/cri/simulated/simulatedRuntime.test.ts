@@ -364,6 +364,24 @@ describe("SimulatedRuntime: images change", () => {
     })
   )
 
+  it.effect("tagRevision: a made-up tag is made up again (new id and digest) when its revision changes, and back", () =>
+    Effect.gen(function* () {
+      let revision: string | undefined
+      const fake = yield* makeSimulatedRuntime({ latency: 0, tagRevision: () => revision })
+      const digestOf = (id: string) =>
+        Effect.map(fake.runtime.imageStatus(id), (info) => Option.getOrThrow(info).repoDigests.find((d) => d.includes("/nginx@")))
+      const first = yield* fake.runtime.pullImage(pull("nginx:latest"))
+      assert.strictEqual(yield* fake.runtime.pullImage(pull("nginx:latest")), first)
+      revision = "push-1"
+      const moved = yield* fake.runtime.pullImage(pull("nginx:latest"))
+      assert.notStrictEqual(moved, first)
+      assert.notStrictEqual(yield* digestOf(moved), yield* digestOf(first))
+      // Without a revision the tag names its first image again.
+      revision = undefined
+      assert.strictEqual(yield* fake.runtime.pullImage(pull("nginx:latest")), first)
+    })
+  )
+
   it.effect("an image present at start is served as is, and Always-pulls see a push", () =>
     Effect.gen(function* () {
       const fake = yield* makeSimulatedRuntime({ ...nginxOnNode, latency: 0 })

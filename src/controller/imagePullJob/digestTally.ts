@@ -1,0 +1,53 @@
+import type { ImageDigestCount } from "../../api/imagePullJob.ts"
+
+/** One digest the job's image resolved to: on how many nodes, and the first few of them. */
+export interface DigestNodes {
+  readonly digest: string
+  readonly nodes: number
+  readonly examples: ReadonlyArray<string>
+}
+
+/** The nodes named for each digest: enough to go and look, bounded whatever the job's size. */
+const examplesPerDigest = 3
+
+/**
+ * The digests a job's succeeded nodes resolved its image to, kept up to date one node at a time
+ * (nodes by their position among the job's targets), so that the count costs what changed: a
+ * walk over 2,000 targets per reconcile is what JobProgress exists to avoid. A node's examples
+ * are the first to have reported that digest, which keeps the condition's message steady while
+ * more nodes report.
+ */
+export class DigestTally {
+  private readonly byDigest = new Map<string, Set<number>>()
+
+  add(digest: string, node: number): void {
+    let nodes = this.byDigest.get(digest)
+    if (nodes === undefined) this.byDigest.set(digest, (nodes = new Set()))
+    nodes.add(node)
+  }
+
+  remove(digest: string, node: number): void {
+    const nodes = this.byDigest.get(digest)
+    if (nodes === undefined) return
+    nodes.delete(node)
+    if (nodes.size === 0) this.byDigest.delete(digest)
+  }
+
+  /** Each digest with its count and first nodes, most nodes first (then by digest). */
+  summary(nameOf: (node: number) => string): ReadonlyArray<DigestNodes> {
+    const digests: Array<DigestNodes> = []
+    for (const [digest, nodes] of this.byDigest) {
+      const examples: Array<string> = []
+      for (const node of nodes) {
+        if (examples.length === examplesPerDigest) break
+        examples.push(nameOf(node))
+      }
+      digests.push({ digest, nodes: nodes.size, examples })
+    }
+    return digests.sort((a, b) => b.nodes - a.nodes || (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
+  }
+}
+
+/** status.imageDigests: absent while no node reported a digest. */
+export const imageDigestsOf = (digests: ReadonlyArray<DigestNodes>): ReadonlyArray<ImageDigestCount> | undefined =>
+  digests.length === 0 ? undefined : digests.map(({ digest, nodes }) => ({ digest, nodes }))
