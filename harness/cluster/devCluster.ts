@@ -7,6 +7,7 @@ import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import type { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { RuntimeUnavailable } from "../../src/cri/errors.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -23,7 +24,7 @@ export interface DevOptions {
   readonly port: number
   readonly kubeconfigOut: string
   /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
-  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> | undefined
+  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> | undefined
 }
 
 export interface DevCluster {

@@ -5,6 +5,7 @@
 import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
@@ -22,7 +23,7 @@ import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
 /** A node's runtime services, built already (a real runtime given on the command line) or to build. */
-export type NodeRuntime = Context.Context<CriRuntime | ImageLabels>
+export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
 export interface SimulatedNodes {
   /** Each simulated node's container runtime, by node name: what its daemon and its "kubelet" pull through. */
