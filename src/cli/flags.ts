@@ -1,6 +1,6 @@
-import { Result } from "effect"
+import { Option, Result } from "effect"
 import { Flag } from "effect/cli"
-import { defaultMinFreeDisk, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
+import { defaultMinFreeDisk, parseBytes, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
 
 /** A string flag with its help text. */
 export const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
@@ -21,3 +21,14 @@ export const minFreeDiskFlag = Flag.String("min-free-disk").pipe(
     (value) => Result.match(parseMinFreeDisk(value), { onFailure: (problem) => problem, onSuccess: () => "" })
   )
 )
+
+/** A size in bytes written as a Kubernetes quantity (100Gi, 500M), whose help text names its default. */
+export const bytesFlag = (name: string, description: string, fallback: string) =>
+  Flag.String(name).pipe(
+    Flag.withDescription(`${description} (default ${fallback})`),
+    Flag.withDefault(fallback),
+    Flag.filterMap(
+      (value) => Option.fromUndefinedOr(parseBytes(value)),
+      () => "bytes as a Kubernetes quantity (such as 100Gi, 500M or 1000000000)"
+    )
+  )

@@ -36,6 +36,12 @@ const suffixes: Readonly<Record<string, number>> = {
 const quantity = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?$/
 const percentage = /^(\d+(?:\.\d+)?)%$/
 
+/** Bytes written as a Kubernetes quantity (5Gi, 500M, 1000000); undefined when it is not one. */
+export const parseBytes = (input: string): number | undefined => {
+  const bytes = quantity.exec(input.trim())
+  return bytes === null ? undefined : Math.ceil(Number(bytes[1]) * (suffixes[bytes[2] ?? ""] ?? 1))
+}
+
 /**
  * The flag's value, or what was expected instead (the CLI prints it after `Invalid value for flag
  * --min-free-disk: "5GB". Expected:`).
@@ -49,10 +55,8 @@ export const parseMinFreeDisk = (input: string): Result.Result<MinFreeDisk, stri
       ? Result.succeed({ _tag: "Percent", percent: value, text })
       : Result.fail("a percentage of the image filesystem from 0% to 100%")
   }
-  const bytes = quantity.exec(text)
-  if (bytes !== null) {
-    return Result.succeed({ _tag: "Bytes", bytes: Math.ceil(Number(bytes[1]) * (suffixes[bytes[2] ?? ""] ?? 1)), text })
-  }
+  const bytes = parseBytes(text)
+  if (bytes !== undefined) return Result.succeed({ _tag: "Bytes", bytes, text })
   return Result.fail(
     "bytes as a Kubernetes quantity (such as 5Gi, 500M or 1000000000) or a percentage of the image filesystem (such as 10%)"
   )

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { Duration, Result } from "effect"
 import { type ImageReference, parseImageReference } from "../../../src/api/imageReference.ts"
-import { bandwidthLatency } from "./config.ts"
+import { bandwidthLatency, type SimulatedDisk } from "./config.ts"
 import { SimulatedRuntime } from "./SimulatedRuntime.ts"
 
 /**
@@ -32,6 +32,13 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
   return bandwidthLatency(simulatedLink)({ image, reference, size: simulatedImageSize(reference) })
 }
 
-/** One simulated node's runtime: every image exists, pulled over `simulatedLink`. */
-export const simulatedNodeLayer = () =>
-  SimulatedRuntime.layer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize })
+/**
+ * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
+ * (default 100 GiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller).
+ */
+export const simulatedNodeLayer = (options: { readonly disk?: SimulatedDisk } = {}) =>
+  SimulatedRuntime.layer({
+    latency: bandwidthLatency(simulatedLink),
+    synthesizedSize: simulatedImageSize,
+    ...(options.disk === undefined ? {} : { disk: options.disk })
+  })
