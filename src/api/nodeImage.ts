@@ -143,7 +143,14 @@ export const ImageTagStatus = Schema.Struct({
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the pull finished."))),
   version: Schema.optionalKey(NonNegativeInt64.pipe(described("The spec version this status is for."))),
   imageID: Schema.optionalKey(Schema.String.pipe(described("The image id the runtime reported."))),
-  message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
+  message: Schema.optionalKey(
+    Schema.String.pipe(
+      described(
+        "Details, e.g. the last error. A tag not pulled because the runtime's image filesystem had less free room than " +
+          "the daemon's --min-free-disk says `insufficient disk:` with the free, total and threshold figures (Event reason InsufficientDisk)."
+      )
+    )
+  )
 })
 export type ImageTagStatus = typeof ImageTagStatus.Type
 
