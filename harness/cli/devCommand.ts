@@ -17,7 +17,11 @@ const flags = {
     Flag.optional
   ),
   minFreeDisk: minFreeDiskFlag,
-  nodeDisk: bytesFlag("node-disk", "Size of each simulated node's image disk, which pulled images fill", "100Gi")
+  nodeDisk: bytesFlag(
+    "node-disk",
+    "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
+    "1Ti"
+  )
 }
 
 export type DevFlags = Command.Command.Config.Infer<typeof flags>

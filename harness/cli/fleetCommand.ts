@@ -20,7 +20,11 @@ const flags = {
     defaultDaemonOptions.maxConcurrentPulls
   ),
   minFreeDisk: minFreeDiskFlag,
-  nodeDisk: bytesFlag("node-disk", "Size of each simulated node's image disk, which pulled images fill", "100Gi"),
+  nodeDisk: bytesFlag(
+    "node-disk",
+    "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
+    "1Ti"
+  ),
   metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault("127.0.0.1")),
   metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics; 0 picks a free one", 0),
   qps: integer("kube-api-qps", "Requests per second to the API server, per node", daemonRateLimit.qps),

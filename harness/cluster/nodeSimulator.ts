@@ -27,7 +27,7 @@ import { isNodeReady } from "./workloadStandIns/objects.ts"
 /** A node's runtime services, built already (a real runtime given on the command line) or to build. */
 export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
-/** How each simulated node is set up: its daemon's --min-free-disk, and its disk (default 100 GiB). */
+/** How each simulated node is set up: its daemon's --min-free-disk, and its disk (default 1 TiB). */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
   readonly disk?: SimulatedDisk

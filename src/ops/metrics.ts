@@ -232,7 +232,7 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
   // By mountpoint, so that no series exists before a figure does: a 0 would read as a full disk.
   const imageFsFree = new Gauge({
     name: "preheat_image_fs_free_bytes",
-    help: "Free bytes of the container runtime's image filesystem on this node (statfs of the mountpoint CRI reports), as read before the last pull attempt.",
+    help: "Free bytes of the container runtime's image filesystem on this node (statfs of the mountpoint CRI reports), as read at start and before each pull attempt.",
     labelNames: ["mountpoint"] as const,
     registers
   })

@@ -50,8 +50,12 @@ export interface SimulatedDisk {
 /** Where the simulated runtime says its images live, as containerd's overlayfs snapshotter does. */
 export const simulatedImageFsMountpoint = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
 
-/** A node's image disk unless told otherwise: 100 GiB, empty. */
-export const defaultSimulatedDisk: SimulatedDisk = { capacity: 100 * 1024 ** 3 }
+/**
+ * A node's image disk unless told otherwise: 1 TiB, empty. Simulated nodes have no kubelet image
+ * GC, so every image a long soak or a dev cluster running for days pulls stays: 1 TiB holds about
+ * 7,000 of `preheat dev`'s 20-250 MiB images before the default --min-free-disk of 10% refuses more.
+ */
+export const defaultSimulatedDisk: SimulatedDisk = { capacity: 1024 ** 4 }
 
 export interface SimulatedRuntimeConfig {
   /** On the node at start; also served by the registry, unless `registry` says otherwise. */

@@ -34,7 +34,7 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 
 /**
  * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
- * (default 100 GiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller).
+ * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller).
  */
 export const simulatedNodeLayer = (options: { readonly disk?: SimulatedDisk } = {}) =>
   SimulatedRuntime.layer({

@@ -614,8 +614,8 @@ describe("SimulatedRuntime: the disk images fill", () => {
       const failure = yield* Effect.flip(fake.filesystemStats.statfs("/elsewhere"))
       assert.strictEqual(failure._tag, "FilesystemStatsFailed")
       assert.strictEqual(failure.path, "/elsewhere")
-      // The default disk: 100 GiB.
-      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 100 * 2 ** 30, freeBytes: 100 * 2 ** 30 })
+      // The default disk: 1 TiB.
+      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 2 ** 40, freeBytes: 2 ** 40 })
     })
   )
 })
