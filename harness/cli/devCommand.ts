@@ -2,6 +2,7 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { bytesFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
@@ -14,6 +15,12 @@ const flags = {
   runtimeSocket: Flag.String("runtime-socket").pipe(
     Flag.withDescription("A real CRI socket: node-1 then pulls for real; the other nodes stay simulated."),
     Flag.optional
+  ),
+  minFreeDisk: minFreeDiskFlag,
+  nodeDisk: bytesFlag(
+    "node-disk",
+    "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
+    "1Ti"
   )
 }
 

@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { daemonRateLimit } from "../../layers/kube/live/rateLimiter.ts"
-import { integer, text } from "../../src/cli/flags.ts"
+import { bytesFlag, integer, minFreeDiskFlag, text } from "../../src/cli/flags.ts"
 import { defaultDaemonOptions } from "../../src/daemon/options.ts"
 import { logFormatFlag } from "../../src/ops/logging.ts"
 
@@ -18,6 +18,12 @@ const flags = {
     "max-concurrent-pulls",
     "Pulls at once on each node; further tags wait",
     defaultDaemonOptions.maxConcurrentPulls
+  ),
+  minFreeDisk: minFreeDiskFlag,
+  nodeDisk: bytesFlag(
+    "node-disk",
+    "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
+    "1Ti"
   ),
   metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault("127.0.0.1")),
   metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics; 0 picks a free one", 0),

@@ -15,7 +15,8 @@ export const runDev = (flags: DevFlags) =>
       host: flags.host,
       port: flags.port,
       kubeconfigOut: flags.kubeconfigOut,
-      node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket })
+      node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
+      node: { minFreeDisk: flags.minFreeDisk, disk: { capacity: flags.nodeDisk } }
     })
     yield* announce(cluster, flags.nodes)
     return yield* Effect.never

@@ -34,9 +34,14 @@ export const runFleet = (flags: FleetFlags) =>
     return yield* Effect.gen(function* () {
       const daemons = (yield* Effect.forEach(groups, ({ count, first }) =>
         Effect.flatMap(Layer.build(client(count)), (kube) =>
-          startFleet({ first, count, maxConcurrentPulls: flags.maxConcurrentPulls, secretNamespace: flags.secretNamespace }).pipe(
-            Effect.provideContext(kube)
-          )
+          startFleet({
+            first,
+            count,
+            maxConcurrentPulls: flags.maxConcurrentPulls,
+            secretNamespace: flags.secretNamespace,
+            minFreeDisk: flags.minFreeDisk,
+            disk: { capacity: flags.nodeDisk }
+          }).pipe(Effect.provideContext(kube))
         )
       )).flat()
       const access = yield* ApiAccess

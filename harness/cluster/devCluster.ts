@@ -7,6 +7,7 @@ import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import type { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { RuntimeUnavailable } from "../../src/cri/errors.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -14,7 +15,7 @@ import { Metrics } from "../../src/ops/metrics.ts"
 import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
 import { simulateNodes } from "./nodeSimulator.ts"
-import type { NodeRuntime } from "./nodeSimulator.ts"
+import type { NodeRuntime, SimulatedNodeOptions } from "./nodeSimulator.ts"
 import { startWorkloads } from "./workloadStandIns/workloads.ts"
 
 export interface DevOptions {
@@ -23,7 +24,9 @@ export interface DevOptions {
   readonly port: number
   readonly kubeconfigOut: string
   /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
-  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> | undefined
+  readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> | undefined
+  /** Every node's daemon's --min-free-disk, and the simulated nodes' disk. */
+  readonly node: SimulatedNodeOptions
 }
 
 export interface DevCluster {
@@ -61,7 +64,7 @@ export const startDevCluster = (
       const prebuilt = new Map<string, NodeRuntime>()
       if (options.node1Runtime !== undefined && options.nodes > 0) prebuilt.set("node-1", yield* Layer.build(options.node1Runtime))
       // Every Node, these and any applied later with kubectl, is a simulated node with its daemon.
-      const { runtimes } = yield* simulateNodes(prebuilt)
+      const { runtimes } = yield* simulateNodes(prebuilt, options.node)
       // Workloads run too: their pods' kubelets pull through the same runtimes as the daemons.
       yield* startWorkloads(runtimes)
       yield* controller.synced

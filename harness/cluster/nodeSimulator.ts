@@ -5,9 +5,11 @@
 import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
-import { daemonOptions } from "../../src/daemon/options.ts"
+import type { MinFreeDisk } from "../../src/daemon/minFreeDisk.ts"
+import { daemonOptions, defaultDaemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
@@ -17,13 +19,20 @@ import type { Change } from "../../src/kube/store.ts"
 import { watcher } from "../../src/kube/watcher.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
 import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
 import { followTagMoves } from "./devRegistry.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
 /** A node's runtime services, built already (a real runtime given on the command line) or to build. */
-export type NodeRuntime = Context.Context<CriRuntime | ImageLabels>
+export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
+
+/** How each simulated node is set up: its daemon's --min-free-disk, and its disk (default 1 TiB). */
+export interface SimulatedNodeOptions {
+  readonly minFreeDisk: MinFreeDisk
+  readonly disk?: SimulatedDisk
+}
 
 export interface SimulatedNodes {
   /** Each simulated node's container runtime, by node name: what its daemon and its "kubelet" pull through. */
@@ -36,7 +45,8 @@ export interface SimulatedNodes {
  * for the first Node of that name; every other node gets its own simulated runtime.
  */
 export const simulateNodes = Effect.fnUntraced(function* (
-  prebuilt: ReadonlyMap<string, NodeRuntime>
+  prebuilt: ReadonlyMap<string, NodeRuntime>,
+  nodeOptions: SimulatedNodeOptions = { minFreeDisk: defaultDaemonOptions.minFreeDisk }
 ): Effect.fn.Return<SimulatedNodes, never, KubeApi | Metrics | WorkQueues | Scope.Scope> {
   const parent = yield* Effect.scope
   const services = yield* Effect.context<KubeApi | Metrics | WorkQueues>()
@@ -55,8 +65,11 @@ export const simulateNodes = Effect.fnUntraced(function* (
       scopes.set(name, scope)
       let runtime = unused.get(name)
       unused.delete(name)
-      runtime ??= yield* Layer.buildWithScope(simulatedNodeLayer(tagRevision), scope)
-      yield* startDaemon(daemonOptions({ nodeName: name })).pipe(
+      runtime ??= yield* Layer.buildWithScope(
+        simulatedNodeLayer({ tagRevision, ...(nodeOptions.disk === undefined ? {} : { disk: nodeOptions.disk }) }),
+        scope
+      )
+      yield* startDaemon(daemonOptions({ nodeName: name, minFreeDisk: nodeOptions.minFreeDisk })).pipe(
         Effect.provideContext(Context.merge(services, runtime)),
         Scope.provide(scope)
       )

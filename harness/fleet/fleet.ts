@@ -1,9 +1,11 @@
 import { Clock, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
+import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import type { Daemon } from "../../src/daemon/daemon.ts"
+import type { MinFreeDisk } from "../../src/daemon/minFreeDisk.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { devNode, readyStatus } from "../cluster/devNodes.ts"
 import type { KubeError } from "../../src/kube/errors.ts"
@@ -18,6 +20,9 @@ export interface FleetOptions {
   readonly count: number
   readonly maxConcurrentPulls: number
   readonly secretNamespace: string
+  readonly minFreeDisk: MinFreeDisk
+  /** Each node's image disk, which its pulls fill. */
+  readonly disk: SimulatedDisk
 }
 
 /**
@@ -48,12 +53,13 @@ export const startFleet = (
     return yield* Effect.forEach(indices, (i) =>
       Effect.gen(function* () {
         // Built in the fleet's scope: each node keeps its own runtime (its images, its pulls).
-        const runtime = yield* Layer.build(simulatedNodeLayer())
+        const runtime = yield* Layer.build(simulatedNodeLayer({ disk: options.disk }))
         return yield* startDaemon(
           daemonOptions({
             nodeName: `node-${i + 1}`,
             maxConcurrentPulls: options.maxConcurrentPulls,
-            secretNamespace: options.secretNamespace
+            secretNamespace: options.secretNamespace,
+            minFreeDisk: options.minFreeDisk
           })
         ).pipe(Effect.provideContext(runtime))
       })

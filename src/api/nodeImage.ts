@@ -152,7 +152,14 @@ export const ImageTagStatus = Schema.Struct({
       )
     )
   ),
-  message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
+  message: Schema.optionalKey(
+    Schema.String.pipe(
+      described(
+        "Details, e.g. the last error. A tag not pulled because the runtime's image filesystem had less free room than " +
+          "the daemon's --min-free-disk says `insufficient disk:` with the free, total and threshold figures (Event reason InsufficientDisk)."
+      )
+    )
+  )
 })
 export type ImageTagStatus = typeof ImageTagStatus.Type
 

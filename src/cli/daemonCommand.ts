@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { integer, text } from "./flags.ts"
+import { integer, minFreeDiskFlag, text } from "./flags.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
@@ -34,6 +34,11 @@ export const daemonCommand = Command.make(
       Flag.withDefault(false)
     ),
     hostRunDir: text("host-run-dir", "Where to look for the runtime socket.").pipe(Flag.withDefault("/var/run")),
+    hostRoot: text(
+      "host-root",
+      "Where the node's filesystem is mounted in this container: the image filesystem's mountpoint the runtime reports " +
+        "is sized (statfs) under it. Default / (running on the node)."
+    ).pipe(Flag.withDefault("/")),
     secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
       Flag.withDefault(defaultDaemonOptions.secretNamespace)
     ),
@@ -42,6 +47,7 @@ export const daemonCommand = Command.make(
       "Pulls at once on this node; further tags wait",
       defaultDaemonOptions.maxConcurrentPulls
     ),
+    minFreeDisk: minFreeDiskFlag,
     pinImages: Flag.Boolean("pin-images").pipe(
       Flag.withDescription(
         "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
@@ -73,12 +79,17 @@ export const daemonCommand = Command.make(
       // The simulated one is loaded only when asked for: a node's daemon evaluates none of it.
       const runtime = flags.simulatedRuntime
         ? Layer.unwrap(Effect.promise(() => import("../../layers/cri/simulated/simulatedNode.ts").then((m) => m.simulatedNodeLayer())))
-        : CriLive.layer({ socket: Option.getOrUndefined(flags.runtimeSocket), hostRunDir: flags.hostRunDir })
+        : CriLive.layer({
+            socket: Option.getOrUndefined(flags.runtimeSocket),
+            hostRunDir: flags.hostRunDir,
+            hostRoot: flags.hostRoot
+          })
       return yield* runDaemon(
         daemonOptions({
           nodeName,
           secretNamespace: flags.secretNamespace,
           maxConcurrentPulls: flags.maxConcurrentPulls,
+          minFreeDisk: flags.minFreeDisk,
           pinImages: flags.pinImages,
           metricsHost: flags.metricsHost,
           metricsPort: flags.metricsPort

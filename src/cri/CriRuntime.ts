@@ -16,6 +16,18 @@ export interface ImageInfo {
   readonly size: number
 }
 
+/**
+ * runtime.v1 FilesystemUsage of an image filesystem: where the runtime keeps images and how much of
+ * it they use. CRI says nothing of the filesystem's size or free space (the kubelet reads those
+ * with statfs of the mountpoint): FilesystemStats.ts.
+ */
+export interface ImageFsUsage {
+  readonly mountpoint: string
+  /** What the runtime's images take there (containerd: its snapshotter's directory, measured now and then). */
+  readonly usedBytes: number
+  readonly inodesUsed: number
+}
+
 /** runtime.v1 AuthConfig: one set of registry credentials for one pull. Never logged. */
 export interface RegistryAuth {
   readonly username?: string
@@ -64,5 +76,7 @@ export class CriRuntime extends Context.Service<
     readonly imageStatus: (image: string) => Effect.Effect<Option.Option<ImageInfo>, CriError>
     readonly listImages: Effect.Effect<ReadonlyArray<ImageInfo>, CriError>
     readonly removeImage: (image: string) => Effect.Effect<void, CriError>
+    /** ImageFsInfo: the filesystems that hold the runtime's images (usually one). */
+    readonly imageFsInfo: Effect.Effect<ReadonlyArray<ImageFsUsage>, CriError>
   }
 >()("preheat/cri/CriRuntime") {}

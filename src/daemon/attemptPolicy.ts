@@ -1,5 +1,6 @@
 import { Cause, Data, Duration, Effect, Schedule } from "effect"
 import type { CriError } from "../cri/errors.ts"
+import type { InsufficientDisk } from "./minFreeDisk.ts"
 import { deadlinePassed } from "./pullMessages.ts"
 import type { TagTask } from "./tagTask.ts"
 
@@ -37,11 +38,14 @@ export const backoffMillis = (failedAttempts: number): number =>
 export const timeLeftAfter = (policy: AttemptPolicy, now: number, delay: number): boolean =>
   policy.deadlineAt === undefined || now + delay < policy.deadlineAt
 
+/** What ends an attempt without the image: the runtime's error, or too little disk to start it. */
+export type PullError = CriError | InsufficientDisk
+
 /** One attempt that ended without the image. */
 export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
   /** Which attempt, from 1. */
   readonly attempt: number
-  readonly failure: CriError
+  readonly failure: PullError
   /** The failure as status messages, events and logs say it. */
   readonly detail: string
   /** Problems with pull secrets met on the way (named only if the pull fails). */
@@ -102,8 +106,8 @@ export interface PullFailure {
   readonly detail: string
   readonly problems: ReadonlyArray<string>
   readonly progress: number
-  /** The runtime's last error; undefined when the deadline ended the pull. */
-  readonly failure: CriError | undefined
+  /** The last attempt's error; undefined when the deadline ended the pull. */
+  readonly failure: PullError | undefined
 }
 
 export const pullFailure = (error: AttemptError, verdict: AfterFailure): PullFailure => {

@@ -1,6 +1,7 @@
 import { Effect, Option } from "effect"
 import type { Scope } from "effect"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
+import type { FilesystemStats } from "../cri/FilesystemStats.ts"
 import { ApiAccess } from "../kube/ApiAccess.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
@@ -10,6 +11,7 @@ import { watcher } from "../kube/watcher.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
 import type { WorkQueues } from "../workqueue/WorkQueues.ts"
+import { makeDiskCheck } from "./diskCheck.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
 import { nodeImageSpecs } from "./nodeImageSpec.ts"
@@ -37,7 +39,7 @@ export interface Daemon {
  */
 export const startDaemon = Effect.fnUntraced(function* (
   options: DaemonOptions
-): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope> {
+): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
   const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs() })
@@ -47,11 +49,16 @@ export const startDaemon = Effect.fnUntraced(function* (
     progressInterval: options.progressWriteInterval
   })
   const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
+  const disk = yield* makeDiskCheck(options.minFreeDisk)
+  // The image filesystem's figures (metrics, or the log line saying they cannot be read) from the
+  // start, not only from the first pull.
+  yield* Effect.forkScoped(disk.check)
   const puller = yield* makePuller({
     nodeName: options.nodeName,
     secretNamespace: options.secretNamespace,
     component: options.component,
     slots,
+    disk,
     reporter,
     current: () => watched.get(options.nodeName)
   })
@@ -99,7 +106,7 @@ export const serveDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<
   { readonly daemon: Daemon; readonly port: number },
   OpsServerError,
-  KubeApi | CriRuntime | Metrics | WorkQueues | Scope.Scope
+  KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope
 > {
   const daemon = yield* startDaemon(options)
   const { port } = yield* serveOps({ host: options.metricsHost, port: options.metricsPort, health: daemon.health, ready: daemon.ready })
@@ -109,7 +116,8 @@ export const serveDaemon = Effect.fnUntraced(function* (
       opsPort: port,
       maxConcurrentPulls: options.maxConcurrentPulls,
       secretNamespace: options.secretNamespace,
-      pinImages: options.pinImages
+      pinImages: options.pinImages,
+      minFreeDisk: options.minFreeDisk.text
     })
   )
   return { daemon, port }
@@ -119,7 +127,9 @@ export const serveDaemon = Effect.fnUntraced(function* (
  * `preheat daemon`: the daemon and its ops endpoint, until interrupted. The command provides every
  * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and WorkQueues.
  */
-export const runDaemon = (options: DaemonOptions): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | Metrics | WorkQueues> =>
+export const runDaemon = (
+  options: DaemonOptions
+): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never

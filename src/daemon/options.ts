@@ -1,4 +1,5 @@
 import { Duration } from "effect"
+import { defaultMinFreeDisk, type MinFreeDisk } from "./minFreeDisk.ts"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
 export interface DaemonOptions {
@@ -8,6 +9,8 @@ export interface DaemonOptions {
   readonly secretNamespace: string
   /** `--max-concurrent-pulls`: pulls running at once on this node; further tags report Waiting. */
   readonly maxConcurrentPulls: number
+  /** `--min-free-disk`: a pull starts only with this much free on the runtime's image filesystem. */
+  readonly minFreeDisk: MinFreeDisk
   /** The ops endpoint (/healthz, /readyz, /metrics); 0 picks a free port. */
   readonly metricsPort: number
   readonly metricsHost: string
@@ -28,6 +31,7 @@ export const defaultMetricsPort = 10221
 export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   secretNamespace: defaultSecretNamespace,
   maxConcurrentPulls: defaultMaxConcurrentPulls,
+  minFreeDisk: defaultMinFreeDisk,
   metricsPort: defaultMetricsPort,
   metricsHost: "0.0.0.0",
   // Upstream's daemon writes its NodeImage status at 0.5 a second sustained (statusUpdateQPS); a

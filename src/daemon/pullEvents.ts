@@ -7,6 +7,8 @@ import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 
 export const pullSucceededReason = "PullImageSucceed"
 export const pullFailedReason = "PullImageFailed"
+/** A tag failed because the image filesystem had less room than --min-free-disk (no pull was made). */
+export const insufficientDiskReason = "InsufficientDisk"
 
 /** An owner reference as the object an Event is about. */
 const ownerObject = (owner: ObjectReference): KubeObject => ({

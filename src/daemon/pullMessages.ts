@@ -1,5 +1,6 @@
 import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
-import type { CriError } from "../cri/errors.ts"
+import type { PullError } from "./attemptPolicy.ts"
+import { insufficientDiskDetail } from "./minFreeDisk.ts"
 
 /**
  * Words for status messages, events and logs. They are built from the reference, counts and the
@@ -15,7 +16,7 @@ const seconds = (millis: number): string => {
 }
 
 /** One failed attempt, as the user should read it. */
-export const describePullError = (error: CriError, timeoutMillis: number): string => {
+export const describePullError = (error: PullError, timeoutMillis: number): string => {
   switch (error._tag) {
     case "DeadlineExceeded":
       return `pull timed out after ${seconds(timeoutMillis)}`
@@ -29,6 +30,8 @@ export const describePullError = (error: CriError, timeoutMillis: number): strin
       return `invalid image reference: ${escapeForeignText(error.message)}`
     case "RuntimeFailure":
       return escapeForeignText(error.message)
+    case "InsufficientDisk":
+      return insufficientDiskDetail(error)
   }
 }
 

@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Option, Ref, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
-import { type CriError, DeadlineExceeded } from "../cri/errors.ts"
+import { DeadlineExceeded } from "../cri/errors.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { Metrics, type PullOutcome, pullFailureOf } from "../ops/metrics.ts"
 import {
@@ -13,10 +13,12 @@ import {
   attemptSchedule,
   attemptTimeoutMillis,
   NoTimeLeft,
+  type PullError,
   previousFailure,
   pullFailure
 } from "./attemptPolicy.ts"
 import { nothingSeen, progressStep } from "./attemptProgress.ts"
+import type { DiskCheck } from "./diskCheck.ts"
 import { findImage } from "./imagePresence.ts"
 import { pullCredentials } from "./pullCredentials.ts"
 import { digestOf, resolvedDigest } from "./resolvedDigest.ts"
@@ -29,6 +31,7 @@ import {
   unauthorizedDetail,
   withSecretProblems
 } from "./pullMessages.ts"
+import { insufficientDiskReason } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { failedStatus, pullingStatus, succeededStatus, waitingStatus } from "./tagStatus.ts"
 import type { TagTask } from "./tagTask.ts"
@@ -45,6 +48,8 @@ export interface WorkerContext {
   readonly node: string
   readonly secretNamespace: string
   readonly slots: PullSlots
+  /** `--min-free-disk`, asked before each attempt. */
+  readonly disk: DiskCheck
   /** Hands a new status of this tag to the status reporter. */
   readonly report: (status: ImageTagStatus) => Effect.Effect<void>
   /** Called once with the final result (Events). */
@@ -58,7 +63,7 @@ type AttemptResult =
   | { readonly _tag: "Pulled"; readonly imageId: string }
   | {
       readonly _tag: "Failed"
-      readonly error: CriError
+      readonly error: PullError
       readonly credentials: number
       readonly problems: ReadonlyArray<string>
     }
@@ -91,8 +96,14 @@ const presentImage = (reference: string): Effect.Effect<ImageInfo | undefined, n
   )
 
 /**
- * One attempt: each matching credential in turn until one is not refused (a 401 moves on to the
- * next), anonymously when none matches, all within `timeoutMillis`.
+ * One attempt: first the room on the image filesystem (`--min-free-disk`), then each matching
+ * credential in turn until one is not refused (a 401 moves on to the next), anonymously when none
+ * matches, all within `timeoutMillis`.
+ *
+ * Too little room fails the attempt without pulling, and the attempt counts as any other: retried
+ * after the backoff within backoffLimit. The check costs one CRI call and a statfs, and the room
+ * can come back meanwhile (the kubelet's image GC, a pull elsewhere failing, an operator), while a
+ * disk still full after the retries fails the tag, InsufficientDisk, for the job to say so.
  */
 const attemptPull = (
   task: TagTask,
@@ -102,13 +113,15 @@ const attemptPull = (
 ): Effect.Effect<AttemptResult, never, CriRuntime | KubeApi> =>
   Effect.gen(function* () {
     const cri = yield* CriRuntime
+    const short = yield* context.disk.check
+    if (short !== undefined) return { _tag: "Failed", error: short, credentials: 0, problems: [] }
     const { credentials, problems } = yield* pullCredentials(task.reference, task.pullSecrets, context.secretNamespace)
     const auths: ReadonlyArray<RegistryAuth | undefined> = credentials.length === 0 ? [undefined] : credentials
     const started = yield* Clock.currentTimeMillis
     yield* Effect.logDebug("pull attempt").pipe(
       Effect.annotateLogs({ credentials: credentials.length, timeout: `${timeoutMillis / 1000}s` })
     )
-    const failed = (error: CriError): AttemptResult => ({ _tag: "Failed", error, credentials: credentials.length, problems })
+    const failed = (error: PullError): AttemptResult => ({ _tag: "Failed", error, credentials: credentials.length, problems })
     for (let i = 0; i < auths.length; i++) {
       const left = timeoutMillis - ((yield* Clock.currentTimeMillis) - started)
       if (left <= 0) return failed(new DeadlineExceeded({ image: task.reference }))
@@ -201,12 +214,16 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
     const metrics = yield* Metrics
     const startedAt = yield* Clock.currentTimeMillis
 
-    const finish = (status: ImageTagStatus, outcome: PullOutcome, eventMessage: string) =>
+    const finish = (status: ImageTagStatus, outcome: PullOutcome, eventMessage: string, reason?: string) =>
       Effect.gen(function* () {
         const end = yield* Clock.currentTimeMillis
         yield* context.report(status)
         yield* metrics.recordPull(outcome, (end - startedAt) / 1000)
-        yield* context.finished({ succeeded: outcome.result === "succeeded", message: eventMessage })
+        yield* context.finished({
+          succeeded: outcome.result === "succeeded",
+          message: eventMessage,
+          ...(reason === undefined ? {} : { reason })
+        })
       })
 
     if (task.imagePullPolicy === "IfNotPresent") {
@@ -263,7 +280,8 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
     return yield* finish(
       failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message),
       outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
-      `${message} (node ${context.node})`
+      `${message} (node ${context.node})`,
+      outcome.failure?._tag === "InsufficientDisk" ? insufficientDiskReason : undefined
     )
   }).pipe(
     Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),

@@ -4,6 +4,7 @@ import type { ImageTagStatus, NodeImageStatus } from "../api/nodeImage.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
+import type { DiskCheck } from "./diskCheck.ts"
 import { initialTags } from "./firstSync.ts"
 import type { NodeImageSpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
@@ -31,6 +32,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   readonly secretNamespace: string
   readonly component: string
   readonly slots: PullSlots
+  readonly disk: DiskCheck
   readonly reporter: StatusReporter
   /** The NodeImage as stored now, for Events. */
   readonly current: () => KubeObject | undefined
@@ -81,6 +83,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         node: options.nodeName,
         secretNamespace: options.secretNamespace,
         slots: options.slots,
+        disk: options.disk,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
         finished: (result: PullResult) =>
           current()

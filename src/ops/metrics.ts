@@ -38,24 +38,40 @@ export type PullOutcome =
         | "runtime_error"
         // The tag does not decode (src/daemon/unreadableTag.ts): failed without a pull.
         | "invalid_spec"
+        // Less free room on the image filesystem than --min-free-disk (src/daemon/minFreeDisk.ts): not pulled.
+        | "insufficient_disk"
     }
+
+/** An image filesystem's size and room, as the daemon last read them. */
+export interface ImageFsFigures {
+  readonly mountpoint: string
+  readonly totalBytes: number
+  readonly freeBytes: number
+}
 
 export interface Exposition {
   readonly contentType: string
   readonly body: string
 }
 
-const pullReasonOfTag: Record<CriError["_tag"], Extract<PullOutcome, { result: "failed" }>["reason"]> = {
+/** What ends a pull attempt: the runtime's errors, and the daemon's own refusal for want of disk. */
+export type PullFailureTag = CriError["_tag"] | "InsufficientDisk"
+
+const pullReasonOfTag: Record<PullFailureTag, Extract<PullOutcome, { result: "failed" }>["reason"]> = {
   RuntimeUnavailable: "runtime_unavailable",
   DeadlineExceeded: "timeout",
   ImageNotFound: "not_found",
   Unauthorized: "unauthorized",
   InvalidReference: "invalid_reference",
-  RuntimeFailure: "runtime_error"
+  RuntimeFailure: "runtime_error",
+  InsufficientDisk: "insufficient_disk"
 }
 
-/** The pulls_total outcome for a pull whose last attempt failed with this CRI error. */
-export const pullFailureOf = (error: CriError): PullOutcome => ({ result: "failed", reason: pullReasonOfTag[error._tag] })
+/** The pulls_total outcome for a pull whose last attempt failed with this error. */
+export const pullFailureOf = (error: { readonly _tag: PullFailureTag }): PullOutcome => ({
+  result: "failed",
+  reason: pullReasonOfTag[error._tag]
+})
 
 /**
  * Prometheus metrics of both roles. Each layer build owns a fresh prom-client Registry (never the
@@ -86,6 +102,8 @@ export class Metrics extends Context.Service<
     readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
     readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
     readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
+    /** The image filesystems as just read; none when their room cannot be told (image_fs_unknown 1). */
+    readonly setImageFs: (filesystems: ReadonlyArray<ImageFsFigures>) => Effect.Effect<void>
     /**
      * The sum of a family's samples whose labels include `labels` (for a histogram: the number of
      * observations). For tests and benchmarks, which read the metric itself instead of a shadow counter.
@@ -218,6 +236,25 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     registers
   })
 
+  // By mountpoint, so that no series exists before a figure does: a 0 would read as a full disk.
+  const imageFsFree = new Gauge({
+    name: "preheat_image_fs_free_bytes",
+    help: "Free bytes of the container runtime's image filesystem on this node (statfs of the mountpoint CRI reports), as read at start and before each pull attempt.",
+    labelNames: ["mountpoint"] as const,
+    registers
+  })
+  const imageFsCapacity = new Gauge({
+    name: "preheat_image_fs_capacity_bytes",
+    help: "Size in bytes of the container runtime's image filesystem on this node.",
+    labelNames: ["mountpoint"] as const,
+    registers
+  })
+  const imageFsUnknown = new Gauge({
+    name: "preheat_image_fs_unknown",
+    help: "1 when the daemon could not tell the image filesystem's free space at its last look (pulls then go on without the --min-free-disk check), else 0.",
+    registers
+  })
+
   // Series with a known label set start at 0, so a scrape shows them before the first change.
   for (const phase of jobPhases) jobs.set({ phase }, 0)
   for (const state of workerStates) pullWorkers.set({ state }, 0)
@@ -271,6 +308,16 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     setPullWorkers: (counts) =>
       Effect.sync(() => {
         for (const state of workerStates) pullWorkers.set({ state }, counts[state])
+      }),
+    setImageFs: (filesystems) =>
+      Effect.sync(() => {
+        imageFsFree.reset()
+        imageFsCapacity.reset()
+        for (const fs of filesystems) {
+          imageFsFree.set({ mountpoint: fs.mountpoint }, fs.freeBytes)
+          imageFsCapacity.set({ mountpoint: fs.mountpoint }, fs.totalBytes)
+        }
+        imageFsUnknown.set(filesystems.length === 0 ? 1 : 0)
       }),
     read,
     render: Effect.promise(async () => ({ contentType: registry.contentType, body: await registry.metrics() }))

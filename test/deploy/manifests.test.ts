@@ -123,7 +123,8 @@ const defaults: Record<Role, Record<string, string>> = {
   daemon: {
     "metrics-port": String(defaultMetricsPort),
     "secret-namespace": defaultSecretNamespace,
-    "host-run-dir": "/var/run"
+    "host-run-dir": "/var/run",
+    "host-root": "/"
   }
 }
 const flagValue = (role: Role, flag: string): string => {
@@ -157,7 +158,9 @@ describe("workloads", () => {
     const source = readFileSync(join(root, "src/cli/controllerCommand.ts"), "utf8")
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-namespace"]}")`)
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-name"]}")`)
-    expect(readFileSync(join(root, "src/cli/daemonCommand.ts"), "utf8")).toContain(`Flag.withDefault("${defaults.daemon["host-run-dir"]}")`)
+    const daemonSource = readFileSync(join(root, "src/cli/daemonCommand.ts"), "utf8")
+    expect(daemonSource).toContain(`Flag.withDefault("${defaults.daemon["host-run-dir"]}")`)
+    expect(daemonSource).toContain(`Flag.withDefault("${defaults.daemon["host-root"]}")`)
   })
 
   it.each(roles)("%s: the metrics port is the code's (default or arg), named, and probed", (role) => {
@@ -244,7 +247,7 @@ describe("workloads", () => {
     expect(pdb[0]!.spec.minAvailable).toBeLessThan(workload.spec.replicas)
   })
 
-  it("daemon: NODE_NAME from spec.nodeName, host /var/run read-only at --host-run-dir, all taints, priority class, rolling update", () => {
+  it("daemon: NODE_NAME from spec.nodeName, host /var/run read-only at --host-run-dir, containerd's image store read-only under --host-root, all taints, priority class, rolling update", () => {
     const workload = workloads.daemon
     const pod = workload.spec.template.spec
     const container = containerOf("daemon")
@@ -258,8 +261,14 @@ describe("workloads", () => {
     expect(mount?.readOnly).toBe(true)
     const volume = (pod.volumes as Array<Obj>).find((v) => v.name === mount!.name)
     expect(volume?.hostPath?.path).toBe("/var/run")
-    // No other hostPath: the daemon sees nothing of the host but the run dir.
-    expect((pod.volumes as Array<Obj>).filter((v) => v.hostPath !== undefined)).toHaveLength(1)
+    // The image store, for statfs of the image filesystem (--min-free-disk) at the node's path under --host-root.
+    const hostRoot = flagValue("daemon", "host-root")
+    expect(hostRoot).toBe("/host")
+    const store = (container.volumeMounts as Array<Obj>).find((m) => m.mountPath === `${hostRoot}/var/lib/containerd`)
+    expect(store?.readOnly).toBe(true)
+    expect((pod.volumes as Array<Obj>).find((v) => v.name === store!.name)?.hostPath?.path).toBe("/var/lib/containerd")
+    // No other hostPath: the daemon sees nothing of the host but the run dir and the image store.
+    expect((pod.volumes as Array<Obj>).filter((v) => v.hostPath !== undefined)).toHaveLength(2)
     expect(pod.tolerations).toEqual([{ operator: "Exists" }])
     expect(one("PriorityClass", pod.priorityClassName).value).toBeGreaterThan(0)
     expect(workload.spec.updateStrategy.type).toBe("RollingUpdate")

@@ -7,6 +7,7 @@ import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
@@ -35,7 +36,7 @@ const MB = 1_000_000
 const run = randomBytes(4).toString("hex")
 const secretNamespace = "preheat-daemon-config"
 
-type Services = KubeApi | CriRuntime | Metrics | WorkQueues
+type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
 
 type TagFields = Record<string, unknown> & { readonly tag: string }
 

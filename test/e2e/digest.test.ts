@@ -16,6 +16,7 @@ import type { ImagePullJobStatus } from "../../src/api/imagePullJob.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
@@ -39,7 +40,7 @@ if ("skipReason" in context) {
 
 const run = randomBytes(4).toString("hex")
 
-type Services = KubeApi | CriRuntime | Metrics | WorkQueues
+type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
 
 const readyNode = (name: string): KubeObject => ({
   apiVersion: "v1",

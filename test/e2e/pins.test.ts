@@ -7,6 +7,7 @@ import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
@@ -32,7 +33,7 @@ if ("skipReason" in context) {
 }
 
 const run = randomBytes(4).toString("hex")
-type Services = KubeApi | CriRuntime | ImageLabels | Metrics | WorkQueues
+type Services = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | WorkQueues
 
 /** The names containerd's CRI plugin stores for one pulled image: the tag, the digest name, the id. */
 const recordNames = (registry: string, image: PushedImage): ReadonlyArray<string> =>

@@ -4,13 +4,16 @@ import type { Scope } from "effect"
 import { containerdApi } from "./containerdApi.ts"
 import { containerdImageLabels } from "./containerdImages.ts"
 import { defaultProgressOptions, makePullTracker } from "./containerdProgress.ts"
-import { pullImageRequest, toImageInfo } from "./criMessages.ts"
-import { CriRuntime, type ImageInfo, type PullRequest, type RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
+import { pullImageRequest, toImageFsUsage, toImageInfo } from "./criMessages.ts"
+import { CriRuntime, type ImageFsUsage, type ImageInfo, type PullRequest, type RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
 import type { CriError, RuntimeUnavailable } from "../../../src/cri/errors.ts"
+import { FilesystemStats } from "../../../src/cri/FilesystemStats.ts"
 import { ImageLabels } from "../../../src/cri/ImageLabels.ts"
+import { filesystemStatsAt } from "./filesystemStats.ts"
 import { unary } from "./grpcCalls.ts"
 import { type CallContext, criErrorFrom, secretsOf } from "./grpcErrors.ts"
 import {
+  type ImageFsInfoResponse,
   type ImageStatusResponse,
   type ListImagesResponse,
   type PullImageResponse,
@@ -25,6 +28,11 @@ export interface CriLiveOptions {
   readonly socket?: string | undefined
   /** Where to look for a runtime socket when none is given (default /var/run; /host/var/run in the DaemonSet). */
   readonly hostRunDir?: string | undefined
+  /**
+   * `--host-root`: where the node's filesystem is seen from here, for statfs of the image
+   * filesystem's mountpoint (default `/`: the daemon runs on the node; `/host` in the DaemonSet).
+   */
+  readonly hostRoot?: string | undefined
   /** Deadline of every call but PullImage (whose deadline is the request's timeout). Default 30 s. */
   readonly callTimeout?: Duration.Input | undefined
   /** How often containerd is read for byte progress while a pull with `onProgress` runs. Default 1 s. */
@@ -55,10 +63,14 @@ const probe =
       (client) => Effect.sync(() => client.close())
     )
 
-/** The runtime's services on one socket: CRI, and containerd's image labels (see ImageLabels.ts). */
+/**
+ * The runtime's services on one socket: CRI, and containerd's image labels (see ImageLabels.ts);
+ * with them the size of the node's filesystems the runtime names (its image filesystem).
+ */
 export interface RuntimeServices {
   readonly runtime: CriRuntime["Service"]
   readonly imageLabels: ImageLabels["Service"]
+  readonly filesystemStats: FilesystemStats["Service"]
 }
 
 /**
@@ -135,9 +147,15 @@ const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, R
       )
     })
 
+    const imageFsInfo: Effect.Effect<ReadonlyArray<ImageFsUsage>, CriError> = Effect.map(
+      call<ImageFsInfoResponse>(imageService, { method: "ImageFsInfo" }, {}),
+      (response) => response.image_filesystems.map(toImageFsUsage)
+    ).pipe(Effect.withSpan("CriRuntime.imageFsInfo"))
+
     return {
-      runtime: CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage }),
-      imageLabels: containerdImageLabels(client(constructors.images))
+      runtime: CriRuntime.of({ version, pullImage, imageStatus, listImages, removeImage, imageFsInfo }),
+      imageLabels: containerdImageLabels(client(constructors.images)),
+      filesystemStats: filesystemStatsAt(options.hostRoot ?? "/")
     }
   })
 
@@ -145,9 +163,12 @@ const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, R
 export const make = (options: CriLiveOptions = {}): Effect.Effect<CriRuntime["Service"], RuntimeUnavailable, Scope.Scope> =>
   Effect.map(connect(options), (services) => services.runtime)
 
-export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime | ImageLabels, RuntimeUnavailable> =>
+export const layer = (options: CriLiveOptions = {}): Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> =>
   Layer.effectContext(
     Effect.map(connect(options), (services) =>
-      Context.make(CriRuntime, services.runtime).pipe(Context.add(ImageLabels, services.imageLabels))
+      Context.make(CriRuntime, services.runtime).pipe(
+        Context.add(ImageLabels, services.imageLabels),
+        Context.add(FilesystemStats, services.filesystemStats)
+      )
     )
   )

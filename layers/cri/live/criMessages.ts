@@ -1,5 +1,5 @@
-import type { ImageInfo, PullRequest } from "../../../src/cri/CriRuntime.ts"
-import type { ImageMessage } from "./grpcPackages.ts"
+import type { ImageFsUsage, ImageInfo, PullRequest } from "../../../src/cri/CriRuntime.ts"
+import type { FilesystemUsageMessage, ImageMessage } from "./grpcPackages.ts"
 
 /** Between the service's types and runtime.v1 messages (proto field names). */
 
@@ -8,6 +8,13 @@ export const toImageInfo = (image: ImageMessage): ImageInfo => ({
   repoTags: image.repo_tags,
   repoDigests: image.repo_digests,
   size: image.size
+})
+
+/** A FilesystemUsage; a runtime that leaves a field out gives "" or 0 (the daemon then knows no mountpoint). */
+export const toImageFsUsage = (usage: FilesystemUsageMessage): ImageFsUsage => ({
+  mountpoint: usage.fs_id?.mountpoint ?? "",
+  usedBytes: usage.used_bytes?.value ?? 0,
+  inodesUsed: usage.inodes_used?.value ?? 0
 })
 
 /**

@@ -85,6 +85,16 @@ export interface PullImageResponse {
   readonly image_ref: string
 }
 
+export interface FilesystemUsageMessage {
+  readonly fs_id: { readonly mountpoint: string } | null
+  readonly used_bytes: { readonly value: number } | null
+  readonly inodes_used: { readonly value: number } | null
+}
+
+export interface ImageFsInfoResponse {
+  readonly image_filesystems: ReadonlyArray<FilesystemUsageMessage>
+}
+
 export interface ContentInfo {
   readonly digest: string
   readonly size: number

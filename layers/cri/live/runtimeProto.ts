@@ -1,6 +1,6 @@
 /**
  * The part of CRI `runtime.v1` (k8s.io/cri-api pkg/apis/runtime/v1/api.proto) that preheat calls:
- * RuntimeService.Version and four ImageService calls. Embedded as text so that the bundle and the
+ * RuntimeService.Version and five ImageService calls. Embedded as text so that the bundle and the
  * single executable read no file at run time.
  *
  * Field numbers are upstream's. Some fields of PodSandboxConfig (which would drag in many more
@@ -21,6 +21,7 @@ service ImageService {
   rpc ImageStatus(ImageStatusRequest) returns (ImageStatusResponse) {}
   rpc PullImage(PullImageRequest) returns (PullImageResponse) {}
   rpc RemoveImage(RemoveImageRequest) returns (RemoveImageResponse) {}
+  rpc ImageFsInfo(ImageFsInfoRequest) returns (ImageFsInfoResponse) {}
 }
 
 message VersionRequest {
@@ -120,4 +121,27 @@ message RemoveImageRequest {
 }
 
 message RemoveImageResponse {}
+
+message ImageFsInfoRequest {}
+
+message UInt64Value {
+  uint64 value = 1;
+}
+
+message FilesystemIdentifier {
+  string mountpoint = 1;
+}
+
+message FilesystemUsage {
+  int64 timestamp = 1;
+  FilesystemIdentifier fs_id = 2;
+  UInt64Value used_bytes = 3;
+  UInt64Value inodes_used = 4;
+}
+
+message ImageFsInfoResponse {
+  repeated FilesystemUsage image_filesystems = 1;
+  // Where containers' writable layers live when the runtime splits them off (CRI 1.29+).
+  repeated FilesystemUsage container_filesystems = 2;
+}
 `

@@ -13,6 +13,11 @@
  * each repoTag and repoDigest), labels per record name, kept when a tag moves to another image
  * (as CRI's re-tagging update leaves foreign labels alone) and gone with the image.
  *
+ * The node's images fill its disk (`disk`): ImageFsInfo reports their bytes on the image
+ * filesystem's mountpoint, FilesystemStats that filesystem's size and free room (less what else
+ * is on it), and a pull whose image no longer fits fails as containerd's does, with "no space left
+ * on device".
+ *
  * Progress, when the request asks for it: 0 of unknown at the start, 0 of the image's size once
  * the "manifest" is in, then `progressSteps` even steps through the latency, and 100 on success
  * only. A failing pull stops reporting where it failed.
@@ -21,7 +26,7 @@ import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
 import { formatImageReference, type ImageReference, parseImageReference, sameImage } from "../../../src/api/imageReference.ts"
 import { CriRuntime } from "../../../src/cri/CriRuntime.ts"
-import type { ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
+import type { ImageFsUsage, ImageInfo, PullProgress, PullRequest, RegistryAuth, RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
 import {
   ImageLabels,
   type ImageLabelsError,
@@ -38,7 +43,17 @@ import {
   RuntimeUnavailable,
   Unauthorized
 } from "../../../src/cri/errors.ts"
-import type { FailureKind, FailureRule, RegistryImage, SimulatedImage, SimulatedRuntimeConfig } from "./config.ts"
+import { FilesystemStats, FilesystemStatsFailed } from "../../../src/cri/FilesystemStats.ts"
+import {
+  defaultSimulatedDisk,
+  type FailureKind,
+  type FailureRule,
+  type RegistryImage,
+  type SimulatedDisk,
+  type SimulatedImage,
+  type SimulatedRuntimeConfig,
+  simulatedImageFsMountpoint
+} from "./config.ts"
 import { defaultRecordLimits, RecordLog } from "./records.ts"
 import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 
@@ -46,6 +61,8 @@ import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 export interface SimulatedRuntimeHandle {
   readonly runtime: CriRuntime["Service"]
   readonly imageLabels: ImageLabels["Service"]
+  /** The size of the node's disk: statfs of the image filesystem's mountpoint. */
+  readonly filesystemStats: FilesystemStats["Service"]
   /** The labels of one image record (empty when it has none or does not exist), without recording a call. */
   readonly labelsOf: (name: string) => Effect.Effect<Readonly<Record<string, string>>>
   /** Every pull, in start order, with its current outcome (the newest within `recordLimits`). */
@@ -70,6 +87,8 @@ export interface SimulatedRuntimeHandle {
    * `accept` approves the request's credentials.
    */
   readonly requireAuth: (repository: string, accept: (auth: RegistryAuth | undefined) => boolean) => Effect.Effect<void>
+  /** Changes the node's disk (a bigger one, or other data taking room), keeping the images on it. */
+  readonly setDisk: (disk: SimulatedDisk) => Effect.Effect<void>
   /** While unavailable every call fails with RuntimeUnavailable, as with a restarting runtime. */
   readonly setAvailable: (available: boolean) => Effect.Effect<void>
 }
@@ -162,6 +181,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     /** By record name, as containerd keys image records. */
     const labels = new Map<string, Map<string, string>>()
     let available = true
+    let disk = config.disk ?? defaultSimulatedDisk
 
     const serve = (image: RegistryImage): void => {
       const ref = parseOrThrow(image.reference)
@@ -218,6 +238,13 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       [...node.values()].flatMap((image) =>
         recordNames(image).map((name) => ({ name, labels: Object.fromEntries(labels.get(name) ?? []) }))
       )
+
+    const imageBytes = (): number => {
+      let bytes = 0
+      for (const image of node.values()) bytes += image.size
+      return bytes
+    }
+    const freeBytes = (): number => Math.max(0, disk.capacity - (disk.otherUsed ?? 0) - imageBytes())
 
     const now = Clock.currentTimeMillis
 
@@ -293,6 +320,13 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       const steps = config.progressSteps ?? 10
       const bytesTotal = steps > 0 ? target.size : 0
       const done = Effect.suspend(() => {
+        if (!node.has(target.id) && target.size > freeBytes()) {
+          return Effect.fail(
+            new RuntimeFailure({
+              message: `failed to pull and unpack image "${image}": failed to extract layer: write ${simulatedImageFsMountpoint}: no space left on device`
+            })
+          )
+        }
         store(target.id, target.size, ref, target.digest)
         return Effect.as(report({ bytesDone: bytesTotal, bytesTotal, percent: 100 }), target.id)
       })
@@ -396,6 +430,23 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
               for (const name of recordNames(found)) labels.delete(name)
             })
           )
+        ),
+      imageFsInfo: record("imageFsInfo").pipe(
+        Effect.andThen(ensureAvailable),
+        Effect.andThen(
+          Effect.sync(
+            (): ReadonlyArray<ImageFsUsage> => [{ mountpoint: simulatedImageFsMountpoint, usedBytes: imageBytes(), inodesUsed: node.size }]
+          )
+        )
+      )
+    })
+
+    const filesystemStats = FilesystemStats.of({
+      statfs: (path) =>
+        Effect.suspend(() =>
+          path === simulatedImageFsMountpoint
+            ? Effect.succeed({ totalBytes: disk.capacity, freeBytes: freeBytes() })
+            : Effect.fail(new FilesystemStatsFailed({ path, message: `ENOENT: no such file or directory, statfs '${path}'` }))
         )
     })
 
@@ -428,6 +479,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     return {
       runtime,
       imageLabels,
+      filesystemStats,
       labelsOf: (name) => Effect.sync(() => Object.fromEntries(labels.get(name) ?? [])),
       pulls: Effect.sync(() => pulls.all()),
       calls: Effect.sync(() => calls.all()),
@@ -460,6 +512,10 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
         Effect.sync(() => {
           authRules.push({ repository: repository(parseOrThrow(repo)), accept })
         }),
+      setDisk: (value) =>
+        Effect.sync(() => {
+          disk = value
+        }),
       setAvailable: (value) =>
         Effect.sync(() => {
           available = value
@@ -472,10 +528,16 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
  * uses, and the handle to script it; each build is a node of its own (its images, its pulls).
  */
 export class SimulatedRuntime extends Context.Service<SimulatedRuntime, SimulatedRuntimeHandle>()("preheat/cri/SimulatedRuntime") {
-  static readonly layer = (config: SimulatedRuntimeConfig = {}): Layer.Layer<CriRuntime | ImageLabels | SimulatedRuntime> =>
+  static readonly layer = (
+    config: SimulatedRuntimeConfig = {}
+  ): Layer.Layer<CriRuntime | ImageLabels | FilesystemStats | SimulatedRuntime> =>
     Layer.effectContext(
       Effect.map(makeSimulatedRuntime(config), (handle) =>
-        Context.make(SimulatedRuntime, handle).pipe(Context.add(CriRuntime, handle.runtime), Context.add(ImageLabels, handle.imageLabels))
+        Context.make(SimulatedRuntime, handle).pipe(
+          Context.add(CriRuntime, handle.runtime),
+          Context.add(ImageLabels, handle.imageLabels),
+          Context.add(FilesystemStats, handle.filesystemStats)
+        )
       )
     )
 }

@@ -39,6 +39,24 @@ export const bandwidthLatency =
       Duration.millis(Math.ceil((pull.size * 1000) / options.bytesPerSecond))
     )
 
+/** The node's disk that holds the images: pulled images fill it, removed ones free it. */
+export interface SimulatedDisk {
+  /** The filesystem's size in bytes. */
+  readonly capacity: number
+  /** Bytes taken by all but the images (the system, logs, containers' layers); default 0. */
+  readonly otherUsed?: number
+}
+
+/** Where the simulated runtime says its images live, as containerd's overlayfs snapshotter does. */
+export const simulatedImageFsMountpoint = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
+
+/**
+ * A node's image disk unless told otherwise: 1 TiB, empty. Simulated nodes have no kubelet image
+ * GC, so every image a long soak or a dev cluster running for days pulls stays: 1 TiB holds about
+ * 7,000 of `preheat dev`'s 20-250 MiB images before the default --min-free-disk of 10% refuses more.
+ */
+export const defaultSimulatedDisk: SimulatedDisk = { capacity: 1024 ** 4 }
+
 export interface SimulatedRuntimeConfig {
   /** On the node at start; also served by the registry, unless `registry` says otherwise. */
   readonly images?: ReadonlyArray<SimulatedImage>
@@ -66,6 +84,8 @@ export interface SimulatedRuntimeConfig {
   readonly version?: RuntimeVersion
   /** `unsupported` acts like CRI-O or cri-dockerd: no containerd images service. Default `containerd`. */
   readonly imageLabels?: "containerd" | "unsupported"
+  /** The disk the images fill (ImageFsInfo, FilesystemStats); default `defaultSimulatedDisk`. */
+  readonly disk?: SimulatedDisk
   /** How many call and pull records are kept (records.ts; default the newest 10,000 of each, about 4 MiB). */
   readonly recordLimits?: RecordLimits
 }

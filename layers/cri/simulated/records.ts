@@ -23,7 +23,15 @@ export interface PullRecord {
 }
 
 export interface CallRecord {
-  readonly method: "version" | "pullImage" | "imageStatus" | "listImages" | "removeImage" | "listImageRecords" | "setImageLabels"
+  readonly method:
+    | "version"
+    | "pullImage"
+    | "imageStatus"
+    | "listImages"
+    | "removeImage"
+    | "imageFsInfo"
+    | "listImageRecords"
+    | "setImageLabels"
   readonly image?: string
   readonly at: number
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto"
 import { Duration, Result } from "effect"
 import { type ImageReference, parseImageReference } from "../../../src/api/imageReference.ts"
-import { bandwidthLatency, type SimulatedRuntimeConfig } from "./config.ts"
+import { bandwidthLatency, type SimulatedDisk, type SimulatedRuntimeConfig } from "./config.ts"
 import { SimulatedRuntime } from "./SimulatedRuntime.ts"
 
 /**
@@ -33,12 +33,16 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 }
 
 /**
- * One simulated node's runtime: every image exists, pulled over `simulatedLink`; `tagRevision`,
- * shared by the nodes of one cluster, moves tags in their common registry.
+ * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
+ * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
+ * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
  */
-export const simulatedNodeLayer = (tagRevision?: SimulatedRuntimeConfig["tagRevision"]) =>
+export const simulatedNodeLayer = (
+  options: { readonly disk?: SimulatedDisk; readonly tagRevision?: SimulatedRuntimeConfig["tagRevision"] } = {}
+) =>
   SimulatedRuntime.layer({
     latency: bandwidthLatency(simulatedLink),
     synthesizedSize: simulatedImageSize,
-    ...(tagRevision === undefined ? {} : { tagRevision })
+    ...(options.disk === undefined ? {} : { disk: options.disk }),
+    ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision })
   })

@@ -6,8 +6,10 @@
  */
 import { Duration, Effect, Layer } from "effect"
 import * as CriLive from "../../../layers/cri/live/criLive.ts"
+import { filesystemStatsAt } from "../../../layers/cri/live/filesystemStats.ts"
 import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import { CriRuntime } from "../../../src/cri/CriRuntime.ts"
+import { FilesystemStats } from "../../../src/cri/FilesystemStats.ts"
 import { serveDaemon } from "../../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../../src/daemon/options.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
@@ -63,7 +65,14 @@ const program = Effect.gen(function* () {
 }).pipe(
   Effect.scoped,
   Effect.provide(
-    Layer.mergeAll(Layer.succeed(KubeApi, ipcKubeApi()), runtime, Metrics.layer, WorkQueuesLive.layer(), loggingLayer({ format: "json" }))
+    Layer.mergeAll(
+      Layer.succeed(KubeApi, ipcKubeApi()),
+      runtime,
+      Layer.succeed(FilesystemStats, filesystemStatsAt("/")),
+      Metrics.layer,
+      WorkQueuesLive.layer(),
+      loggingLayer({ format: "json" })
+    )
   )
 )
 

@@ -7,6 +7,7 @@ import { InMemoryKubeApi, InMemoryKubeStore } from "../../../harness/layers/inMe
 import { WorkQueuesLive } from "../../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../../src/cri/FilesystemStats.ts"
 import { type Daemon, startDaemon } from "../../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../../src/daemon/options.ts"
 import { isJsonPatch, KubeApi } from "../../../src/kube/KubeApi.ts"
@@ -58,7 +59,7 @@ const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.eff
   })
 ).pipe(Layer.provide(InMemoryKubeApi.layerWith()))
 
-export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | SimulatedRuntime | Metrics | WorkQueues
+export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | FilesystemStats | SimulatedRuntime | Metrics | WorkQueues
 
 export const testLayer = (cri: SimulatedRuntimeConfig = {}): Layer.Layer<TestServices> =>
   Layer.mergeAll(kubeLayer, SimulatedRuntime.layer(cri), Metrics.layerTest, WorkQueuesLive.layer())

@@ -2,11 +2,15 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Exit, ManagedRuntime } from "effect"
+import { Duration, Effect, Exit, ManagedRuntime, Result } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import * as CriLive from "../../../../layers/cri/live/criLive.ts"
 import { CriRuntime, type PullProgress } from "../../../../src/cri/CriRuntime.ts"
+import type { FilesystemStats } from "../../../../src/cri/FilesystemStats.ts"
 import { ImageLabels } from "../../../../src/cri/ImageLabels.ts"
+import { makeDiskCheck } from "../../../../src/daemon/diskCheck.ts"
+import { parseMinFreeDisk } from "../../../../src/daemon/minFreeDisk.ts"
+import { Metrics } from "../../../../src/ops/metrics.ts"
 import { loadServiceConstructors } from "../../../../layers/cri/live/grpcPackages.ts"
 
 /**
@@ -36,7 +40,7 @@ const pullImage: Handler = (call, callback) => {
 describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
   let dir = ""
   let server: grpc.Server
-  let runtime: ManagedRuntime.ManagedRuntime<CriRuntime | ImageLabels, unknown>
+  let runtime: ManagedRuntime.ManagedRuntime<CriRuntime | ImageLabels | FilesystemStats, unknown>
   const cri = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) =>
     runtime.runPromise(Effect.flatMap(Effect.service(CriRuntime), f))
   const failure = <A, E>(f: (service: CriRuntime["Service"]) => Effect.Effect<A, E>) => cri((s) => Effect.flip(f(s)))
@@ -125,6 +129,21 @@ describe("CRI on a runtime without containerd's API (fake CRI server)", () => {
   })
 
   // Last: it stops the server.
+  it("ImageFsInfo a runtime does not implement: the disk check cannot tell the free space and lets the pull go", async () => {
+    const error = await failure((s) => s.imageFsInfo)
+    expect(error).toMatchObject({ _tag: "RuntimeFailure" })
+    expect(error._tag === "RuntimeFailure" ? error.message : "").toMatch(/^ImageFsInfo: /)
+    const { verdict, unknown } = await runtime.runPromise(
+      Effect.gen(function* () {
+        const disk = yield* makeDiskCheck(Result.getOrThrow(parseMinFreeDisk("100%")))
+        const verdict = yield* disk.check
+        return { verdict, unknown: yield* (yield* Metrics).read("preheat_image_fs_unknown") }
+      }).pipe(Effect.provide(Metrics.layerTest))
+    )
+    expect(verdict).toBeUndefined()
+    expect(unknown).toBe(1)
+  })
+
   it("when the runtime goes away, calls are RuntimeUnavailable", async () => {
     server.forceShutdown()
     rmSync(join(dir, "crio", "crio.sock"), { force: true })

@@ -584,3 +584,56 @@ describe("SimulatedRuntime: what it records", () => {
     })
   )
 })
+
+describe("SimulatedRuntime: the disk images fill", () => {
+  const mountpoint = "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs"
+
+  it.effect("ImageFsInfo gives the images' bytes on the mountpoint; statfs of it the disk's size and what is left", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ ...nginxOnNode, disk: { capacity: 10_000, otherUsed: 2000 } })
+      assert.deepStrictEqual(yield* fake.runtime.imageFsInfo, [{ mountpoint, usedBytes: 1000, inodesUsed: 1 }])
+      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 10_000, freeBytes: 7000 })
+      yield* fake.push({ reference: "redis:7", id: idB, size: 3000 })
+      const pulled = yield* startPull(fake.runtime, pull("redis:7"))
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Result.isSuccess(yield* Fiber.join(pulled)))
+      assert.deepStrictEqual(yield* fake.runtime.imageFsInfo, [{ mountpoint, usedBytes: 4000, inodesUsed: 2 }])
+      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 10_000, freeBytes: 4000 })
+      yield* fake.runtime.removeImage("nginx:1.25")
+      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 10_000, freeBytes: 5000 })
+      assert.isTrue((yield* fake.calls).some((c) => c.method === "imageFsInfo"))
+    })
+  )
+
+  it.effect("an image that no longer fits fails as containerd's pull does: no space left on device", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ disk: { capacity: 5000 } })
+      yield* fake.push({ reference: "redis:7", id: idB, size: 6000 })
+      const fiber = yield* startPull(fake.runtime, pull("redis:7"))
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(fiber)
+      assert.isTrue(Result.isFailure(result))
+      if (Result.isFailure(result)) {
+        assert.strictEqual(result.failure._tag, "RuntimeFailure")
+        assert.include(result.failure._tag === "RuntimeFailure" ? result.failure.message : "", "no space left on device")
+      }
+      assert.isFalse(yield* fake.hasImage("redis:7"))
+      // A bigger disk: the same pull fits.
+      yield* fake.setDisk({ capacity: 10_000 })
+      const again = yield* startPull(fake.runtime, pull("redis:7"))
+      yield* TestClock.adjust("1 second")
+      assert.isTrue(Result.isSuccess(yield* Fiber.join(again)))
+    })
+  )
+
+  it.effect("statfs of another path fails, as of a path not mounted in the daemon's container", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime()
+      const failure = yield* Effect.flip(fake.filesystemStats.statfs("/elsewhere"))
+      assert.strictEqual(failure._tag, "FilesystemStatsFailed")
+      assert.strictEqual(failure.path, "/elsewhere")
+      // The default disk: 1 TiB.
+      assert.deepStrictEqual(yield* fake.filesystemStats.statfs(mountpoint), { totalBytes: 2 ** 40, freeBytes: 2 ** 40 })
+    })
+  )
+})
