@@ -1,4 +1,5 @@
 import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
+import { throttledMessage } from "../api/registryThrottle.ts"
 import type { CriError } from "../cri/errors.ts"
 
 /**
@@ -25,6 +26,8 @@ export const describePullError = (error: CriError, timeoutMillis: number): strin
       return `image not found: ${escapeForeignText(error.message)}`
     case "Unauthorized":
       return `registry refused the credentials: ${escapeForeignText(error.message)}`
+    case "RegistryThrottled":
+      return `registry throttled the pull: ${escapeForeignText(error.message)}`
     case "InvalidReference":
       return `invalid image reference: ${escapeForeignText(error.message)}`
     case "RuntimeFailure":
@@ -40,6 +43,12 @@ export const deadlinePassed = "pulling exceeds the activeDeadlineSeconds"
 
 export const retryingMessage = (attempt: number, attempts: number, error: string, delayMillis: number): string =>
   `attempt ${attempt} of ${attempts} failed: ${error}; retrying in ${seconds(delayMillis)}`
+
+/** A throttled attempt waiting for its retry: leads with RegistryThrottled (api/registryThrottle.ts). */
+export const throttledRetryMessage = (throttled: number, bound: number, error: string, delayMillis: number): string =>
+  throttledMessage(
+    `${error}; retrying in ${seconds(delayMillis)} (throttled retry ${throttled} of ${bound}, not counted against backoffLimit)`
+  )
 
 export const failedMessage = (reference: string, attempts: number, error: string): string =>
   `failed to pull image ${quoteBounded(reference)}${attempts > 1 ? ` after ${attempts} attempts` : ""}: ${error}`

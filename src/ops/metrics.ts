@@ -34,6 +34,8 @@ export type PullOutcome =
         | "deadline"
         | "not_found"
         | "unauthorized"
+        // The registry still throttled (HTTP 429) when the throttled retries ran out.
+        | "throttled"
         | "invalid_reference"
         | "runtime_error"
         // The tag does not decode (src/daemon/unreadableTag.ts): failed without a pull.
@@ -50,6 +52,7 @@ const pullReasonOfTag: Record<CriError["_tag"], Extract<PullOutcome, { result: "
   DeadlineExceeded: "timeout",
   ImageNotFound: "not_found",
   Unauthorized: "unauthorized",
+  RegistryThrottled: "throttled",
   InvalidReference: "invalid_reference",
   RuntimeFailure: "runtime_error"
 }

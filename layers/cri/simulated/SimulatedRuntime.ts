@@ -34,6 +34,7 @@ import {
   DeadlineExceeded,
   ImageNotFound,
   InvalidReference,
+  RegistryThrottled,
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
@@ -140,6 +141,8 @@ const criError = (kind: FailureKind, image: string, message: string | undefined)
       return new ImageNotFound({ image, message: text })
     case "Unauthorized":
       return new Unauthorized({ image, message: text })
+    case "RegistryThrottled":
+      return new RegistryThrottled({ image, message: text })
     case "InvalidReference":
       return new InvalidReference({ image, message: text })
     case "RuntimeFailure":
