@@ -1,5 +1,3 @@
-import type { ImageTagStatus } from "./nodeImage.ts"
-
 /**
  * How a throttling registry shows in a NodeImage (issue 28, part 3). Upstream's tag status has no
  * reason field, so the reason leads the message while the daemon waits out a registry's rate limit
@@ -15,5 +13,5 @@ const prefix = `${registryThrottledReason}: `
 export const throttledMessage = (detail: string): string => `${prefix}${detail}`
 
 /** Whether a tag's status is a throttled attempt waiting for its retry (a final status never is). */
-export const isThrottledReport = (status: ImageTagStatus | undefined): boolean =>
+export const isThrottledReport = (status: { readonly phase: string; readonly message?: string } | undefined): boolean =>
   status !== undefined && status.phase !== "Succeeded" && status.phase !== "Failed" && status.message?.startsWith(prefix) === true

@@ -71,6 +71,11 @@ export interface TargetTally {
   readonly desired: number
   readonly active: number
   readonly succeeded: number
+  /**
+   * Reports of throttled attempts (api/registryThrottle.ts) seen so far: a count that grows with
+   * each new one, so that the registry's limit is stepped on what is new (registryBudget.ts observe).
+   */
+  readonly throttleReports: number
   /** Failed targets, in target order. */
   readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
   /**
@@ -112,6 +117,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
   const unfinished: Array<string> = []
   let active = 0
   let succeeded = 0
+  let throttleReports = 0
   for (const node of targets) {
     const name = node.metadata.name ?? ""
     const state = nodeState(node, task)
@@ -123,6 +129,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     synced.push(node)
     if (state.phase === "active") {
       active++
+      if (state.throttled !== undefined) throttleReports++
       unfinished.push(name)
     } else if (state.phase === "succeeded") succeeded++
     else failed.push({ node: name, message: state.message })
@@ -132,6 +139,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     desired: targets.length,
     active,
     succeeded,
+    throttleReports,
     failed,
     waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
     synced: () => synced,
