@@ -30,12 +30,14 @@ describe("criErrorFrom", () => {
   })
 
   it("reads a registry's rate limit (HTTP 429, Docker Hub's toomanyrequests) as RegistryThrottled", () => {
+    // containerd 1.6's words, as the e2e suite's throttling proxy drew them (test/e2e/throttle.test.ts).
     const resolving =
-      'failed to pull and unpack image "127.0.0.1:5056/app:v1": failed to resolve reference "127.0.0.1:5056/app:v1": ' +
-      "unexpected status from HEAD request to http://127.0.0.1:5056/v2/app/manifests/v1: 429 Too Many Requests"
+      'failed to pull and unpack image "127.0.0.1:37795/e2e/app:v1": failed to resolve reference "127.0.0.1:37795/e2e/app:v1": ' +
+      "pulling from host 127.0.0.1:37795 failed with status code [manifests v1]: 429 Too Many Requests"
     expect(criErrorFrom(failed(2, resolving), pull)).toMatchObject({ _tag: "RegistryThrottled", image: "nginx:1.25", message: resolving })
     const fetching =
-      "failed to copy: httpReadSeeker: failed open: unexpected status code http://r/v2/app/blobs/sha256:ab: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit"
+      "failed to copy: httpReadSeeker: failed open: unexpected status code http://127.0.0.1:37795/v2/e2e/app/blobs/sha256:37d7: " +
+      "429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit."
     expect(criErrorFrom(failed(2, fetching), pull)._tag).toBe("RegistryThrottled")
     expect(criErrorFrom(failed(2, "TOOMANYREQUESTS: slow down"), pull)._tag).toBe("RegistryThrottled")
     // A 429 elsewhere in a message (a port, a digest) is no rate limit.
