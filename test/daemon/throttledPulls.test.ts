@@ -58,4 +58,18 @@ describe("daemon: a registry that throttles (issue 28, part 3)", () => {
       expect(yield* metrics.read("preheat_pulls_total", { result: "failed", reason: "throttled" })).toBe(1)
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
+
+  it.effect("the simulated registry can throttle the first pulls of an image (preheat dev's throttled.* hosts)", () =>
+    Effect.gen(function* () {
+      yield* createNodeImage({ "throttled.example/app": { tags: [tag("1", { pullPolicy: { backoffLimit: 0 } })] } })
+      yield* launch()
+      yield* advance(2100)
+      expect((yield* tagStatus("throttled.example/app", "1"))?.message).toMatch(
+        /^RegistryThrottled: registry throttled the pull: simulated registry: 429/
+      )
+      yield* advance(16_000, 500)
+      expect(yield* starts).toHaveLength(3)
+      expect((yield* tagStatus("throttled.example/app", "1"))?.phase).toBe("Succeeded")
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ throttles: (ref) => (ref.domain.startsWith("throttled.") ? 2 : 0) })))
+  )
 })

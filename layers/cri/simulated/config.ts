@@ -52,6 +52,8 @@ export interface SimulatedRuntimeConfig {
    * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
    */
   readonly progressSteps?: number
+  /** How many pulls of a reference the registry throttles (HTTP 429) before serving it; default none. */
+  readonly throttles?: (reference: ImageReference) => number
   /** Size of made-up images; default 10 MiB. */
   readonly defaultSize?: number
   /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */

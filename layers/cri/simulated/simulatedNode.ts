@@ -32,6 +32,13 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
   return bandwidthLatency(simulatedLink)({ image, reference, size: simulatedImageSize(reference) })
 }
 
+/**
+ * A registry host that throttles, to show issue 28's part 3 in `preheat dev`: the simulated
+ * registry answers 429 (`toomanyrequests`) to the first two pulls of each image from a host named
+ * `throttled.<anything>` (e.g. `throttled.example/app:1`) on each node, then serves it.
+ */
+const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWith("throttled.") ? 2 : 0)
+
 /** One simulated node's runtime: every image exists, pulled over `simulatedLink`. */
 export const simulatedNodeLayer = () =>
-  SimulatedRuntime.layer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize })
+  SimulatedRuntime.layer({ latency: bandwidthLatency(simulatedLink), synthesizedSize: simulatedImageSize, throttles: simulatedThrottles })
