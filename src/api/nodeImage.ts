@@ -143,7 +143,13 @@ export const ImageTagStatus = Schema.Struct({
   completionTime: Schema.optionalKey(Timestamp.pipe(described("When the pull finished."))),
   version: Schema.optionalKey(NonNegativeInt64.pipe(described("The spec version this status is for."))),
   imageID: Schema.optionalKey(Schema.String.pipe(described("The image id the runtime reported."))),
-  message: Schema.optionalKey(Schema.String.pipe(described("Details, e.g. the last error.")))
+  message: Schema.optionalKey(
+    Schema.String.pipe(
+      described(
+        "Details, e.g. the last error. While the daemon waits out a registry's rate limit (HTTP 429) before retrying, it starts with `RegistryThrottled: `; the controller then lowers that registry's concurrent pulls."
+      )
+    )
+  )
 })
 export type ImageTagStatus = typeof ImageTagStatus.Type
 
