@@ -177,9 +177,9 @@ export class RegistryBudget {
    */
   private toWake(registry: string, deciding: string): ReadonlyArray<string> {
     const entry = this.registries.get(registry)
-    const limit = this.limitOf(registry)
-    if (entry === undefined || limit === undefined) return []
-    const free = limit - entry.inFlight
+    if (entry === undefined) return []
+    // No limit (throttling's went away, with no flag): whoever still waits under the old one goes.
+    const free = (this.limitOf(registry) ?? Number.POSITIVE_INFINITY) - entry.inFlight
     if (free <= 0) return []
     const waiters = [...entry.jobs]
       .map((job) => [job, this.shares.get(job)!] as const)

@@ -82,4 +82,17 @@ describe("RegistryBudget.observe", () => {
       to: 3
     })
   })
+
+  it("a limit that goes away (no flag) wakes whoever still waits under it", () => {
+    const budget = new RegistryBudget(undefined)
+    budget.settle("default/a", "docker.io", 4, 0)
+    budget.observe("default/a", "docker.io", { succeeded: 0, throttleReports: 1 }, 0)
+    expect(budget.limitOf("docker.io")).toBe(2)
+    budget.settle("default/a", "docker.io", 1, 0)
+    expect(budget.settle("default/b", "docker.io", 0, 1)).toEqual([])
+    // Two successes: 2 -> 3, past the one pulling and the one waiting: the limit goes.
+    budget.observe("default/a", "docker.io", { succeeded: 2, throttleReports: 1 }, 1000)
+    expect(budget.limitOf("docker.io")).toBeUndefined()
+    expect(budget.settle("default/a", "docker.io", 0, 0)).toEqual(["default/b"])
+  })
 })
