@@ -156,7 +156,9 @@ export const ImageTagStatus = Schema.Struct({
     Schema.String.pipe(
       described(
         "Details, e.g. the last error. A tag not pulled because the runtime's image filesystem had less free room than " +
-          "the daemon's --min-free-disk says `insufficient disk:` with the free, total and threshold figures (Event reason InsufficientDisk)."
+          "the daemon's --min-free-disk says `insufficient disk:` with the free, total and threshold figures (Event reason InsufficientDisk). " +
+          "While the daemon waits out a registry's rate limit (HTTP 429) before retrying, it starts with `RegistryThrottled: `; the " +
+          "controller then lowers that registry's concurrent pulls."
       )
     )
   )

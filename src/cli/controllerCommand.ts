@@ -52,7 +52,8 @@ export const controllerCommand = Command.make(
     nodeReadyDelay: integer("node-ready-delay-seconds", "Seconds a Node is Ready before it gets a NodeImage", 30),
     maxPullsPerRegistry: Flag.Int("max-concurrent-pulls-per-registry").pipe(
       Flag.withDescription(
-        "At most this many nodes pull from one registry host at once, across all jobs; the rest wait (default: no limit)."
+        "At most this many nodes pull from one registry host at once, across all jobs; the rest wait (default: no limit). " +
+          "A registry that throttles (nodes report HTTP 429) gets a lower limit for a while, halved per burst and raised by one per limit's worth of successful pulls, never above this."
       ),
       Flag.optional
     ),

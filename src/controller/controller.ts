@@ -171,14 +171,13 @@ const buildController = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       // Deciding before every store is complete would drop tags whose owners are not yet seen.
       yield* synced
-      // The books open with the pulls a previous leader started, so the registry limit holds across a hand-over.
-      if (jobBooks.registries.limit !== undefined) {
-        const underWay = pullsUnderWay(
-          [...stores.nodeImages.entries()].map((stored) => stored.view),
-          (uid) => jobKeyOf(stores.jobs, uid)
-        )
-        for (const [key, { inFlight, registry }] of underWay) jobBooks.registries.settle(key, registry, inFlight, 0)
-      }
+      // The books open with the pulls a previous leader started, so the registry limit holds across a
+      // hand-over (and a limit throttling sets starts from what is pulling, flag or not).
+      const underWay = pullsUnderWay(
+        [...stores.nodeImages.entries()].map((stored) => stored.view),
+        (uid) => jobKeyOf(stores.jobs, uid)
+      )
+      for (const [key, { inFlight, registry }] of underWay) jobBooks.registries.settle(key, registry, inFlight, 0)
       const run = (name: string, queue: WorkQueue, reconcile: Reconcile<KubeApi>) =>
         Effect.flatMap(makeItemRateLimiter(), (rateLimiter) =>
           runWorkers(queue, {

@@ -1,3 +1,4 @@
+import { isThrottledReport } from "../api/registryThrottle.ts"
 import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
 import type { Stored, StoreIndex } from "../kube/store.ts"
 import { NodeNumbers, NodeSet } from "./nodeSet.ts"
@@ -83,7 +84,8 @@ const ownersOf = (entry: ImageSpec | undefined): Set<string> => {
  * The owners whose tags changed in a way a job acts on, between two versions of a NodeImage:
  * the tag itself (owners, version, policy) or its outcome. Progress and Pulling-vs-unreported are
  * not news to a job (both count as active), so a daemon's progress reports wake no job; a change
- * to another job's tag of the same image wakes only that job (SPEC §4.8).
+ * to another job's tag of the same image wakes only that job (SPEC §4.8). A throttled attempt's
+ * report is news: it lowers the registry's limit (registryBudget.ts observe).
  */
 export const changedOwners = (previous: NodeImage | undefined, current: NodeImage | undefined): Set<string> => {
   const uids = new Set<string>()
@@ -98,8 +100,8 @@ export const changedOwners = (previous: NodeImage | undefined, current: NodeImag
     for (const tag of tags) {
       const specBefore = before?.tags.find((t) => t.tag === tag)
       const specAfter = after?.tags.find((t) => t.tag === tag)
-      const outcomeBefore = outcome(statusBefore?.tags.find((t) => t.tag === tag))
-      const outcomeAfter = outcome(statusAfter?.tags.find((t) => t.tag === tag))
+      const outcomeBefore = jobOutcome(statusBefore?.tags.find((t) => t.tag === tag))
+      const outcomeAfter = jobOutcome(statusAfter?.tags.find((t) => t.tag === tag))
       if (same(specBefore, specAfter) && outcomeBefore === outcomeAfter) continue
       for (const owner of [...(specBefore?.ownerReferences ?? []), ...(specAfter?.ownerReferences ?? [])]) {
         if (owner.uid !== undefined) uids.add(owner.uid)
@@ -142,6 +144,10 @@ const outcome = (report: { readonly phase: string; readonly version?: number; re
   report === undefined || report.phase === "Pulling" || report.phase === "Waiting"
     ? "active"
     : `${report.phase}@${report.version ?? 0}:${report.message ?? ""}`
+
+/** What a job reads from a tag's report: its outcome, and each throttled attempt's report. */
+const jobOutcome = (report: Parameters<typeof outcome>[0]) =>
+  isThrottledReport(report) ? `throttled:${report?.message ?? ""}` : outcome(report)
 
 /** Identity first (stores share unchanged subtrees), then content (a live server does not). */
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)

@@ -34,8 +34,9 @@ const phaseOf = (nodes: number, job: Decoded<ImagePullJob>): JobPhase => {
 }
 
 /**
- * Gauges read from the stores (jobs by phase, nodes pulling, queue depth) and the warming books
- * (nodes held, and the warmings that ended since, into their histogram), every few seconds.
+ * Gauges read from the stores (jobs by phase, nodes pulling, queue depth), the registry budget (each
+ * registry's pull limit) and the warming books (nodes held, and the warmings that ended since, into
+ * their histogram), every few seconds.
  */
 const sampleGauges = ({ books, queues, stores }: Controller) =>
   Effect.gen(function* () {
@@ -54,6 +55,7 @@ const sampleGauges = ({ books, queues, stores }: Controller) =>
     for (const { view } of stores.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)
     yield* metrics.setNodesWarming(books.nodeWarming.warming())
+    yield* metrics.setRegistryPullLimits(books.imagePullJob.registries.limits())
     for (const { outcome, seconds } of books.nodeWarming.drainEnded()) yield* metrics.recordNodeWarm(outcome, seconds)
     for (const [name, queue] of Object.entries(queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
   })

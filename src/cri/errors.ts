@@ -12,10 +12,23 @@ export class ImageNotFound extends Data.TaggedError("ImageNotFound")<{ readonly 
 /** The registry refused the credentials, or asked for some (a 401 in the runtime's message). */
 export class Unauthorized extends Data.TaggedError("Unauthorized")<{ readonly image: string; readonly message: string }> {}
 
+/**
+ * The registry throttles pulls: it answered HTTP 429 (`toomanyrequests`, as Docker Hub words its
+ * rate limit). Not the image's fault: worth retrying later, and a reason to pull less at once.
+ */
+export class RegistryThrottled extends Data.TaggedError("RegistryThrottled")<{ readonly image: string; readonly message: string }> {}
+
 /** The runtime could not parse the reference. */
 export class InvalidReference extends Data.TaggedError("InvalidReference")<{ readonly image: string; readonly message: string }> {}
 
 /** Anything else the runtime reported, with its message (never containing credentials). */
 export class RuntimeFailure extends Data.TaggedError("RuntimeFailure")<{ readonly message: string }> {}
 
-export type CriError = RuntimeUnavailable | DeadlineExceeded | ImageNotFound | Unauthorized | InvalidReference | RuntimeFailure
+export type CriError =
+  | RuntimeUnavailable
+  | DeadlineExceeded
+  | ImageNotFound
+  | Unauthorized
+  | RegistryThrottled
+  | InvalidReference
+  | RuntimeFailure

@@ -1,4 +1,4 @@
-import { Cause, Data, Duration, Effect, Schedule } from "effect"
+import { Cause, Data, Duration, Effect, Random, Schedule } from "effect"
 import type { CriError } from "../cri/errors.ts"
 import type { InsufficientDisk } from "./minFreeDisk.ts"
 import { deadlinePassed } from "./pullMessages.ts"
@@ -11,10 +11,22 @@ export interface AttemptPolicy {
   readonly timeoutMillis: number
   /** activeDeadlineSeconds after createdAt (or after the worker started, for a tag without createdAt). */
   readonly deadlineAt: number | undefined
+  /** Throttled attempts (HTTP 429) retried without counting against `attempts`. */
+  readonly throttledRetries: number
 }
 
 const backoffBaseMillis = 1_000
 const backoffCapMillis = 30_000
+
+/**
+ * A throttled pull (issue 28, part 3) waits longer than a failed one and is forgiven up to this
+ * many times per pull: a rate limit is the registry's state, not the image's fault, and it usually
+ * lifts within minutes. Past the bound a throttled attempt counts like any failure; the deadline
+ * always wins. 10 retries from 5 s doubling to 5 min span about 25 min at most.
+ */
+const throttledRetriesPerPull = 10
+const throttleBaseMillis = 5_000
+const throttleCapMillis = 300_000
 
 export const attemptPolicy = (task: TagTask, startedAt: number): AttemptPolicy => {
   const created = task.createdAt === undefined ? Number.NaN : Date.parse(task.createdAt)
@@ -22,7 +34,8 @@ export const attemptPolicy = (task: TagTask, startedAt: number): AttemptPolicy =
   return {
     attempts: task.backoffLimit + 1,
     timeoutMillis: task.timeoutSeconds * 1000,
-    deadlineAt: task.activeDeadlineSeconds === undefined ? undefined : origin + task.activeDeadlineSeconds * 1000
+    deadlineAt: task.activeDeadlineSeconds === undefined ? undefined : origin + task.activeDeadlineSeconds * 1000,
+    throttledRetries: throttledRetriesPerPull
   }
 }
 
@@ -34,6 +47,15 @@ export const attemptTimeoutMillis = (policy: AttemptPolicy, now: number): number
 export const backoffMillis = (failedAttempts: number): number =>
   Math.min(backoffCapMillis, backoffBaseMillis * 2 ** Math.max(0, failedAttempts - 1))
 
+/**
+ * The wait after the n-th throttled attempt (n from 1): 5 s doubling, at most 5 min, of which the
+ * upper half is drawn (`jitter` in [0, 1)) so that nodes throttled together do not come back together.
+ */
+export const throttleBackoffMillis = (throttled: number, jitter: number): number => {
+  const full = Math.min(throttleCapMillis, throttleBaseMillis * 2 ** Math.max(0, throttled - 1))
+  return Math.round(full / 2 + (jitter * full) / 2)
+}
+
 /** Whether another attempt could start after waiting `delay`: not at or past the deadline. */
 export const timeLeftAfter = (policy: AttemptPolicy, now: number, delay: number): boolean =>
   policy.deadlineAt === undefined || now + delay < policy.deadlineAt
@@ -43,8 +65,10 @@ export type PullError = CriError | InsufficientDisk
 
 /** One attempt that ended without the image. */
 export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
-  /** Which attempt, from 1. */
+  /** Which attempt, from 1, counting against backoffLimit: a forgiven throttled attempt is tried again under the same number. */
   readonly attempt: number
+  /** Throttled attempts of this pull so far, this one included. */
+  readonly throttled: number
   readonly failure: PullError
   /** The failure as status messages, events and logs say it. */
   readonly detail: string
@@ -59,35 +83,53 @@ export class NoTimeLeft extends Data.TaggedError("NoTimeLeft")<{ readonly previo
 
 export type AttemptError = AttemptFailed | NoTimeLeft
 
+/** Whether a failed attempt is a throttled one within the bound: retried without counting against backoffLimit. */
+const forgiven = (policy: AttemptPolicy, failed: AttemptFailed): boolean =>
+  failed.failure._tag === "RegistryThrottled" && failed.throttled <= policy.throttledRetries
+
+/** The number of the attempt after `previous`, the first when there is none. */
+export const nextAttempt = (policy: AttemptPolicy, previous: AttemptFailed | undefined): number =>
+  previous === undefined ? 1 : forgiven(policy, previous) ? previous.attempt : previous.attempt + 1
+
 /** What follows a failed attempt. */
 export type AfterFailure =
-  | { readonly _tag: "Retry"; readonly failed: AttemptFailed; readonly delayMillis: number }
+  /** `forgiven`: a throttled attempt retried without counting against backoffLimit. */
+  | { readonly _tag: "Retry"; readonly failed: AttemptFailed; readonly delayMillis: number; readonly forgiven: boolean }
   /** `deadline`: the deadline is the reason to report, whatever the last attempt said. */
   | { readonly _tag: "GiveUp"; readonly deadline: boolean }
 
 /**
  * SPEC §3: another attempt after the backoff while attempts remain and it could still start before
  * the deadline. Past the deadline (or too close to it for another attempt) the deadline is the
- * reason, even when the last attempt was the last allowed.
+ * reason, even when the last attempt was the last allowed. A throttled attempt waits the throttle
+ * backoff (`jitter` in [0, 1) draws it), and within the bound is retried whatever attempts remain.
  */
-export const afterFailure = (policy: AttemptPolicy, error: AttemptError, now: number): AfterFailure => {
+export const afterFailure = (policy: AttemptPolicy, error: AttemptError, now: number, jitter = 0): AfterFailure => {
   if (error._tag === "NoTimeLeft") return { _tag: "GiveUp", deadline: true }
+  const throttled = error.failure._tag === "RegistryThrottled"
+  const delayMillis = throttled ? throttleBackoffMillis(error.throttled, jitter) : backoffMillis(error.attempt)
+  if (forgiven(policy, error)) {
+    return timeLeftAfter(policy, now, delayMillis)
+      ? { _tag: "Retry", failed: error, delayMillis, forgiven: true }
+      : { _tag: "GiveUp", deadline: true }
+  }
   const lastAllowed = error.attempt >= policy.attempts
-  const delayMillis = backoffMillis(error.attempt)
   if (!timeLeftAfter(policy, now, lastAllowed ? 0 : delayMillis)) return { _tag: "GiveUp", deadline: true }
   if (lastAllowed) return { _tag: "GiveUp", deadline: false }
-  return { _tag: "Retry", failed: error, delayMillis }
+  return { _tag: "Retry", failed: error, delayMillis, forgiven: false }
 }
 
-/** The retry schedule of one tag's attempts: `afterFailure` at each failure, waiting its backoff. */
+/** The retry schedule of one tag's attempts: `afterFailure` at each failure, waiting its backoff (jitter from Random). */
 export const attemptSchedule = (policy: AttemptPolicy): Schedule.Schedule<AfterFailure, AttemptError> =>
   Schedule.fromStepWithMetadata(
-    Effect.succeed((meta: Schedule.InputMetadata<AttemptError>) => {
-      const next = afterFailure(policy, meta.input, meta.now)
-      return next._tag === "Retry"
-        ? Effect.succeed([next, Duration.millis(next.delayMillis)] as [AfterFailure, Duration.Duration])
-        : Cause.done(next)
-    })
+    Effect.succeed((meta: Schedule.InputMetadata<AttemptError>) =>
+      Effect.flatMap(Random.next, (jitter) => {
+        const next = afterFailure(policy, meta.input, meta.now, jitter)
+        return next._tag === "Retry"
+          ? Effect.succeed([next, Duration.millis(next.delayMillis)] as [AfterFailure, Duration.Duration])
+          : Cause.done(next)
+      })
+    )
   )
 
 /**

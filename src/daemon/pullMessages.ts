@@ -1,4 +1,5 @@
 import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
+import { throttledMessage } from "../api/registryThrottle.ts"
 import type { PullError } from "./attemptPolicy.ts"
 import { insufficientDiskDetail } from "./minFreeDisk.ts"
 
@@ -26,6 +27,8 @@ export const describePullError = (error: PullError, timeoutMillis: number): stri
       return `image not found: ${escapeForeignText(error.message)}`
     case "Unauthorized":
       return `registry refused the credentials: ${escapeForeignText(error.message)}`
+    case "RegistryThrottled":
+      return `registry throttled the pull: ${escapeForeignText(error.message)}`
     case "InvalidReference":
       return `invalid image reference: ${escapeForeignText(error.message)}`
     case "RuntimeFailure":
@@ -43,6 +46,12 @@ export const deadlinePassed = "pulling exceeds the activeDeadlineSeconds"
 
 export const retryingMessage = (attempt: number, attempts: number, error: string, delayMillis: number): string =>
   `attempt ${attempt} of ${attempts} failed: ${error}; retrying in ${seconds(delayMillis)}`
+
+/** A throttled attempt waiting for its retry: leads with RegistryThrottled (api/registryThrottle.ts). */
+export const throttledRetryMessage = (throttled: number, bound: number, error: string, delayMillis: number): string =>
+  throttledMessage(
+    `${error}; retrying in ${seconds(delayMillis)} (throttled retry ${throttled} of ${bound}, not counted against backoffLimit)`
+  )
 
 export const failedMessage = (reference: string, attempts: number, error: string): string =>
   `failed to pull image ${quoteBounded(reference)}${attempts > 1 ? ` after ${attempts} attempts` : ""}: ${error}`

@@ -1,5 +1,6 @@
 import { Clock, Duration, Effect, Option, Ref, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
+import { registryThrottledReason } from "../api/registryThrottle.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
 import { DeadlineExceeded } from "../cri/errors.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
@@ -12,6 +13,7 @@ import {
   attemptPolicy,
   attemptSchedule,
   attemptTimeoutMillis,
+  nextAttempt,
   NoTimeLeft,
   type PullError,
   previousFailure,
@@ -28,6 +30,7 @@ import {
   presentMessage,
   pulledMessage,
   retryingMessage,
+  throttledRetryMessage,
   unauthorizedDetail,
   withSecretProblems
 } from "./pullMessages.ts"
@@ -165,7 +168,7 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
 ): Effect.fn.Return<Pulled, AttemptError, CriRuntime | KubeApi | Metrics> {
   const metrics = yield* Metrics
   const previous = yield* previousFailure
-  const attempt = (previous?.attempt ?? 0) + 1
+  const attempt = nextAttempt(policy, previous)
   const timeout = attemptTimeoutMillis(policy, yield* Clock.currentTimeMillis)
   if (timeout <= 0) return yield* new NoTimeLeft({ previous })
   const note = previous === undefined ? undefined : `attempt ${attempt} of ${policy.attempts}; last error: ${previous.detail}`
@@ -195,6 +198,7 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
   const described = describePullError(result.error, timeout)
   return yield* new AttemptFailed({
     attempt,
+    throttled: (previous?.throttled ?? 0) + (result.error._tag === "RegistryThrottled" ? 1 : 0),
     failure: result.error,
     detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.credentials) : described,
     problems: result.problems,
@@ -202,10 +206,18 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
   })
 })
 
+/** The Event reason of a failure that has its own (otherwise PullImageFailed). */
+const eventReasonOf = (failure: PullError | undefined): string | undefined => {
+  if (failure?._tag === "InsufficientDisk") return insufficientDiskReason
+  if (failure?._tag === "RegistryThrottled") return registryThrottledReason
+  return undefined
+}
+
 /**
  * Pulls one version of one tag to the end (SPEC §3): IfNotPresent succeeds at once when the node
  * has the image; otherwise up to backoffLimit + 1 attempts, each within min(timeout, time left
- * before the deadline), 1 s doubling to 30 s between them (`attemptSchedule`), holding one of the
+ * before the deadline), 1 s doubling to 30 s between them (`attemptSchedule`; a throttled attempt
+ * waits 5 s doubling to 5 min with jitter, and up to a bound does not count), holding one of the
  * node's pull slots only while an attempt runs. Every step is reported; the end is also counted
  * and announced. Interrupting the worker (tag removed, new version) cancels the pull in the runtime.
  */
@@ -244,17 +256,27 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       Effect.annotateLogs({ policy: task.imagePullPolicy, attempts: policy.attempts, timeout: `${task.timeoutSeconds}s` })
     )
 
-    /** Said before the backoff's wait: in the log and in the tag's status. */
+    /**
+     * Said before the backoff's wait: in the log and in the tag's status. A forgiven throttled
+     * attempt's status leads with RegistryThrottled, which the controller reads (api/registryThrottle.ts).
+     */
     const announceRetry = (next: AfterFailure) => {
       if (next._tag !== "Retry") return Effect.void
       const { failed, delayMillis } = next
+      const message = next.forgiven
+        ? throttledRetryMessage(failed.throttled, policy.throttledRetries, failed.detail, delayMillis)
+        : retryingMessage(failed.attempt, policy.attempts, failed.detail, delayMillis)
       return Effect.andThen(
-        Effect.logWarning("pull attempt failed").pipe(
-          Effect.annotateLogs({ attempt: failed.attempt, of: policy.attempts, failure: failed.detail, retryIn: `${delayMillis / 1000}s` })
+        Effect.logWarning(next.forgiven ? "registry throttled the pull" : "pull attempt failed").pipe(
+          Effect.annotateLogs({
+            attempt: failed.attempt,
+            of: policy.attempts,
+            throttled: failed.throttled,
+            failure: failed.detail,
+            retryIn: `${delayMillis / 1000}s`
+          })
         ),
-        context.report(
-          pullingStatus(task, startedAt, failed.progress, retryingMessage(failed.attempt, policy.attempts, failed.detail, delayMillis))
-        )
+        context.report(pullingStatus(task, startedAt, failed.progress, message))
       )
     }
 
@@ -281,7 +303,7 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message),
       outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
       `${message} (node ${context.node})`,
-      outcome.failure?._tag === "InsufficientDisk" ? insufficientDiskReason : undefined
+      eventReasonOf(outcome.failure)
     )
   }).pipe(
     Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),

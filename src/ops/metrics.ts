@@ -34,6 +34,8 @@ export type PullOutcome =
         | "deadline"
         | "not_found"
         | "unauthorized"
+        // The registry still throttled (HTTP 429) when the throttled retries ran out.
+        | "throttled"
         | "invalid_reference"
         | "runtime_error"
         // The tag does not decode (src/daemon/unreadableTag.ts): failed without a pull.
@@ -62,6 +64,7 @@ const pullReasonOfTag: Record<PullFailureTag, Extract<PullOutcome, { result: "fa
   DeadlineExceeded: "timeout",
   ImageNotFound: "not_found",
   Unauthorized: "unauthorized",
+  RegistryThrottled: "throttled",
   InvalidReference: "invalid_reference",
   RuntimeFailure: "runtime_error",
   InsufficientDisk: "insufficient_disk"
@@ -96,6 +99,8 @@ export class Metrics extends Context.Service<
     readonly setLeader: (isLeader: boolean) => Effect.Effect<void>
     /** Nodes held by the startup taint now. */
     readonly setNodesWarming: (count: number) => Effect.Effect<void>
+    /** Every registry's concurrent-pull limit at once, so a registry whose limit went away drops out. */
+    readonly setRegistryPullLimits: (limits: ReadonlyMap<string, number>) => Effect.Effect<void>
     /** A node's startup taint removed: how it ended and how long after the taint was first seen. */
     readonly recordNodeWarm: (outcome: WarmOutcome, seconds: number) => Effect.Effect<void>
     /** One tag's pull finished (after retries), with its wall-clock duration. */
@@ -200,6 +205,12 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     help: "Nodes held by preheat's startup taint until the jobs that must warm them succeeded there.",
     registers
   })
+  const registryPullLimit = new Gauge({
+    name: "preheat_registry_pull_limit",
+    help: "Concurrent pulls allowed per registry host: --max-concurrent-pulls-per-registry, or lower while the registry throttles (AIMD).",
+    labelNames: ["registry"] as const,
+    registers
+  })
   const nodeWarm = new Histogram({
     name: "preheat_node_warm_seconds",
     help: "Time from a node's startup taint first seen to its removal, by outcome (warmed, timeout, failed).",
@@ -297,6 +308,11 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     setJobsWithDigestMismatch: (count) => Effect.sync(() => digestMismatches.set(count)),
     setLeader: (isLeader) => Effect.sync(() => leader.set(isLeader ? 1 : 0)),
     setNodesWarming: (count) => Effect.sync(() => nodesWarming.set(count)),
+    setRegistryPullLimits: (limits) =>
+      Effect.sync(() => {
+        registryPullLimit.reset()
+        for (const [registry, limit] of limits) registryPullLimit.set({ registry }, limit)
+      }),
     recordNodeWarm: (outcome, seconds) => Effect.sync(() => nodeWarm.observe({ outcome }, seconds)),
     recordPull: (outcome, seconds) =>
       Effect.sync(() => {

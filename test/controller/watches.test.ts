@@ -113,6 +113,23 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
     expect(nodeImageForItself(change)).toEqual([])
   })
 
+  it("the owner of a tag whose attempt the registry throttled (each retry's report), not the NodeImage itself", () => {
+    const stores = withJobs(...jobs)
+    const throttled = (n: number) => ({
+      ...pulling("a", 0),
+      message: `RegistryThrottled: 429 Too Many Requests; retrying in 5s (throttled retry ${n} of 10)`
+    })
+    const first = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a", "b"], reports: [pulling("a", 0), pulling("b", 0)] }),
+      nodeImage("n1", 2, { owners: ["a", "b"], reports: [throttled(1), pulling("b", 0)] })
+    )
+    expect(sorted(jobsForNodeImage(first, stores.jobs))).toEqual(["default/a"])
+    expect(nodeImageForItself(first)).toEqual([])
+    const again = lastChange(stores.nodeImages, nodeImage("n1", 3, { owners: ["a", "b"], reports: [throttled(2), pulling("b", 0)] }))
+    expect(sorted(jobsForNodeImage(again, stores.jobs))).toEqual(["default/a"])
+  })
+
   it("on a label change, only the jobs whose selection of the node changes", () => {
     const stores = withJobs(
       job("zone-a", { selector: { matchLabels: { zone: "a" } } }),

@@ -113,7 +113,7 @@ describe("attempt policy", () => {
       { ...task!, timeoutSeconds: 60, backoffLimit: 2, activeDeadlineSeconds: 100, createdAt: "1970-01-01T00:00:10Z" },
       50_000
     )
-    expect(policy).toEqual({ attempts: 3, timeoutMillis: 60_000, deadlineAt: 110_000 })
+    expect(policy).toEqual({ attempts: 3, timeoutMillis: 60_000, deadlineAt: 110_000, throttledRetries: 10 })
     expect(attemptTimeoutMillis(policy, 20_000)).toBe(60_000)
     expect(attemptTimeoutMillis(policy, 80_000)).toBe(30_000)
     expect(attemptTimeoutMillis(policy, 120_000)).toBe(0)

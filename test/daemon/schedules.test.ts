@@ -19,13 +19,19 @@ import { StatusWriteFailed, statusWriteRetry } from "../../src/daemon/statusRepo
 const failed = (attempt: number, progress = 0) =>
   new AttemptFailed({
     attempt,
+    throttled: 0,
     failure: new ImageNotFound({ image: "app:a", message: "manifest unknown" }),
     detail: `image not found (attempt ${attempt})`,
     problems: [],
     progress
   })
 
-const policy = (attempts: number, deadlineAt?: number): AttemptPolicy => ({ attempts, timeoutMillis: 60_000, deadlineAt })
+const policy = (attempts: number, deadlineAt?: number): AttemptPolicy => ({
+  attempts,
+  timeoutMillis: 60_000,
+  deadlineAt,
+  throttledRetries: 10
+})
 
 /**
  * Runs attempts that each take `attemptMillis` and fail, under the policy's schedule on the
@@ -91,7 +97,7 @@ describe("attemptSchedule", () => {
 
 describe("afterFailure", () => {
   it("retries with the backoff while attempts and time remain", () => {
-    expect(afterFailure(policy(4), failed(2), 0)).toEqual({ _tag: "Retry", failed: failed(2), delayMillis: 2000 })
+    expect(afterFailure(policy(4), failed(2), 0)).toEqual({ _tag: "Retry", failed: failed(2), delayMillis: 2000, forgiven: false })
     expect(afterFailure(policy(4, 10_000), failed(3), 5999)).toMatchObject({ _tag: "Retry", delayMillis: 4000 })
   })
 

@@ -68,6 +68,7 @@ const expected: Record<string, { type: string; labels: ReadonlyArray<string> }> 
   preheat_jobs_digest_mismatch: { type: "gauge", labels: [] },
   preheat_leader: { type: "gauge", labels: [] },
   preheat_nodes_warming: { type: "gauge", labels: [] },
+  preheat_registry_pull_limit: { type: "gauge", labels: ["registry"] },
   preheat_node_warm_seconds: { type: "histogram", labels: ["outcome"] },
   preheat_pulls_total: { type: "counter", labels: ["result", "reason"] },
   preheat_pull_duration_seconds: { type: "histogram", labels: [] },
@@ -89,6 +90,7 @@ const recordOneOfEach = Effect.gen(function* () {
   yield* metrics.setJobsWithDigestMismatch(1)
   yield* metrics.setLeader(true)
   yield* metrics.setNodesWarming(2)
+  yield* metrics.setRegistryPullLimits(new Map([["docker.io", 5]]))
   yield* metrics.recordNodeWarm("timeout", 600)
   yield* metrics.recordPull({ result: "succeeded", reason: "pulled" }, 42)
   yield* metrics.recordPull(pullFailureOf(new Unauthorized({ image: "r/x:1", message: "401" })), 3)
@@ -141,6 +143,22 @@ describe("Metrics", () => {
       expect(body).toContain(`preheat_pulls_total{result="failed",reason="unauthorized"} 1`)
       expect(body).toContain(`preheat_pulled_bytes_total 1000000`)
       expect(body).toContain(`preheat_pull_workers{state="waiting"} 5`)
+    }).pipe(Effect.provide(Metrics.layerTest))
+  )
+
+  it.effect("each registry's pull limit is set all at once: a registry whose limit went away drops out", () =>
+    Effect.gen(function* () {
+      const metrics = yield* Metrics
+      yield* metrics.setRegistryPullLimits(
+        new Map([
+          ["docker.io", 5],
+          ["quay.io", 10]
+        ])
+      )
+      yield* metrics.setRegistryPullLimits(new Map([["docker.io", 6]]))
+      const { body } = yield* render
+      expect(body).toContain(`preheat_registry_pull_limit{registry="docker.io"} 6`)
+      expect(body).not.toContain(`registry="quay.io"`)
     }).pipe(Effect.provide(Metrics.layerTest))
   )
 

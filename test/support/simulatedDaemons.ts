@@ -6,6 +6,7 @@ import { nodeImageView } from "../../src/controller/nodeImage/view.ts"
 import { nodeImageSpecs } from "../../src/daemon/nodeImageSpec.ts"
 import type { SpecView } from "../../src/daemon/nodeImageSpec.ts"
 import { tagKey } from "../../src/daemon/tagTask.ts"
+import { throttledRetryMessage } from "../../src/daemon/pullMessages.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
 import { makeStore } from "../../src/kube/store.ts"
@@ -20,6 +21,12 @@ export interface SimulatedDaemonOptions {
   readonly pullMs: number
   /** Which pulls fail, and with what message. */
   readonly failure?: (node: string, image: string, tag: string) => string | undefined
+  /**
+   * Whether the registry throttles a pull attempt (from 1): reported Pulling with the real daemon's
+   * RegistryThrottled message, and tried again `throttleBackoffMs` later (default 2 s).
+   */
+  readonly throttled?: (node: string, image: string, attempt: number) => boolean
+  readonly throttleBackoffMs?: number
   /** Nodes whose daemon never answers. */
   readonly silent?: (node: string) => boolean
   /** The manifest digest a pull resolves to, asked when it starts (a tag can move meanwhile); none by default. */
@@ -93,6 +100,13 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       const digest = options.digest?.(node, image, tag)
       yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
       yield* Effect.sleep(options.pullMs)
+      const backoff = options.throttleBackoffMs ?? 2000
+      for (let attempt = 1; options.throttled?.(node, image, attempt) === true; attempt++) {
+        const detail = "registry throttled the pull: 429 Too Many Requests - Server message: toomanyrequests"
+        const message = throttledRetryMessage(attempt, 10, detail, backoff)
+        yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start), message })
+        yield* Effect.sleep(backoff + options.pullMs)
+      }
       const end = yield* Clock.currentTimeMillis
       if (options.countPulls !== false) {
         const key = `${node}/${image}:${tag}`

@@ -3,6 +3,7 @@ import {
   DeadlineExceeded,
   ImageNotFound,
   InvalidReference,
+  RegistryThrottled,
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
@@ -59,8 +60,16 @@ export interface CallContext {
 }
 
 /**
+ * A registry's rate limit in the runtime's words. containerd 1.6/1.7 say `unexpected status from
+ * HEAD request to <url>: 429 Too Many Requests` when resolving, and add the registry's error body
+ * (`toomanyrequests: ...`, Docker Hub's code) when fetching; the e2e suite checks the real text.
+ */
+const throttledText = /\btoomanyrequests\b|\b429 Too Many Requests\b/i
+
+/**
  * A failed call as one of the typed CRI errors. containerd reports registry failures as UNKNOWN
- * with the registry's words in the text (`401 Unauthorized`, `invalid reference format`), so the
+ * with the registry's words in the text (`401 Unauthorized`, `429 Too Many Requests`, `invalid
+ * reference format`), so the
  * text decides those; the status code decides the rest.
  */
 export const criErrorFrom = (error: GrpcCallFailed, context: CallContext): CriError => {
@@ -84,6 +93,7 @@ export const criErrorFrom = (error: GrpcCallFailed, context: CallContext): CriEr
     case Code.NOT_FOUND:
       return image !== undefined ? new ImageNotFound({ image, message }) : new RuntimeFailure({ message })
   }
+  if (image !== undefined && throttledText.test(message)) return new RegistryThrottled({ image, message })
   if (image !== undefined && /unauthorized/i.test(message)) return new Unauthorized({ image, message })
   if (image !== undefined && /invalid reference format/i.test(message)) return new InvalidReference({ image, message })
   return new RuntimeFailure({ message: error.code === Code.UNKNOWN ? message : `${context.method}: ${message}` })

@@ -39,6 +39,7 @@ import {
   DeadlineExceeded,
   ImageNotFound,
   InvalidReference,
+  RegistryThrottled,
   RuntimeFailure,
   RuntimeUnavailable,
   Unauthorized
@@ -148,6 +149,10 @@ const toInfo = (image: NodeImage): ImageInfo => ({
   size: image.size
 })
 
+/** The simulated registry's 429, worded as containerd reports Docker Hub's. */
+const simulatedRateLimit =
+  "simulated registry: 429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit"
+
 const criError = (kind: FailureKind, image: string, message: string | undefined): CriError => {
   const text = message ?? `simulated ${kind} for ${image}`
   switch (kind) {
@@ -159,6 +164,8 @@ const criError = (kind: FailureKind, image: string, message: string | undefined)
       return new ImageNotFound({ image, message: text })
     case "Unauthorized":
       return new Unauthorized({ image, message: text })
+    case "RegistryThrottled":
+      return new RegistryThrottled({ image, message: text })
     case "InvalidReference":
       return new InvalidReference({ image, message: text })
     case "RuntimeFailure":
@@ -289,9 +296,17 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     }
 
     /** Takes one use of the first rule for this image. */
+    /** Pulls of each reference the registry throttled so far (`throttles`). */
+    const throttled = new Map<string, number>()
     const takeFailure = (ref: ImageReference): FailureRule | undefined => {
       const scripted = failures.find((f) => f.remaining > 0 && sameImage(f.image, ref))
-      if (scripted === undefined) return undefined
+      if (scripted === undefined) {
+        const key = formatImageReference(ref)
+        const done = throttled.get(key) ?? 0
+        if (done >= (config.throttles?.(ref) ?? 0)) return undefined
+        throttled.set(key, done + 1)
+        return { kind: "RegistryThrottled", message: simulatedRateLimit }
+      }
       scripted.remaining -= 1
       return scripted.rule
     }

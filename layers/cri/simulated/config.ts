@@ -77,6 +77,8 @@ export interface SimulatedRuntimeConfig {
    * node that pulls it next (`preheat dev` reads them from a ConfigMap: harness/cluster/devRegistry.ts).
    */
   readonly tagRevision?: (reference: ImageReference) => string | undefined
+  /** How many pulls of a reference the registry throttles (HTTP 429) before serving it; default none. */
+  readonly throttles?: (reference: ImageReference) => number
   /** Size of made-up images; default 10 MiB. */
   readonly defaultSize?: number
   /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */

@@ -33,6 +33,13 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 }
 
 /**
+ * A registry host that throttles, to show issue 28's part 3 in `preheat dev`: the simulated
+ * registry answers 429 (`toomanyrequests`) to the first two pulls of each image from a host named
+ * `throttled.<anything>` (e.g. `throttled.example/app:1`) on each node, then serves it.
+ */
+const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWith("throttled.") ? 2 : 0)
+
+/**
  * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
  * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
  * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
@@ -43,6 +50,7 @@ export const simulatedNodeLayer = (
   SimulatedRuntime.layer({
     latency: bandwidthLatency(simulatedLink),
     synthesizedSize: simulatedImageSize,
+    throttles: simulatedThrottles,
     ...(options.disk === undefined ? {} : { disk: options.disk }),
     ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision })
   })

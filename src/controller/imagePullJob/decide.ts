@@ -73,6 +73,11 @@ export interface TargetTally {
   readonly desired: number
   readonly active: number
   readonly succeeded: number
+  /**
+   * Reports of throttled attempts (api/registryThrottle.ts) seen so far: a count that grows with
+   * each new one, so that the registry's limit is stepped on what is new (registryBudget.ts observe).
+   */
+  readonly throttleReports: number
   /** Failed targets, in target order. */
   readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
   /** The digests the succeeded targets resolved the image to (those that reported one). */
@@ -117,6 +122,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
   let active = 0
   let succeeded = 0
   const digests = new DigestTally()
+  let throttleReports = 0
   for (const [i, node] of targets.entries()) {
     const name = node.metadata.name ?? ""
     const state = nodeState(node, task)
@@ -128,6 +134,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     synced.push(node)
     if (state.phase === "active") {
       active++
+      if (state.throttled !== undefined) throttleReports++
       unfinished.push(name)
     } else if (state.phase === "succeeded") {
       succeeded++
@@ -139,6 +146,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     desired: targets.length,
     active,
     succeeded,
+    throttleReports,
     failed,
     digests: digests.summary((i) => targets[i]?.metadata.name ?? ""),
     waiting: (limit, fits) => takeWaiting(waiting, limit, fits),

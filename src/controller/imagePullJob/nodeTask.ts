@@ -2,6 +2,7 @@ import type { SandboxConfig } from "../../api/jobTemplate.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject, TagPullPolicy } from "../../api/nodeImage.ts"
 import { owns, ownTagStatus } from "../../api/ownTag.ts"
+import { isThrottledReport } from "../../api/registryThrottle.ts"
 
 /** What one job asks of every node: one tag of one image, owned by the job. */
 export interface JobTask {
@@ -15,7 +16,8 @@ export interface JobTask {
 
 export type NodeState =
   | { readonly phase: "notSynced" }
-  | { readonly phase: "active" }
+  /** `throttled`: the message of a throttled attempt waiting for its retry (each retry writes a new one). */
+  | { readonly phase: "active"; readonly throttled?: string }
   | { readonly phase: "succeeded"; readonly digest: string | undefined }
   | { readonly phase: "failed"; readonly message: string }
 
@@ -32,7 +34,7 @@ export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
     case "Failed":
       return { phase: "failed", message: status.message ?? "failed" }
     default:
-      return { phase: "active" }
+      return status !== undefined && isThrottledReport(status) ? { phase: "active", throttled: status.message ?? "" } : { phase: "active" }
   }
 }
 

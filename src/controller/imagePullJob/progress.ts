@@ -25,6 +25,8 @@ export class JobProgress {
   private readonly digests = new DigestTally()
   private active = 0
   private succeeded = 0
+  /** Throttled reports seen: a node's new throttled status counts once (nodeState's `throttled` message differs per retry). */
+  private throttleReports = 0
   private missing = 0
   private unsynced = 0
   /** Every target before this one has the job's tag (or no NodeImage). */
@@ -82,6 +84,7 @@ export class JobProgress {
       desired: this.names.length - this.missing,
       active: this.active,
       succeeded: this.succeeded,
+      throttleReports: this.throttleReports,
       failed,
       digests: this.digests.summary((i) => this.names[i]!),
       waiting: (limit, fits) => takeWaiting(this.waiting(lookup), limit, fits),
@@ -117,8 +120,12 @@ export class JobProgress {
   }
 
   private set(i: number, node: NodeImage | undefined): void {
-    this.count(this.standing[i]!, -1, i)
+    const before = this.standing[i]!
+    this.count(before, -1, i)
     const next: Standing = node === undefined ? "missing" : nodeState(node, this.task)
+    if (next !== "missing" && next.phase === "active" && next.throttled !== undefined) {
+      if (before === "missing" || before.phase !== "active" || before.throttled !== next.throttled) this.throttleReports++
+    }
     this.standing[i] = next
     this.count(next, 1, i)
     if (next !== "missing" && next.phase === "notSynced" && i < this.cursor) this.cursor = i

@@ -26,7 +26,9 @@ import type { NodeWrite } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
-import { registryOf } from "./registryRoom.ts"
+import { loweredMessage, registryOf } from "./registryRoom.ts"
+import type { LimitLowered } from "../registryBudget.ts"
+import { registryThrottledReason } from "../../api/registryThrottle.ts"
 import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import { ImagePullJobState } from "./state.ts"
 import type { ImagePullJobBooks } from "./state.ts"
@@ -290,6 +292,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     // Room, decision and books in one synchronous step: no other job decides in between (registryBudget.ts).
     const tally = progress.tally(lookup(ctx))
     const registry = registryOf(job.success.spec.image)
+    const lowered = ctx.books.registries.observe(key, registry, tally, now)
     const room = ctx.books.registries.room(key, registry, tally.active)
     const decision = decideFromTally({
       job: job.success,
@@ -304,6 +307,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
     yield* wake(ctx, waiters)
+    if (lowered !== undefined) yield* announceLowered(raw, lowered)
     // Recorded with the status write that first carries this generation, so once per generation.
     const events = [...decision.events, ...deprecatedFieldEvents(job.success)]
     let written = raw
@@ -340,6 +344,17 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
     return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
   }, Effect.mapError(retryable))
+
+/** A registry's limit lowered by throttling: in the log, and a Warning on the job whose nodes reported it. */
+const announceLowered = (job: KubeObject, lowered: LimitLowered) => {
+  const message = loweredMessage(lowered)
+  return Effect.andThen(
+    Effect.logWarning("registry throttles pulls: limit lowered").pipe(
+      Effect.annotateLogs({ registry: lowered.registry, from: lowered.from ?? "none", to: lowered.to })
+    ),
+    record(job, { type: "Warning", reason: registryThrottledReason, message })
+  )
+}
 
 /** The fields whose change is news: a start, a completion, a condition, a new target set. */
 const milestones = (status: ImagePullJobStatus | undefined) =>

@@ -42,6 +42,18 @@ export const roomOnRegistry = ({ active, heldAhead, limit, othersInFlight }: Roo
 export const heldBackNote = (held: number, registry: RegistryRoom): string =>
   `${held} ${held === 1 ? "node" : "nodes"} waiting for registry ${registry.registry} (limit ${registry.limit})`
 
+/** The Event's words when nodes reporting throttling lowered a registry's limit. */
+export const loweredMessage = ({
+  from,
+  registry,
+  to
+}: {
+  readonly registry: string
+  readonly from: number | undefined
+  readonly to: number
+}) =>
+  `registry ${registry} throttles pulls (HTTP 429): concurrent pulls from it lowered ${from === undefined ? "" : `from ${from} `}to ${to}`
+
 /**
  * The pulls under way per job, read from NodeImages: every tag a job owns whose status for its
  * version is not final yet (the job's `active`, as nodeState judges it). A controller that starts

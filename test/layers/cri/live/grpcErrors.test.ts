@@ -29,6 +29,22 @@ describe("criErrorFrom", () => {
     expect(criErrorFrom(failed(13, "boom"), pull)).toMatchObject({ _tag: "RuntimeFailure", message: "PullImage: boom" })
   })
 
+  it("reads a registry's rate limit (HTTP 429, Docker Hub's toomanyrequests) as RegistryThrottled", () => {
+    // containerd 1.6's words, as the e2e suite's throttling proxy drew them (test/e2e/throttle.test.ts).
+    const resolving =
+      'failed to pull and unpack image "127.0.0.1:37795/e2e/app:v1": failed to resolve reference "127.0.0.1:37795/e2e/app:v1": ' +
+      "pulling from host 127.0.0.1:37795 failed with status code [manifests v1]: 429 Too Many Requests"
+    expect(criErrorFrom(failed(2, resolving), pull)).toMatchObject({ _tag: "RegistryThrottled", image: "nginx:1.25", message: resolving })
+    const fetching =
+      "failed to copy: httpReadSeeker: failed open: unexpected status code http://127.0.0.1:37795/v2/e2e/app/blobs/sha256:37d7: " +
+      "429 Too Many Requests - Server message: toomanyrequests: You have reached your pull rate limit."
+    expect(criErrorFrom(failed(2, fetching), pull)._tag).toBe("RegistryThrottled")
+    expect(criErrorFrom(failed(2, "TOOMANYREQUESTS: slow down"), pull)._tag).toBe("RegistryThrottled")
+    // A 429 elsewhere in a message (a port, a digest) is no rate limit.
+    expect(criErrorFrom(failed(2, "dial tcp 10.0.0.1:429: connection refused"), pull)._tag).toBe("RuntimeFailure")
+    expect(criErrorFrom(failed(2, "toomanyrequests"), { method: "ImageFsInfo" })._tag).toBe("RuntimeFailure")
+  })
+
   it("falls back to grpc-js's text without details, and names the call for a failure without a status", () => {
     expect(criErrorFrom(failed(13, undefined, "13 INTERNAL: boom"), pull)).toMatchObject({ message: "PullImage: 13 INTERNAL: boom" })
     expect(criErrorFrom(failed(undefined, undefined, "Error: socket hang up"), pull)).toMatchObject({
