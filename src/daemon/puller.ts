@@ -6,7 +6,7 @@ import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
 import { initialTags } from "./firstSync.ts"
 import type { NodeImageSpecView, StoredNodeImage } from "./nodeImageSpec.ts"
-import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
+import { pullEventOf, recordPullEvent } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { type PullResult, runPullWorker } from "./pullWorker.ts"
 import type { StatusReporter } from "./statusReporter.ts"
@@ -82,14 +82,12 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         secretNamespace: options.secretNamespace,
         slots: options.slots,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
-        finished: (result: PullResult) =>
-          current()
-            ? recordPullEvent(options.component, options.current(), task.owners, {
-                type: result.succeeded ? "Normal" : "Warning",
-                reason: result.reason ?? (result.succeeded ? pullSucceededReason : pullFailedReason),
-                message: result.message
-              }).pipe(Effect.provideContext(services))
+        finished: (result: PullResult) => {
+          const event = pullEventOf(result)
+          return current() && event !== undefined
+            ? recordPullEvent(options.component, options.current(), task.owners, event).pipe(Effect.provideContext(services))
             : Effect.void
+        }
       }
       const unreadable = task.unreadable
       const run = (unreadable === undefined ? runPullWorker(task, context) : failUnreadableTag({ ...task, unreadable }, context)).pipe(

@@ -268,40 +268,14 @@ describe("daemon: firstSyncStatus", () => {
 describe("daemon: events", () => {
   const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", namespace: "apps", name: "warm-nginx", uid: "uid-1" }
 
-  it.effect("PullImageSucceed (Normal) to the NodeImage and each owning job", () =>
+  it.effect("no Event for a successful pull: the NodeImage tag status says it, the job's events count it", () =>
     Effect.gen(function* () {
       const other = { ...owner, name: "second", uid: "uid-2" }
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner, other] })] } })
       yield* launch()
       yield* advance(1000)
-      const recorded = [...(yield* events)].sort(byInvolved)
-      expect(recorded.map((e) => [e.type, e.reason, e.metadata.namespace, e.involvedObject])).toEqual([
-        [
-          "Normal",
-          "PullImageSucceed",
-          "default",
-          {
-            apiVersion: "apps.kruise.io/v1beta1",
-            kind: "NodeImage",
-            name: node,
-            uid: (yield* getNodeImage).metadata.uid
-          }
-        ],
-        [
-          "Normal",
-          "PullImageSucceed",
-          "apps",
-          // The tag's owners name v1alpha1 (as tags written before did); Events name the preferred version.
-          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }
-        ],
-        [
-          "Normal",
-          "PullImageSucceed",
-          "apps",
-          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
-        ]
-      ])
-      expect(recorded[0]?.message).toBe('pulled image "nginx:1.25" on node node-1 in 1s')
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", message: 'pulled image "nginx:1.25" on node node-1 in 1s' })
+      expect(yield* events).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 

@@ -123,7 +123,7 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "daemon", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
   // daemon: pull-secret copies, read only in its config namespace
   { role: "daemon", verb: "get", kind: "secret", scope: secretNamespace },
-  // daemon: PullImageSucceed / PullImageFailed events
+  // daemon: PullImageFailed and other Warning events
   { role: "daemon", verb: "create", kind: "event", scope: cluster },
   // daemon: --pin-images reads the completion policy of its tags' owner jobs, one by one (src/daemon/pins/ownerPolicies.ts)
   { role: "daemon", verb: "get", kind: "imagePullJob", scope: cluster }
