@@ -274,7 +274,10 @@ describe("daemon: events", () => {
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner, other] })] } })
       yield* launch()
       yield* advance(1000)
-      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", message: 'pulled image "nginx:1.25" on node node-1 in 1s' })
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({
+        phase: "Succeeded",
+        message: 'pulled image "nginx:1.25" on node node-1 in 1s'
+      })
       expect(yield* events).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
