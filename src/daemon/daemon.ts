@@ -51,7 +51,8 @@ const daemonWork = Effect.fnUntraced(function* (
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
-    progressInterval: options.progressWriteInterval
+    progressInterval: options.progressWriteInterval,
+    startDelay: options.pullingWriteDelay
   })
   const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
   const puller = yield* makePuller({

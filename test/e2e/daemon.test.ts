@@ -315,7 +315,7 @@ const suite = (e: E2eRuntime) =>
       const name = `${e.registry}/${image.repository}`
       const seen: Array<ImageTagStatus> = []
       await create(node, { [name]: { tags: [{ tag: "v1" }] } })
-      await withDaemon(node, { progressWriteInterval: Duration.millis(250) }, async () => {
+      await withDaemon(node, { progressWriteInterval: Duration.millis(250), pullingWriteDelay: Duration.millis(250) }, async () => {
         await waitFor(node, name, "v1", finished, { seen })
       })
       const progress = seen.map((s) => s.progress ?? 0)
@@ -339,7 +339,7 @@ const suite = (e: E2eRuntime) =>
       const name = `${e.registry}/${image.repository}`
       const logsBefore = logs.length
       await create(node, { [name]: { tags: [{ tag: "v1", pullPolicy: { backoffLimit: 5 } }] } })
-      await withDaemon(node, { progressWriteInterval: Duration.millis(100) }, async () => {
+      await withDaemon(node, { progressWriteInterval: Duration.millis(100), pullingWriteDelay: Duration.millis(100) }, async () => {
         await waitFor(node, name, "v1", (s) => s.phase === "Pulling" && (s.progress ?? 0) > 0)
         const restarted = spawnSync("bash", [runtimeScript, "restart-containerd"], {
           env: { ...process.env, PREHEAT_E2E_DIR: e.dir },
@@ -383,7 +383,7 @@ const suite = (e: E2eRuntime) =>
         }
       })
       const childOptions = {
-        daemon: { nodeName: node, secretNamespace, progressWriteIntervalMillis: 100 },
+        daemon: { nodeName: node, secretNamespace, progressWriteIntervalMillis: 100, pullingWriteDelay: 100 },
         socket: e.socket,
         progressIntervalMillis: 100
       }
