@@ -118,7 +118,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const plan = planWorkers(tagTasks(spec, view.unreadable), status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
-        // New workers report at once, and that write carries the spec's changes too.
+        // New workers report (a Pulling within the start delay, statusReporter.ts), and that write carries the spec's changes too.
         const specText = JSON.stringify(spec)
         if (specText !== lastSpec) {
           lastSpec = specText
