@@ -12,6 +12,7 @@ import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { allSecretCopies } from "./context.ts"
+import { withEventCorrelation } from "../kube/events.ts"
 import type { ControllerQueues, ControllerSettings } from "./context.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
@@ -167,7 +168,7 @@ const buildController = Effect.fnUntraced(function* (
       )
     })
 
-  const reconcile = (observe?: (controller: string) => WorkerObserver) =>
+  const reconcileAll = (observe?: (controller: string) => WorkerObserver) =>
     Effect.gen(function* () {
       // Deciding before every store is complete would drop tags whose owners are not yet seen.
       yield* synced
@@ -205,6 +206,9 @@ const buildController = Effect.fnUntraced(function* (
         { concurrency: "unbounded" }
       ).pipe(Effect.andThen(Effect.never))
     })
+
+  // One event correlation for the term of leadership, shared by every reconciler (eventCorrelation.ts).
+  const reconcile = (observe?: (controller: string) => WorkerObserver) => withEventCorrelation(reconcileAll(observe))
 
   return {
     stores,

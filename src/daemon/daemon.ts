@@ -19,6 +19,7 @@ import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
+import { withEventCorrelation } from "../kube/events.ts"
 
 /** A running daemon, for the ops endpoint and for tests. */
 export interface Daemon {
@@ -37,7 +38,13 @@ export interface Daemon {
  * The daemon's work for the life of the scope (SPEC §3): a watch of this node's NodeImage only,
  * pull workers under the per-node cap, the status reporter, and image pins (`--pin-images`).
  */
-export const startDaemon = Effect.fnUntraced(function* (
+export const startDaemon = (
+  options: DaemonOptions
+): Effect.Effect<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> =>
+  // The daemon's own event correlation (eventCorrelation.ts), which its workers' Events go through.
+  withEventCorrelation(daemonWork(options))
+
+const daemonWork = Effect.fnUntraced(function* (
   options: DaemonOptions
 ): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
@@ -46,7 +53,8 @@ export const startDaemon = Effect.fnUntraced(function* (
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
-    progressInterval: options.progressWriteInterval
+    progressInterval: options.progressWriteInterval,
+    startDelay: options.pullingWriteDelay
   })
   const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
   const disk = yield* makeDiskCheck(options.minFreeDisk)

@@ -16,6 +16,8 @@ export interface DaemonOptions {
   readonly metricsHost: string
   /** Status writes that carry only progress go out at most this often; phase changes go at once. */
   readonly progressWriteInterval: Duration.Input
+  /** A pull's Pulling is written this long after it starts, with its outcome if it ended by then. */
+  readonly pullingWriteDelay: Duration.Input
   /** The name Events are reported under. */
   readonly component: string
   /** `--pin-images`: keep containerd's pin label on images Never jobs want here (src/daemon/pins/). */
@@ -37,6 +39,9 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   // Upstream's daemon writes its NodeImage status at 0.5 a second sustained (statusUpdateQPS); a
   // progress write per node per second would be 5,000 writes a second for a 5,000-node rollout.
   progressWriteInterval: Duration.seconds(2),
+  // A pull that ends within 2 s writes one status version, its outcome, instead of two (Pulling,
+  // then the outcome); a longer pull shows Pulling 2 s in, as its first progress write would.
+  pullingWriteDelay: Duration.seconds(2),
   component: "preheat-daemon",
   pinImages: false,
   pinResyncInterval: Duration.minutes(10)

@@ -39,11 +39,11 @@ import type { PullSlots } from "./pullSlots.ts"
 import { failedStatus, pullingStatus, succeededStatus, waitingStatus } from "./tagStatus.ts"
 import type { TagTask } from "./tagTask.ts"
 
-/** How a worker's pull ended, for Events. */
+/** How a worker's pull ended, for Events (a failure's; src/daemon/pullEvents.ts). */
 export interface PullResult {
   readonly succeeded: boolean
   readonly message: string
-  /** The Event's reason, when not the usual PullImageSucceed / PullImageFailed. */
+  /** The Event's reason, when not the usual PullImageFailed. */
   readonly reason?: string
 }
 

@@ -7,7 +7,7 @@ import type { Metrics } from "../ops/metrics.ts"
 import type { DiskCheck } from "./diskCheck.ts"
 import { initialTags } from "./firstSync.ts"
 import type { NodeImageSpecView, StoredNodeImage } from "./nodeImageSpec.ts"
-import { pullFailedReason, pullSucceededReason, recordPullEvent } from "./pullEvents.ts"
+import { pullEventOf, recordPullEvent } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { type PullResult, runPullWorker } from "./pullWorker.ts"
 import type { StatusReporter } from "./statusReporter.ts"
@@ -85,14 +85,12 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         slots: options.slots,
         disk: options.disk,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
-        finished: (result: PullResult) =>
-          current()
-            ? recordPullEvent(options.component, options.current(), task.owners, {
-                type: result.succeeded ? "Normal" : "Warning",
-                reason: result.reason ?? (result.succeeded ? pullSucceededReason : pullFailedReason),
-                message: result.message
-              }).pipe(Effect.provideContext(services))
+        finished: (result: PullResult) => {
+          const event = pullEventOf(result)
+          return current() && event !== undefined
+            ? recordPullEvent(options.component, options.current(), task.owners, event).pipe(Effect.provideContext(services))
             : Effect.void
+        }
       }
       const unreadable = task.unreadable
       const run = (unreadable === undefined ? runPullWorker(task, context) : failUnreadableTag({ ...task, unreadable }, context)).pipe(
@@ -123,7 +121,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const plan = planWorkers(tagTasks(spec, view.unreadable), status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
-        // New workers report at once, and that write carries the spec's changes too.
+        // New workers report (a Pulling within the start delay, statusReporter.ts), and that write carries the spec's changes too.
         const specText = JSON.stringify(spec)
         if (specText !== lastSpec) {
           lastSpec = specText

@@ -12,7 +12,10 @@ import { desiredNodeStatus } from "./nodeStatus.ts"
 
 /** Owns the NodeImage status of this node: what workers report goes out through here. */
 export interface StatusReporter {
-  /** A worker's new status for its tag: a new phase goes out at once, progress at most once per interval. */
+  /**
+   * A worker's new status for its tag: a new phase goes out at once, but a pull's start (Pulling)
+   * only after the start delay, with its outcome if it ended by then; progress at most once per interval.
+   */
   readonly report: (image: string, status: ImageTagStatus) => Effect.Effect<void>
   /** The tag's worker is gone (tag removed or replaced by a new version). */
   readonly forget: (image: string, tag: string) => Effect.Effect<void>
@@ -51,32 +54,51 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly nodeImages: Store<SpecView>
   readonly progressInterval: Duration.Input
+  readonly startDelay: Duration.Input
 }): Effect.fn.Return<StatusReporter, never, KubeApi | WorkQueues | Scope.Scope> {
   const api = yield* KubeApi
   const queue = yield* (yield* WorkQueues).queue("nodeimage-status")
   const intervalMillis = Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval))
+  const startDelayMillis = Duration.toMillis(Duration.fromInputUnsafe(options.startDelay))
   const live = new Map<string, Map<string, ImageTagStatus>>()
+  /** When each pull whose Pulling is not yet written started: its progress waits for the start delay too. */
+  const unwrittenStarts = new Map<string, number>()
   let initial: ReadonlyArray<InitialTag> | undefined
   let lastWriteAt = Number.NEGATIVE_INFINITY
 
-  const schedule = (urgent: boolean) =>
-    Effect.gen(function* () {
-      const now = yield* Clock.currentTimeMillis
-      const due = urgent ? now : lastWriteAt + intervalMillis
-      yield* queue.add(statusKey, Math.max(0, due - now))
-    })
+  /** Asks for a write at `due` (epoch milliseconds), or earlier if one is asked for already. */
+  const writeAt = (due: number) => Effect.flatMap(Clock.currentTimeMillis, (now) => queue.add(statusKey, Math.max(0, due - now)))
 
+  const schedule = (urgent: boolean) =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => writeAt(urgent ? now : lastWriteAt + intervalMillis))
+
+  /**
+   * Every status write of a pull is a NodeImage version that the API server stores and sends to
+   * every watcher (the controller, this daemon). A pull that ends within the start delay writes
+   * only its outcome; a longer one shows Pulling once the delay is over, then progress at most
+   * once per interval (docs/benchmarks.md, "Success in status, not in Events").
+   */
   const report = (image: string, status: ImageTagStatus) =>
-    Effect.suspend(() => {
+    Effect.gen(function* () {
       let tags = live.get(image)
       if (tags === undefined) live.set(image, (tags = new Map()))
       const previous = tags.get(status.tag)
       tags.set(status.tag, status)
-      return schedule(previous === undefined || previous.phase !== status.phase || previous.version !== status.version)
+      const key = `${image}\u0000${status.tag}`
+      const changed = previous === undefined || previous.phase !== status.phase || previous.version !== status.version
+      const now = yield* Clock.currentTimeMillis
+      if (status.phase !== "Pulling") {
+        unwrittenStarts.delete(key)
+        return yield* schedule(changed)
+      }
+      if (changed) unwrittenStarts.set(key, now)
+      const started = unwrittenStarts.get(key)
+      yield* writeAt(Math.max(lastWriteAt + intervalMillis, started === undefined ? now : started + startDelayMillis))
     })
 
   const forget = (image: string, tag: string) =>
     Effect.suspend(() => {
+      unwrittenStarts.delete(`${image}\u0000${tag}`)
       const tags = live.get(image)
       if (tags?.delete(tag) !== true) return Effect.void
       if (tags.size === 0) live.delete(image)
@@ -93,6 +115,8 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       const diff = mergePatchBetween(stored ?? {}, desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now }))
       if (diff === undefined) return
       lastWriteAt = now
+      // What is live goes out with this write: no start waits any more.
+      unwrittenStarts.clear()
       const written = yield* api.patch(
         resources.nodeImage,
         { name: options.nodeName },

@@ -103,6 +103,19 @@ describe("decideImagePullJob", () => {
     expect(decision.status.conditions?.find((c) => c.type === "Complete")?.status).toBe("True")
   })
 
+  it("says how far the job got when its succeeded nodes pass a quarter, a half, three quarters and all of them", () => {
+    const job = (succeeded: number) =>
+      makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } }, { status: { startTime: "2026-12-02T09:00:00Z", succeeded } })
+    const targets = (succeeded: number) => Array.from({ length: 8 }, (_, i) => withTag(`n${i}`, i < succeeded ? "Succeeded" : "Pulling"))
+    const events = (before: number, after: number) =>
+      decideImagePullJob({ job: job(before), task, targets: targets(after), stale: [], now: t0, propagateEdits: true }).events
+    expect(events(1, 2)).toEqual([{ type: "Normal", reason: "Progress", message: "pulled on 2 of 8 nodes (25%)" }])
+    expect(events(2, 3)).toEqual([])
+    // Several milestones at once: the highest is said.
+    expect(events(3, 8)).toEqual([{ type: "Normal", reason: "Progress", message: "pulled on 8 of 8 nodes (100%)" }])
+    expect(events(8, 8)).toEqual([])
+  })
+
   it("never completes a Never job", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } })
     const decision = decideImagePullJob({ job, task, targets: [withTag("a", "Succeeded")], stale: [], now: t0, propagateEdits: true })

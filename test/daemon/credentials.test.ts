@@ -169,7 +169,7 @@ describe("daemon: pull secrets", () => {
       yield* guardRegistry("good")
       yield* createSecrets(secret("creds", { "registry.example.com": { username: "bad", password: "p" } }))
       yield* createNodeImage({ [image]: { pullSecrets: [ref("creds")], tags: [tag("v1")] } })
-      yield* launch()
+      yield* launch({ pullingWriteDelay: 0 })
       expect((yield* tagStatus(image, "v1"))?.phase).toBe("Pulling")
       const api = yield* KubeApi
       const current = yield* api.get(resources.secret, { namespace: secretNamespace, name: "creds" })

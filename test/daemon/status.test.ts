@@ -31,12 +31,45 @@ const byInvolved = (a: { readonly involvedObject?: Record<string, unknown> }, b:
 
 const statusOf = (body: Record<string, unknown>) => body["status"] as Record<string, unknown>
 
+/** For tests of other things than the start delay: a pull's Pulling is written at once. */
+const startAtOnce = { pullingWriteDelay: 0 }
+
 describe("daemon: status writes", () => {
+  it.effect("a pull that ends within the start delay (2 s) writes only its outcome", () =>
+    Effect.gen(function* () {
+      const log = yield* PatchLog
+      yield* createNodeImage({ app: { tags: [tag("a")] } })
+      yield* launch()
+      yield* advance(999)
+      expect(yield* tagStatus("app", "a")).toBeUndefined()
+      yield* advance(1)
+      expect(log.statusPatches.map((p) => p.at)).toEqual([1000])
+      expect(yield* tagStatus("app", "a")).toMatchObject({ phase: "Succeeded", startTime: "1970-01-01T00:00:00Z" })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("a longer pull shows Pulling when the start delay is over, then progress every 2 s", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const log = yield* PatchLog
+      yield* fake.setLatency("app:a", "7 seconds")
+      yield* createNodeImage({ app: { tags: [tag("a")] } })
+      yield* launch()
+      yield* advance(1999)
+      expect(log.statusPatches).toEqual([])
+      yield* advance(1)
+      expect(yield* tagStatus("app", "a")).toMatchObject({ phase: "Pulling", startTime: "1970-01-01T00:00:00Z" })
+      yield* advance(5000)
+      expect(log.statusPatches.map((p) => p.at)).toEqual([2000, 4000, 6000, 7000])
+      expect(yield* tagStatus("app", "a")).toMatchObject({ phase: "Succeeded", progress: 100 })
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ progressSteps: 100 })))
+  )
+
   it.effect("a burst of reports at one instant becomes one write", () =>
     Effect.gen(function* () {
       const log = yield* PatchLog
       yield* createNodeImage({ app: { tags: ["a", "b", "c", "d", "e"].map((t) => tag(t)) } })
-      yield* launch({ maxConcurrentPulls: 5 })
+      yield* launch({ ...startAtOnce, maxConcurrentPulls: 5 })
       expect(log.statusPatches.map((p) => p.at)).toEqual([0])
       expect(yield* nodeStatus).toMatchObject({ desired: 5, pulling: 5 })
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
@@ -52,7 +85,8 @@ describe("daemon: status writes", () => {
       yield* launch()
       yield* advance(10_000)
       const times = log.statusPatches.map((p) => p.at)
-      // Pulling at 0; short's Succeeded at 1500, not at the interval's end; progress 2 s after each write; long's at 10 s.
+      // Both Pullings with short's Succeeded at 1500 (before the start delay's end), not at the interval's end;
+      // progress 2 s after each write; long's Succeeded at 10 s.
       expect(times).toContain(1500)
       expect(times.at(-1)).toBe(10_000)
       const progressOnly = log.statusPatches.filter((p) => p.at !== 0 && p.at !== 1500 && p.at !== 10_000)
@@ -69,7 +103,7 @@ describe("daemon: status writes", () => {
       const log = yield* PatchLog
       yield* fake.setLatency("app:a", "3 seconds")
       yield* createNodeImage({ app: { tags: [tag("a")] } })
-      yield* launch()
+      yield* launch(startAtOnce)
       yield* advance(2500)
       const progress = log.statusPatches.find((p) => p.at === 2000)
       expect(progress).toBeDefined()
@@ -86,7 +120,7 @@ describe("daemon: status writes", () => {
       log.beforeNextStatusPatch = Effect.asVoid(
         api.patch(resources.nodeImage, { name: node }, { metadata: { labels: { zone: "b" } } })
       ).pipe(Effect.provideService(KubeApi, api))
-      yield* launch()
+      yield* launch(startAtOnce)
       expect(log.statusPatches.length).toBe(2)
       expect((yield* tagStatus("app", "a"))?.phase).toBe("Pulling")
       expect((yield* getNodeImage).metadata.labels).toEqual({ zone: "b" })
@@ -109,7 +143,7 @@ describe("daemon: status writes", () => {
         )
       })
       log.beforeNextStatusPatch = interfere
-      yield* launch()
+      yield* launch(startAtOnce)
       expect(log.statusPatches.map((p) => p.at)).toEqual(Array.from({ length: 10 }, () => 0))
       expect(yield* tagStatus("app", "a")).toBeUndefined()
       interfering = false
@@ -127,7 +161,7 @@ describe("daemon: status writes", () => {
       yield* createNodeImage({ app: { tags: [tag("a")] } })
       yield* store.setFault((request) => (request.verb === "patch" ? new Unavailable({ message: "etcd leader changed" }) : undefined))
       const log = yield* PatchLog
-      yield* launch()
+      yield* launch(startAtOnce)
       yield* advance(2900)
       expect(yield* tagStatus("app", "a")).toBeUndefined()
       yield* store.setFault(undefined)
@@ -268,40 +302,17 @@ describe("daemon: firstSyncStatus", () => {
 describe("daemon: events", () => {
   const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", namespace: "apps", name: "warm-nginx", uid: "uid-1" }
 
-  it.effect("PullImageSucceed (Normal) to the NodeImage and each owning job", () =>
+  it.effect("no Event for a successful pull: the NodeImage tag status says it, the job's events count it", () =>
     Effect.gen(function* () {
       const other = { ...owner, name: "second", uid: "uid-2" }
       yield* createNodeImage({ nginx: { tags: [tag("1.25", { ownerReferences: [owner, other] })] } })
       yield* launch()
       yield* advance(1000)
-      const recorded = [...(yield* events)].sort(byInvolved)
-      expect(recorded.map((e) => [e.type, e.reason, e.metadata.namespace, e.involvedObject])).toEqual([
-        [
-          "Normal",
-          "PullImageSucceed",
-          "default",
-          {
-            apiVersion: "apps.kruise.io/v1beta1",
-            kind: "NodeImage",
-            name: node,
-            uid: (yield* getNodeImage).metadata.uid
-          }
-        ],
-        [
-          "Normal",
-          "PullImageSucceed",
-          "apps",
-          // The tag's owners name v1alpha1 (as tags written before did); Events name the preferred version.
-          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "second", namespace: "apps", uid: "uid-2" }
-        ],
-        [
-          "Normal",
-          "PullImageSucceed",
-          "apps",
-          { apiVersion: "apps.kruise.io/v1beta1", kind: "ImagePullJob", name: "warm-nginx", namespace: "apps", uid: "uid-1" }
-        ]
-      ])
-      expect(recorded[0]?.message).toBe('pulled image "nginx:1.25" on node node-1 in 1s')
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({
+        phase: "Succeeded",
+        message: 'pulled image "nginx:1.25" on node node-1 in 1s'
+      })
+      expect(yield* events).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 

@@ -111,6 +111,8 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "delete", kind: "secret", scope: secretNamespace },
   // controller: events (involved object's namespace; "default" for NodeImages)
   { role: "controller", verb: "create", kind: "event", scope: cluster },
+  // controller and daemon: a repeated event's count, as client-go's recorder (src/kube/events.ts)
+  { role: "controller", verb: "patch", kind: "event", scope: cluster },
   // controller: leader election
   { role: "controller", verb: "create", kind: "lease", scope: leaseNamespace },
   { role: "controller", verb: "get", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
@@ -123,8 +125,9 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "daemon", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
   // daemon: pull-secret copies, read only in its config namespace
   { role: "daemon", verb: "get", kind: "secret", scope: secretNamespace },
-  // daemon: PullImageSucceed / PullImageFailed events
+  // daemon: PullImageFailed and other Warning events
   { role: "daemon", verb: "create", kind: "event", scope: cluster },
+  { role: "daemon", verb: "patch", kind: "event", scope: cluster },
   // daemon: --pin-images reads the completion policy of its tags' owner jobs, one by one (src/daemon/pins/ownerPolicies.ts)
   { role: "daemon", verb: "get", kind: "imagePullJob", scope: cluster }
 ]

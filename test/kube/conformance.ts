@@ -6,6 +6,7 @@
 import { assert, layer } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Schedule, Stream } from "effect"
 import type { Layer } from "effect"
+import { recordEvent, withEventCorrelation } from "../../src/kube/events.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject, ListOptions, ObjectKey, WatchEvent } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -384,6 +385,23 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
           spec: { parallelism: 5 }
         })
         assert.strictEqual(field(current, "spec.parallelism"), 5)
+      })
+    )
+
+    it.effect("a repeated Event is recorded once and counted by merge patches (client-go's event correlation)", () =>
+      Effect.gen(function* () {
+        const api = yield* KubeApi
+        const ns = yield* testNamespace
+        const job = yield* make(resources.imagePullJob, imagePullJob(ns, "job"))
+        const record = recordEvent("conformance")
+        const failed = { type: "Warning", reason: "PullImageFailed", message: "manifest unknown" } as const
+        yield* withEventCorrelation(Effect.andThen(record(job, failed), Effect.andThen(record(job, failed), record(job, failed))))
+        const events = (yield* api.list(resources.event, { namespace: ns })).items
+        assert.deepStrictEqual(
+          events.map((e) => [e["reason"], e["count"], e["message"]]),
+          [["PullImageFailed", 3, "manifest unknown"]]
+        )
+        assert.strictEqual(field(events[0]!, "involvedObject.uid"), job.metadata.uid)
       })
     )
 

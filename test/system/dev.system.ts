@@ -59,7 +59,7 @@ describe.each([nodeLauncher, denoLauncher])("preheat dev from $name", (launcher)
       expect(always.status).toMatchObject({ desired: 5, succeeded: 5, failed: 0 })
       // Found by the version kubectl resolves ImagePullJob to (issue 26).
       const reasons = await kubectl(["events", "--for", "ipj/job-with-always", "-o", "jsonpath={.items[*].reason}"])
-      expect(reasons.split(" ")).toContain("PullImageSucceed")
+      expect(reasons.split(" ")).toContain("Completed")
       await eventually(
         "the Never example on every node",
         async () => {
