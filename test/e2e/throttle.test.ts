@@ -149,7 +149,8 @@ const suite = (e: E2eRuntime) =>
       // Two throttle backoffs: at least 2.5 s and 5 s.
       expect(seconds).toBeGreaterThan(7.5)
       const events = (await exec(api.list(resources.event))).items.map((event) => event["reason"])
-      expect(events).toEqual(["PullImageSucceed", "PullImageSucceed"])
+      // No Event for a success, throttled retries before it or not (the tag status says it: issue 29).
+      expect(events).toEqual([])
       console.log(
         `pulled after ${proxy.throttled.length} throttled requests in ${seconds.toFixed(1)} s; reports: ${throttledReports.join(" | ")}`
       )
