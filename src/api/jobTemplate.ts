@@ -164,7 +164,8 @@ export const jobTemplateFields = {
     Schema.Literals(imagePullPolicies).pipe(
       described(
         "IfNotPresent: skip nodes that already have the image. Always: pull every time, " +
-          "for mutable tags such as latest. Defaults to the deprecated pullPolicy.type if set, else IfNotPresent."
+          "for mutable tags such as latest; a new generation of the job (an edit of its spec) pulls again on every node, " +
+          "so that they converge on the digest the tag names now. Defaults to the deprecated pullPolicy.type if set, else IfNotPresent."
       )
     )
   )
