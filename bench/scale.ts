@@ -14,6 +14,12 @@
  * from /proc/PID/stat of each process between the jobs' creation and their completion; the
  * controller's peak RSS is VmHWM from /proc/PID/status; API requests are the controller's and
  * the fleet's own counts (preheat_api_requests_total), between the same two points.
+ *
+ * Each process's CPU and peak RSS is printed apart (the controller is the product; the API server
+ * and the fleet are the harness), and after the run the controller's floor is measured against the
+ * same API server under the same load (bench/scaleFloor.ts: a plain node:http patch of a NodeImage
+ * of this run, and JSON.parse of it): `controller_cpu_ratio_to_floor` = controller CPU per node and
+ * job / (1 x request + 3 x parse).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
@@ -24,6 +30,7 @@ import { Duration } from "effect"
 import { simulatedPullTime } from "../layers/cri/simulated/simulatedNode.ts"
 import { eventually } from "./eventually.ts"
 import { freePort } from "./freePort.ts"
+import { measureFloor } from "./scaleFloor.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
 import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
 
@@ -230,7 +237,7 @@ const main = async () => {
     fleet: total(requestsAfter.fleet) - total(requestsBefore.fleet)
   }
   const ideal = Math.max(...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs))
-  const peakRss = statusBytes(pids.controller, "VmHWM")
+  const peakRssMib = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, Math.round(statusBytes(pid, "VmHWM") / 1048576)]))
   const nodeJobs = nodes * jobs
   for (const who of ["controller", "fleet"] as const) {
     const mix = countsSince(requestsBefore[who], requestsAfter[who])
@@ -238,22 +245,40 @@ const main = async () => {
       .join(" ")
     console.log(`${who}_requests_per_node_job ${mix}`)
   }
+  // The floor, measured now against the same API server under the same load, with a NodeImage
+  // of this run (all J tags and their outcomes) as the model.
+  const model = (await call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")).items[0]
+  const floor = await measureFloor(server, model)
+  const controllerUs = (cpu["controller"]! * 1e6) / nodeJobs
   console.log(
     `parallelism=${parallelism} setup_s=${setupSeconds.toFixed(1)} makespan_ms=${Math.round(makespan)} ideal_ms=${ideal} ` +
-      `pull_ms=${images.map((i) => i.pullMs).join(",")} controller_cpu_s=${cpu["controller"]!.toFixed(2)} ` +
-      `controller_requests=${requests.controller} fleet_requests=${requests.fleet} ` +
-      `apiserver_peak_rss_mib=${Math.round(statusBytes(pids.apiserver, "VmHWM") / 1048576)} ` +
-      `fleet_peak_rss_mib=${Math.round(statusBytes(pids.fleet, "VmHWM") / 1048576)}` +
+      `pull_ms=${images.map((i) => i.pullMs).join(",")} ` +
+      `controller_requests=${requests.controller} fleet_requests=${requests.fleet}` +
       (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
+  )
+  // Each process apart: the product (the controller) and the harness (the API server standing for
+  // a control plane, the fleet for N machines); CPU between the jobs' creation and their end, peak RSS (VmHWM).
+  for (const who of ["controller", "apiserver", "fleet"] as const) {
+    console.log(
+      `${who}_cpu_s=${cpu[who]!.toFixed(1)} ${who}_cpu_us_per_node_job=${Math.round((cpu[who]! * 1e6) / nodeJobs)} ${who}_peak_rss_mib=${peakRssMib[who]}`
+    )
+  }
+  console.log(
+    `floor_request_us=${floor.requestUs.toFixed(0)} floor_parse_us=${floor.parseUs.toFixed(1)} ` +
+      `floor_us_per_node_job=${floor.usPerNodeJob.toFixed(0)} (1 x request + 3 x parse) ` +
+      `controller_cpu_us_per_node_job=${Math.round(controllerUs)} controller_cpu_ratio_to_floor=${(controllerUs / floor.usPerNodeJob).toFixed(2)}`
   )
   console.log(
     [
       `bench:scale nodes=${nodes} jobs=${jobs}`,
       `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
-      `controller_cpu_us_per_node_job=${Math.round((cpu["controller"]! * 1e6) / nodeJobs)}`,
-      `controller_peak_rss_mib=${Math.round(peakRss / 1048576)}`,
+      `controller_cpu_us_per_node_job=${Math.round(controllerUs)}`,
+      `controller_cpu_ratio_to_floor=${(controllerUs / floor.usPerNodeJob).toFixed(2)}`,
+      `controller_peak_rss_mib=${peakRssMib["controller"]}`,
       `apiserver_cpu_s=${cpu["apiserver"]!.toFixed(1)}`,
+      `apiserver_peak_rss_mib=${peakRssMib["apiserver"]}`,
       `fleet_cpu_s=${cpu["fleet"]!.toFixed(1)}`,
+      `fleet_peak_rss_mib=${peakRssMib["fleet"]}`,
       `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
     ].join(" ")
   )

@@ -1,4 +1,6 @@
+import { isDeepStrictEqual } from "node:util"
 import { Clock, Effect } from "effect"
+import { maxNodeImages } from "../api/nodeImage.ts"
 import type { ImageSpec } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import type { JsonPatchOperation, KubeObject } from "../kube/KubeApi.ts"
@@ -79,6 +81,31 @@ export const patchNodeImages = (
     const patched = yield* api.patch(resources.nodeImage, { name: node }, body)
     yield* nodeImages.written(patched)
   })
+
+/**
+ * Whether image entry changes decided on one version of a NodeImage still apply to a newer one:
+ * every entry they replace is as it was (another writer changed other images only), and the result
+ * holds no more images than a NodeImage may. Then writing them on the newer version is what
+ * deciding again would write; otherwise the decision is made again on the newer version.
+ */
+export const changesStillApply = (
+  decidedOn: KubeObject | undefined,
+  current: KubeObject | undefined,
+  changes: ReadonlyMap<string, ImageSpec | undefined>
+): boolean => {
+  if (decidedOn === current) return true
+  if (decidedOn === undefined || current === undefined) return false
+  const imagesOf = (object: KubeObject) => (object["spec"] as { images?: Readonly<Record<string, ImageSpec>> } | undefined)?.images ?? {}
+  const before = imagesOf(decidedOn)
+  const now = imagesOf(current)
+  let added = 0
+  for (const [image, entry] of changes) {
+    const was = before[image]
+    if (now[image] !== was && !isDeepStrictEqual(now[image], was)) return false
+    if (was === undefined && entry !== undefined) added++
+  }
+  return added === 0 || Object.keys(now).length + added <= maxNodeImages
+}
 
 /** Writes a new status when it differs from the stored one (a merge patch of the difference). */
 export const patchStatus = (resource: Resource, store: WrittenTo, object: KubeObject, status: unknown) =>

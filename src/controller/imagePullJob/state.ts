@@ -6,6 +6,8 @@ import type { NodeImage } from "../../api/nodeImage.ts"
 import { objectKey } from "../../kube/objectKey.ts"
 import { changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
+import { makeKeyedLock } from "../keyedLock.ts"
+import type { KeyedLock } from "../keyedLock.ts"
 import { RegistryBudget } from "../registryBudget.ts"
 import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded, JobStore } from "../stores.ts"
@@ -28,6 +30,8 @@ export interface ImagePullJobBooks {
   readonly setTargets: (key: string, progress: JobProgress) => void
   readonly setPropagated: (key: string, fingerprint: string) => void
   readonly setStatusWrittenAt: (key: string, millis: number) => void
+  /** One of the jobs' writes to a NodeImage at a time (by node name). */
+  readonly nodeWrites: KeyedLock
   /** The job's write to the NodeImage conflicted: it is woken when a newer spec of it arrives. */
   readonly awaitNewer: (node: string, key: string) => void
   /**
@@ -57,6 +61,7 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
     statusWrittenAt,
     registries,
     placement,
+    nodeWrites: makeKeyedLock(),
     setTargets: (key, progress) => void targets.set(key, progress),
     setPropagated: (key, fingerprint) => void propagated.set(key, fingerprint),
     setStatusWrittenAt: (key, millis) => void statusWrittenAt.set(key, millis),
