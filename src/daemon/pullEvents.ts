@@ -6,7 +6,7 @@ import type { ObjectEvent } from "../kube/events.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { PullResult } from "./pullWorker.ts"
 
-export const pullFailedReason = "PullImageFailed"
+const pullFailedReason = "PullImageFailed"
 
 /**
  * The Event a finished pull records, if any. A failure is a Warning to the NodeImage and its
