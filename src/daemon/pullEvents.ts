@@ -6,7 +6,7 @@ import type { ObjectEvent } from "../kube/events.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { PullResult } from "./pullWorker.ts"
 
-export const pullFailedReason = "PullImageFailed"
+const pullFailedReason = "PullImageFailed"
 /** A tag failed because the image filesystem had less room than --min-free-disk (no pull was made). */
 export const insufficientDiskReason = "InsufficientDisk"
 

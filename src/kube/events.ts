@@ -19,7 +19,7 @@ export interface ObjectEvent {
  * become a count on one Event, and a flood about one object is cut (eventCorrelation.ts). Each
  * role provides its own (`withEventCorrelation`); without one, every event is created as it comes.
  */
-export class EventCorrelation extends Context.Service<EventCorrelation, EventCorrelator>()("preheat/kube/EventCorrelation") {}
+class EventCorrelation extends Context.Service<EventCorrelation, EventCorrelator>()("preheat/kube/EventCorrelation") {}
 
 /** Runs `effect` with an event correlation of its own, as client-go gives each event broadcaster one. */
 export const withEventCorrelation = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, Exclude<R, EventCorrelation>> =>
