@@ -41,7 +41,13 @@ export interface DevProcess {
 }
 
 /** Starts `preheat dev --nodes N` and waits until it says it is ready. */
-export const startDev = async (launcher: Launcher, nodes: number, prefix: string): Promise<DevProcess> => {
+export const startDev = async (
+  launcher: Launcher,
+  nodes: number,
+  prefix: string,
+  /** More of `preheat dev`'s flags. */
+  flags: ReadonlyArray<string> = []
+): Promise<DevProcess> => {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   const kubeconfig = join(dir, "kubeconfig")
   const kubectl = (command: ReadonlyArray<string>) =>
@@ -57,7 +63,7 @@ export const startDev = async (launcher: Launcher, nodes: number, prefix: string
     writeFileSync(join(dir, `${name}.yaml`), text)
     return kubectl(["apply", "-f", join(dir, `${name}.yaml`)])
   }
-  const child = spawn(launcher.file, [...launcher.args, "dev", "--nodes", String(nodes), "--kubeconfig", kubeconfig], {
+  const child = spawn(launcher.file, [...launcher.args, "dev", "--nodes", String(nodes), "--kubeconfig", kubeconfig, ...flags], {
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, DENO_NO_UPDATE_CHECK: "1" }
   })
