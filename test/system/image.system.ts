@@ -209,11 +209,16 @@ describe("the preheat image on the real containerd", () => {
     linkSync(runtime!.socket, join(hostRun, "containerd", "containerd.sock"))
     const tmp = join(work, "emptydir-tmp")
     mkdirSync(tmp)
+    // The node's /var/lib/containerd: this runtime keeps its store elsewhere (PREHEAT_E2E_DIR), so
+    // the daemon cannot tell the image filesystem's free room here and pulls unchecked, as on a
+    // node whose store is not where the manifest mounts it.
+    const hostContainerd = join(work, "host-containerd")
+    mkdirSync(hostContainerd)
     const metricsPort = await freePort()
     const translated = ctrRunFor({
       podSpec: spec,
       entrypoint: layout!.entrypoint,
-      volumeSources: { "host-var-run": hostRun, tmp },
+      volumeSources: { "host-var-run": hostRun, "host-containerd": hostContainerd, tmp },
       nodeName: "image-container",
       // Host networking here, so the manifest's fixed port could be taken by another test run.
       argOverrides: { "--metrics-port": String(metricsPort) },
