@@ -76,8 +76,8 @@ describe("preheat dev: registries that throttle, room on the disk", () => {
         "a tag refused for want of room",
         async () => {
           const all = await tags()
-          const messages = images.map((image) => all[image.split(":")[0]!]?.tags?.[0]).filter((t) => t?.phase === "Failed")
-          return messages.length > 0 ? messages[0] : undefined
+          const failed = images.map((image) => all[image.split(":")[0]!]?.tags?.[0]).filter((t) => t?.phase === "Failed")
+          return failed[0]
         },
         120_000
       )
