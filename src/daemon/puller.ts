@@ -126,7 +126,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         if (specText !== lastSpec) {
           lastSpec = specText
           if (plan.start.length === 0) yield* options.reporter.specChanged
-        }
+        } else yield* options.reporter.othersWrote(nodeImage.raw["status"])
       })
     )
 
