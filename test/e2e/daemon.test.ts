@@ -1,22 +1,16 @@
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Option, Scope } from "effect"
+import { Duration, Effect, Exit, type ManagedRuntime, Option, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
-import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions, type DaemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { loggingLayer } from "../../src/ops/logging.ts"
-import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { type DaemonProcess, startDaemonProcess } from "../daemon/support/daemonProcess.ts"
 import { buildImage, publishImage, pushImage, type Registry } from "../support/imageBuilder.ts"
+import { daemonRuntime, type DaemonServices, removeRunImages } from "./daemonRuntime.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 import { runtimeScript } from "./e2eEnv.ts"
 
@@ -36,8 +30,6 @@ const MB = 1_000_000
 const run = randomBytes(4).toString("hex")
 const secretNamespace = "preheat-daemon-config"
 
-type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
-
 type TagFields = Record<string, unknown> & { readonly tag: string }
 
 const nodeImage = (name: string, images: Record<string, unknown>): KubeObject => ({
@@ -52,35 +44,18 @@ const suite = (e: E2eRuntime) =>
     const plain: Registry = { host: e.registry }
     const protectedRegistry: Registry = { host: e.authRegistry, auth: { username: e.user, password: e.password } }
     const logs: Array<string> = []
-    let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<DaemonServices, unknown>
     let api: KubeApi["Service"]
 
-    const exec = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
+    const exec = <A, E>(effect: Effect.Effect<A, E, DaemonServices>) => runtime.runPromise(effect)
 
     beforeAll(async () => {
-      runtime = ManagedRuntime.make(
-        Layer.mergeAll(
-          InMemoryKubeApi.layer,
-          CriLive.layer({ socket: e.socket, progressInterval: Duration.millis(100) }),
-          Metrics.layerTest,
-          WorkQueuesLive.layer(),
-          loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })
-        )
-      )
+      runtime = daemonRuntime(e, { progressInterval: "100 millis", logs })
       api = await exec(Effect.service(KubeApi))
     })
 
     afterAll(async () => {
-      await exec(
-        Effect.flatMap(Effect.service(CriRuntime), (cri) =>
-          Effect.flatMap(cri.listImages, (images) =>
-            Effect.forEach(
-              images.filter((i) => [...i.repoTags, ...i.repoDigests].some((n) => n.includes(`-${run}`))),
-              (i) => cri.removeImage(i.id)
-            )
-          )
-        )
-      ).finally(() => runtime.dispose())
+      await exec(removeRunImages(run)).finally(() => runtime.dispose())
     })
 
     /** Runs `body` with an in-process daemon for `node`, stopped afterwards (its workers interrupted). */

@@ -7,25 +7,18 @@
  * Always) pulls again on both nodes, which converge on B.
  */
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Effect, Exit, type ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImagePullJobStatus } from "../../src/api/imagePullJob.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import { makeController } from "../../src/controller/controller.ts"
-import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
-import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { loggingLayer } from "../../src/ops/logging.ts"
-import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { buildImage, publishImage, pushImage, type Registry } from "../support/imageBuilder.ts"
+import { daemonRuntime, type DaemonServices, removeRunImages } from "./daemonRuntime.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 
 const provided = inject("preheatE2e") as E2eContext | undefined
@@ -39,8 +32,6 @@ if ("skipReason" in context) {
 }
 
 const run = randomBytes(4).toString("hex")
-
-type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
 
 const readyNode = (name: string): KubeObject => ({
   apiVersion: "v1",
@@ -63,34 +54,17 @@ const registryDigest = async (registry: Registry, repository: string, tag: strin
 const suite = (e: E2eRuntime) =>
   describe("digest consistency against a real containerd", () => {
     const plain: Registry = { host: e.registry }
-    let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<DaemonServices, unknown>
     let api: KubeApi["Service"]
-    const exec = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
+    const exec = <A, E>(effect: Effect.Effect<A, E, DaemonServices>) => runtime.runPromise(effect)
 
     beforeAll(async () => {
-      runtime = ManagedRuntime.make(
-        Layer.mergeAll(
-          InMemoryKubeApi.layer,
-          CriLive.layer({ socket: e.socket, progressInterval: Duration.millis(100) }),
-          Metrics.layerTest,
-          WorkQueuesLive.layer(),
-          loggingLayer({ format: "json", level: "Warn", sink: () => {} })
-        )
-      )
+      runtime = daemonRuntime(e, { progressInterval: "100 millis" })
       api = await exec(Effect.service(KubeApi))
     })
 
     afterAll(async () => {
-      await exec(
-        Effect.flatMap(Effect.service(CriRuntime), (cri) =>
-          Effect.flatMap(cri.listImages, (images) =>
-            Effect.forEach(
-              images.filter((i) => [...i.repoTags, ...i.repoDigests].some((n) => n.includes(`-${run}`))),
-              (i) => cri.removeImage(i.id)
-            )
-          )
-        )
-      ).finally(() => runtime.dispose())
+      await exec(removeRunImages(run)).finally(() => runtime.dispose())
     })
 
     /** Polls `read` until `done` holds (generous: the machine is shared). */

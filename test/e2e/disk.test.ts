@@ -1,11 +1,8 @@
 import { randomBytes } from "node:crypto"
 import { statfsSync } from "node:fs"
 import { join } from "node:path"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Option, Result, Scope } from "effect"
+import { Duration, Effect, Exit, type ManagedRuntime, Option, Result, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
@@ -14,10 +11,9 @@ import { formatBytes, parseMinFreeDisk } from "../../src/daemon/minFreeDisk.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { publishImage, type Registry } from "../support/imageBuilder.ts"
+import { daemonRuntime, type DaemonServices, removeRunImages } from "./daemonRuntime.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 
 // Same rules as cri.test.ts: only `npm run test:e2e` provides a runtime.
@@ -34,8 +30,6 @@ if ("skipReason" in context) {
 const run = randomBytes(4).toString("hex")
 const secretNamespace = "preheat-daemon-config"
 
-type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
-
 const statfsBytes = (path: string) => {
   const stats = statfsSync(path)
   return { totalBytes: stats.blocks * stats.bsize, freeBytes: stats.bavail * stats.bsize }
@@ -46,34 +40,17 @@ const suite = (e: E2eRuntime) =>
     const plain: Registry = { host: e.registry }
     // runtime.sh gives containerd its own root: its snapshotter's directory holds the images.
     const mountpoint = join(e.dir, "containerd", "root", `io.containerd.snapshotter.v1.${e.snapshotter}`)
-    let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<DaemonServices, unknown>
     let api: KubeApi["Service"]
-    const exec = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
+    const exec = <A, E>(effect: Effect.Effect<A, E, DaemonServices>) => runtime.runPromise(effect)
 
     beforeAll(async () => {
-      runtime = ManagedRuntime.make(
-        Layer.mergeAll(
-          InMemoryKubeApi.layer,
-          CriLive.layer({ socket: e.socket }),
-          Metrics.layerTest,
-          WorkQueuesLive.layer(),
-          loggingLayer({ format: "json", level: "Warn", sink: () => {} })
-        )
-      )
+      runtime = daemonRuntime(e)
       api = await exec(Effect.service(KubeApi))
     })
 
     afterAll(async () => {
-      await exec(
-        Effect.flatMap(Effect.service(CriRuntime), (cri) =>
-          Effect.flatMap(cri.listImages, (images) =>
-            Effect.forEach(
-              images.filter((i) => [...i.repoTags, ...i.repoDigests].some((n) => n.includes(`-${run}`))),
-              (i) => cri.removeImage(i.id)
-            )
-          )
-        )
-      ).finally(() => runtime.dispose())
+      await exec(removeRunImages(run)).finally(() => runtime.dispose())
     })
 
     const imageFs = () => exec(Effect.flatMap(Effect.service(CriRuntime), (cri) => cri.imageFsInfo))

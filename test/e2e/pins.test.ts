@@ -1,23 +1,17 @@
 import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import { Effect, Exit, type ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
-import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { pinnedLabel, preheatPinLabel } from "../../src/daemon/pins/pinDecision.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { loggingLayer } from "../../src/ops/logging.ts"
-import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { type PushedImage, publishImage } from "../support/imageBuilder.ts"
+import { daemonRuntime, type DaemonServices } from "./daemonRuntime.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 
 // Same rules as cri.test.ts: only `npm run test:e2e` provides a runtime; without one every test is
@@ -33,7 +27,6 @@ if ("skipReason" in context) {
 }
 
 const run = randomBytes(4).toString("hex")
-type Services = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | WorkQueues
 
 /** The names containerd's CRI plugin stores for one pulled image: the tag, the digest name, the id. */
 const recordNames = (registry: string, image: PushedImage): ReadonlyArray<string> =>
@@ -60,22 +53,14 @@ const ctr = (socket: string, ...args: ReadonlyArray<string>) => {
 const suite = (e: E2eRuntime) =>
   describe("--pin-images against a real containerd", () => {
     const registry = { host: e.registry }
-    let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<DaemonServices, unknown>
     let api: KubeApi["Service"]
     let warmImage: PushedImage
     let onceImage: PushedImage
-    const exec = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
+    const exec = <A, E>(effect: Effect.Effect<A, E, DaemonServices>) => runtime.runPromise(effect)
 
     beforeAll(async () => {
-      runtime = ManagedRuntime.make(
-        Layer.mergeAll(
-          InMemoryKubeApi.layer,
-          CriLive.layer({ socket: e.socket }),
-          Metrics.layerTest,
-          WorkQueuesLive.layer(),
-          loggingLayer({ format: "json", level: "Warn", sink: () => {} })
-        )
-      )
+      runtime = daemonRuntime(e)
       api = await exec(Effect.service(KubeApi))
       warmImage = await publishImage(registry, `e2e/pin-warm-${run}`, [{ size: 100_000, seed: `${run}-warm` }], ["v1"])
       onceImage = await publishImage(registry, `e2e/pin-once-${run}`, [{ size: 100_000, seed: `${run}-once` }], ["v1"])

@@ -5,21 +5,16 @@
  * throttle backoff and succeeds with backoffLimit 0: the throttled attempts did not count.
  */
 import { randomBytes } from "node:crypto"
-import { Duration, Effect, Exit, Layer, ManagedRuntime, Result, Scope } from "effect"
+import { Duration, Effect, Exit, type ManagedRuntime, Result, Scope } from "effect"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
-import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { publishImage } from "../support/imageBuilder.ts"
+import { daemonRuntime, type DaemonServices, removeRunImages } from "./daemonRuntime.ts"
 import type { E2eContext, E2eRuntime } from "./e2eEnv.ts"
 import { startThrottlingProxy, type ThrottlingProxy } from "./throttlingProxy.ts"
 
@@ -34,37 +29,20 @@ if ("skipReason" in context) {
 }
 
 const run = randomBytes(4).toString("hex")
-type Services = KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues
 
 const suite = (e: E2eRuntime) =>
   describe("a throttling registry before a real containerd", () => {
-    let runtime: ManagedRuntime.ManagedRuntime<Services, unknown>
+    let runtime: ManagedRuntime.ManagedRuntime<DaemonServices, unknown>
     let proxy: ThrottlingProxy
-    const exec = <A, E>(effect: Effect.Effect<A, E, Services>) => runtime.runPromise(effect)
+    const exec = <A, E>(effect: Effect.Effect<A, E, DaemonServices>) => runtime.runPromise(effect)
 
     beforeAll(async () => {
       proxy = await startThrottlingProxy(e.registry)
-      runtime = ManagedRuntime.make(
-        Layer.mergeAll(
-          InMemoryKubeApi.layer,
-          CriLive.layer({ socket: e.socket, progressInterval: Duration.millis(100) }),
-          Metrics.layerTest,
-          WorkQueuesLive.layer()
-        )
-      )
+      runtime = daemonRuntime(e, { progressInterval: "100 millis" })
     })
 
     afterAll(async () => {
-      await exec(
-        Effect.flatMap(Effect.service(CriRuntime), (cri) =>
-          Effect.flatMap(cri.listImages, (images) =>
-            Effect.forEach(
-              images.filter((i) => [...i.repoTags, ...i.repoDigests].some((n) => n.includes(`-${run}`))),
-              (i) => cri.removeImage(i.id)
-            )
-          )
-        )
-      ).finally(async () => {
+      await exec(removeRunImages(run)).finally(async () => {
         await runtime.dispose()
         await proxy.close()
       })
