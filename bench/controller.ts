@@ -3,7 +3,8 @@
  *   [--registries R --max-concurrent-pulls-per-registry C]
  *
  * The controller on the in-memory API server against N simulated daemons (a pull takes T ms of
- * simulated time; each daemon writes Pulling at once, then the final phase), J jobs of one image
+ * simulated time; each daemon writes Pulling once a pull outlives the shipped daemon's Pulling delay of 2 s,
+ * then the final phase), J jobs of one image
  * each, all started together, their images spread over R registry hosts (job j on host j mod R).
  * With C, the controller lets at most C nodes pull from one host at once; the ideal makespan is
  * then the larger of a job's own (ceil(N / P) pulls in a row) and a host's (its pulls, C or its
@@ -16,13 +17,14 @@
  * ends at about 130 MiB live. Larger runs need node run directly with a larger
  * --max-old-space-size.
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Duration, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../layers/workQueues.ts"
 import { defaultSettings } from "../src/controller/context.ts"
+import { defaultDaemonOptions } from "../src/daemon/options.ts"
 import { makeController } from "../src/controller/controller.ts"
 import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
 import { KubeApi } from "../src/kube/KubeApi.ts"
@@ -119,7 +121,12 @@ const program = Effect.gen(function* () {
         })
     }))
   )
-  const daemons = yield* simulateDaemons({ pullMs, countPulls: false })
+  // Status writes as the shipped daemon makes them: a pull within its Pulling delay writes only its outcome.
+  const daemons = yield* simulateDaemons({
+    pullMs,
+    countPulls: false,
+    pullingWriteDelayMs: Duration.toMillis(Duration.fromInputUnsafe(defaultDaemonOptions.pullingWriteDelay))
+  })
   pulling = daemons.pulling
   while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
 

@@ -31,6 +31,12 @@ export interface SimulatedDaemonOptions {
   readonly silent?: (node: string) => boolean
   /** The manifest digest a pull resolves to, asked when it starts (a tag can move meanwhile); none by default. */
   readonly digest?: (node: string, image: string, tag: string) => string | undefined
+  /**
+   * A pull's Pulling is written only once it has run this long, and not when it ended by then, as
+   * the real daemon's pullingWriteDelay (daemon/options.ts); 0 (the default) writes it at once,
+   * for tests that look for it.
+   */
+  readonly pullingWriteDelayMs?: number
   /** Count the pulls of each node, image and tag (tests read them; a large benchmark need not). */
   readonly countPulls?: boolean
 }
@@ -65,13 +71,14 @@ export const simulateDaemons = Effect.fnUntraced(function* (
   const inFlight = new Map<string, string>()
   const pulls = new Map<string, number>()
 
-  /** The node's status with one tag's report replaced, written whole. */
-  const report = (node: string, image: string, status: ImageTagStatus) =>
+  /** The node's status with one tag's report replaced, written whole (unless `stale` says it is out of date by then). */
+  const report = (node: string, image: string, status: ImageTagStatus, stale?: () => boolean) =>
     Effect.gen(function* () {
       let lock = locks.get(node)
       if (lock === undefined) locks.set(node, (lock = yield* Semaphore.make(1)))
       yield* lock.withPermits(1)(
         Effect.gen(function* () {
+          if (stale?.() === true) return
           const view = nodeImages.view(node)
           if (view === undefined || Result.isFailure(view)) return
           const before = written.get(node) ?? {}
@@ -98,7 +105,11 @@ export const simulateDaemons = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const digest = options.digest?.(node, image, tag)
-      yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
+      let ended = false
+      const pulling = report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) }, () => ended)
+      const delay = options.pullingWriteDelayMs ?? 0
+      if (delay === 0) yield* pulling
+      else yield* Effect.forkIn(Effect.andThen(Effect.sleep(delay), pulling), scope)
       yield* Effect.sleep(options.pullMs)
       const backoff = options.throttleBackoffMs ?? 2000
       for (let attempt = 1; options.throttled?.(node, image, attempt) === true; attempt++) {
@@ -113,6 +124,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
         pulls.set(key, (pulls.get(key) ?? 0) + 1)
       }
       const failed = options.failure?.(node, image, tag)
+      ended = true
       yield* report(node, image, {
         tag,
         phase: failed === undefined ? "Succeeded" : "Failed",
