@@ -1,5 +1,6 @@
 /** RFC 3339 in whole seconds, as metav1.Time is written on the wire (createdAt, startTime, ...). */
-export const rfc3339 = (millis: number): string => new Date(millis).toISOString().replace(/\.\d{3}Z$/, "Z")
+// toISOString always ends in `.sssZ`: cut rather than matched (the daemon formats one for every progress report).
+export const rfc3339 = (millis: number): string => `${new Date(millis).toISOString().slice(0, -5)}Z`
 
 /** A timestamp's milliseconds, or undefined when it is absent or does not parse. */
 export const millisOf = (timestamp: string | undefined): number | undefined => {

@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Option, Ref, Result, Schedule } from "effect"
+import { Clock, Duration, Effect, Option, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { registryThrottledReason } from "../api/registryThrottle.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
@@ -172,19 +172,15 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
   const timeout = attemptTimeoutMillis(policy, yield* Clock.currentTimeMillis)
   if (timeout <= 0) return yield* new NoTimeLeft({ previous })
   const note = previous === undefined ? undefined : `attempt ${attempt} of ${policy.attempts}; last error: ${previous.detail}`
-  const seen = yield* Ref.make(nothingSeen)
+  // This attempt's own: the runtime reports its progress one report at a time, each step taken whole.
+  let seen = nothingSeen
   const onProgress = (progress: PullProgress): Effect.Effect<void> =>
-    Effect.flatMap(
-      Ref.modify(seen, (before) => {
-        const step = progressStep(before, progress)
-        return [step, step.seen]
-      }),
-      (step) =>
-        Effect.andThen(
-          step.addedBytes > 0 ? metrics.addPulledBytes(step.addedBytes) : Effect.void,
-          step.moved ? context.report(pullingStatus(task, startedAt, step.seen.percent, note)) : Effect.void
-        )
-    )
+    Effect.suspend(() => {
+      const step = progressStep(seen, progress)
+      seen = step.seen
+      const report = step.moved ? context.report(pullingStatus(task, startedAt, step.seen.percent, note)) : Effect.void
+      return step.addedBytes > 0 ? Effect.andThen(metrics.addPulledBytes(step.addedBytes), report) : report
+    })
   const result = yield* context.slots
     .withSlot(
       {
@@ -202,7 +198,7 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
     failure: result.error,
     detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.credentials) : described,
     problems: result.problems,
-    progress: (yield* Ref.get(seen)).percent
+    progress: seen.percent
   })
 })
 

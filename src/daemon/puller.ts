@@ -48,6 +48,12 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   // Changes arrive from the watch and from the status writer's own writes: one at a time.
   const lock = yield* Semaphore.make(1)
   let lastSpec: string | undefined
+  /**
+   * The tasks of the spec view synced last. The store decodes a version whose spec did not change
+   * into the same view (nodeImageSpec.ts), and most versions are status writes (the worker's own,
+   * three or so per pull): their tasks, and the spec's text, are the ones already known.
+   */
+  let lastView: { readonly view: NodeImageSpecView; readonly tasks: ReadonlyArray<TagTask>; readonly text: string } | undefined
   /** The last problems announced that name no tag to fail: each is said once, not on every change. */
   let announced: ReadonlyArray<string> = []
 
@@ -105,6 +111,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         if (nodeImage === undefined) {
           for (const key of [...tasks.keys()]) yield* stop(key)
           lastSpec = undefined
+          lastView = undefined
           return
         }
         const decoded = nodeImage.view
@@ -115,14 +122,15 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const view: NodeImageSpecView = decoded.success
         yield* announce(view.problems)
         const spec = view.spec
-        yield* options.reporter.setInitial(initialTags(spec))
+        if (lastView === undefined) yield* options.reporter.setInitial(initialTags(spec))
+        if (lastView?.view !== view) lastView = { view, tasks: tagTasks(spec, view.unreadable), text: JSON.stringify(spec) }
         const known = new Map([...tasks].map(([key, task]) => [key, task.version]))
         const status = nodeImage.raw["status"] as NodeImageStatus | undefined
-        const plan = planWorkers(tagTasks(spec, view.unreadable), status?.imageStatuses, known)
+        const plan = planWorkers(lastView.tasks, status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
         // New workers report (a Pulling within the start delay, statusReporter.ts), and that write carries the spec's changes too.
-        const specText = JSON.stringify(spec)
+        const specText = lastView.text
         if (specText !== lastSpec) {
           lastSpec = specText
           if (plan.start.length === 0) yield* options.reporter.specChanged

@@ -4,6 +4,7 @@
 // `written`/`removed` so the next reconcile reads them before the watch event arrives.
 import { Deferred, Effect } from "effect"
 import { intern } from "./frozenJson.ts"
+import { keepUnchanged } from "./unchangedParts.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { isNewer, objectKey } from "./objectKey.ts"
 import type { Resource } from "./resources.ts"
@@ -74,14 +75,24 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
  * every tag), and equal values across objects are held once. Objects of the in-process server
  * are interned already and pass through as they are.
  */
-const held = (incoming: KubeObject, previous: KubeObject | undefined): KubeObject => {
+const held = (incoming: KubeObject, previous: KubeObject | undefined, sharing: Sharing): KubeObject => {
   const kept = withoutManagedFields(incoming)
+  if (sharing === "previous") return keepUnchanged(kept, previous) as KubeObject
   try {
     return intern(kept, previous) as KubeObject
   } catch {
     return kept
   }
 }
+
+/**
+ * What a store shares its objects' unchanged parts with. `pool`: the previous version and, through
+ * the process-wide pool, every store (held once however many objects repeat a value; frozen).
+ * `previous`: only the previous version of the same object, as they come: for a store that holds
+ * one object (the daemon's NodeImage), where pooling every version costs the most of its store's
+ * CPU and saves nothing.
+ */
+export type Sharing = "pool" | "previous"
 
 /**
  * All of an object but metadata.managedFields, as controller-runtime's TransformStripManagedFields
@@ -126,9 +137,10 @@ const deletedUids = (limit: number) => {
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
-  options: { readonly decode?: (raw: KubeObject) => A; readonly indexes?: I } = {}
+  options: { readonly decode?: (raw: KubeObject) => A; readonly indexes?: I; readonly sharing?: Sharing } = {}
 ): StoreWriter<A, I> => {
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
+  const sharing = options.sharing ?? "pool"
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
   const objects = new Map<string, Stored<A>>()
@@ -149,7 +161,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const raw = held(incoming, old?.raw)
+      const raw = held(incoming, old?.raw, sharing)
       const current = { raw, view: decode(raw) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })

@@ -12,6 +12,19 @@ describe("mergePatchBetween", () => {
     expect(mergePatchBetween({ a: { b: 1 } }, { a: { b: 1 } })).toBeUndefined()
   })
 
+  it("sees no change in an array whose objects only list their keys in another order", () => {
+    // A real API server returns a custom resource's maps with their keys sorted; the daemon's own
+    // tag statuses list them in its order. The same status is no change to write.
+    const stored = { imageStatuses: { nginx: { tags: [{ phase: "Succeeded", tag: "1.25", version: 1 }] } } }
+    const wanted = { imageStatuses: { nginx: { tags: [{ tag: "1.25", version: 1, phase: "Succeeded" }] } } }
+    expect(mergePatchBetween(stored, wanted)).toBeUndefined()
+    expect(mergePatchBetween({ e: [{ a: 1, b: undefined }] }, { e: [{ a: 1 }] })).toBeUndefined()
+    expect(mergePatchBetween({ e: [{ a: 1 }] }, { e: [{ a: 1, b: 2 }] })).toEqual({ e: [{ a: 1, b: 2 }] })
+    expect(mergePatchBetween({ e: [{ a: 1, b: 2 }] }, { e: [{ a: 1 }] })).toEqual({ e: [{ a: 1 }] })
+    expect(mergePatchBetween({ e: [[1, 2]] }, { e: [[1, 2], []] })).toEqual({ e: [[1, 2], []] })
+    expect(mergePatchBetween({ e: [{ a: [1] }] }, { e: [{ a: { 0: 1 } }] })).toEqual({ e: [{ a: { 0: 1 } }] })
+  })
+
   it("applied to before, gives after (for null-free JSON objects)", () => {
     const json = fc.jsonValue().filter((v) => !JSON.stringify(v).includes("null"))
     const object = fc.dictionary(

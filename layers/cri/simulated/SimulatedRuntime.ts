@@ -332,7 +332,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       const report = (progress: PullProgress) => request.onProgress?.(progress) ?? Effect.void
       const { image, timeout } = request
       const latency = latencyOf(image, ref, target.size)
-      const steps = config.progressSteps ?? 10
+      const steps = typeof config.progressSteps === "function" ? config.progressSteps(latency) : (config.progressSteps ?? 10)
       const bytesTotal = steps > 0 ? target.size : 0
       const done = Effect.suspend(() => {
         if (!node.has(target.id) && target.size > freeBytes()) {

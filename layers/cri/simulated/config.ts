@@ -66,10 +66,12 @@ export interface SimulatedRuntimeConfig {
   /** Images the registry was not told about: made up on first pull (default) or not found. */
   readonly unknownImages?: "synthesize" | "notFound"
   /**
-   * Progress reports between start and success, evenly spread over the latency; default 10.
+   * Progress reports between start and success, evenly spread over the latency; default 10. A
+   * function of the pull's latency gives each pull its own count (`simulatedNodeLayer`: one a
+   * second, as the live runtime reads containerd).
    * 0 acts like a runtime that shows no progress: 0 of unknown, then 100 of unknown.
    */
-  readonly progressSteps?: number
+  readonly progressSteps?: number | ((latency: Duration.Duration) => number)
   /**
    * The registry's current revision of a tag (`name:tag`, normalised): a made-up image is made up
    * again, with a new id and manifest digest, whenever its tag's revision changes, as if someone had

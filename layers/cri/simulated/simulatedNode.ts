@@ -44,6 +44,14 @@ const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWi
  * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
  * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
  */
+/**
+ * A progress report a second of the pull (at least one), as the live runtime reads containerd
+ * (criLive.ts, progressInterval): ten for every pull, however short, made each simulated node's
+ * daemon handle ten times the reports a real one does (issue 29: most of `preheat fleet`'s CPU is
+ * its daemons' own work per pull).
+ */
+const simulatedProgressSteps = (latency: Duration.Duration): number => Math.max(1, Math.floor(Duration.toMillis(latency) / 1000))
+
 export const simulatedNodeLayer = (
   options: { readonly disk?: SimulatedDisk; readonly tagRevision?: SimulatedRuntimeConfig["tagRevision"] } = {}
 ) =>
@@ -51,6 +59,7 @@ export const simulatedNodeLayer = (
     latency: bandwidthLatency(simulatedLink),
     synthesizedSize: simulatedImageSize,
     throttles: simulatedThrottles,
+    progressSteps: simulatedProgressSteps,
     ...(options.disk === undefined ? {} : { disk: options.disk }),
     ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision })
   })
