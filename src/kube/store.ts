@@ -122,11 +122,13 @@ const deletedUids = (limit: number) => {
 /**
  * An empty store of one kind: a reflector's read cache (kube-runtime's Store), not the object
  * storage behind the in-memory API server (makeInMemoryKubeStore). `decode` makes the typed view of
- * each version (once, as it comes in); `indexes` are told of every change before it goes to the consumer.
+ * each version (once, as it comes in; given the version it replaces, whose unchanged parts are the
+ * same objects, so that it need not read them again); `indexes` are told of every change before it
+ * goes to the consumer.
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
-  options: { readonly decode?: (raw: KubeObject) => A; readonly indexes?: I } = {}
+  options: { readonly decode?: (raw: KubeObject, previous: Stored<A> | undefined) => A; readonly indexes?: I } = {}
 ): StoreWriter<A, I> => {
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
   const indexes = (options.indexes ?? {}) as I
@@ -150,7 +152,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
       const raw = held(incoming, old?.raw)
-      const current = { raw, view: decode(raw) }
+      const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })
     })
