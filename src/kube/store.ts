@@ -73,9 +73,28 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
  * mappings compare them by identity, and 10,000 NodeImages do not each hold their own copy of
  * every tag), and equal values across objects are held once. Objects of the in-process server
  * are interned already and pass through as they are.
+ *
+ * `specFollowsGeneration`: the kind's spec changes only with its metadata.generation (a custom
+ * resource with a status subresource: the API server moves the generation with every change of
+ * the spec, and only then), so a version at the stored generation has the stored spec, taken as it
+ * is instead of compared member by member: a NodeImage's status reports leave its spec as it was.
  */
-const held = (incoming: KubeObject, previous: KubeObject | undefined): KubeObject => {
-  const kept = withoutManagedFields(incoming)
+const held = (incoming: KubeObject, previous: KubeObject | undefined, specFollowsGeneration: boolean): KubeObject => {
+  let kept = withoutManagedFields(incoming)
+  if (
+    specFollowsGeneration &&
+    previous !== undefined &&
+    // The same object: one deleted and made again starts again at generation 1.
+    kept.metadata.uid === previous.metadata.uid &&
+    kept.metadata.generation !== undefined &&
+    kept.metadata.generation === previous.metadata.generation &&
+    Object.hasOwn(kept, "spec") &&
+    Object.hasOwn(previous, "spec") &&
+    // The in-process server's objects share it already, and pass through whole.
+    kept["spec"] !== previous["spec"]
+  ) {
+    kept = { ...kept, spec: previous["spec"] }
+  }
   try {
     return intern(kept, previous) as KubeObject
   } catch {
@@ -128,8 +147,14 @@ const deletedUids = (limit: number) => {
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
-  options: { readonly decode?: (raw: KubeObject, previous: Stored<A> | undefined) => A; readonly indexes?: I } = {}
+  options: {
+    readonly decode?: (raw: KubeObject, previous: Stored<A> | undefined) => A
+    readonly indexes?: I
+    /** The kind moves metadata.generation with every change of its spec (`held`). */
+    readonly specFollowsGeneration?: boolean
+  } = {}
 ): StoreWriter<A, I> => {
+  const specFollowsGeneration = options.specFollowsGeneration === true
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
@@ -151,7 +176,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const raw = held(incoming, old?.raw)
+      const raw = held(incoming, old?.raw, specFollowsGeneration)
       const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })
