@@ -41,7 +41,9 @@ export const controllerStores = () => ({
   controllerRevisions: makeStore(resources.controllerRevision, { indexes: { owner: byOwner<KubeObject>() } }),
   // By their NoSchedule taints: the nodes held by the startup taint, found without a scan (nodeWarming/).
   nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
-  nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() } })
+  // Its status subresource makes the API server move the generation with every spec change, and
+  // only then (the controller's own task writes are tested on it): status reports keep the spec.
+  nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() }, specFollowsGeneration: true })
 })
 
 type Writers = ReturnType<typeof controllerStores>

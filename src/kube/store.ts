@@ -74,10 +74,33 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
  * mappings compare them by identity, and 10,000 NodeImages do not each hold their own copy of
  * every tag), and equal values across objects are held once. Objects of the in-process server
  * are interned already and pass through as they are.
+ *
+ * `specFollowsGeneration`: the kind's spec changes only with its metadata.generation (a custom
+ * resource with a status subresource: the API server moves the generation with every change of
+ * the spec, and only then), so a version at the stored generation has the stored spec, taken as it
+ * is instead of compared member by member: a NodeImage's status reports leave its spec as it was.
  */
-const held = (incoming: KubeObject, previous: KubeObject | undefined, sharing: Sharing): KubeObject => {
-  const kept = withoutManagedFields(incoming)
-  if (sharing === "previous") return keepUnchanged(kept, previous) as KubeObject
+const held = (
+  incoming: KubeObject,
+  previous: KubeObject | undefined,
+  how: { readonly specFollowsGeneration: boolean; readonly sharing: Sharing }
+): KubeObject => {
+  let kept = withoutManagedFields(incoming)
+  if (
+    how.specFollowsGeneration &&
+    previous !== undefined &&
+    // The same object: one deleted and made again starts again at generation 1.
+    kept.metadata.uid === previous.metadata.uid &&
+    kept.metadata.generation !== undefined &&
+    kept.metadata.generation === previous.metadata.generation &&
+    Object.hasOwn(kept, "spec") &&
+    Object.hasOwn(previous, "spec") &&
+    // The in-process server's objects share it already, and pass through whole.
+    kept["spec"] !== previous["spec"]
+  ) {
+    kept = { ...kept, spec: previous["spec"] }
+  }
+  if (how.sharing === "previous") return keepUnchanged(kept, previous) as KubeObject
   try {
     return intern(kept, previous) as KubeObject
   } catch {
@@ -133,12 +156,21 @@ const deletedUids = (limit: number) => {
 /**
  * An empty store of one kind: a reflector's read cache (kube-runtime's Store), not the object
  * storage behind the in-memory API server (makeInMemoryKubeStore). `decode` makes the typed view of
- * each version (once, as it comes in); `indexes` are told of every change before it goes to the consumer.
+ * each version (once, as it comes in; given the version it replaces, whose unchanged parts are the
+ * same objects, so that it need not read them again); `indexes` are told of every change before it
+ * goes to the consumer.
  */
 export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, never>>(
   resource: Resource,
-  options: { readonly decode?: (raw: KubeObject) => A; readonly indexes?: I; readonly sharing?: Sharing } = {}
+  options: {
+    readonly decode?: (raw: KubeObject, previous: Stored<A> | undefined) => A
+    readonly indexes?: I
+    /** The kind moves metadata.generation with every change of its spec (`held`). */
+    readonly specFollowsGeneration?: boolean
+    readonly sharing?: Sharing
+  } = {}
 ): StoreWriter<A, I> => {
+  const specFollowsGeneration = options.specFollowsGeneration === true
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
   const sharing = options.sharing ?? "pool"
   const indexes = (options.indexes ?? {}) as I
@@ -161,8 +193,8 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const raw = held(incoming, old?.raw, sharing)
-      const current = { raw, view: decode(raw) }
+      const raw = held(incoming, old?.raw, { specFollowsGeneration, sharing })
+      const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })
     })

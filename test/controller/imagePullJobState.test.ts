@@ -127,7 +127,7 @@ describe("the ImagePullJob books", () => {
     books.setTargets("default/a", progressA)
     books.setTargets("default/b", progressB)
     expect(progressA.synced).toBe(0)
-    Effect.runSync(stores.nodeImages.written(nodeImage("n1", 2, { owners: ["a", "b"] })))
+    Effect.runSync(stores.nodeImages.written(nodeImage("n1", 2, { owners: ["a", "b"], generation: 2 })))
     books.nodeImageChanged(changes[1]!, stores.jobs)
     progressA.refresh(lookup)
     progressB.refresh(lookup)

@@ -15,6 +15,18 @@ describe("the NodeImage books", () => {
     expect(books.unreadableNews("n1", "cannot read spec.images.y")).toBe(true)
   })
 
+  it("tell a NodeImage's spec that is another object from the one seen last, per node", () => {
+    const books = makeNodeImageBooks()
+    const spec = { images: {} }
+    expect(books.specChanged("n1", spec)).toBe(true)
+    expect(books.specChanged("n1", spec)).toBe(false)
+    expect(books.specChanged("n2", spec)).toBe(true)
+    expect(books.specChanged("n1", { images: {} })).toBe(true)
+    // None (the NodeImage is gone): looked at every time, and nothing is kept for the node.
+    expect(books.specChanged("n1", undefined)).toBe(true)
+    expect(books.specChanged("n1", undefined)).toBe(true)
+  })
+
   it("parse tag times as Date.parse does", () => {
     const { parseTime } = makeNodeImageBooks()
     expect(parseTime("2026-12-02T10:00:00Z")).toBe(Date.parse("2026-12-02T10:00:00Z"))

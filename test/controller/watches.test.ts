@@ -97,7 +97,7 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
     const change = lastChange(
       stores.nodeImages,
       nodeImage("n1", 1, { owners: ["a", "b"] }),
-      nodeImage("n1", 2, { owners: ["a", "b", "c"] })
+      nodeImage("n1", 2, { owners: ["a", "b", "c"], generation: 2 })
     )
     expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual(["default/c"])
   })

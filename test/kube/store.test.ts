@@ -115,3 +115,37 @@ describe("a deleted object stays deleted", () => {
     expect(store.get("default/j1")).toBeUndefined()
   })
 })
+
+describe("a store of a kind whose spec follows its generation", () => {
+  const nodeImage = (version: number, generation: number, tag: string, phase: string): KubeObject => ({
+    metadata: { name: "n1", resourceVersion: String(version), generation },
+    spec: { images: { nginx: { tags: [{ tag, version: 0 }] } } },
+    status: { imageStatuses: { nginx: { tags: [{ tag, phase }] } } }
+  })
+
+  it("keeps the stored spec for a version at the same generation, and takes a new generation's spec", () => {
+    const store = makeStore(resources.nodeImage, { specFollowsGeneration: true })
+    Effect.runSync(store.written(nodeImage(1, 1, "v1", "Pulling")))
+    const spec = store.get("n1")?.["spec"]
+    // Not compared: a status report at the same generation has the same spec (the API server moves
+    // the generation with every change of it), so even one that says otherwise is not read.
+    Effect.runSync(store.written(nodeImage(2, 1, "v2", "Succeeded")))
+    expect(store.get("n1")?.["spec"]).toBe(spec)
+    expect(store.get("n1")).toMatchObject({
+      metadata: { resourceVersion: "2" },
+      status: { imageStatuses: { nginx: { tags: [{ phase: "Succeeded" }] } } }
+    })
+    Effect.runSync(store.written(nodeImage(3, 2, "v2", "Succeeded")))
+    expect(store.get("n1")?.["spec"]).toEqual({ images: { nginx: { tags: [{ tag: "v2", version: 0 }] } } })
+    // Another object of that name (deleted and made again) starts again at generation 1.
+    Effect.runSync(
+      store.written({ ...nodeImage(4, 2, "v3", "Pulling"), metadata: { name: "n1", uid: "new", resourceVersion: "4", generation: 2 } })
+    )
+    expect(store.get("n1")?.["spec"]).toEqual({ images: { nginx: { tags: [{ tag: "v3", version: 0 }] } } })
+    // Without the declaration every version's spec is read.
+    const plain = makeStore(resources.nodeImage)
+    Effect.runSync(plain.written(nodeImage(1, 1, "v1", "Pulling")))
+    Effect.runSync(plain.written(nodeImage(2, 1, "v2", "Succeeded")))
+    expect(plain.get("n1")?.["spec"]).toEqual({ images: { nginx: { tags: [{ tag: "v2", version: 0 }] } } })
+  })
+})

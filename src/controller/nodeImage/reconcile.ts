@@ -71,6 +71,8 @@ const jobSecretCopies = (ctx: NodeImageReconcileContext, uid: string): ReadonlyA
 const announceUnreadable = (ctx: NodeImageReconcileContext, name: string) =>
   Effect.gen(function* () {
     const stored = ctx.nodeImages.get(name)
+    // They follow from the spec alone: an unchanged one has nothing new to say.
+    if (!ctx.books.specChanged(name, stored?.["spec"])) return
     const parts = stored === undefined ? [] : unreadableParts(stored)
     const message = parts.length === 0 ? undefined : `cannot read ${parts.join(", ")}: left alone, the other images go on`
     if (!ctx.books.unreadableNews(name, message) || message === undefined) return

@@ -11,10 +11,17 @@ export interface NodeImageBooks {
    * node, remembering it: each is said once per change, so a re-reconcile is silent.
    */
   readonly unreadableNews: (name: string, message: string | undefined) => boolean
+  /**
+   * Whether the node's NodeImage spec (what its unreadable parts follow from) is another object
+   * than at the last call, remembering it: the store keeps an unchanged spec the same object, so
+   * the daemons' status reports need not have their spec read again.
+   */
+  readonly specChanged: (name: string, spec: unknown) => boolean
 }
 
 export const makeNodeImageBooks = (): NodeImageBooks => {
   const said = new Map<string, string>()
+  const specs = new Map<string, unknown>()
   return {
     parseTime: rememberedTimes(),
     unreadableNews: (name, message) => {
@@ -22,6 +29,12 @@ export const makeNodeImageBooks = (): NodeImageBooks => {
       if (message === undefined) said.delete(name)
       else said.set(name, message)
       return message !== undefined
+    },
+    specChanged: (name, spec) => {
+      if (specs.has(name) && specs.get(name) === spec) return false
+      if (spec === undefined) specs.delete(name)
+      else specs.set(name, spec)
+      return true
     }
   }
 }

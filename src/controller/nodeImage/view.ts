@@ -1,6 +1,7 @@
 import { fieldPath } from "../../api/invalidObject.ts"
 import type { ImageSpec, ImageTagSpec, NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { Stored } from "../../kube/store.ts"
 
 const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -46,8 +47,15 @@ const withTagDefaults = (images: Readonly<Record<string, unknown>>, unreadable: 
  * A part that has not the shape the decisions need (a server without the CRD's schema, a hand
  * edit through one) is left out of the view, alone, and named by `unreadableParts`: one such
  * NodeImage stopped the controller's NodeImage store, and with it every job (issue 24).
+ *
+ * A version whose spec is the previous one's (the store keeps unchanged parts the same objects:
+ * every status report of the daemons) takes the previous view's spec as it is, instead of reading
+ * each tag of it again.
  */
-export const nodeImageView = (raw: KubeObject): NodeImage => read(raw).view
+export const nodeImageView = (raw: KubeObject, previous?: Stored<NodeImage>): NodeImage =>
+  previous !== undefined && previous.raw["spec"] === raw["spec"]
+    ? ({ ...raw, spec: previous.view.spec } as unknown as NodeImage)
+    : read(raw).view
 
 /**
  * What of this NodeImage the controller leaves alone because it cannot read it: field paths. Read
