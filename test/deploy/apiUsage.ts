@@ -118,10 +118,9 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "get", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
   { role: "controller", verb: "update", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
 
-  // daemon: its NodeImage (informer by field selector, re-read after a conflict, status patches)
+  // daemon: its NodeImage (informer by field selector, status patches)
   { role: "daemon", verb: "list", kind: "nodeImage", scope: cluster },
   { role: "daemon", verb: "watch", kind: "nodeImage", scope: cluster },
-  { role: "daemon", verb: "get", kind: "nodeImage", scope: cluster },
   { role: "daemon", verb: "patch", kind: "nodeImage", subresource: "status", scope: cluster },
   // daemon: pull-secret copies, read only in its config namespace
   { role: "daemon", verb: "get", kind: "secret", scope: secretNamespace },
