@@ -64,11 +64,15 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* advance(2000)
       expect(yield* jobs).toEqual([]) // first creation: nothing to pre-pull
 
-      // The rollout, as the deployment controller makes it: a new ReplicaSet, one old pod replaced on n4.
-      const d2 = yield* setImages(resources.deployment, "web", "web", { app: "web:2" })
-      const next = yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
+      // The rollout, as the deployment controller makes it with maxUnavailable 1: one old pod
+      // goes (n4), then the new ReplicaSet and its pod there. The old pod's removal is seen first:
+      // a pre-pull job that chooses its nodes while the pods store still holds it pulls on n4 too
+      // (harmless, and only a matter of which reconcile runs first within one instant).
       yield* api.patch(resources.replicaSet, { name: "web-aaa", namespace: "default" }, { spec: { replicas: 3 } })
       yield* api.delete(resources.pod, { name: "web-aaa-3", namespace: "default" })
+      yield* advance(100)
+      const d2 = yield* setImages(resources.deployment, "web", "web", { app: "web:2" })
+      const next = yield* api.create(resources.replicaSet, replicaSet(d2, "bbb", { replicas: 1, revision: 2 }))
       yield* createPod(pod(next, "web-bbb-0", { node: "n4", revisionLabel: "pod-template-hash", revision: "bbb" }))
       yield* advance(1000)
       const created = yield* jobs
