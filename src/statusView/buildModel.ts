@@ -79,8 +79,11 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
   if (uid === undefined || Result.isFailure(reference)) return []
   const { name: image, tag } = toNodeImageTask(reference.success)
   const rows: Array<NodeRow> = []
+  /** Nodes with the job's tag that the daemon has not reported on yet (it writes Pulling only once a pull outlives 2 s). */
+  const unreported = new Set<string>()
   for (const node of nodes) {
     const status = ownTagStatus(node, image, tag, uid)
+    if (status === undefined) unreported.add(node.metadata.name ?? "")
     if (status === null || status === undefined || (status.phase !== "Pulling" && status.phase !== "Failed")) continue
     const startTime = millisOf(status.startTime)
     rows.push({
@@ -91,10 +94,12 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
       ...(status.message === undefined ? {} : { message: status.message })
     })
   }
-  // Nodes the job counts as failed whose tag is gone already (e.g. removed after its TTL).
+  // Nodes the job counts as failed with no report of a failure: still pulling when its deadline
+  // passed (the controller counts an unreported tag as pulling), or their tag is gone already
+  // (e.g. removed after its TTL).
   const shown = new Set(rows.map((r) => r.node))
   for (const node of job.status?.failedNodes ?? []) {
-    if (!shown.has(node)) rows.push({ node, phase: "Failed" })
+    if (!shown.has(node)) rows.push({ node, phase: unreported.has(node) ? "Pulling" : "Failed" })
   }
   // Pulling first (what is happening), then failures; by name within each.
   return rows.sort((a, b) => (a.phase === b.phase ? a.node.localeCompare(b.node) : a.phase === "Pulling" ? -1 : 1))

@@ -81,6 +81,19 @@ describe("buildModel", () => {
     expect(model.jobs[0]?.nodes.map((n) => n.node)).toEqual(["node-4", "node-9"])
   })
 
+  it("a failed node whose tag the daemon has not reported on was still pulling when the job's deadline passed", () => {
+    const ended = { ...running, completionTime: at(3), active: 0, failed: 2, failedNodes: ["node-3", "node-9"] }
+    const model = build({
+      imagePullJobs: [pullJob("warm", { image: "nginx:1.9.1", status: ended })],
+      // A daemon writes Pulling only once a pull outlives 2 s: node-3's tag has no report yet.
+      nodeImages: [nodeImage("node-3", { image: "nginx", tag: "1.9.1", ownerUid: "uid-warm" })]
+    })
+    expect(model.jobs[0]?.nodes).toEqual([
+      { node: "node-3", phase: "Pulling" },
+      { node: "node-9", phase: "Failed" }
+    ])
+  })
+
   it("tells the phases apart: completed, paused, invalid (decode or Valid=False), running", () => {
     const model = build({
       imagePullJobs: [
