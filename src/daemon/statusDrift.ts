@@ -1,12 +1,10 @@
 import { isDeepStrictEqual } from "node:util"
+import { isPlainObject } from "../kube/frozenJson.ts"
 import { mergePatchBetween } from "../kube/mergePatch.ts"
-
-const isObject = (value: unknown): value is Readonly<Record<string, unknown>> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** Whether every value `patch` sets is set to the same by `sent` (objects key by key, anything else whole). */
 const within = (patch: unknown, sent: unknown): boolean => {
-  if (!isObject(patch) || !isObject(sent)) return isDeepStrictEqual(patch, sent)
+  if (!isPlainObject(patch) || !isPlainObject(sent)) return isDeepStrictEqual(patch, sent)
   return Object.keys(patch).every((key) => Object.hasOwn(sent, key) && within(patch[key], sent[key]))
 }
 
