@@ -147,7 +147,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       // The patch lands on the server's status, not necessarily the one it was computed from (the
       // answer shows it), and a newer version may have come in while it was on its way (the store
       // holds it): either is another writer's, and the status is checked again.
-      if (held !== undefined && held["status"] !== shown) yield* schedule(true)
+      if (held !== undefined && !isDeepStrictEqual(held["status"] ?? {}, shown)) yield* schedule(true)
       else if (othersChangedStatus(shown, applyMergePatch(stored, diff), diff)) yield* schedule(true)
     })
 
