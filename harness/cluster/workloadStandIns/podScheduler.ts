@@ -60,10 +60,13 @@ export const reconcileScheduling =
         yield* report(pod, "Warning", "FailedScheduling", choice.message)
         return {}
       }
-      // The binding: spec.nodeName (a real scheduler posts pods/binding, which sets the same field).
-      const bound = yield* patchIn(ctx.stores.pods, pod, { spec: { nodeName: choice.name } })
+      // The binding: a real scheduler posts pods/binding, which sets spec.nodeName and the
+      // PodScheduled condition in one write. Here they are two, the condition first: written after
+      // the node, it could land after the kubelet's Running status (it starts on the node's write)
+      // and set the phase back to Pending, and the kubelet would start the pod a second time.
       const condition = { type: "PodScheduled", status: "True", lastProbeTime: null, lastTransitionTime: now }
-      yield* patchIn(ctx.stores.pods, bound, { status: { phase: "Pending", conditions: [condition] } }, "status")
+      const scheduled = yield* patchIn(ctx.stores.pods, pod, { status: { phase: "Pending", conditions: [condition] } }, "status")
+      yield* patchIn(ctx.stores.pods, scheduled, { spec: { nodeName: choice.name } })
       yield* report(pod, "Normal", "Scheduled", `Successfully assigned ${podName} to ${choice.name}`)
       return {}
     })
