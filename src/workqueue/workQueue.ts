@@ -105,14 +105,32 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
     const parked = new Map<string, number>()
     let seq = 0
     let closed = false
-    /** Completed when the earliest due time may have moved earlier; made only when a taker waits. */
-    let wakeup: Deferred.Deferred<void> | undefined
+    /**
+     * Takers waiting, each on a signal of its own, in the order they began to wait. A change wakes
+     * one of them, not all: every wake-up is a fiber resumed and a poll, and all but one found
+     * nothing and went back to waiting (a sleep raced against the next wake-up, each a fiber).
+     */
+    const waiters = new Set<Deferred.Deferred<void>>()
+    /** The waiter sleeping until the head falls due, and when it wakes: no other waiter needs a timer for a later head. */
+    let alarm: { readonly signal: Deferred.Deferred<void>; readonly at: number } | undefined
 
-    const wake = (): void => {
-      if (wakeup !== undefined) {
-        Deferred.doneUnsafe(wakeup, Effect.void)
-        wakeup = undefined
+    const wakeOne = (): void => {
+      for (const waiter of waiters) {
+        waiters.delete(waiter)
+        Deferred.doneUnsafe(waiter, Effect.void)
+        return
       }
+    }
+
+    /**
+     * Called when the head may have changed: at a new head, and after a take while keys wait. A
+     * due head gets a waiter; a delayed one a waiter with a timer, unless one wakes by its time.
+     */
+    const wake = (): void => {
+      const head = heap.peek()
+      if (head === undefined) return
+      if (alarm !== undefined && alarm.at <= head.due && head.due > clock.currentTimeMillisUnsafe()) return
+      wakeOne()
     }
 
     const enqueue = (key: string, due: number): void => {
@@ -158,7 +176,12 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
       | { readonly _tag: "Wait"; readonly signal: Deferred.Deferred<void>; readonly millis: number | undefined }
       | { readonly _tag: "Closed" }
 
-    const poll = (): Poll => {
+    /** `waited`: the signal the taker waited on before, which it no longer waits on. */
+    const poll = (waited: Deferred.Deferred<void> | undefined): Poll => {
+      if (waited !== undefined) {
+        waiters.delete(waited)
+        if (alarm?.signal === waited) alarm = undefined
+      }
       if (closed) return { _tag: "Closed" }
       const head = heap.peek()
       const now = clock.currentTimeMillisUnsafe()
@@ -166,11 +189,30 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
         heap.pop()
         waiting.delete(head.key)
         processing.add(head.key)
+        // The next key, due or not, gets a waiter of its own.
+        wake()
         return { _tag: "Key", key: head.key, due: head.due, waitedMillis: now - head.due }
       }
-      wakeup ??= Deferred.makeUnsafe<void>()
-      return { _tag: "Wait", signal: wakeup, millis: head === undefined ? undefined : head.due - now }
+      const signal = Deferred.makeUnsafe<void>()
+      waiters.add(signal)
+      if (head === undefined || (alarm !== undefined && alarm.at <= head.due)) return { _tag: "Wait", signal, millis: undefined }
+      alarm = { signal, at: head.due }
+      return { _tag: "Wait", signal, millis: head.due - now }
     }
+
+    /**
+     * A waiter interrupted: a wake-up it was given, or the timer it kept, goes to another waiter,
+     * so that no due key is left waiting while takers wait.
+     */
+    const abandon = (signal: Deferred.Deferred<void>): Effect.Effect<void> =>
+      Effect.sync(() => {
+        let handedOn = !waiters.delete(signal)
+        if (alarm?.signal === signal) {
+          alarm = undefined
+          handedOn = true
+        }
+        if (handedOn && !closed) wake()
+      })
 
     /** A failing observer loses no key: it goes back at its due time (earlier than any re-add meanwhile). */
     const untake = (key: string, due: number): Effect.Effect<void> =>
@@ -190,8 +232,10 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
      */
     const take: Effect.Effect<string> = Effect.uninterruptible(
       Effect.gen(function* () {
+        let waited: Deferred.Deferred<void> | undefined
         while (true) {
-          const next = poll()
+          const next = poll(waited)
+          waited = undefined
           switch (next._tag) {
             case "Key":
               if (observer.onTaken !== undefined) {
@@ -201,7 +245,8 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
             case "Closed":
               return yield* Effect.interrupt
             case "Wait":
-              yield* Effect.interruptible(wait(next.signal, next.millis))
+              yield* Effect.onInterrupt(Effect.interruptible(wait(next.signal, next.millis)), () => abandon(next.signal))
+              waited = next.signal
           }
         }
       })
@@ -213,7 +258,8 @@ export const makeWorkQueue = (name: string, observer: QueueObserver = {}): Effec
         waiting.clear()
         parked.clear()
         heap.clear()
-        wake()
+        for (const waiter of waiters) Deferred.doneUnsafe(waiter, Effect.void)
+        waiters.clear()
       })
     )
 

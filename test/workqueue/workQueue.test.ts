@@ -109,6 +109,44 @@ describe("WorkQueue", () => {
     })
   )
 
+  it.effect("a key wakes one of the waiting takers, and each further key another", () =>
+    Effect.gen(function* () {
+      const q = yield* queue
+      const takers = yield* Effect.forEach([1, 2, 3, 4], () => Effect.forkChild(q.take, { startImmediately: true }))
+      const settled = Effect.gen(function* () {
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+        return takers.flatMap((taker) => {
+          const exit = taker.pollUnsafe()
+          return exit !== undefined && Exit.isSuccess(exit) ? [exit.value] : []
+        })
+      })
+      yield* q.add("a")
+      assert.deepStrictEqual(yield* settled, ["a"])
+      yield* q.add("b", "1 second")
+      yield* q.add("c", "2 seconds")
+      yield* q.add("d")
+      assert.sameMembers(yield* settled, ["a", "d"])
+      yield* TestClock.adjust("1 second")
+      assert.sameMembers(yield* settled, ["a", "d", "b"])
+      yield* TestClock.adjust("1 second")
+      assert.sameMembers(yield* settled, ["a", "d", "b", "c"])
+    })
+  )
+
+  it.effect("a taker interrupted while it kept the timer for a delayed key hands the timer on", () =>
+    Effect.gen(function* () {
+      const q = yield* queue
+      const first = yield* Effect.forkChild(q.take, { startImmediately: true })
+      const second = yield* Effect.forkChild(q.take, { startImmediately: true })
+      yield* q.add("k", "1 second")
+      for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+      // One of them sleeps until k falls due, the other waits for a wake-up: the sleeper goes.
+      yield* Fiber.interrupt(first)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(yield* Fiber.join(second), "k")
+    })
+  )
+
   it.effect("due keys come out in the order they were added, and never behind a delayed key", () =>
     Effect.gen(function* () {
       const q = yield* queue
