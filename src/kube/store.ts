@@ -111,9 +111,10 @@ const held = (
 /**
  * What a store shares its objects' unchanged parts with. `pool`: the previous version and, through
  * the process-wide pool, every store (held once however many objects repeat a value; frozen).
- * `previous`: only the previous version of the same object, as they come: for a store that holds
- * one object (the daemon's NodeImage), where pooling every version costs the most of its store's
- * CPU and saves nothing.
+ * `previous`: only the previous version of the same object, as they come (not frozen): for a kind
+ * whose versions come often and differ in their own values (NodeImages: the daemon's one, the
+ * controller's thousands), where pooling every version's changed parts costs the most of the
+ * store's CPU and saves no memory that was measured.
  */
 export type Sharing = "pool" | "previous"
 
