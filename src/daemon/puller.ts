@@ -47,7 +47,6 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   const tasks = new Map<string, TagTask>()
   // Changes arrive from the watch and from the status writer's own writes: one at a time.
   const lock = yield* Semaphore.make(1)
-  let lastSpec: string | undefined
   /**
    * The tasks of the spec view synced last. The store decodes a version whose spec did not change
    * into the same view (nodeImageSpec.ts), and most versions are status writes (the worker's own,
@@ -110,7 +109,6 @@ export const makePuller = Effect.fnUntraced(function* (options: {
       Effect.gen(function* () {
         if (nodeImage === undefined) {
           for (const key of [...tasks.keys()]) yield* stop(key)
-          lastSpec = undefined
           lastView = undefined
           return
         }
@@ -123,16 +121,20 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         yield* announce(view.problems)
         const spec = view.spec
         if (lastView === undefined) yield* options.reporter.setInitial(initialTags(spec))
-        if (lastView?.view !== view) lastView = { view, tasks: tagTasks(spec, view.unreadable), text: JSON.stringify(spec) }
+        // A new view with the same text (a version decoded afresh) is no change of the spec.
+        let specChanged = false
+        if (lastView?.view !== view) {
+          const text = JSON.stringify(spec)
+          specChanged = text !== lastView?.text
+          lastView = { view, tasks: tagTasks(spec, view.unreadable), text }
+        }
         const known = new Map([...tasks].map(([key, task]) => [key, task.version]))
         const status = nodeImage.raw["status"] as NodeImageStatus | undefined
         const plan = planWorkers(lastView.tasks, status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
         // New workers report (a Pulling within the start delay, statusReporter.ts), and that write carries the spec's changes too.
-        const specText = lastView.text
-        if (specText !== lastSpec) {
-          lastSpec = specText
+        if (specChanged) {
           if (plan.start.length === 0) yield* options.reporter.specChanged
         } else yield* options.reporter.othersWrote(nodeImage.raw["status"])
       })
