@@ -138,7 +138,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
         .patch(resources.nodeImage, { name: options.nodeName }, { status: diff }, "status")
         .pipe(Effect.ensuring(Effect.sync(() => (writing = false))))
       yield* options.nodeImages.written(written)
-      // As the store holds it (interned: the watch's echo of this write then is the same object).
+      // As the store holds it: the watch's echo of this write is not newer, so it leaves this object there.
       const held = options.nodeImages.get(options.nodeName)
       shown =
         held !== undefined && held.metadata.resourceVersion === written.metadata.resourceVersion

@@ -1,7 +1,7 @@
-// A store of one object (the daemon's own NodeImage) gets nothing from the process-wide value pool
-// (frozenJson.ts, for the controller's thousands of objects) but what its readers need: the parts a
-// new version did not change are the previous version's objects, so that what was decoded or
-// compared by identity from them stays valid.
+// Sharing with the previous version only (store.ts, Sharing "previous"; the NodeImage stores of the
+// daemon and the controller), instead of the process-wide value pool (frozenJson.ts): what readers
+// need of it is that the parts a new version did not change are the previous version's objects, so
+// that what was decoded or compared by identity from them stays valid.
 import { setOwn } from "./frozenJson.ts"
 
 type Json = unknown

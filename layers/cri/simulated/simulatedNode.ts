@@ -40,11 +40,6 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWith("throttled.") ? 2 : 0)
 
 /**
- * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
- * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
- * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
- */
-/**
  * A progress report a second of the pull (at least one), as the live runtime reads containerd
  * (criLive.ts, progressInterval): ten for every pull, however short, made each simulated node's
  * daemon handle ten times the reports a real one does (issue 29: most of `preheat fleet`'s CPU is
@@ -52,6 +47,11 @@ const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWi
  */
 const simulatedProgressSteps = (latency: Duration.Duration): number => Math.max(1, Math.floor(Duration.toMillis(latency) / 1000))
 
+/**
+ * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
+ * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
+ * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
+ */
 export const simulatedNodeLayer = (
   options: { readonly disk?: SimulatedDisk; readonly tagRevision?: SimulatedRuntimeConfig["tagRevision"] } = {}
 ) =>
