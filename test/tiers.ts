@@ -12,6 +12,7 @@ export const slowTests: ReadonlyArray<string> = [
   "test/cli/commands.test.ts",
   "test/controller/role.test.ts",
   "test/daemon/readyAccess.test.ts",
+  "test/deploy/cloudComponents.test.ts",
   "test/deploy/manifests.test.ts",
   "test/harness/apiserver/badInput.test.ts",
   "test/harness/apiserver/command.test.ts",
