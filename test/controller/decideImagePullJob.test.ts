@@ -116,6 +116,20 @@ describe("decideImagePullJob", () => {
     expect(events(8, 8)).toEqual([])
   })
 
+  it("gives a Progress event the count's own share, not the milestone it passed (issue 38)", () => {
+    const job = (succeeded: number) =>
+      makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } }, { status: { startTime: "2026-12-02T09:00:00Z", succeeded } })
+    const events = (before: number, after: number, desired: number) => {
+      const targets = Array.from({ length: desired }, (_, i) => withTag(`n${i}`, i < after ? "Succeeded" : "Pulling"))
+      return decideImagePullJob({ job: job(before), task, targets, stale: [], now: t0, propagateEdits: true }).events
+    }
+    // 1 of 3 passes 25% but is a third: it reads 33%, never 25% beside a count that is not a quarter.
+    expect(events(0, 1, 3)).toEqual([{ type: "Normal", reason: "Progress", message: "pulled on 1 of 3 nodes (33%)" }])
+    expect(events(1, 2, 3)).toEqual([{ type: "Normal", reason: "Progress", message: "pulled on 2 of 3 nodes (66%)" }])
+    // Floored: past 75% with one node left is not yet 100%.
+    expect(events(0, 199, 200)).toEqual([{ type: "Normal", reason: "Progress", message: "pulled on 199 of 200 nodes (99%)" }])
+  })
+
   it("never completes a Never job", () => {
     const job = makeJob({ image: "nginx:1.9.1", completionPolicy: { type: "Never" } })
     const decision = decideImagePullJob({ job, task, targets: [withTag("a", "Succeeded")], stale: [], now: t0, propagateEdits: true })

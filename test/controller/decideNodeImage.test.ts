@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { decideNodeImage } from "../../src/controller/nodeImage/decide.ts"
+import { decideNodeImage, tagFailureMessage } from "../../src/controller/nodeImage/decide.ts"
 import type { NodeImageInput } from "../../src/controller/nodeImage/decide.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { makeNodeImage } from "../support/fixtures.ts"
@@ -65,6 +65,13 @@ describe("decideNodeImage", () => {
     // Upstream tests only that the key is there.
     expect(decide({ node: undefined, nodeImage: fake({ "apps.kruise.io/fake-nodeimage": "" }) }).action).toBe("update")
     expect(decide({ node: undefined, nodeImage: fake({ "apps.kruise.io/fake": "true" }) })).toEqual({ action: "delete" })
+  })
+
+  it("names a failed tag's image as it is pulled: a digest after @, never name:sha256:...", () => {
+    const digest = `sha256:${"a".repeat(64)}`
+    const failure = (tag: string) => ({ image: "nginx", tag, owners: [owner], message: "node has not responded for a long time" })
+    expect(tagFailureMessage(failure("1.25"), "n2")).toBe('image "nginx:1.25" on node n2: node has not responded for a long time')
+    expect(tagFailureMessage(failure(digest), "n2")).toBe(`image "nginx@${digest}" on node n2: node has not responded for a long time`)
   })
 
   it("keeps labels equal to the Node's", () => {

@@ -1,4 +1,4 @@
-import { crossedMilestone } from "./milestones.ts"
+import { crossedMilestone, progressMessage } from "./milestones.ts"
 import { escapeForeignText, quoteBounded } from "../../api/goQuote.ts"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
@@ -327,9 +327,7 @@ export const decideFromTally = ({
   const finished = completionTime !== undefined
   // A finished job's Completed or DeadlineExceeded says how far it got.
   const milestone = finished ? undefined : crossedMilestone(previous?.succeeded ?? 0, tally.succeeded, desired)
-  if (milestone !== undefined) {
-    events.push({ type: "Normal", reason: "Progress", message: `pulled on ${tally.succeeded} of ${desired} nodes (${milestone}%)` })
-  }
+  if (milestone !== undefined) events.push({ type: "Normal", reason: "Progress", message: progressMessage(tally.succeeded, desired) })
   let conditions = setCondition(previous?.conditions, { type: "Valid", status: "True", reason: "Valid" }, nowIso)
   const secrets = pullSecretVerdict(previous?.conditions, unusablePullSecrets)
   if (secrets.condition !== undefined) conditions = setCondition(conditions, secrets.condition, nowIso)

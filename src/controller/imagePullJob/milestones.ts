@@ -15,3 +15,11 @@ export const crossedMilestone = (before: number, after: number, desired: number)
   }
   return crossed
 }
+
+/**
+ * The Progress event's message: the count and its own share, floored, so that it never reads 100%
+ * before every node succeeded. The milestone only chooses when it is said: 1 of 3 nodes passes 25%
+ * and reads 33%, never "(25%)" beside a count that is not a quarter.
+ */
+export const progressMessage = (succeeded: number, desired: number): string =>
+  `pulled on ${succeeded} of ${desired} nodes (${Math.floor((succeeded * 100) / desired)}%)`

@@ -1,3 +1,5 @@
+import { quoteBounded } from "../../api/goQuote.ts"
+import { pullReference } from "../../api/imageReference.ts"
 import type { ImageSpec, ImageTagSpec, ImageTagStatus, NodeImage, NodeImageStatus, ReferenceObject } from "../../api/nodeImage.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -189,6 +191,10 @@ const unanswered = (
   const at = created + deadline * 1000 + graceMs
   return at <= now ? { message: "pulling exceeds the activeDeadlineSeconds" } : { checkAt: at }
 }
+
+/** The Warning's words for a tag failed for a silent daemon: the reference as it is pulled, `name@sha256:...` for a digest. */
+export const tagFailureMessage = (failure: TagFailure, node: string): string =>
+  `image ${quoteBounded(pullReference({ name: failure.image, tag: failure.tag }))} on node ${node}: ${failure.message}`
 
 /** The status with the given tags failed, for the controller's (rare) status write. */
 export const withFailures = (

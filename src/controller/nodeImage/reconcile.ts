@@ -1,5 +1,4 @@
 import { Clock, Duration, Effect } from "effect"
-import { quoteBounded } from "../../api/goQuote.ts"
 import { apiVersion } from "../../api/meta.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { statusCounters } from "../../api/nodeImageCounters.ts"
@@ -17,7 +16,7 @@ import type { SourceSecretBook } from "../pullSecrets/sourceSecrets.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { ControllerStores } from "../stores.ts"
 import { patchNodeImages, patchStatus } from "../writes.ts"
-import { decideNodeImage, withFailures } from "./decide.ts"
+import { decideNodeImage, tagFailureMessage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
 import { carriesWarmTaint } from "../../api/warmTaint.ts"
 import { NodeImageState } from "./state.ts"
@@ -50,7 +49,7 @@ const failTags = (ctx: NodeImageReconcileContext, name: string, failures: Readon
       const event = {
         type: "Warning" as const,
         reason: "PullImageFailed",
-        message: `image ${quoteBounded(`${failure.image}:${failure.tag}`)} on node ${name}: ${failure.message}`
+        message: tagFailureMessage(failure, name)
       }
       yield* record(stored, event)
       for (const owner of failure.owners) {
