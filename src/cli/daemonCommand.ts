@@ -1,6 +1,7 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, minFreeDiskFlag, text } from "./flags.ts"
+import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
@@ -9,6 +10,12 @@ import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
+
+/** A config without its plugins' directory: the kubelet needs both flags too. */
+class MissingBinDir extends Error {
+  override readonly message =
+    "--image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)"
+}
 
 /** Missing NODE_NAME is a usage error of the DaemonSet: said in one line, not a stack trace. */
 class MissingNodeName extends Error {
@@ -48,6 +55,17 @@ export const daemonCommand = Command.make(
       defaultDaemonOptions.maxConcurrentPulls
     ),
     minFreeDisk: minFreeDiskFlag,
+    credentialProviderConfig: text(
+      "image-credential-provider-config",
+      "The kubelet's CredentialProviderConfig (kubelet.config.k8s.io v1, v1beta1 or v1alpha1; YAML or JSON; a file, or a " +
+        "directory of *.yaml, *.yml and *.json): the plugins are asked for credentials of the images they match, as the kubelet " +
+        "asks them, after the job's pull secrets. Default: none (pull secrets only). --plugin-config-file is OpenKruise's name for it."
+    ).pipe(Flag.withAlias("plugin-config-file"), Flag.optional),
+    credentialProviderBinDir: text(
+      "image-credential-provider-bin-dir",
+      "The directory of the credential provider plugins the config names (the node's, mounted in the pod). " +
+        "--plugin-bin-dir is OpenKruise's name for it."
+    ).pipe(Flag.withAlias("plugin-bin-dir"), Flag.optional),
     pinImages: Flag.Boolean("pin-images").pipe(
       Flag.withDescription(
         "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
@@ -67,6 +85,14 @@ export const daemonCommand = Command.make(
     Effect.gen(function* () {
       const nodeName = Option.getOrUndefined(flags.nodeName) ?? process.env["NODE_NAME"]
       if (nodeName === undefined || nodeName === "") return yield* Effect.fail(new MissingNodeName())
+      const providerConfig = Option.getOrUndefined(flags.credentialProviderConfig)
+      const providerBinDir = Option.getOrUndefined(flags.credentialProviderBinDir)
+      if (providerConfig !== undefined && providerBinDir === undefined) return yield* Effect.fail(new MissingBinDir())
+      // Without the config the daemon has no credential providers: pull secrets only.
+      const providers =
+        providerConfig === undefined || providerBinDir === undefined
+          ? Layer.empty
+          : credentialProvidersLayer({ configPath: providerConfig, binDir: providerBinDir })
       const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
         context: Option.getOrUndefined(flags.context),
@@ -95,7 +121,7 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer(), providers).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })
