@@ -118,7 +118,8 @@ describe("preheat command line", () => {
     }
     expect(preheat(...common, "--plugin-config-file", config)).toMatchObject({
       code: 1,
-      stderr: "error: --image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)\n"
+      stderr:
+        "error: --image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)\n"
     })
   })
 
