@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { integer, minFreeDiskFlag, text } from "./flags.ts"
+import { credentialProviderBinDirFlag, credentialProviderConfigFlag, integer, MissingBinDir, minFreeDiskFlag, text } from "./flags.ts"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
@@ -10,12 +10,6 @@ import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
-
-/** A config without its plugins' directory: the kubelet needs both flags too. */
-class MissingBinDir extends Error {
-  override readonly message =
-    "--image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)"
-}
 
 /** Missing NODE_NAME is a usage error of the DaemonSet: said in one line, not a stack trace. */
 class MissingNodeName extends Error {
@@ -55,17 +49,8 @@ export const daemonCommand = Command.make(
       defaultDaemonOptions.maxConcurrentPulls
     ),
     minFreeDisk: minFreeDiskFlag,
-    credentialProviderConfig: text(
-      "image-credential-provider-config",
-      "The kubelet's CredentialProviderConfig (kubelet.config.k8s.io v1, v1beta1 or v1alpha1; YAML or JSON; a file, or a " +
-        "directory of *.yaml, *.yml and *.json): the plugins are asked for credentials of the images they match, as the kubelet " +
-        "asks them, after the job's pull secrets. Default: none (pull secrets only). --plugin-config-file is OpenKruise's name for it."
-    ).pipe(Flag.withAlias("plugin-config-file"), Flag.optional),
-    credentialProviderBinDir: text(
-      "image-credential-provider-bin-dir",
-      "The directory of the credential provider plugins the config names (the node's, mounted in the pod). " +
-        "--plugin-bin-dir is OpenKruise's name for it."
-    ).pipe(Flag.withAlias("plugin-bin-dir"), Flag.optional),
+    credentialProviderConfig: credentialProviderConfigFlag,
+    credentialProviderBinDir: credentialProviderBinDirFlag,
     pinImages: Flag.Boolean("pin-images").pipe(
       Flag.withDescription(
         "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
