@@ -128,7 +128,10 @@ const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, 
           Effect.annotateLogs({ provider: provider.name, image: repository, failure: error.reason })
         )
       ),
-      Effect.onExit((exit) => metrics.recordCredentialProviderRun(provider.name, runResult(exit))),
+      Effect.onExit((exit) => {
+        const result = runResult(exit)
+        return result === undefined ? Effect.void : metrics.recordCredentialProviderRun(provider.name, result)
+      }),
       Effect.withSpan("CredentialProvider.run", { attributes: { provider: provider.name, image: repository } })
     )
 
@@ -171,11 +174,11 @@ const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, 
   return { name: provider.name, answer }
 })
 
-/** An interrupted run (the daemon stopping) counts as failed. */
-const runResult = (exit: Exit.Exit<unknown, CredentialProviderFailed>): ProviderRunResult => {
+/** How a run ended; undefined for one interrupted (the daemon stopping), which is no result of the plugin's. */
+const runResult = (exit: Exit.Exit<unknown, CredentialProviderFailed>): ProviderRunResult | undefined => {
   if (Exit.isSuccess(exit)) return "succeeded"
   const error = Exit.findErrorOption(exit)
-  return Option.isSome(error) ? error.value.result : "failed"
+  return Option.isSome(error) ? error.value.result : undefined
 }
 
 /** The providers of `config`, each with its own cache and runs, living as long as the scope. */
