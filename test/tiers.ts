@@ -31,6 +31,7 @@ export const slowTests: ReadonlyArray<string> = [
   "test/harness/apiserver/versions.test.ts",
   "test/image/rootfs.test.ts",
   "test/image/tar.test.ts",
+  "test/layers/cri/live/credentialProviderPlugins.test.ts",
   "test/layers/cri/live/criLiveFake.test.ts",
   "test/layers/kube/live/execCredentials.test.ts",
   "test/layers/kube/live/execTransport.test.ts",
@@ -49,11 +50,11 @@ export const slowTests: ReadonlyArray<string> = [
 
 /**
  * What makes a test file slow for the edit loop: it spawns a process (kubectl, python, the CLI, an
- * exec plugin, a child daemon), or starts something that listens on a socket (the embedded API
- * server, the ops server, an HTTP or gRPC server of its own, a proxy).
+ * exec plugin, a credential provider plugin, a child daemon), or starts something that listens on a
+ * socket (the embedded API server, the ops server, an HTTP or gRPC server of its own, a proxy).
  */
 export const processOrServer =
-  /node:child_process|node:net\b|node:worker_threads|\.listen\(|create(?:Secure)?Server\(|startEmbeddedApiServer\(|serveOps\(|runDaemon\(|runControllerRole\(|startDevCluster\(|KubeLive\.|CriLive\.|makeExecAuthentication\(|runPlugin\(/
+  /node:child_process|node:net\b|node:worker_threads|\.listen\(|create(?:Secure)?Server\(|startEmbeddedApiServer\(|serveOps\(|runDaemon\(|runControllerRole\(|startDevCluster\(|KubeLive\.|CriLive\.|makeExecAuthentication\(|runPlugin\(|credentialProvidersLayer\(/
 
 const importPattern = /^(?:import|export)\s[^;]*?from\s+"(\.[^"]+\.ts)"|^import\s+"(\.[^"]+\.ts)"/gms
 

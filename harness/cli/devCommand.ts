@@ -2,7 +2,7 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bytesFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
+import { bytesFlag, credentialProviderBinDirFlag, credentialProviderConfigFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
@@ -17,6 +17,8 @@ const flags = {
     Flag.optional
   ),
   minFreeDisk: minFreeDiskFlag,
+  credentialProviderConfig: credentialProviderConfigFlag,
+  credentialProviderBinDir: credentialProviderBinDirFlag,
   nodeDisk: bytesFlag(
     "node-disk",
     "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",

@@ -1,7 +1,10 @@
-import { Effect, Option } from "effect"
+import { Effect, Layer, Option } from "effect"
+import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { MissingBinDir } from "../../src/cli/flags.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
+import { Metrics } from "../../src/ops/metrics.ts"
 import { announce, startDevCluster } from "../cluster/devCluster.ts"
 import type { DevFlags } from "./devCommand.ts"
 
@@ -10,13 +13,26 @@ export const runDev = (flags: DevFlags) =>
   Effect.gen(function* () {
     if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
     const runtimeSocket = Option.getOrUndefined(flags.runtimeSocket)
+    const providerConfig = Option.getOrUndefined(flags.credentialProviderConfig)
+    const providerBinDir = Option.getOrUndefined(flags.credentialProviderBinDir)
+    if (providerConfig !== undefined && providerBinDir === undefined) return yield* Effect.fail(new MissingBinDir())
+    const credentialProviders =
+      providerConfig === undefined || providerBinDir === undefined
+        ? undefined
+        : credentialProvidersLayer({ configPath: providerConfig, binDir: providerBinDir })
+    // A config the kubelet would refuse stops `dev` at once, as it stops a daemon, not each node's join.
+    if (credentialProviders !== undefined) yield* Effect.scoped(Layer.build(credentialProviders.pipe(Layer.provide(Metrics.layerTest))))
     const cluster = yield* startDevCluster({
       nodes: flags.nodes,
       host: flags.host,
       port: flags.port,
       kubeconfigOut: flags.kubeconfigOut,
       node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
-      node: { minFreeDisk: flags.minFreeDisk, disk: { capacity: flags.nodeDisk } }
+      node: {
+        minFreeDisk: flags.minFreeDisk,
+        disk: { capacity: flags.nodeDisk },
+        ...(credentialProviders === undefined ? {} : { credentialProviders })
+      }
     })
     yield* announce(cluster, flags.nodes)
     return yield* Effect.never

@@ -17,6 +17,7 @@ import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
 import type { Change } from "../../src/kube/store.ts"
 import { watcher } from "../../src/kube/watcher.ts"
+import type { CredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
 import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
@@ -28,10 +29,15 @@ import { isNodeReady } from "./workloadStandIns/objects.ts"
 /** A node's runtime services, built already (a real runtime given on the command line) or to build. */
 export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
-/** How each simulated node is set up: its daemon's --min-free-disk, and its disk (default 1 TiB). */
+/**
+ * How each simulated node is set up: its daemon's --min-free-disk, its disk (default 1 TiB), and
+ * its daemon's credential providers (`preheat dev --image-credential-provider-config`), each
+ * node with its own, as each node's daemon has (its own cache, its own runs).
+ */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
   readonly disk?: SimulatedDisk
+  readonly credentialProviders?: Layer.Layer<CredentialProviders, unknown, Metrics>
 }
 
 export interface SimulatedNodes {
@@ -69,8 +75,21 @@ export const simulateNodes = Effect.fnUntraced(function* (
         simulatedNodeLayer({ tagRevision, ...(nodeOptions.disk === undefined ? {} : { disk: nodeOptions.disk }) }),
         scope
       )
+      const providers =
+        nodeOptions.credentialProviders === undefined
+          ? Context.empty()
+          : yield* Layer.buildWithScope(nodeOptions.credentialProviders, scope).pipe(
+              Effect.provideContext(services),
+              // Checked when `dev` started: a file changed since only costs this node its providers.
+              Effect.catchCause((cause) =>
+                Effect.as(
+                  Effect.logError("credential providers not started on this node").pipe(Effect.annotateLogs({ node: name, cause })),
+                  Context.empty()
+                )
+              )
+            )
       yield* startDaemon(daemonOptions({ nodeName: name, minFreeDisk: nodeOptions.minFreeDisk })).pipe(
-        Effect.provideContext(Context.merge(services, runtime)),
+        Effect.provideContext(Context.merge(Context.merge(services, runtime), providers)),
         Scope.provide(scope)
       )
       runtimes.set(name, Context.get(runtime, CriRuntime))

@@ -1,6 +1,7 @@
 import { Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { integer, minFreeDiskFlag, text } from "./flags.ts"
+import { credentialProviderBinDirFlag, credentialProviderConfigFlag, integer, MissingBinDir, minFreeDiskFlag, text } from "./flags.ts"
+import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
@@ -48,6 +49,8 @@ export const daemonCommand = Command.make(
       defaultDaemonOptions.maxConcurrentPulls
     ),
     minFreeDisk: minFreeDiskFlag,
+    credentialProviderConfig: credentialProviderConfigFlag,
+    credentialProviderBinDir: credentialProviderBinDirFlag,
     pinImages: Flag.Boolean("pin-images").pipe(
       Flag.withDescription(
         "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +
@@ -67,6 +70,14 @@ export const daemonCommand = Command.make(
     Effect.gen(function* () {
       const nodeName = Option.getOrUndefined(flags.nodeName) ?? process.env["NODE_NAME"]
       if (nodeName === undefined || nodeName === "") return yield* Effect.fail(new MissingNodeName())
+      const providerConfig = Option.getOrUndefined(flags.credentialProviderConfig)
+      const providerBinDir = Option.getOrUndefined(flags.credentialProviderBinDir)
+      if (providerConfig !== undefined && providerBinDir === undefined) return yield* Effect.fail(new MissingBinDir())
+      // Without the config the daemon has no credential providers: pull secrets only.
+      const providers =
+        providerConfig === undefined || providerBinDir === undefined
+          ? Layer.empty
+          : credentialProvidersLayer({ configPath: providerConfig, binDir: providerBinDir })
       const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
         context: Option.getOrUndefined(flags.context),
@@ -95,7 +106,7 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer(), providers).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

@@ -32,3 +32,24 @@ export const bytesFlag = (name: string, description: string, fallback: string) =
       () => "bytes as a Kubernetes quantity (such as 100Gi, 500M or 1000000000)"
     )
   )
+
+/** `--image-credential-provider-config` (the kubelet's name; OpenKruise's daemon calls it --plugin-config-file). */
+export const credentialProviderConfigFlag = text(
+  "image-credential-provider-config",
+  "The kubelet's CredentialProviderConfig (kubelet.config.k8s.io v1, v1beta1 or v1alpha1; YAML or JSON; a file, or a " +
+    "directory of *.yaml, *.yml and *.json): the plugins are asked for credentials of the images they match, as the kubelet " +
+    "asks them, after the job's pull secrets. Default: none (pull secrets only). --plugin-config-file is OpenKruise's name for it."
+).pipe(Flag.withAlias("plugin-config-file"), Flag.optional)
+
+/** `--image-credential-provider-bin-dir` (OpenKruise's --plugin-bin-dir). */
+export const credentialProviderBinDirFlag = text(
+  "image-credential-provider-bin-dir",
+  "The directory of the credential provider plugins the config names (the node's, mounted in the pod). " +
+    "--plugin-bin-dir is OpenKruise's name for it."
+).pipe(Flag.withAlias("plugin-bin-dir"), Flag.optional)
+
+/** A config without its plugins' directory: the kubelet needs both flags too. */
+export class MissingBinDir extends Error {
+  override readonly message =
+    "--image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)"
+}

@@ -1,6 +1,8 @@
 /**
- * Which pull-secret credentials apply to an image, by the kubelet's keyring rules
- * (k8s.io/kubernetes pkg/credentialprovider, BasicDockerKeyring.Add / Lookup / URLsMatch):
+ * Which credentials apply to an image, by the kubelet's keyring rules (k8s.io/kubernetes
+ * pkg/credentialprovider, BasicDockerKeyring.Add / Lookup / URLsMatch). One matcher for the
+ * registry keys of pull secrets, the `auth` keys of credential providers' answers and the
+ * providers' `matchImages` (the kubelet uses URLsMatch for all three):
  *
  * - a key is read as a URL: an `https://` or `http://` scheme is dropped, and a path starting
  *   with `/v1/` or `/v2/` (the registry API version, as in `https://index.docker.io/v1/`) counts
@@ -16,13 +18,13 @@
  *
  * Two deliberate differences:
  * - `docker.io`, `index.docker.io` and `registry-1.docker.io` are one registry here (the kubelet
- *   only falls back to `index.docker.io` keys when no other key matched a Docker Hub image);
+ *   only falls back to `index.docker.io` keys when no other key matched a Docker Hub image), in
+ *   `matchImages` too;
  * - keys are ordered longest first, then reverse-lexically as the kubelet does (for keys where one
  *   extends the other the two orders agree), and a credential met twice is tried once.
  */
 import { Equal, Result } from "effect"
 import { parseImageReference } from "../api/imageReference.ts"
-import type { RegistryAuth } from "./CriRuntime.ts"
 import type { ParsedSecret, RegistryCredential } from "./dockerConfig.ts"
 
 export {
@@ -126,33 +128,87 @@ const matches = (key: Location, image: Location): boolean =>
 /** Longest first; equal lengths reverse-lexically, the kubelet's order (exact hosts before globs). */
 const bySpecificity = (a: string, b: string): number => b.length - a.length || (a < b ? 1 : a > b ? -1 : 0)
 
+/** Where a repository (`domain/path`, as `repositoryOf` gives it) is, for matching. */
+const repositoryLocation = (repository: string): Location => {
+  const slash = repository.indexOf("/")
+  return slash < 0 ? locate(repository, "") : locate(repository.slice(0, slash), repository.slice(slash))
+}
+
 /**
- * The credentials to try for `image`, in order; empty when no key matches (pull anonymously) or
- * when the reference does not parse (the runtime will refuse it anyway).
+ * The repository of an image reference as the kubelet names it when it looks up credentials and
+ * asks credential providers: domain and path, normalised, without tag or digest
+ * (`nginx:1.25` -> `docker.io/library/nginx`). Undefined when the reference does not parse.
  */
-export const credentialsFor = (image: string, secrets: ReadonlyArray<ParsedSecret>): ReadonlyArray<RegistryAuth> => {
+export const repositoryOf = (image: string): string | undefined => {
   const parsed = parseImageReference(image)
-  if (Result.isFailure(parsed)) return []
-  const target = locate(parsed.success.domain, `/${parsed.success.path}`)
+  return Result.isSuccess(parsed) ? `${parsed.success.domain}/${parsed.success.path}` : undefined
+}
 
-  // Credentials under one key keep the order of the secrets, then of the entries.
-  const byKey = new Map<string, Array<RegistryCredential>>()
-  for (const secret of secrets) {
-    for (const entry of secret.entries) {
-      const key = normaliseRegistryKey(entry.registry)
-      if (key === undefined) continue
-      const list = byKey.get(key) ?? []
-      list.push(entry.credential)
-      byKey.set(key, list)
-    }
+/**
+ * Whether one pattern (a registry key of a docker config or of a credential provider's answer, or
+ * an entry of a provider's `matchImages`) matches a repository: the kubelet's URLsMatch.
+ */
+export const matchesRepository = (pattern: string, repository: string): boolean => {
+  const key = normaliseRegistryKey(pattern)
+  return key !== undefined && matches(keyLocation(key), repositoryLocation(repository))
+}
+
+/** One keyring entry: a registry key as written, and what it holds. */
+export interface KeyringEntry<A> {
+  readonly key: string
+  readonly value: A
+}
+
+/**
+ * The values whose keys match `repository`, most specific key first; values under one key (or
+ * under keys that normalise alike) keep the order of `entries`. The kubelet's BasicDockerKeyring
+ * Add and Lookup, for pull secrets and credential providers' answers alike.
+ */
+export const keyringLookup = <A>(repository: string, entries: ReadonlyArray<KeyringEntry<A>>): ReadonlyArray<A> => {
+  const target = repositoryLocation(repository)
+  const byKey = new Map<string, Array<A>>()
+  for (const entry of entries) {
+    const key = normaliseRegistryKey(entry.key)
+    if (key === undefined) continue
+    const list = byKey.get(key) ?? []
+    list.push(entry.value)
+    byKey.set(key, list)
   }
-
-  const result: Array<RegistryCredential> = []
+  const result: Array<A> = []
   for (const key of [...byKey.keys()].sort(bySpecificity)) {
-    if (!matches(keyLocation(key), target)) continue
-    for (const credential of byKey.get(key) ?? []) {
-      if (!result.some((seen) => Equal.equals(seen, credential))) result.push(credential)
-    }
+    if (matches(keyLocation(key), target)) result.push(...(byKey.get(key) ?? []))
   }
   return result
+}
+
+/** A credential and where it came from, as a failed pull names it (`pull secret NS/NAME`, `credential provider NAME`). */
+export interface SourcedCredential {
+  readonly credential: RegistryCredential
+  readonly source: string
+}
+
+/** Each credential once, at its first place (the same one from two sources is tried once, under the first source). */
+export const distinctCredentials = (credentials: ReadonlyArray<SourcedCredential>): ReadonlyArray<SourcedCredential> => {
+  const result: Array<SourcedCredential> = []
+  for (const sourced of credentials) {
+    if (!result.some((seen) => Equal.equals(seen.credential, sourced.credential))) result.push(sourced)
+  }
+  return result
+}
+
+/** How a failed pull names a pull secret among the sources it tried. */
+const secretSource = (secret: ParsedSecret): string => `pull secret ${secret.namespace}/${secret.name}`
+
+/**
+ * The pull secrets' credentials to try for `image`, in order; empty when no key matches (pull
+ * anonymously) or when the reference does not parse (the runtime will refuse it anyway).
+ */
+export const credentialsFor = (image: string, secrets: ReadonlyArray<ParsedSecret>): ReadonlyArray<SourcedCredential> => {
+  const repository = repositoryOf(image)
+  if (repository === undefined) return []
+  // Credentials under one key keep the order of the secrets, then of the entries.
+  const entries = secrets.flatMap((secret) =>
+    secret.entries.map((entry) => ({ key: entry.registry, value: { credential: entry.credential, source: secretSource(secret) } }))
+  )
+  return distinctCredentials(keyringLookup(repository, entries))
 }

@@ -72,8 +72,10 @@ export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
   readonly failure: PullError
   /** The failure as status messages, events and logs say it. */
   readonly detail: string
-  /** Problems with pull secrets met on the way (named only if the pull fails). */
+  /** Problems with pull secrets and credential providers met on the way (named only if the pull fails). */
   readonly problems: ReadonlyArray<string>
+  /** A credential provider failed for the image in this attempt (the Event's reason then says so). */
+  readonly providerFailed: boolean
   /** How far the attempt came. */
   readonly progress: number
 }> {}
@@ -147,6 +149,7 @@ export interface PullFailure {
   readonly attempts: number
   readonly detail: string
   readonly problems: ReadonlyArray<string>
+  readonly providerFailed: boolean
   readonly progress: number
   /** The last attempt's error; undefined when the deadline ended the pull. */
   readonly failure: PullError | undefined
@@ -155,12 +158,15 @@ export interface PullFailure {
 export const pullFailure = (error: AttemptError, verdict: AfterFailure): PullFailure => {
   const last = error._tag === "NoTimeLeft" ? error.previous : error
   const deadline = error._tag === "NoTimeLeft" || (verdict._tag === "GiveUp" && verdict.deadline)
-  if (last === undefined) return { _tag: "GaveUp", attempts: 0, detail: deadlinePassed, problems: [], progress: 0, failure: undefined }
+  if (last === undefined) {
+    return { _tag: "GaveUp", attempts: 0, detail: deadlinePassed, problems: [], providerFailed: false, progress: 0, failure: undefined }
+  }
   return {
     _tag: "GaveUp",
     attempts: last.attempt,
     detail: deadline ? `${deadlinePassed}; last error: ${last.detail}` : last.detail,
     problems: last.problems,
+    providerFailed: last.providerFailed,
     progress: last.progress,
     failure: deadline ? undefined : last.failure
   }

@@ -1,5 +1,6 @@
 import { Effect, Option } from "effect"
 import type { Scope } from "effect"
+import { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { FilesystemStats } from "../cri/FilesystemStats.ts"
 import { ApiAccess } from "../kube/ApiAccess.ts"
@@ -62,12 +63,15 @@ const daemonWork = Effect.fnUntraced(function* (
   // The image filesystem's figures (metrics, or the log line saying they cannot be read) from the
   // start, not only from the first pull.
   yield* Effect.forkScoped(disk.check)
+  // Provided by the command with --image-credential-provider-config; without it, pull secrets only.
+  const credentialProviders = Option.getOrUndefined(yield* Effect.serviceOption(CredentialProviders))
   const puller = yield* makePuller({
     nodeName: options.nodeName,
     secretNamespace: options.secretNamespace,
     component: options.component,
     slots,
     disk,
+    credentialProviders,
     reporter,
     current: () => watched.get(options.nodeName)
   })

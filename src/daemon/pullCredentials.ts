@@ -1,28 +1,50 @@
 import { Effect, Result } from "effect"
 import type { ReferenceObject } from "../api/nodeImage.ts"
-import type { RegistryAuth } from "../cri/CriRuntime.ts"
-import { credentialsFor, type ParsedSecret, parsePullSecret } from "../cri/credentials.ts"
+import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
+import { credentialsFor, distinctCredentials, type ParsedSecret, parsePullSecret, type SourcedCredential } from "../cri/credentials.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
 
-/** The credentials to try for one image, in order, and why some referenced secrets gave none. */
+/** The credentials to try for one image, in order, and why some sources gave none. */
 export interface PullCredentials {
   /** Empty: pull anonymously. */
-  readonly credentials: ReadonlyArray<RegistryAuth>
-  /** One line per unusable secret: names and reasons, never content. */
+  readonly credentials: ReadonlyArray<SourcedCredential>
+  /** One line per unusable secret or provider without an answer: names and reasons, never content. */
   readonly problems: ReadonlyArray<string>
+  /** A credential provider failed for the image (its run ended without an answer). */
+  readonly providerFailed: boolean
 }
 
 /**
- * Reads the image's pull secrets (the controller's copies, in the daemon's namespace: the only one
- * it may read, SPEC §2) and picks the credentials for `reference` by the kubelet's rules. Read at
- * each attempt, so a secret fixed meanwhile is used by the next one.
+ * The credentials for `reference` in the kubelet's order (its keyring is the pull secrets', then
+ * the providers'; OpenKruise's daemon asks the same keyring): first the image's pull secrets (the
+ * controller's copies, in the daemon's namespace: the only one it may read, SPEC §2), then the
+ * credential providers' answers, each part by the kubelet's keyring rules. Asked at each attempt,
+ * before the pull, so a secret fixed or a provider's answer renewed meanwhile is used by the next.
  */
 export const pullCredentials = (
   reference: string,
   pullSecrets: ReadonlyArray<ReferenceObject>,
-  namespace: string
+  namespace: string,
+  providers: CredentialProviders["Service"] | undefined
 ): Effect.Effect<PullCredentials, never, KubeApi> =>
+  Effect.gen(function* () {
+    const secrets = yield* secretCredentials(reference, pullSecrets, namespace)
+    if (providers === undefined) return { ...secrets, providerFailed: false }
+    const provided = yield* providers.lookup(reference)
+    return {
+      credentials: distinctCredentials([...secrets.credentials, ...provided.credentials]),
+      problems: [...secrets.problems, ...provided.problems],
+      providerFailed: provided.failed
+    }
+  })
+
+/** The pull secrets' part; read at each attempt. */
+const secretCredentials = (
+  reference: string,
+  pullSecrets: ReadonlyArray<ReferenceObject>,
+  namespace: string
+): Effect.Effect<Omit<PullCredentials, "providerFailed">, never, KubeApi> =>
   Effect.gen(function* () {
     if (pullSecrets.length === 0) return { credentials: [], problems: [] }
     const api = yield* KubeApi

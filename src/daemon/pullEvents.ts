@@ -7,6 +7,8 @@ import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { PullResult } from "./pullWorker.ts"
 
 const pullFailedReason = "PullImageFailed"
+/** A tag failed unauthorized after a credential provider failed for its image (the message names it). */
+export const credentialProviderFailedReason = "CredentialProviderFailed"
 /** A tag failed because the image filesystem had less room than --min-free-disk (no pull was made). */
 export const insufficientDiskReason = "InsufficientDisk"
 

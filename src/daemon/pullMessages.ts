@@ -38,9 +38,12 @@ export const describePullError = (error: PullError, timeoutMillis: number): stri
   }
 }
 
-/** When every matching credential was refused, say how many there were (never which). */
-export const unauthorizedDetail = (error: string, credentials: number): string =>
-  credentials > 1 ? `${error} (all ${credentials} matching credentials were refused)` : error
+/**
+ * When the registry refused every credential tried (or the anonymous pull), say where they came
+ * from: the pull secrets and credential providers by name, never a credential.
+ */
+export const unauthorizedDetail = (error: string, sources: ReadonlyArray<string>): string =>
+  `${error} (tried ${sources.length === 0 ? "anonymously: no pull secret or credential provider had credentials for it" : sources.join(", ")})`
 
 export const deadlinePassed = "pulling exceeds the activeDeadlineSeconds"
 
@@ -62,6 +65,6 @@ export const pulledMessage = (reference: string, node: string, millis: number): 
 export const presentMessage = (reference: string, node: string): string =>
   `image ${quoteBounded(reference)} is already present on node ${node}`
 
-/** Problems with pull secrets are only worth a word when the pull failed. */
-export const withSecretProblems = (message: string, problems: ReadonlyArray<string>): string =>
+/** Problems with pull secrets and credential providers are only worth a word when the pull failed. */
+export const withCredentialProblems = (message: string, problems: ReadonlyArray<string>): string =>
   problems.length === 0 ? message : `${message} (${escapeForeignText(problems.join("; "))})`

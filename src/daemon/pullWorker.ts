@@ -1,6 +1,7 @@
 import { Clock, Duration, Effect, Option, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { registryThrottledReason } from "../api/registryThrottle.ts"
+import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
 import { DeadlineExceeded } from "../cri/errors.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
@@ -32,9 +33,9 @@ import {
   retryingMessage,
   throttledRetryMessage,
   unauthorizedDetail,
-  withSecretProblems
+  withCredentialProblems
 } from "./pullMessages.ts"
-import { insufficientDiskReason } from "./pullEvents.ts"
+import { credentialProviderFailedReason, insufficientDiskReason } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { failedStatus, pullingStatus, succeededStatus, waitingStatus } from "./tagStatus.ts"
 import type { TagTask } from "./tagTask.ts"
@@ -53,6 +54,8 @@ export interface WorkerContext {
   readonly slots: PullSlots
   /** `--min-free-disk`, asked before each attempt. */
   readonly disk: DiskCheck
+  /** `--image-credential-provider-config`'s providers, asked before each attempt; none without the flag. */
+  readonly credentialProviders: CredentialProviders["Service"] | undefined
   /** Hands a new status of this tag to the status reporter. */
   readonly report: (status: ImageTagStatus) => Effect.Effect<void>
   /** Called once with the final result (Events). */
@@ -67,8 +70,10 @@ type AttemptResult =
   | {
       readonly _tag: "Failed"
       readonly error: PullError
-      readonly credentials: number
+      /** The sources of the credentials tried (`pull secret NS/NAME`, `credential provider NAME`); none: anonymously. */
+      readonly tried: ReadonlyArray<string>
       readonly problems: ReadonlyArray<string>
+      readonly providerFailed: boolean
     }
 
 /** The image is on the node after `attempt` attempts. */
@@ -100,8 +105,8 @@ const presentImage = (reference: string): Effect.Effect<ImageInfo | undefined, n
 
 /**
  * One attempt: first the room on the image filesystem (`--min-free-disk`), then each matching
- * credential in turn until one is not refused (a 401 moves on to the next), anonymously when none
- * matches, all within `timeoutMillis`.
+ * credential in turn (pull secrets', then credential providers') until one is not refused (a 401
+ * moves on to the next), anonymously when none matches, all within `timeoutMillis`.
  *
  * Too little room fails the attempt without pulling, and the attempt counts as any other: retried
  * after the backoff within backoffLimit. The check costs one CRI call and a statfs, and the room
@@ -117,14 +122,20 @@ const attemptPull = (
   Effect.gen(function* () {
     const cri = yield* CriRuntime
     const short = yield* context.disk.check
-    if (short !== undefined) return { _tag: "Failed", error: short, credentials: 0, problems: [] }
-    const { credentials, problems } = yield* pullCredentials(task.reference, task.pullSecrets, context.secretNamespace)
-    const auths: ReadonlyArray<RegistryAuth | undefined> = credentials.length === 0 ? [undefined] : credentials
+    if (short !== undefined) return { _tag: "Failed", error: short, tried: [], problems: [], providerFailed: false }
+    const { credentials, problems, providerFailed } = yield* pullCredentials(
+      task.reference,
+      task.pullSecrets,
+      context.secretNamespace,
+      context.credentialProviders
+    )
+    const auths: ReadonlyArray<RegistryAuth | undefined> = credentials.length === 0 ? [undefined] : credentials.map((c) => c.credential)
     const started = yield* Clock.currentTimeMillis
     yield* Effect.logDebug("pull attempt").pipe(
       Effect.annotateLogs({ credentials: credentials.length, timeout: `${timeoutMillis / 1000}s` })
     )
-    const failed = (error: PullError): AttemptResult => ({ _tag: "Failed", error, credentials: credentials.length, problems })
+    const tried = [...new Set(credentials.map((c) => c.source))]
+    const failed = (error: PullError): AttemptResult => ({ _tag: "Failed", error, tried, problems, providerFailed })
     for (let i = 0; i < auths.length; i++) {
       const left = timeoutMillis - ((yield* Clock.currentTimeMillis) - started)
       if (left <= 0) return failed(new DeadlineExceeded({ image: task.reference }))
@@ -196,14 +207,16 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
     attempt,
     throttled: (previous?.throttled ?? 0) + (result.error._tag === "RegistryThrottled" ? 1 : 0),
     failure: result.error,
-    detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.credentials) : described,
+    detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.tried) : described,
     problems: result.problems,
+    providerFailed: result.providerFailed,
     progress: seen.percent
   })
 })
 
 /** The Event reason of a failure that has its own (otherwise PullImageFailed). */
-const eventReasonOf = (failure: PullError | undefined): string | undefined => {
+const eventReasonOf = (failure: PullError | undefined, providerFailed: boolean): string | undefined => {
+  if (failure?._tag === "Unauthorized" && providerFailed) return credentialProviderFailedReason
   if (failure?._tag === "InsufficientDisk") return insufficientDiskReason
   if (failure?._tag === "RegistryThrottled") return registryThrottledReason
   return undefined
@@ -293,13 +306,13 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
         message
       )
     }
-    const message = withSecretProblems(failedMessage(task.reference, outcome.attempts, outcome.detail), outcome.problems)
+    const message = withCredentialProblems(failedMessage(task.reference, outcome.attempts, outcome.detail), outcome.problems)
     yield* Effect.logWarning("pull failed").pipe(Effect.annotateLogs({ attempts: outcome.attempts, failure: message }))
     return yield* finish(
       failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message),
       outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
       `${message} (node ${context.node})`,
-      eventReasonOf(outcome.failure)
+      eventReasonOf(outcome.failure, outcome.providerFailed)
     )
   }).pipe(
     Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),

@@ -1,6 +1,7 @@
 import { Effect, FiberMap, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus, NodeImageStatus } from "../api/nodeImage.ts"
+import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
@@ -33,6 +34,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   readonly component: string
   readonly slots: PullSlots
   readonly disk: DiskCheck
+  readonly credentialProviders: CredentialProviders["Service"] | undefined
   readonly reporter: StatusReporter
   /** The NodeImage as stored now, for Events. */
   readonly current: () => KubeObject | undefined
@@ -89,6 +91,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         secretNamespace: options.secretNamespace,
         slots: options.slots,
         disk: options.disk,
+        credentialProviders: options.credentialProviders,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
         finished: (result: PullResult) => {
           const event = pullEventOf(result)

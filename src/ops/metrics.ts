@@ -44,6 +44,9 @@ export type PullOutcome =
         | "insufficient_disk"
     }
 
+/** How one run of a credential provider's plugin ended (src/cri/credentialProvider/CredentialProviders.ts). */
+export type ProviderRunResult = "succeeded" | "failed" | "not_found" | "timeout" | "invalid_response"
+
 /** An image filesystem's size and room, as the daemon last read them. */
 export interface ImageFsFigures {
   readonly mountpoint: string
@@ -107,6 +110,8 @@ export class Metrics extends Context.Service<
     readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
     readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
     readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
+    /** One run of a credential provider's plugin (src/cri/credentialProvider/), by how it ended. */
+    readonly recordCredentialProviderRun: (provider: string, result: ProviderRunResult) => Effect.Effect<void>
     /** The image filesystems as just read; none when their room cannot be told (image_fs_unknown 1). */
     readonly setImageFs: (filesystems: ReadonlyArray<ImageFsFigures>) => Effect.Effect<void>
     /**
@@ -247,6 +252,14 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     registers
   })
 
+  // The providers come from the daemon's config file, so the label's values are few and known.
+  const providerRuns = new Counter({
+    name: "preheat_credential_provider_runs_total",
+    help: "Runs of image credential provider plugins on this node by provider and result (succeeded, failed, not_found, timeout, invalid_response).",
+    labelNames: ["provider", "result"] as const,
+    registers
+  })
+
   // By mountpoint, so that no series exists before a figure does: a 0 would read as a full disk.
   const imageFsFree = new Gauge({
     name: "preheat_image_fs_free_bytes",
@@ -325,6 +338,7 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
       Effect.sync(() => {
         for (const state of workerStates) pullWorkers.set({ state }, counts[state])
       }),
+    recordCredentialProviderRun: (provider, result) => Effect.sync(() => providerRuns.inc({ provider, result })),
     setImageFs: (filesystems) =>
       Effect.sync(() => {
         imageFsFree.reset()

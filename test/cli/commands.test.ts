@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { pathToFileURL } from "node:url"
 import { describe, expect, it } from "vitest"
@@ -87,6 +89,38 @@ describe("preheat command line", () => {
     const { code, stdout } = preheat("daemon", "--help")
     expect(code).toBe(0)
     expect(stdout).toMatch(/--pin-images\s+Keep the images Never jobs want here out of the kubelet's image GC/)
+  })
+
+  it("daemon: a credential provider config the kubelet would refuse stops it, naming file, provider and field (OpenKruise's flag names too)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "preheat-cli-providers-"))
+    const kubeconfig = join(dir, "kubeconfig")
+    writeFileSync(
+      kubeconfig,
+      "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+        "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+    )
+    const config = join(dir, "providers.yaml")
+    writeFileSync(
+      config,
+      "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n" +
+        "  - {name: ecr, matchImages: ['*.dkr.ecr.*.amazonaws.com'], defaultCacheDuration: 12h, apiVersion: credentialprovider.kubelet.k8s.io/v2}\n"
+    )
+    const common = ["daemon", "--node-name", "n1", "--simulated-runtime", "--kubeconfig", kubeconfig]
+    const expected =
+      `error: invalid credential provider config: ${config}: provider "ecr" (providers[0]): apiVersion: Unsupported value: ` +
+      '"credentialprovider.kubelet.k8s.io/v2": supported values: "credentialprovider.kubelet.k8s.io/v1", ' +
+      '"credentialprovider.kubelet.k8s.io/v1alpha1", "credentialprovider.kubelet.k8s.io/v1beta1"\n'
+    for (const flags of [
+      ["--image-credential-provider-config", config, "--image-credential-provider-bin-dir", dir],
+      ["--plugin-config-file", config, "--plugin-bin-dir", dir]
+    ]) {
+      expect(preheat(...common, ...flags)).toEqual({ code: 1, stdout: "", stderr: expected })
+    }
+    expect(preheat(...common, "--plugin-config-file", config)).toMatchObject({
+      code: 1,
+      stderr:
+        "error: --image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)\n"
+    })
   })
 
   it.each([

@@ -5,6 +5,8 @@ import { describe, expect, it } from "vitest"
 import {
   credentialsFor,
   InvalidPullSecret,
+  keyringLookup,
+  matchesRepository,
   normaliseRegistryKey,
   ParsedSecret,
   parsePullSecret,
@@ -51,7 +53,7 @@ const keyring = (name: string, keys: Readonly<Record<string, string>>): ParsedSe
   })
 
 const usersFor = (image: string, secrets: ReadonlyArray<ParsedSecret>): ReadonlyArray<string | undefined> =>
-  credentialsFor(image, secrets).map((auth) => auth.username)
+  credentialsFor(image, secrets).map(({ credential }) => credential.username)
 
 describe("normaliseRegistryKey", () => {
   it.each([
@@ -176,11 +178,93 @@ describe("credentialsFor: kubelet keyring matching", () => {
 
   it("returns the credentials themselves, comparable and usable", () => {
     const secret = parseOk(dockerConfigJson("s", { auths: { "quay.io": { username: "u", password: "p" } } }))
-    const [auth] = credentialsFor("quay.io/a", [secret])
+    const [sourced] = credentialsFor("quay.io/a", [secret])
+    expect(sourced?.source).toBe("pull secret preheat/s")
+    const auth = sourced?.credential
     expect(auth).toEqual(registryCredential({ username: "u", password: "p" }))
     expect(Equal.equals(auth, registryCredential({ username: "u", password: "p" }))).toBe(true)
     expect(Equal.equals(auth, registryCredential({ username: "u", password: "other" }))).toBe(false)
     expect(auth?.password).toBe("p")
+  })
+})
+
+// The kubelet's own tables (kubernetes/kubernetes pkg/credentialprovider/keyring_test.go), case for case.
+describe("the kubelet's keyring tests", () => {
+  // TestURLsMatch: URLsMatchStr(globURL, targetURL), which also matches a provider's matchImages.
+  it.each([
+    ["*.kubernetes.io", "prefix.kubernetes.io", true],
+    ["prefix.*.io", "prefix.kubernetes.io", true],
+    ["prefix.kubernetes.*", "prefix.kubernetes.io", true],
+    ["*-good.kubernetes.io", "prefix-good.kubernetes.io", true],
+    ["*.kubernetes.io/blah", "prefix.kubernetes.io/blah", true],
+    ["prefix.*.io/foo", "prefix.kubernetes.io/foo/bar", true],
+    ["*.kubernetes.io:1111/blah", "prefix.kubernetes.io:1111/blah", true],
+    ["prefix.*.io:1111/foo", "prefix.kubernetes.io:1111/foo/bar", true],
+    ["*.kubernetes.io", "kubernetes.io", false],
+    ["*.*.kubernetes.io", "prefix.kubernetes.io", false],
+    ["*.*.kubernetes.io", "kubernetes.io", false],
+    ["kubernetes.io", "kubernetes.com", false],
+    ["k*.io", "quay.io", false],
+    ["*.kubernetes.io:1234/blah", "prefix.kubernetes.io:1111/blah", false],
+    ["prefix.*.io/foo", "prefix.kubernetes.io:1111/foo/bar", false]
+  ])("TestURLsMatch %s vs %s: %s", (glob, target, expected) => {
+    expect(matchesRepository(glob, target)).toBe(expected)
+  })
+
+  // TestDockerKeyringForGlob: each key finds TARGET/foo/bar.
+  it.each([
+    ["https://hello.kubernetes.io", "hello.kubernetes.io"],
+    ["https://*.docker.io", "prefix.docker.io"],
+    ["https://prefix.*.io", "prefix.docker.io"],
+    ["https://prefix.docker.*", "prefix.docker.io"],
+    ["https://*.docker.io/path", "prefix.docker.io/path"],
+    ["https://prefix.*.io/path", "prefix.docker.io/path/subpath"],
+    ["https://prefix.docker.*/path", "prefix.docker.io/path"],
+    ["https://*.docker.io:8888", "prefix.docker.io:8888"],
+    ["https://prefix.*.io:8888", "prefix.docker.io:8888"],
+    ["https://prefix.docker.*:8888", "prefix.docker.io:8888"],
+    ["https://*.docker.io/path:1111", "prefix.docker.io/path:1111"],
+    ["https://*.docker.io/v1/", "prefix.docker.io/path:1111"],
+    ["https://*.docker.io/v2/", "prefix.docker.io/path:1111"],
+    ["https://prefix.docker.*/path:1111", "prefix.docker.io/path:1111"],
+    ["prefix.docker.io:1111", "prefix.docker.io:1111/path"],
+    ["*.docker.io:1111", "prefix.docker.io:1111/path"]
+  ])("TestDockerKeyringForGlob %s finds %s/foo/bar", (key, target) => {
+    expect(keyringLookup(`${target}/foo/bar`, [{ key, value: "foo" }])).toEqual(["foo"])
+  })
+
+  // TestKeyringMiss: none finds LOOKUP/foo/bar.
+  it.each([
+    ["https://hello.kubernetes.io", "world.mesos.org/foo/bar"],
+    ["https://*.docker.com", "prefix.docker.io"],
+    ["https://suffix.*.io", "prefix.docker.io"],
+    ["https://prefix.docker.c*", "prefix.docker.io"],
+    ["https://prefix.*.io/path:1111", "prefix.docker.io/path/subpath:1111"],
+    ["suffix.*.io", "prefix.docker.io"]
+  ])("TestKeyringMiss %s misses %s/foo/bar", (key, lookup) => {
+    expect(keyringLookup(`${lookup}/foo/bar`, [{ key, value: "foo" }])).toEqual([])
+  })
+
+  // TestDockerKeyringLookup: two keys, the deeper one first.
+  it.each([
+    ["bar.example.com", ["ada"]],
+    ["bar.example.com/pong", ["grace", "ada"]],
+    ["bar.example.com/ping", ["ada"]],
+    ["bar.example.com/pongz", ["grace", "ada"]],
+    ["bar.example.com/pong/pang", ["grace", "ada"]],
+    ["example.com", []],
+    ["foo.example.com", []]
+  ])("TestDockerKeyringLookup %s", (image, expected) => {
+    const entries = [
+      { key: "bar.example.com/pong", value: "grace" },
+      { key: "bar.example.com", value: "ada" }
+    ]
+    expect(keyringLookup(image, entries)).toEqual(expected)
+  })
+
+  // TestIssue3797: a key with a scheme and the registry API's path matches by host.
+  it.each(["quay.io", "quay.io/foo", "quay.io/foo/bar"])("TestIssue3797 %s", (image) => {
+    expect(keyringLookup(image, [{ key: "https://quay.io/v1/", value: "rex" }])).toEqual(["rex"])
   })
 })
 
@@ -449,7 +533,7 @@ describe("credentials never print", () => {
         )
         const credential = secret.entries[0]?.credential
         expect(credential?.password).toBe(password)
-        const [matched] = credentialsFor(
+        const [sourced] = credentialsFor(
           registry === "*.example.com"
             ? "a.example.com/x"
             : registry === "localhost:5000"
@@ -460,7 +544,7 @@ describe("credentials never print", () => {
           [secret]
         )
         expect(renderings(credential)).toEqual(referenceRenderings.credential)
-        expect(renderings(matched)).toEqual(referenceRenderings.credential)
+        expect(renderings(sourced?.credential)).toEqual(referenceRenderings.credential)
         expect(renderings(secret)).toEqual(referenceRenderings.secret)
         // And directly: neither the password nor the auth string appears, unless it is a piece of
         // the fixed rendering itself (a password of "red" is inside "<redacted>").

@@ -103,7 +103,7 @@ describe("daemon: pull secrets", () => {
         phase: "Failed",
         message:
           `failed to pull image "${image}:v1" after 2 attempts: registry refused the credentials: ` +
-          "simulated registry: 401 Unauthorized (all 2 matching credentials were refused)"
+          "simulated registry: 401 Unauthorized (tried pull secret preheat-daemon-config/a, pull secret preheat-daemon-config/b)"
       })
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )

@@ -22,13 +22,14 @@ describe("pull secrets the daemon may not read", () => {
       )
       assert.instanceOf(error, Forbidden)
       yield* store.setFault(({ verb }) => (verb === "get" && error instanceof Forbidden ? error : undefined))
-      const result = yield* pullCredentials("registry.example.com/app:1", [{ namespace, name: "regcred" }], namespace)
+      const result = yield* pullCredentials("registry.example.com/app:1", [{ namespace, name: "regcred" }], namespace, undefined)
       assert.deepStrictEqual(result, {
         credentials: [],
         problems: [
           'pull secret preheat-daemon-config/regcred could not be read: forbidden: get secrets "regcred" in namespace "preheat-daemon-config" ' +
             '(verb=get, group="", resource=secrets): grant it in deploy/rbac.yaml or your RoleBinding: secrets "regcred" is forbidden'
-        ]
+        ],
+        providerFailed: false
       })
     }).pipe(Effect.provide(InMemoryKubeApi.layerWith({})))
   )

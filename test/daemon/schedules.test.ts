@@ -23,6 +23,7 @@ const failed = (attempt: number, progress = 0) =>
     failure: new ImageNotFound({ image: "app:a", message: "manifest unknown" }),
     detail: `image not found (attempt ${attempt})`,
     problems: [],
+    providerFailed: false,
     progress
   })
 
@@ -80,6 +81,7 @@ describe("attemptSchedule", () => {
         attempts: 3,
         detail: `${deadlinePassed}; last error: image not found (attempt 3)`,
         problems: [],
+        providerFailed: false,
         progress: 0,
         failure: undefined
       })
@@ -117,6 +119,7 @@ describe("pullFailure", () => {
       attempts: 0,
       detail: deadlinePassed,
       problems: [],
+      providerFailed: false,
       progress: 0,
       failure: undefined
     })

@@ -47,6 +47,7 @@ const run = (policy: AttemptPolicy, failureAt: (n: number) => CriError) =>
           failure,
           detail: failure._tag,
           problems: [],
+          providerFailed: false,
           progress: 0
         }) as AttemptError
       )

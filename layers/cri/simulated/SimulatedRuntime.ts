@@ -386,7 +386,8 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
         }
 
         const rule = authRules.findLast((r) => r.repository === repository(ref))
-        if (rule !== undefined && !rule.accept(request.auth)) {
+        const anonymous = [request.auth?.username, request.auth?.identityToken, request.auth?.registryToken].every((v) => (v ?? "") === "")
+        if ((rule !== undefined && !rule.accept(request.auth)) || (anonymous && config.refusesAnonymous?.(ref) === true)) {
           return Effect.fail(new Unauthorized({ image, message: "simulated registry: 401 Unauthorized" }))
         }
 

@@ -81,6 +81,8 @@ export interface SimulatedRuntimeConfig {
   readonly tagRevision?: (reference: ImageReference) => string | undefined
   /** How many pulls of a reference the registry throttles (HTTP 429) before serving it; default none. */
   readonly throttles?: (reference: ImageReference) => number
+  /** References the registry serves only with credentials (a username or a token): an anonymous pull gets 401. Default none. */
+  readonly refusesAnonymous?: (reference: ImageReference) => boolean
   /** Size of made-up images; default 10 MiB. */
   readonly defaultSize?: number
   /** Size of a made-up image by its reference, instead of `defaultSize` (simulated nodes vary sizes). */

@@ -40,6 +40,13 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWith("throttled.") ? 2 : 0)
 
 /**
+ * A registry host that needs credentials, to try pull secrets and credential provider plugins in
+ * `preheat dev` without a cloud: images from a host named `private.<anything>` (e.g.
+ * `private.example/app:1`) are refused anonymously (401) and served to any credentials.
+ */
+const simulatedRefusesAnonymous = (ref: ImageReference): boolean => ref.domain.startsWith("private.")
+
+/**
  * A progress report a second of the pull (at least one), as the live runtime reads containerd
  * (criLive.ts, progressInterval): ten for every pull, however short, made each simulated node's
  * daemon handle ten times the reports a real one does (issue 29: most of `preheat fleet`'s CPU is
@@ -59,6 +66,7 @@ export const simulatedNodeLayer = (
     latency: bandwidthLatency(simulatedLink),
     synthesizedSize: simulatedImageSize,
     throttles: simulatedThrottles,
+    refusesAnonymous: simulatedRefusesAnonymous,
     progressSteps: simulatedProgressSteps,
     ...(options.disk === undefined ? {} : { disk: options.disk }),
     ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision })

@@ -342,6 +342,27 @@ describe("SimulatedRuntime: credentials and records", () => {
       assert.isTrue(Result.isSuccess(yield* Effect.result(fake.runtime.pullImage(pull("registry.example.com/public:1")))))
     })
   )
+
+  it.effect("refusesAnonymous: the registry answers 401 to a pull without credentials, and serves any credentials", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ latency: 0, refusesAnonymous: (ref) => ref.domain.startsWith("private.") })
+      const attempt = (image: string, username?: string) =>
+        Effect.map(
+          Effect.result(
+            fake.runtime.pullImage(pull(image, username === undefined ? {} : { auth: registryCredential({ username, password: "pw" }) }))
+          ),
+          (r) => (Result.isFailure(r) ? r.failure._tag : "ok")
+        )
+      assert.deepStrictEqual(
+        [
+          yield* attempt("private.example/app:1"),
+          yield* attempt("private.example/app:1", "anyone"),
+          yield* attempt("public.example/app:1")
+        ],
+        ["Unauthorized", "ok", "ok"]
+      )
+    })
+  )
 })
 
 describe("SimulatedRuntime: images change", () => {
