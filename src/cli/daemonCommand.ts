@@ -106,7 +106,10 @@ export const daemonCommand = Command.make(
           metricsPort: flags.metricsPort
         })
       ).pipe(
-        Effect.provide(Layer.mergeAll(kube, runtime, WorkQueuesLive.layer(), providers).pipe(Layer.provideMerge(Metrics.layer))),
+        // The providers' config is read first: a bad one stops the daemon before any other start-up work.
+        Effect.provide(
+          Layer.mergeAll(kube, runtime, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Layer.provideMerge(providers, Metrics.layer)))
+        ),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

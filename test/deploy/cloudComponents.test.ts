@@ -92,6 +92,7 @@ const containerOf = (daemonSet: Obj): Obj => {
 
 let work: string
 let base: Array<Obj>
+let kubeconfig: string
 const rendered = new Map<string, Array<Obj>>()
 
 beforeAll(() => {
@@ -106,6 +107,12 @@ beforeAll(() => {
     writeFileSync(join(site, "kustomization.yaml"), usage.replace(usedComponent, `../preheat/deploy/components/${name}`))
     rendered.set(name, render(site))
   }
+  kubeconfig = join(work, "kubeconfig")
+  writeFileSync(
+    kubeconfig,
+    "apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n" +
+      "users: [{name: u, user: {token: t}}]\ncontexts: [{name: c, context: {cluster: c, user: u}}]\ncurrent-context: c\n"
+  )
 }, 120_000)
 
 afterAll(() => {
@@ -151,6 +158,30 @@ describe.skipIf(!hasKubectl)(`rendered with ${kubectlPath} kustomize`, () => {
     const before = containerOf(daemonOf(base)).args as Array<string>
     const after = containerOf(daemonOf(rendered.get(name)!)).args as Array<string>
     expect(after).toEqual([...before, `--image-credential-provider-config=${config}`, `--image-credential-provider-bin-dir=${binDir}`])
+  })
+
+  it.each(names)("%s: the daemon takes the arguments as rendered, reading the config first", (name) => {
+    // The node's files are not on this machine: the daemon parses every argument, then stops on the
+    // config, before looking for a container runtime. A flag it did not know would be exit code 2.
+    const [command, ...args] = containerOf(daemonOf(rendered.get(name)!)).args as Array<string>
+    expect(command).toBe("daemon")
+    const result = spawnSync(
+      process.execPath,
+      [
+        "--experimental-strip-types",
+        "--no-warnings",
+        join(root, "src/main.ts"),
+        "daemon",
+        ...args,
+        "--node-name",
+        "n1",
+        "--kubeconfig",
+        kubeconfig
+      ],
+      { encoding: "utf8", timeout: 60_000 }
+    )
+    const configError = `error: --image-credential-provider-config ${expected[name]!.config}: `
+    expect({ code: result.status, stderr: result.stderr.slice(0, configError.length) }).toEqual({ code: 1, stderr: configError })
   })
 
   it.each(names)("%s: every hostPath it adds is mounted read-only, at the same path, and holds the flags' paths", (name) => {
