@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import type { CriError } from "../cri/errors.ts"
+import { type NodeVerificationPolicy, nodeVerificationPolicies } from "../api/kubeletImageVerification.ts"
 
 export type ReconcileResult = "success" | "error" | "requeue"
 export type ApiVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
@@ -107,6 +108,8 @@ export class Metrics extends Context.Service<
     readonly recordPull: (outcome: PullOutcome, seconds: number) => Effect.Effect<void>
     readonly addPulledBytes: (bytes: number) => Effect.Effect<void>
     readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
+    /** The node's imagePullCredentialsVerificationPolicy as its kubelet configuration says: 1 for it, 0 for the others. */
+    readonly setImageVerificationPolicy: (policy: NodeVerificationPolicy) => Effect.Effect<void>
     /** The image filesystems as just read; none when their room cannot be told (image_fs_unknown 1). */
     readonly setImageFs: (filesystems: ReadonlyArray<ImageFsFigures>) => Effect.Effect<void>
     /**
@@ -266,6 +269,14 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     registers
   })
 
+  // No series before the daemon read the kubelet's configuration (the controller never does).
+  const imageVerificationPolicy = new Gauge({
+    name: "preheat_node_image_verification_policy",
+    help: "1 for this node's kubelet imagePullCredentialsVerificationPolicy (KEP-2535) as its configuration file says, 0 for the others: NeverVerify, NeverVerifyPreloadedImages, NeverVerifyAllowlistedImages, AlwaysVerify, Disabled (feature gate KubeletEnsureSecretPulledImages off), Unknown (no readable configuration).",
+    labelNames: ["policy"] as const,
+    registers
+  })
+
   // Series with a known label set start at 0, so a scrape shows them before the first change.
   for (const phase of jobPhases) jobs.set({ phase }, 0)
   for (const state of workerStates) pullWorkers.set({ state }, 0)
@@ -324,6 +335,10 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     setPullWorkers: (counts) =>
       Effect.sync(() => {
         for (const state of workerStates) pullWorkers.set({ state }, counts[state])
+      }),
+    setImageVerificationPolicy: (current) =>
+      Effect.sync(() => {
+        for (const policy of nodeVerificationPolicies) imageVerificationPolicy.set({ policy }, policy === current ? 1 : 0)
       }),
     setImageFs: (filesystems) =>
       Effect.sync(() => {
