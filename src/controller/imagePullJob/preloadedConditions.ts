@@ -1,11 +1,7 @@
+import { preloadedImageReverified, preloadedImageUnverified } from "../../api/imagePullJob.ts"
 import type { Condition } from "../../api/meta.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import type { PreloadedNodes, PreloadedSummary } from "./preloadedTally.ts"
-
-/** Any pod on these nodes can start the job's private image without credentials of its own. */
-export const preloadedImageUnverified = "PreloadedImageUnverified"
-/** A pod starting the job's image on these nodes first checks its credentials with the registry. */
-export const preloadedImageReverified = "PreloadedImageReverified"
 
 export interface PreloadedVerdicts {
   /** The conditions to set (none while the job's nodes never had either). */

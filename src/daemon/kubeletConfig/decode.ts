@@ -12,7 +12,7 @@ export interface ConfigFile {
   readonly text: string
 }
 
-export const featureGate = "KubeletEnsureSecretPulledImages"
+const featureGate = "KubeletEnsureSecretPulledImages"
 const kind = "KubeletConfiguration"
 const apiVersion = "kubelet.config.k8s.io/v1beta1"
 const defaultPolicy: KubeletPolicy = "NeverVerifyPreloadedImages"

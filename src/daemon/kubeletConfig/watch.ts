@@ -10,7 +10,7 @@ import { type KubeletConfigPaths, readKubeletVerification } from "./read.ts"
  * change made for the kubelet's next start (an upgrade, an operator) reaches the status without
  * restarting the daemon. A read of a small file, compared in memory: nothing is written unless it changed.
  */
-export const kubeletConfigInterval = Duration.minutes(1)
+const kubeletConfigInterval = Duration.minutes(1)
 
 /**
  * Reads the kubelet's configuration now and then every `interval`; each time what it says
