@@ -112,7 +112,7 @@ describe("preloadedImagesVerificationAllowlist: more of the kubelet's rules", ()
 
   it("compares the normalised repository name: familiar spellings of a pod's image match full entries", () => {
     expect(allowlisted(["docker.io/library/nginx"], "nginx:1.25")).toBe(true)
-    expect(allowlisted(["docker.io/library/nginx"], "index.docker.io/library/nginx@sha256:" + "a".repeat(64))).toBe(true)
+    expect(allowlisted(["docker.io/library/nginx"], `index.docker.io/library/nginx@sha256:${"a".repeat(64)}`)).toBe(true)
     expect(allowlisted(["docker.io/library/*"], "busybox")).toBe(true)
     expect(allowlisted(["docker.io/*"], "bitnami/redis:7")).toBe(true)
     expect(allowlisted(["docker.io/library/nginx"], "nginx-unprivileged:1")).toBe(false)
@@ -124,7 +124,7 @@ describe("preloadedImagesVerificationAllowlist: more of the kubelet's rules", ()
 
   it("repositoryName is distribution's Name()", () => {
     expect(repositoryName("nginx:1")).toEqual(Result.succeed("docker.io/library/nginx"))
-    expect(repositoryName("localhost:5000/a/b@sha256:" + "b".repeat(64))).toEqual(Result.succeed("localhost:5000/a/b"))
+    expect(repositoryName(`localhost:5000/a/b@sha256:${"b".repeat(64)}`)).toEqual(Result.succeed("localhost:5000/a/b"))
   })
 })
 
