@@ -67,20 +67,29 @@ const digestLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => {
 
 const nodesWord = (n: number) => `${n} ${n === 1 ? "node" : "nodes"}`
 
-const preloadedLine = (label: string, says: string, group: PreloadedNodes): ReadonlyArray<Segment> => {
+/** `verb`: its singular and plural form, as the count takes it. */
+const preloadedLine = (label: string, verb: readonly [string, string], says: string, group: PreloadedNodes): ReadonlyArray<Segment> => {
   const named = group.examples.map((e) => `${e.node} ${e.why}`).join(", ")
   const more = group.nodes - group.examples.length
-  return [seg(`  ${label}`, "yellow"), seg(`  ${nodesWord(group.nodes)} ${says}: ${named}${more > 0 ? `, +${more} more` : ""}`)]
+  const counted = `${nodesWord(group.nodes)} ${group.nodes === 1 ? verb[0] : verb[1]} ${says}`
+  return [seg(`  ${label}`, "yellow"), seg(`  ${counted}: ${named}${more > 0 ? `, +${more} more` : ""}`)]
 }
 
 /** The nodes whose kubelets let any pod start the job's private image, or make pods check their credentials at start (KEP-2535). */
 const preloadedLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => [
   ...(job.unverified === undefined
     ? []
-    : [preloadedLine(preloadedImageUnverified, "let any pod start it without credentials", job.unverified)]),
+    : [preloadedLine(preloadedImageUnverified, ["lets", "let"], "any pod start it without credentials", job.unverified)]),
   ...(job.reverified === undefined
     ? []
-    : [preloadedLine(preloadedImageReverified, "make pods check their credentials with the registry at start", job.reverified)])
+    : [
+        preloadedLine(
+          preloadedImageReverified,
+          ["makes", "make"],
+          "pods check their credentials with the registry at start",
+          job.reverified
+        )
+      ])
 ]
 
 /** The nodes by their kubelet's image verification policy, as their daemons read it. */

@@ -11,7 +11,7 @@ export interface PreloadedVerdicts {
 }
 
 /** `(NeverVerifyPreloadedImages, NeverVerify)`: the part of a message that says why; a new one is news. */
-const policies = (group: PreloadedNodes) => `(imagePullCredentialsVerificationPolicy ${group.whys.join(", ")})`
+const policies = (group: PreloadedNodes) => `(kubelet: ${group.whys.join(", ")})`
 
 /** The first nodes, and that there are more: steady while more nodes come (the count is in the event only). */
 const nodeList = (group: PreloadedNodes, counted: boolean): string => {
