@@ -259,6 +259,17 @@ describe("the kubelet's configuration: read from the node's files", () => {
         message:
           "no kubelet configuration at /etc/kubernetes/kubelet/config.json: mount the kubelet's --config file there (read-only) or name it with --kubelet-config"
       })
+      // An empty file is not the kubelet's (it refuses one): what a FileOrCreate mount leaves where the node has none.
+      put("var/lib/kubelet/empty.yaml", "")
+      expect(yield* read("/var/lib/kubelet/empty.yaml")).toEqual({
+        verification: {
+          policy: "Unknown",
+          source: "/var/lib/kubelet/empty.yaml",
+          message:
+            "no kubelet configuration at /var/lib/kubelet/empty.yaml (an empty file): name the kubelet's --config file with --kubelet-config"
+        },
+        found: false
+      })
       // A directory where the file should be (a hostPath mount of a path the node lacks makes one).
       mkdirSync(join(root, "var/lib/kubelet/dir.yaml"))
       const directory = yield* read("/var/lib/kubelet/dir.yaml")

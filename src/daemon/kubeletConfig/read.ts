@@ -59,6 +59,12 @@ export const readKubeletVerification = (fs: FileSystem.FileSystem, paths: Kubele
         : `${paths.file} could not be read: ${why(main.failure)}`
       return { verification: { policy: "Unknown", source: paths.file, message }, found: !missing }
     }
+    // The kubelet refuses an empty --config file, so an empty file is not its configuration: the
+    // DaemonSet's FileOrCreate mount leaves one on nodes whose kubelet reads another path.
+    if (main.success.text.trim() === "") {
+      const message = `no kubelet configuration at ${paths.file} (an empty file): name the kubelet's --config file with --kubelet-config`
+      return { verification: { policy: "Unknown", source: paths.file, message }, found: false }
+    }
     if (paths.dir === undefined) return { verification: verificationOf(main.success), found: true }
     const dir = paths.dir
     const dropIns = yield* Effect.result(
