@@ -43,7 +43,7 @@ export const daemonCommand = Command.make(
       "kubelet-config",
       "The kubelet's configuration file (its --config), as a path on the node read under --host-root: the node's " +
         "imagePullCredentialsVerificationPolicy is read from it (KEP-2535; NodeImage status, metric). Missing: the policy is " +
-        'unknown. "" does not read it.'
+        `unknown. "" does not read it (default ${defaultKubeletConfig}).`
     ).pipe(Flag.withDefault(defaultKubeletConfig)),
     kubeletConfigDir: text(
       "kubelet-config-dir",
