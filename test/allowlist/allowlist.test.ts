@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { parse } from "yaml"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { allowlistEntries, renderAllowlist } from "../../src/allowlist/entries.ts"
-import { runAllowlist } from "../../src/allowlist/runAllowlist.ts"
+import { NoSuchJob, runAllowlist } from "../../src/allowlist/runAllowlist.ts"
 import { preloadedVerdict } from "../../src/api/kubeletImageVerification.ts"
 import { verificationOf } from "../../src/daemon/kubeletConfig/decode.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
@@ -95,6 +95,7 @@ describe("preheat allowlist", () => {
     Effect.gen(function* () {
       yield* setup
       const error = yield* Effect.flip(runAllowlist({ namespace: "shop", jobs: ["web", "other", "gone"] }))
+      expect(error).toBeInstanceOf(NoSuchJob)
       expect(error.message).toBe("no ImagePullJob or ImageListPullJob named other, gone in namespace shop")
     }).pipe(Effect.provide(InMemoryKubeApi.layer))
   )
