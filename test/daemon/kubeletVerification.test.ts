@@ -139,6 +139,8 @@ describe("the kubelet's configuration: decoded as the kubelet reads it", () => {
     const decoded = verificationOf(main(gke, "/home/kubernetes/kubelet-config.yaml"))
     expect(decoded.policy).toBe("Disabled")
     expect(decoded.message).toContain("KubeletEnsureSecretPulledImages is off")
+    // Read as YAML 1.1, as the kubelet reads it.
+    expect(verificationOf(main(withLines(kubeadm, "featureGates:\n  KubeletEnsureSecretPulledImages: no"))).policy).toBe("Disabled")
     // AllBeta: false turns off every beta gate not named, this one among them (beta from 1.35).
     expect(verificationOf(main(withLines(kubeadm, "featureGates:\n  AllBeta: false"))).policy).toBe("Disabled")
     expect(

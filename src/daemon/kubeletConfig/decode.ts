@@ -27,7 +27,8 @@ const unknown = (source: string, message: string): KubeletImageVerification => (
 const documentOf = (file: ConfigFile): Result.Result<Json, string> => {
   let document: unknown
   try {
-    document = parseYaml(file.text)
+    // YAML 1.1, as the kubelet's sigs.k8s.io/yaml (go-yaml v2) reads it: `KubeletEnsureSecretPulledImages: no` is false.
+    document = parseYaml(file.text, { version: "1.1" })
   } catch (error) {
     return Result.fail(`${file.path} is not YAML or JSON: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`)
   }
