@@ -134,3 +134,36 @@ describe("the nodes' kubelet image verification on the in-memory cluster", () =>
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 })
+
+describe("an ImageListPullJob's children", () => {
+  it.effect("the list job names the images whose children have the condition, with one Warning when it turns True", () =>
+    Effect.gen(function* () {
+      yield* startCluster([readyNode("n1")], { pullMs: 2000 })
+      yield* setPolicy("n1", { policy: "AlwaysVerify" })
+      const api = yield* KubeApi
+      yield* api.create(resources.imageListPullJob, {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "ImageListPullJob",
+        metadata: { name: "base", namespace: "default" },
+        spec: { images: ["nginx:1.25", "busybox:1.36"], parallelism: 10, completionPolicy: { type: "Never" } }
+      })
+      yield* advance(30_000)
+      const list = yield* get(resources.imageListPullJob, "base", "default")
+      const reverified = (list["status"] as ImagePullJobStatus).conditions?.find((c) => c.type === "PreloadedImageReverified")
+      expect(reverified).toMatchObject({ status: "True", reason: "KubeletVerifiesAtStart" })
+      expect(reverified?.message).toMatch(
+        /^2 of the images are checked with the registry when pods start them on some of their nodes .*: "busybox:1\.36" \(ImagePullJob base-\w+\), "nginx:1\.25" \(ImagePullJob base-\w+\)$/
+      )
+      const events = yield* Effect.map(
+        Effect.flatMap(Effect.service(KubeApi), (api) => api.list(resources.event, { namespace: "default" })),
+        (l) => l.items.filter((e) => e["reason"] === "PreloadedImageReverified")
+      )
+      // One per child, one for the list job.
+      expect(events.map((e) => (e["involvedObject"] as { kind: string }).kind).sort()).toEqual([
+        "ImageListPullJob",
+        "ImagePullJob",
+        "ImagePullJob"
+      ])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
+})
