@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { imagePullPolicies, SandboxConfig } from "./jobTemplate.ts"
+import { KubeletImageVerification } from "./kubeletImageVerification.ts"
 import { quoteCel } from "./goQuoteCel.ts"
 import { ObjectMeta, ObjectReference } from "./meta.ts"
 import {
@@ -152,6 +153,16 @@ export const ImageTagStatus = Schema.Struct({
       )
     )
   ),
+  authenticated: Schema.optionalKey(
+    Schema.Boolean.pipe(
+      described(
+        "True when the pull that succeeded presented registry credentials (any but an anonymous pull) that the registry took; absent " +
+          "when it pulled anonymously or the image was there already. The node's kubelet did not pull the image, so its " +
+          "imagePullCredentialsVerificationPolicy (kubeletImageVerification) decides whether other pods may start it without " +
+          "credentials (the job's PreloadedImageUnverified condition)."
+      )
+    )
+  ),
   message: Schema.optionalKey(
     Schema.String.pipe(
       described(
@@ -186,7 +197,8 @@ export const NodeImageStatus = Schema.Struct({
   imageStatuses: Schema.optionalKey(
     Schema.Record(Schema.String, ImageStatus).pipe(described("Per-image, per-tag status, keyed like spec.images."))
   ),
-  firstSyncStatus: Schema.optionalKey(SyncStatus.pipe(described("Set once every tag present when the daemon started has finished.")))
+  firstSyncStatus: Schema.optionalKey(SyncStatus.pipe(described("Set once every tag present when the daemon started has finished."))),
+  kubeletImageVerification: Schema.optionalKey(KubeletImageVerification)
 }).pipe(described("Status of the pull tasks, written by the daemon on the node."))
 export type NodeImageStatus = typeof NodeImageStatus.Type
 

@@ -6,7 +6,7 @@ import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { runDaemon } from "../daemon/daemon.ts"
-import { daemonOptions, defaultDaemonOptions } from "../daemon/options.ts"
+import { daemonOptions, defaultDaemonOptions, defaultKubeletConfig } from "../daemon/options.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
@@ -40,6 +40,16 @@ export const daemonCommand = Command.make(
       "Where the node's filesystem is mounted in this container: the image filesystem's mountpoint the runtime reports " +
         "is sized (statfs) under it. Default / (running on the node)."
     ).pipe(Flag.withDefault("/")),
+    kubeletConfig: text(
+      "kubelet-config",
+      "The kubelet's configuration file (its --config), as a path on the node read under --host-root: the node's " +
+        "imagePullCredentialsVerificationPolicy is read from it (KEP-2535; NodeImage status, metric). Missing: the policy is " +
+        `unknown. "" does not read it (default ${defaultKubeletConfig}).`
+    ).pipe(Flag.withDefault(defaultKubeletConfig)),
+    kubeletConfigDir: text(
+      "kubelet-config-dir",
+      "The kubelet's --config-dir, if it has one: its .conf drop-in files are merged over --kubelet-config as the kubelet merges them."
+    ).pipe(Flag.optional),
     secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
       Flag.withDefault(defaultDaemonOptions.secretNamespace)
     ),
@@ -103,7 +113,16 @@ export const daemonCommand = Command.make(
           minFreeDisk: flags.minFreeDisk,
           pinImages: flags.pinImages,
           metricsHost: flags.metricsHost,
-          metricsPort: flags.metricsPort
+          metricsPort: flags.metricsPort,
+          ...(flags.kubeletConfig === ""
+            ? {}
+            : {
+                kubeletConfig: {
+                  file: flags.kubeletConfig,
+                  dir: Option.getOrUndefined(flags.kubeletConfigDir),
+                  hostRoot: flags.hostRoot
+                }
+              })
         })
       ).pipe(
         // The providers' config is read first: a bad one stops the daemon before any other start-up work.

@@ -1,4 +1,5 @@
 import { Command } from "effect/cli"
+import { allowlistCommand } from "./allowlistCommand.ts"
 import { controllerCommand } from "./controllerCommand.ts"
 import { crdsCommand } from "./crdsCommand.ts"
 import { daemonCommand } from "./daemonCommand.ts"
@@ -16,6 +17,7 @@ export const preheatCommand = <const Harness extends ReadonlyArray<Command.Comma
   Command.make("preheat").pipe(
     Command.withDescription(description),
     Command.withSubcommands([
+      allowlistCommand,
       controllerCommand,
       crdsCommand,
       daemonCommand,

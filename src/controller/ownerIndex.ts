@@ -85,11 +85,23 @@ const ownersOf = (entry: ImageSpec | undefined): Set<string> => {
  * the tag itself (owners, version, policy) or its outcome. Progress and Pulling-vs-unreported are
  * not news to a job (both count as active), so a daemon's progress reports wake no job; a change
  * to another job's tag of the same image wakes only that job (SPEC §4.8). A throttled attempt's
- * report is news: it lowers the registry's limit (registryBudget.ts observe).
+ * report is news: it lowers the registry's limit (registryBudget.ts observe). So is a new image
+ * verification policy of the node's kubelet, to every job with a tag there (the node's
+ * Preloaded* conditions): it comes with a daemon's start or its kubelet's new configuration, rarely.
  */
 export const changedOwners = (previous: NodeImage | undefined, current: NodeImage | undefined): Set<string> => {
   const uids = new Set<string>()
   const images = new Set([...Object.keys(previous?.spec.images ?? {}), ...Object.keys(current?.spec.images ?? {})])
+  if (previous !== undefined && current !== undefined) {
+    const before = previous.status?.kubeletImageVerification
+    const after = current.status?.kubeletImageVerification
+    if (!same(before, after)) {
+      for (const image of images) {
+        for (const uid of [...ownersOf(previous.spec.images?.[image]), ...ownersOf(current.spec.images?.[image])]) uids.add(uid)
+      }
+      return uids
+    }
+  }
   for (const image of images) {
     const before = previous?.spec.images?.[image]
     const after = current?.spec.images?.[image]

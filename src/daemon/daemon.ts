@@ -1,4 +1,4 @@
-import { Effect, Option } from "effect"
+import { Effect, FileSystem, Option } from "effect"
 import type { Scope } from "effect"
 import { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
@@ -16,6 +16,7 @@ import { makeDiskCheck } from "./diskCheck.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
 import { nodeImageSpecs } from "./nodeImageSpec.ts"
+import { watchKubeletConfig } from "./kubeletConfig/watch.ts"
 import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
 import { makePullSlots } from "./pullSlots.ts"
@@ -37,7 +38,8 @@ export interface Daemon {
 
 /**
  * The daemon's work for the life of the scope (SPEC §3): a watch of this node's NodeImage only,
- * pull workers under the per-node cap, the status reporter, and image pins (`--pin-images`).
+ * pull workers under the per-node cap, the status reporter, image pins (`--pin-images`), and the
+ * kubelet's image verification policy (`--kubelet-config`, read with the platform's FileSystem).
  */
 export const startDaemon = (
   options: DaemonOptions
@@ -58,6 +60,10 @@ const daemonWork = Effect.fnUntraced(function* (
     progressInterval: options.progressWriteInterval,
     startDelay: options.pullingWriteDelay
   })
+  const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
+  if (options.kubeletConfig !== undefined && Option.isSome(fs)) {
+    yield* watchKubeletConfig({ fs: fs.value, paths: options.kubeletConfig, changed: reporter.setVerification })
+  }
   const slots = yield* makePullSlots(options.maxConcurrentPulls, metrics.setPullWorkers)
   const disk = yield* makeDiskCheck(options.minFreeDisk)
   // The image filesystem's figures (metrics, or the log line saying they cannot be read) from the
@@ -130,7 +136,8 @@ export const serveDaemon = Effect.fnUntraced(function* (
       maxConcurrentPulls: options.maxConcurrentPulls,
       secretNamespace: options.secretNamespace,
       pinImages: options.pinImages,
-      minFreeDisk: options.minFreeDisk.text
+      minFreeDisk: options.minFreeDisk.text,
+      kubeletConfig: options.kubeletConfig?.file ?? "not read"
     })
   )
   return { daemon, port }

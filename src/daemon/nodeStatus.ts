@@ -1,3 +1,4 @@
+import type { KubeletImageVerification } from "../api/kubeletImageVerification.ts"
 import type { ImageStatus, ImageTagStatus, NodeImageSpec, SyncStatus } from "../api/nodeImage.ts"
 import { statusCounters } from "../api/nodeImageCounters.ts"
 import { firstSyncStatus, type InitialTag } from "./firstSync.ts"
@@ -17,6 +18,8 @@ type StoredStatus = Readonly<Record<string, unknown>> & {
  * - no entries for tags or images that left the spec;
  * - the counters from `statusCounters`;
  * - firstSyncStatus once, when every tag present at start has finished; then never changed;
+ * - kubeletImageVerification as the daemon last read the kubelet's configuration (as stored while
+ *   it has not read it, or does not read it);
  * - every other field as stored, so nothing the daemon does not own is wiped.
  */
 export const desiredNodeStatus = (options: {
@@ -26,6 +29,7 @@ export const desiredNodeStatus = (options: {
   /** Undefined until the daemon has seen its NodeImage. */
   readonly initial: ReadonlyArray<InitialTag> | undefined
   readonly now: number
+  readonly verification?: KubeletImageVerification | undefined
 }): Record<string, unknown> => {
   const { spec, stored, live } = options
   const imageStatuses: Record<string, ImageStatus> = {}
@@ -48,6 +52,7 @@ export const desiredNodeStatus = (options: {
     ...stored,
     ...statusCounters(spec, imageStatuses),
     imageStatuses,
-    ...(firstSync === undefined ? {} : { firstSyncStatus: firstSync })
+    ...(firstSync === undefined ? {} : { firstSyncStatus: firstSync }),
+    ...(options.verification === undefined ? {} : { kubeletImageVerification: options.verification })
   }
 }

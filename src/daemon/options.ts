@@ -1,4 +1,5 @@
 import { Duration } from "effect"
+import type { KubeletConfigPaths } from "./kubeletConfig/read.ts"
 import { defaultMinFreeDisk, type MinFreeDisk } from "./minFreeDisk.ts"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
@@ -24,7 +25,15 @@ export interface DaemonOptions {
   readonly pinImages: boolean
   /** How often pins are checked again without a NodeImage change (a job deleted or edited meanwhile). */
   readonly pinResyncInterval: Duration.Input
+  /**
+   * `--kubelet-config` (and `--kubelet-config-dir`): where to read the node's image verification
+   * policy (kubeletConfig/); undefined, it is not read (simulated nodes) and the status keeps what it says.
+   */
+  readonly kubeletConfig?: KubeletConfigPaths | undefined
 }
+
+/** The kubelet's configuration file where kubeadm puts it (`kubelet --config`). */
+export const defaultKubeletConfig = "/var/lib/kubelet/config.yaml"
 
 export const defaultSecretNamespace = "preheat-daemon-config"
 const defaultMaxConcurrentPulls = 2

@@ -66,7 +66,8 @@ export interface WorkerContext {
 const deadlineGraceMillis = 5_000
 
 type AttemptResult =
-  | { readonly _tag: "Pulled"; readonly imageId: string }
+  /** `authenticated`: the registry took credentials (any auth but an anonymous pull): other pods' access is the kubelet's policy's (kubeletImageVerification). */
+  | { readonly _tag: "Pulled"; readonly imageId: string; readonly authenticated: boolean }
   | {
       readonly _tag: "Failed"
       readonly error: PullError
@@ -81,6 +82,7 @@ interface Pulled {
   readonly _tag: "Pulled"
   readonly imageId: string
   readonly attempt: number
+  readonly authenticated: boolean
 }
 
 /**
@@ -155,7 +157,7 @@ const attemptPull = (
           }),
           Effect.result
         )
-      if (Result.isSuccess(pulled)) return { _tag: "Pulled", imageId: pulled.success }
+      if (Result.isSuccess(pulled)) return { _tag: "Pulled", imageId: pulled.success, authenticated: auth !== undefined }
       if (pulled.failure._tag === "Unauthorized" && i < auths.length - 1) {
         yield* Effect.logDebug("registry refused a credential; trying the next").pipe(
           Effect.annotateLogs({ credential: `${i + 1} of ${auths.length}` })
@@ -201,7 +203,7 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
       attemptPull(task, context, timeout, onProgress)
     )
     .pipe(Effect.annotateLogs({ attempt }))
-  if (result._tag === "Pulled") return { _tag: "Pulled", imageId: result.imageId, attempt }
+  if (result._tag === "Pulled") return { _tag: "Pulled", imageId: result.imageId, attempt, authenticated: result.authenticated }
   const described = describePullError(result.error, timeout)
   return yield* new AttemptFailed({
     attempt,
@@ -301,7 +303,7 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
       yield* Effect.logInfo("pulled image").pipe(Effect.annotateLogs({ imageId: outcome.imageId, attempts: outcome.attempt }))
       const digest = yield* resolvedDigest(task.reference, outcome.imageId)
       return yield* finish(
-        succeededStatus(task, startedAt, end, outcome.imageId, message, digest),
+        succeededStatus(task, startedAt, end, outcome.imageId, message, digest, outcome.authenticated),
         { result: "succeeded", reason: "pulled" },
         message
       )

@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util"
 import { Clock, Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
+import type { KubeletImageVerification } from "../api/kubeletImageVerification.ts"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { applyMergePatch, mergePatchBetween } from "../kube/mergePatch.ts"
@@ -31,6 +32,11 @@ export interface StatusReporter {
   readonly othersWrote: (status: unknown) => Effect.Effect<void>
   /** The tags present when the daemon first saw its NodeImage (for firstSyncStatus); set once, written with the next write. */
   readonly setInitial: (tags: ReadonlyArray<InitialTag>) => Effect.Effect<void>
+  /**
+   * The node's kubelet image verification as just read (kubeletConfig/): written at once if the
+   * stored status says otherwise, else nothing (it is read again every minute and rarely changes).
+   */
+  readonly setVerification: (verification: KubeletImageVerification) => Effect.Effect<void>
 }
 
 const statusKey = "status"
@@ -73,6 +79,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   /** When each pull whose Pulling is not yet written started: its progress waits for the start delay too. */
   const unwrittenStarts = new Map<string, number>()
   let initial: ReadonlyArray<InitialTag> | undefined
+  let verification: KubeletImageVerification | undefined
   let lastWriteAt = Number.NEGATIVE_INFINITY
   /** The status as this daemon last left it (its last write's answer): a version carrying it is no news. */
   let shown: unknown
@@ -125,7 +132,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       if (Result.isFailure(spec)) return
       const stored = (current["status"] ?? {}) as Parameters<typeof desiredNodeStatus>[0]["stored"] & object
       const now = yield* Clock.currentTimeMillis
-      const diff = mergePatchBetween(stored, desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now }))
+      const diff = mergePatchBetween(stored, desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now, verification }))
       if (diff === undefined) {
         shown = stored
         return
@@ -194,6 +201,11 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
     setInitial: (tags) =>
       Effect.sync(() => {
         initial ??= tags
+      }),
+    setVerification: (next) =>
+      Effect.suspend(() => {
+        verification = next
+        return schedule(true)
       })
   }
 })

@@ -24,7 +24,8 @@ export const succeededStatus = (
   completedAt: number,
   imageID: string,
   message: string,
-  digest: string | undefined
+  digest: string | undefined,
+  authenticated = false
 ): ImageTagStatus => ({
   ...base(task, startedAt),
   phase: "Succeeded",
@@ -32,6 +33,7 @@ export const succeededStatus = (
   completionTime: rfc3339(completedAt),
   imageID,
   ...(digest === undefined ? {} : { digest }),
+  ...(authenticated ? { authenticated } : {}),
   message
 })
 

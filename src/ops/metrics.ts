@@ -1,6 +1,7 @@
 import { Context, Effect, Layer } from "effect"
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client"
 import type { CriError } from "../cri/errors.ts"
+import { type NodeVerificationPolicy, nodeVerificationPolicies } from "../api/kubeletImageVerification.ts"
 
 export type ReconcileResult = "success" | "error" | "requeue"
 export type ApiVerb = "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
@@ -112,6 +113,8 @@ export class Metrics extends Context.Service<
     readonly setPullWorkers: (counts: Readonly<Record<PullWorkerState, number>>) => Effect.Effect<void>
     /** One run of a credential provider's plugin (src/cri/credentialProvider/), by how it ended. */
     readonly recordCredentialProviderRun: (provider: string, result: ProviderRunResult) => Effect.Effect<void>
+    /** The node's imagePullCredentialsVerificationPolicy as its kubelet configuration says: 1 for it, 0 for the others. */
+    readonly setImageVerificationPolicy: (policy: NodeVerificationPolicy) => Effect.Effect<void>
     /** The image filesystems as just read; none when their room cannot be told (image_fs_unknown 1). */
     readonly setImageFs: (filesystems: ReadonlyArray<ImageFsFigures>) => Effect.Effect<void>
     /**
@@ -279,6 +282,14 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     registers
   })
 
+  // No series before the daemon read the kubelet's configuration (the controller never does).
+  const imageVerificationPolicy = new Gauge({
+    name: "preheat_node_image_verification_policy",
+    help: "1 for this node's kubelet imagePullCredentialsVerificationPolicy (KEP-2535) as its configuration file says, 0 for the others: NeverVerify, NeverVerifyPreloadedImages, NeverVerifyAllowlistedImages, AlwaysVerify, Disabled (feature gate KubeletEnsureSecretPulledImages off), Unknown (no readable configuration).",
+    labelNames: ["policy"] as const,
+    registers
+  })
+
   // Series with a known label set start at 0, so a scrape shows them before the first change.
   for (const phase of jobPhases) jobs.set({ phase }, 0)
   for (const state of workerStates) pullWorkers.set({ state }, 0)
@@ -339,6 +350,10 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
         for (const state of workerStates) pullWorkers.set({ state }, counts[state])
       }),
     recordCredentialProviderRun: (provider, result) => Effect.sync(() => providerRuns.inc({ provider, result })),
+    setImageVerificationPolicy: (current) =>
+      Effect.sync(() => {
+        for (const policy of nodeVerificationPolicies) imageVerificationPolicy.set({ policy }, policy === current ? 1 : 0)
+      }),
     setImageFs: (filesystems) =>
       Effect.sync(() => {
         imageFsFree.reset()

@@ -4,13 +4,14 @@ import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
 import { digestMismatch, type ImagePullJob } from "../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
+import { nodeVerificationPolicies, preloadedVerdict } from "../api/kubeletImageVerification.ts"
 import type { Condition } from "../api/meta.ts"
 import type { NodeImage } from "../api/nodeImage.ts"
 import { ownTagStatus } from "../api/ownTag.ts"
 import { resolveParallelism } from "../api/parallelism.ts"
 import type { Parallelism } from "../api/jobTemplate.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
-import type { JobPhase, JobView, NodeRow, StatusModel } from "./model.ts"
+import type { JobPhase, JobView, NodeRow, PreloadedNodes, StatusModel } from "./model.ts"
 import { warmingNodes } from "./warmingNodes.ts"
 
 export interface StatusObjects {
@@ -105,6 +106,64 @@ const nodeRows = (job: ImagePullJob, nodes: ReadonlyArray<NodeImage>): ReadonlyA
   return rows.sort((a, b) => (a.phase === b.phase ? a.node.localeCompare(b.node) : a.phase === "Pulling" ? -1 : 1))
 }
 
+/** The nodes named for each case of the kubelet's verification; the rest are counted. */
+const preloadedExamples = 5
+
+type Group = { nodes: number; examples: Array<{ node: string; why: string }> }
+
+const addTo = (group: Group | undefined, node: string, why: string): Group => {
+  const g = group ?? { nodes: 0, examples: [] }
+  g.nodes++
+  if (g.examples.length < preloadedExamples) g.examples.push({ node, why })
+  return g
+}
+
+/**
+ * What the kubelets of the nodes that have the job's image do with it (api/kubeletImageVerification.ts,
+ * as the controller's Preloaded* conditions judge it): the nodes where any pod can start it without
+ * credentials, shown for an image that needs them; those where pods check theirs with the registry at start.
+ */
+const preloadedNodes = (
+  job: ImagePullJob,
+  nodes: ReadonlyArray<NodeImage>
+): { readonly unverified?: PreloadedNodes; readonly reverified?: PreloadedNodes } => {
+  const uid = job.metadata.uid
+  const reference = parseImageReference(job.spec.image)
+  if (uid === undefined || Result.isFailure(reference)) return {}
+  const { name: image, tag } = toNodeImageTask(reference.success)
+  let unverified: Group | undefined
+  let reverified: Group | undefined
+  let authenticated = false
+  for (const node of nodes) {
+    const status = ownTagStatus(node, image, tag, uid)
+    if (status === null || status === undefined || status.phase !== "Succeeded") continue
+    if (status.authenticated === true) authenticated = true
+    const name = node.metadata.name ?? ""
+    const verdict = preloadedVerdict(node.status?.kubeletImageVerification, image)
+    if (verdict.access === "unverified") unverified = addTo(unverified, name, verdict.why)
+    else if (verdict.access === "reverified") reverified = addTo(reverified, name, verdict.why)
+  }
+  const needsCredentials = authenticated || (job.spec.pullSecrets ?? []).length > 0
+  return {
+    ...(unverified === undefined || !needsCredentials ? {} : { unverified }),
+    ...(reverified === undefined ? {} : { reverified })
+  }
+}
+
+/** Nodes by their kubelet's policy, in the order of api/kubeletImageVerification.ts; absent when no daemon reported one. */
+const policyCounts = (nodes: ReadonlyArray<NodeImage>): StatusModel["policies"] => {
+  const counts = new Map<string, number>()
+  for (const node of nodes) {
+    const policy = node.status?.kubeletImageVerification?.policy
+    if (policy !== undefined) counts.set(policy, (counts.get(policy) ?? 0) + 1)
+  }
+  if (counts.size === 0) return undefined
+  return nodeVerificationPolicies.flatMap((policy) => {
+    const n = counts.get(policy)
+    return n === undefined ? [] : [{ policy, nodes: n }]
+  })
+}
+
 const times = (status: (Lifecycle & { readonly startTime?: string }) | undefined) => {
   const startTime = millisOf(status?.startTime)
   const completionTime = millisOf(status?.completionTime)
@@ -140,7 +199,8 @@ const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobVi
     ...(status?.imageDigests === undefined ? {} : { digests: status.imageDigests }),
     ...(mismatch?.status === "True"
       ? { digestMismatch: mismatch.message ?? "the job's nodes resolved the image to different digests" }
-      : {})
+      : {}),
+    ...(phase === "invalid" ? {} : preloadedNodes(job, nodes))
   }
 }
 
@@ -184,6 +244,7 @@ const listJobView = (object: KubeObject): JobView => {
  */
 export const buildModel = (objects: StatusObjects): StatusModel => {
   const nodes = [...objects.nodeImages].flatMap((node) => (node === undefined ? [] : [node]))
+  const policies = policyCounts(nodes)
   const jobs = [...[...objects.imageListPullJobs].map(listJobView), ...[...objects.imagePullJobs].map((o) => pullJobView(o, nodes))]
     .filter((j) => j.namespace === objects.namespace)
     .filter((j) => objects.job === undefined || j.name === objects.job || j.parent === objects.job)
@@ -196,6 +257,7 @@ export const buildModel = (objects: StatusObjects): StatusModel => {
     namespace: objects.namespace,
     ...(objects.job === undefined ? {} : { job: objects.job }),
     jobs,
-    ...(objects.warming === undefined ? {} : { warming: warmingNodes(objects.warming.nodes, nodes, objects.warming.taintKey) })
+    ...(objects.warming === undefined ? {} : { warming: warmingNodes(objects.warming.nodes, nodes, objects.warming.taintKey) }),
+    ...(policies === undefined ? {} : { policies })
   }
 }

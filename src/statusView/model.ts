@@ -34,6 +34,19 @@ export interface JobView {
   readonly digests?: ReadonlyArray<{ readonly digest: string; readonly nodes: number }>
   /** The DigestMismatch condition's message while it is True: the tag moved during the job. */
   readonly digestMismatch?: string
+  /**
+   * Succeeded nodes whose kubelets let any pod start the image without credentials, for a job whose
+   * image needs them (pull secrets, or a pull that presented credentials): PreloadedImageUnverified.
+   */
+  readonly unverified?: PreloadedNodes
+  /** Succeeded nodes whose kubelets make a pod starting the image check its credentials with the registry: PreloadedImageReverified. */
+  readonly reverified?: PreloadedNodes
+}
+
+/** Nodes of one job in one of the cases above: how many, and the first few with their kubelet's policy. */
+export interface PreloadedNodes {
+  readonly nodes: number
+  readonly examples: ReadonlyArray<{ readonly node: string; readonly why: string }>
 }
 
 /** A tag a warming node has not pulled yet. */
@@ -60,4 +73,6 @@ export interface StatusModel {
   readonly jobs: ReadonlyArray<JobView>
   /** The nodes held by the startup taint (when the view watches Nodes). */
   readonly warming?: ReadonlyArray<WarmingNode>
+  /** Nodes by their kubelet's image verification policy, as their daemons read it (none reported: absent). */
+  readonly policies?: ReadonlyArray<{ readonly policy: string; readonly nodes: number }>
 }

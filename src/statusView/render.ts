@@ -1,8 +1,9 @@
+import { preloadedImageReverified, preloadedImageUnverified } from "../api/imagePullJob.ts"
 import { humanDuration } from "../kube/humanDuration.ts"
 import { estimateRemaining } from "./eta.ts"
 import { seg, toLine } from "./line.ts"
 import type { Segment, Style } from "./line.ts"
-import type { JobPhase, JobView, NodeRow, StatusModel, WarmingNode } from "./model.ts"
+import type { JobPhase, JobView, NodeRow, PreloadedNodes, StatusModel, WarmingNode } from "./model.ts"
 
 /** plain: for pipes and logs (ASCII, no colour); terminal: colours and a block bar. */
 export type RenderMode = "plain" | "terminal"
@@ -64,6 +65,39 @@ const digestLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => {
   return [[seg("  DigestMismatch", "yellow"), seg(`  ${counts}`)], [seg(`  ${mismatch}`, "yellow")]]
 }
 
+const nodesWord = (n: number) => `${n} ${n === 1 ? "node" : "nodes"}`
+
+/** `verb`: its singular and plural form, as the count takes it. */
+const preloadedLine = (label: string, verb: readonly [string, string], says: string, group: PreloadedNodes): ReadonlyArray<Segment> => {
+  const named = group.examples.map((e) => `${e.node} ${e.why}`).join(", ")
+  const more = group.nodes - group.examples.length
+  const counted = `${nodesWord(group.nodes)} ${group.nodes === 1 ? verb[0] : verb[1]} ${says}`
+  return [seg(`  ${label}`, "yellow"), seg(`  ${counted}: ${named}${more > 0 ? `, +${more} more` : ""}`)]
+}
+
+/** The nodes whose kubelets let any pod start the job's private image, or make pods check their credentials at start (KEP-2535). */
+const preloadedLines = (job: JobView): ReadonlyArray<ReadonlyArray<Segment>> => [
+  ...(job.unverified === undefined
+    ? []
+    : [preloadedLine(preloadedImageUnverified, ["lets", "let"], "any pod start it without credentials", job.unverified)]),
+  ...(job.reverified === undefined
+    ? []
+    : [
+        preloadedLine(
+          preloadedImageReverified,
+          ["makes", "make"],
+          "pods check their credentials with the registry at start",
+          job.reverified
+        )
+      ])
+]
+
+/** The nodes by their kubelet's image verification policy, as their daemons read it. */
+const policyLines = (policies: StatusModel["policies"]): ReadonlyArray<ReadonlyArray<Segment>> =>
+  policies === undefined
+    ? []
+    : [[], [seg("kubelet image verification", "bold"), seg(`  ${policies.map((p) => `${p.policy} ${nodesWord(p.nodes)}`).join(", ")}`)]]
+
 const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): ReadonlyArray<ReadonlyArray<Segment>> => {
   const barWidth = mode === "plain" ? 20 : Math.max(10, Math.min(40, width - 70))
   const lines: Array<ReadonlyArray<Segment>> = [
@@ -85,6 +119,7 @@ const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): R
   ]
   if (job.message !== "") lines.push([seg(`  ${job.message}`, job.phase === "invalid" ? "red" : "dim")])
   lines.push(...digestLines(job))
+  lines.push(...preloadedLines(job))
   const shown = job.nodes.slice(0, maxNodeRows)
   const nameWidth = Math.max(0, ...shown.map((r) => r.node.length))
   for (const row of shown) lines.push(nodeLine(row, nameWidth, now))
@@ -130,5 +165,6 @@ export const render = (model: StatusModel, now: number, width: number, mode: Ren
   }
   for (const job of model.jobs) body.push([], ...jobLines(job, now, width, mode))
   body.push(...warmingLines(model.warming ?? [], now))
+  body.push(...policyLines(model.policies))
   return [header, ...body].map((segments) => toLine(segments, width, mode === "terminal"))
 }

@@ -18,7 +18,7 @@ const layers = [
     prefixes: ["src/cli/", "src/main.ts", "src/daemonMain.ts", "src/seaMain.ts", "harness/cli/", "harness/commands.ts"]
   },
   { name: "compositions", rank: 4, prefixes: ["src/rollout/", "harness/cluster/", "harness/fleet/"] },
-  { name: "roles", rank: 3, prefixes: ["src/controller/", "src/daemon/", "src/statusView/"] },
+  { name: "roles", rank: 3, prefixes: ["src/controller/", "src/daemon/", "src/statusView/", "src/allowlist/"] },
   { name: "bodies", rank: 2, prefixes: ["layers/", "harness/layers/", "harness/apiserver/"] },
   { name: "services", rank: 1, prefixes: ["src/kube/", "src/cri/", "src/workqueue/", "src/ops/"] },
   { name: "model", rank: 0, prefixes: ["src/api/", "src/version.ts"] }

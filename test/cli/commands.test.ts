@@ -123,6 +123,17 @@ describe("preheat command line", () => {
     })
   })
 
+  it("daemon --help lists --kubelet-config with its default and --kubelet-config-dir; allowlist --help its jobs and -n", () => {
+    const daemon = preheat("daemon", "--help").stdout.replace(/\s+/g, " ")
+    expect(daemon).toContain("--kubelet-config string The kubelet's configuration file (its --config)")
+    expect(daemon).toContain("(default /var/lib/kubelet/config.yaml)")
+    expect(daemon).toContain("--kubelet-config-dir string")
+    const allowlist = preheat("allowlist", "--help")
+    expect(allowlist.code).toBe(0)
+    expect(allowlist.stdout).toContain("preheat allowlist [flags] [<job...>]")
+    expect(allowlist.stdout).toMatch(/--namespace, -n string/)
+  })
+
   it.each([
     [["bogus"], 'error: Unknown subcommand "bogus" for "preheat". See \'preheat --help\'.\n'],
     [["crds", "--nope"], "error: Unrecognized flag: --nope in command preheat crds. See 'preheat crds --help'.\n"],

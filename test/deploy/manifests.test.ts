@@ -247,7 +247,7 @@ describe("workloads", () => {
     expect(pdb[0]!.spec.minAvailable).toBeLessThan(workload.spec.replicas)
   })
 
-  it("daemon: NODE_NAME from spec.nodeName, host /var/run read-only at --host-run-dir, containerd's image store read-only under --host-root, all taints, priority class, rolling update", () => {
+  it("daemon: NODE_NAME from spec.nodeName, host /var/run read-only at --host-run-dir, containerd's image store and the kubelet's configuration read-only under --host-root, all taints, priority class, rolling update", () => {
     const workload = workloads.daemon
     const pod = workload.spec.template.spec
     const container = containerOf("daemon")
@@ -267,8 +267,16 @@ describe("workloads", () => {
     const store = (container.volumeMounts as Array<Obj>).find((m) => m.mountPath === `${hostRoot}/var/lib/containerd`)
     expect(store?.readOnly).toBe(true)
     expect((pod.volumes as Array<Obj>).find((v) => v.name === store!.name)?.hostPath?.path).toBe("/var/lib/containerd")
-    // No other hostPath: the daemon sees nothing of the host but the run dir and the image store.
-    expect((pod.volumes as Array<Obj>).filter((v) => v.hostPath !== undefined)).toHaveLength(2)
+    // The kubelet's configuration file (KEP-2535's policy), read-only where --kubelet-config names it under --host-root.
+    const kubeletConfig = flagValue("daemon", "kubelet-config")
+    const config = (container.volumeMounts as Array<Obj>).find((m) => m.mountPath === `${hostRoot}${kubeletConfig}`)
+    expect(config?.readOnly).toBe(true)
+    expect((pod.volumes as Array<Obj>).find((v) => v.name === config!.name)?.hostPath).toEqual({
+      path: kubeletConfig,
+      type: "FileOrCreate"
+    })
+    // No other hostPath: the daemon sees nothing of the host but the run dir, the image store and the kubelet's configuration.
+    expect((pod.volumes as Array<Obj>).filter((v) => v.hostPath !== undefined)).toHaveLength(3)
     expect(pod.tolerations).toEqual([{ operator: "Exists" }])
     expect(one("PriorityClass", pod.priorityClassName).value).toBeGreaterThan(0)
     expect(workload.spec.updateStrategy.type).toBe("RollingUpdate")

@@ -220,3 +220,68 @@ describe("buildModel: digests", () => {
     expect(model.jobs[0]?.digestMismatch).toBeUndefined()
   })
 })
+
+describe("buildModel: the nodes' kubelet image verification", () => {
+  /** A node that pulled the job's image, and what its daemon read of its kubelet's policy. */
+  const pulled = (name: string, verification: Record<string, unknown> | undefined, authenticated = false, uid = "uid-app") => {
+    const object = nodeImage(name, {
+      image: "ghcr.io/acme/app",
+      tag: "1",
+      ownerUid: uid,
+      status: { phase: "Succeeded", ...(authenticated ? { authenticated: true } : {}) }
+    })
+    const status = object["status"] as Record<string, unknown>
+    return { ...object, status: { ...status, ...(verification === undefined ? {} : { kubeletImageVerification: verification }) } }
+  }
+  const job = (pullSecrets?: ReadonlyArray<string>) => {
+    const object = pullJob("app", { image: "ghcr.io/acme/app:1", status: running })
+    const spec = object["spec"] as Record<string, unknown>
+    return { ...object, spec: { ...spec, ...(pullSecrets === undefined ? {} : { pullSecrets }) } }
+  }
+  const nodes = [
+    pulled("node-1", { policy: "NeverVerifyPreloadedImages" }, true),
+    pulled("node-2", { policy: "AlwaysVerify" }),
+    pulled("node-3", { policy: "NeverVerifyAllowlistedImages", allowlist: ["ghcr.io/acme/app"] }),
+    pulled("node-4", undefined),
+    pulled("node-5", { policy: "Unknown", message: "no kubelet configuration at /var/lib/kubelet/config.yaml" }),
+    // Another job's tag on a node that lets pods in: not this job's.
+    pulled("node-6", { policy: "NeverVerify" }, true, "uid-other")
+  ]
+
+  it("names, per job, the nodes that let any pod start an image pulled with credentials, and those that make pods check", () => {
+    const model = build({ imagePullJobs: [job()], nodeImages: nodes })
+    expect(model.jobs[0]?.unverified).toEqual({
+      nodes: 2,
+      examples: [
+        { node: "node-1", why: "NeverVerifyPreloadedImages" },
+        { node: "node-3", why: "NeverVerifyAllowlistedImages (allowlisted)" }
+      ]
+    })
+    expect(model.jobs[0]?.reverified).toEqual({ nodes: 1, examples: [{ node: "node-2", why: "AlwaysVerify" }] })
+    expect(model.policies).toEqual([
+      { policy: "NeverVerify", nodes: 1 },
+      { policy: "NeverVerifyPreloadedImages", nodes: 1 },
+      { policy: "NeverVerifyAllowlistedImages", nodes: 1 },
+      { policy: "AlwaysVerify", nodes: 1 },
+      { policy: "Unknown", nodes: 1 }
+    ])
+  })
+
+  it("an image that needs no credentials shows only where pods check theirs; pull secrets make it need them", () => {
+    const anonymous = nodes.map((n) => {
+      const status = n.status as { imageStatuses?: Record<string, { tags: Array<Record<string, unknown>> }> }
+      const tags = status.imageStatuses?.["ghcr.io/acme/app"]?.tags.map(({ authenticated: _, ...t }) => t) ?? []
+      return { ...n, status: { ...status, imageStatuses: { "ghcr.io/acme/app": { tags } } } }
+    })
+    const open = build({ imagePullJobs: [job()], nodeImages: anonymous })
+    expect(open.jobs[0]?.unverified).toBeUndefined()
+    expect(open.jobs[0]?.reverified?.nodes).toBe(1)
+    expect(build({ imagePullJobs: [job(["registry"])], nodeImages: anonymous }).jobs[0]?.unverified?.nodes).toBe(2)
+  })
+
+  it("no node reported a policy: nothing said", () => {
+    const model = build({ imagePullJobs: [job()], nodeImages: [pulled("node-1", undefined, true)] })
+    expect(model.policies).toBeUndefined()
+    expect(model.jobs[0]).not.toHaveProperty("unverified")
+  })
+})

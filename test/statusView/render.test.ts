@@ -125,3 +125,44 @@ describe("render: a list job's DigestMismatch", () => {
     expect(lines).toContain(`  ${digestMismatch}`)
   })
 })
+
+describe("render: the nodes' kubelet image verification", () => {
+  const job = goldenModel.jobs[0]!
+
+  it("shows the nodes of each case with their policy, then the nodes by policy", () => {
+    const model = {
+      ...goldenModel,
+      jobs: [
+        {
+          ...job,
+          unverified: {
+            nodes: 7,
+            examples: [
+              { node: "node-1", why: "NeverVerifyPreloadedImages" },
+              { node: "node-3", why: "NeverVerifyAllowlistedImages (allowlisted)" }
+            ]
+          },
+          reverified: { nodes: 1, examples: [{ node: "node-2", why: "AlwaysVerify" }] }
+        }
+      ],
+      policies: [
+        { policy: "NeverVerifyPreloadedImages", nodes: 6 },
+        { policy: "AlwaysVerify", nodes: 1 }
+      ]
+    }
+    const lines = render(model, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines).toContain(
+      "  PreloadedImageUnverified  7 nodes let any pod start it without credentials: node-1 NeverVerifyPreloadedImages, " +
+        "node-3 NeverVerifyAllowlistedImages (allowlisted), +5 more"
+    )
+    expect(lines).toContain(
+      "  PreloadedImageReverified  1 node makes pods check their credentials with the registry at start: node-2 AlwaysVerify"
+    )
+    expect(lines.at(-1)).toBe("kubelet image verification  NeverVerifyPreloadedImages 6 nodes, AlwaysVerify 1 node")
+  })
+
+  it("says nothing of it when no daemon reported a policy", () => {
+    const lines = render(goldenModel, t0, Number.POSITIVE_INFINITY, "plain")
+    expect(lines.some((l) => l.includes("kubelet") || l.includes("Preloaded"))).toBe(false)
+  })
+})

@@ -31,6 +31,8 @@ export interface SimulatedDaemonOptions {
   readonly silent?: (node: string) => boolean
   /** The manifest digest a pull resolves to, asked when it starts (a tag can move meanwhile); none by default. */
   readonly digest?: (node: string, image: string, tag: string) => string | undefined
+  /** Whether a pull that succeeds presented credentials the registry took (the tag status's `authenticated`); no by default. */
+  readonly authenticated?: (node: string, image: string, tag: string) => boolean
   /**
    * A pull's Pulling is written only once it has run this long, and not when it ended by then, as
    * the real daemon's pullingWriteDelay (daemon/options.ts); 0 (the default) writes it at once,
@@ -132,7 +134,13 @@ export const simulateDaemons = Effect.fnUntraced(function* (
         progress: failed === undefined ? 100 : 0,
         startTime: rfc3339(start),
         completionTime: rfc3339(end),
-        ...(failed === undefined ? { imageID: `sha256:${image}-${tag}`, ...(digest === undefined ? {} : { digest }) } : { message: failed })
+        ...(failed === undefined
+          ? {
+              imageID: `sha256:${image}-${tag}`,
+              ...(digest === undefined ? {} : { digest }),
+              ...(options.authenticated?.(node, image, tag) === true ? { authenticated: true } : {})
+            }
+          : { message: failed })
       })
       inFlight.delete(id)
     })

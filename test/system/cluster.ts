@@ -12,9 +12,13 @@ import { parse } from "yaml"
 
 const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
 const deno = resolve(import.meta.dirname, "../../node_modules/.bin/deno")
+const executable = resolve(import.meta.dirname, "../../dist/preheat")
 
-/** Which runtime runs a process of the bundle: Node 24, or Deno (a first-class runtime, issue 6). */
-export type Runtime = "node" | "deno"
+/**
+ * Which runtime runs a process of the bundle: Node 24, or Deno (a first-class runtime, issue 6);
+ * or the single executable (`npm run build:bin`), which carries Node and the bundles.
+ */
+export type Runtime = "node" | "deno" | "executable"
 const kubectlBinary = process.env["KUBECTL"] ?? "/usr/bin/kubectl"
 
 export interface Process {
@@ -125,11 +129,12 @@ export class Cluster {
     }
   }
 
-  /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH). */
+  /** Runs `preheat ARGS` from the bundle under this Node (24, from the npm scripts' PATH), or as `runtime` says. */
   spawn(name: string, args: ReadonlyArray<string>, env: Record<string, string> = {}, runtime: Runtime = "node"): Process {
     const logFile = join(this.dir, `${name}.log`)
     const log = createWriteStream(logFile, { flags: "a" })
-    const [file, prefix] = runtime === "deno" ? [deno, ["run", "-A", bundle]] : [process.execPath, [bundle]]
+    const [file, prefix] =
+      runtime === "deno" ? [deno, ["run", "-A", bundle]] : runtime === "executable" ? [executable, []] : [process.execPath, [bundle]]
     const child = spawn(file, [...prefix, ...args], {
       env: { ...process.env, DENO_NO_UPDATE_CHECK: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"]

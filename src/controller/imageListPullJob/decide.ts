@@ -9,6 +9,7 @@ import type { ObjectEvent } from "../../kube/events.ts"
 import { jitterSeconds } from "../jitter.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { listDigestVerdict } from "./digestMismatches.ts"
+import { listPreloadedVerdicts } from "./listPreloaded.ts"
 import { canonical } from "../workload/template.ts"
 import { rfc3339 } from "../../api/time.ts"
 
@@ -145,6 +146,9 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
   const digests = listDigestVerdict(previous?.conditions, kept)
   if (digests.condition !== undefined) conditions = setCondition(conditions, digests.condition, nowIso)
   if (digests.event !== undefined) events.push(digests.event)
+  const preloaded = listPreloadedVerdicts(previous?.conditions, kept)
+  for (const condition of preloaded.conditions) conditions = setCondition(conditions, condition, nowIso)
+  events.push(...preloaded.events)
   if (done) conditions = setCondition(conditions, { type: "Complete", status: "True", reason: "Completed" }, nowIso)
   const status: ImageListPullJobStatus = {
     startTime: previous?.startTime ?? nowIso,

@@ -9,6 +9,8 @@ import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.t
 import type { JobTask } from "./nodeTask.ts"
 import { digestVerdict } from "./digestCondition.ts"
 import { DigestTally, type DigestNodes, imageDigestsOf } from "./digestTally.ts"
+import { preloadedVerdicts } from "./preloadedConditions.ts"
+import { noPreloaded, type PreloadedSummary, PreloadedTally } from "./preloadedTally.ts"
 import { pullSecretVerdict } from "./pullSecretCondition.ts"
 import type { UnusablePullSecret } from "./pullSecretCondition.ts"
 import { fullNote, hasRoomFor } from "./nodeRoom.ts"
@@ -83,6 +85,8 @@ export interface TargetTally {
   readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
   /** The digests the succeeded targets resolved the image to (those that reported one). */
   readonly digests: ReadonlyArray<DigestNodes>
+  /** What the succeeded targets' kubelets do with the image, which they did not pull (KEP-2535). */
+  readonly preloaded: PreloadedSummary
   /**
    * Up to `limit` targets without the job's tag yet that `fits` accepts, in target order, and the
    * names of those it refused on the way.
@@ -123,6 +127,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
   let active = 0
   let succeeded = 0
   const digests = new DigestTally()
+  const preloaded = new PreloadedTally()
   let throttleReports = 0
   for (const [i, node] of targets.entries()) {
     const name = node.metadata.name ?? ""
@@ -140,6 +145,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     } else if (state.phase === "succeeded") {
       succeeded++
       if (state.digest !== undefined) digests.add(state.digest, i)
+      preloaded.add(i, state.preloaded, state.authenticated)
     } else failed.push({ node: name, message: state.message })
   }
   const names = new Set(targets.map((n) => n.metadata.name ?? ""))
@@ -150,6 +156,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
     throttleReports,
     failed,
     digests: digests.summary((i) => targets[i]?.metadata.name ?? ""),
+    preloaded: preloaded.summary((i) => targets[i]?.metadata.name ?? ""),
     waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
     synced: () => synced,
     unfinished: () => unfinished,
@@ -236,6 +243,7 @@ export const decideFromTally = ({
   const failedNodes = repull ? [] : tally.failed
   const succeeded = repull ? 0 : tally.succeeded
   const digests = repull ? [] : tally.digests
+  const preloaded = repull ? noPreloaded : tally.preloaded
   let active = repull ? 0 : tally.active
   if (repull) {
     // The job lets go of every node's tag: each is written again, within parallelism, with a new
@@ -335,6 +343,9 @@ export const decideFromTally = ({
   const digestCheck = digestVerdict(quoteBounded(spec.image), previous?.conditions, previous?.imageDigests, digests)
   if (digestCheck.condition !== undefined) conditions = setCondition(conditions, digestCheck.condition, nowIso)
   if (digestCheck.event !== undefined) events.push(digestCheck.event)
+  const access = preloadedVerdicts(quoteBounded(spec.image), previous?.conditions, (spec.pullSecrets ?? []).length > 0, preloaded)
+  for (const condition of access.conditions) conditions = setCondition(conditions, condition, nowIso)
+  events.push(...access.events)
   if (finished) {
     const reason = pastDeadline ? "DeadlineExceeded" : "Completed"
     conditions = setCondition(conditions, { type: "Complete", status: "True", reason, message }, nowIso)

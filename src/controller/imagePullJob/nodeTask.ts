@@ -1,4 +1,5 @@
 import type { SandboxConfig } from "../../api/jobTemplate.ts"
+import { type PreloadedVerdict, preloadedVerdict } from "../../api/kubeletImageVerification.ts"
 import type { ObjectReference } from "../../api/meta.ts"
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject, TagPullPolicy } from "../../api/nodeImage.ts"
 import { owns, ownTagStatus } from "../../api/ownTag.ts"
@@ -18,7 +19,16 @@ export type NodeState =
   | { readonly phase: "notSynced" }
   /** `throttled`: the message of a throttled attempt waiting for its retry (each retry writes a new one). */
   | { readonly phase: "active"; readonly throttled?: string }
-  | { readonly phase: "succeeded"; readonly digest: string | undefined }
+  /**
+   * `preloaded`: what the node's kubelet does with the image, which it did not pull itself (its
+   * policy, kubeletImageVerification); `authenticated`: the pull presented credentials.
+   */
+  | {
+      readonly phase: "succeeded"
+      readonly digest: string | undefined
+      readonly preloaded: PreloadedVerdict
+      readonly authenticated: boolean
+    }
   | { readonly phase: "failed"; readonly message: string }
 
 /**
@@ -30,7 +40,12 @@ export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
   if (status === null) return { phase: "notSynced" }
   switch (status?.phase) {
     case "Succeeded":
-      return { phase: "succeeded", digest: status.digest }
+      return {
+        phase: "succeeded",
+        digest: status.digest,
+        preloaded: preloadedVerdict(node.status?.kubeletImageVerification, task.image),
+        authenticated: status.authenticated === true
+      }
     case "Failed":
       return { phase: "failed", message: status.message ?? "failed" }
     default:

@@ -1,6 +1,7 @@
 import type { NodeImage } from "../../api/nodeImage.ts"
 import { takeWaiting } from "./decide.ts"
 import { DigestTally } from "./digestTally.ts"
+import { PreloadedTally } from "./preloadedTally.ts"
 import type { TargetTally } from "./decide.ts"
 import { nodeState } from "./nodeTask.ts"
 import type { JobTask, NodeState } from "./nodeTask.ts"
@@ -23,6 +24,7 @@ export class JobProgress {
   private readonly failures = new Map<number, string>()
   private readonly dirty = new Set<number>()
   private readonly digests = new DigestTally()
+  private readonly preloaded = new PreloadedTally()
   private active = 0
   private succeeded = 0
   /** Throttled reports seen: a node's new throttled status counts once (nodeState's `throttled` message differs per retry). */
@@ -87,6 +89,7 @@ export class JobProgress {
       throttleReports: this.throttleReports,
       failed,
       digests: this.digests.summary((i) => this.names[i]!),
+      preloaded: this.preloaded.summary((i) => this.names[i]!),
       waiting: (limit, fits) => takeWaiting(this.waiting(lookup), limit, fits),
       synced: () => this.collect((s) => s !== "missing" && s.phase !== "notSynced", lookup),
       unfinished: () =>
@@ -137,6 +140,8 @@ export class JobProgress {
     else if (s.phase === "active") this.active += delta
     else if (s.phase === "succeeded") {
       this.succeeded += delta
+      if (delta === 1) this.preloaded.add(i, s.preloaded, s.authenticated)
+      else this.preloaded.remove(i, s.preloaded, s.authenticated)
       if (s.digest === undefined) return
       if (delta === 1) this.digests.add(s.digest, i)
       else this.digests.remove(s.digest, i)
