@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest"
 import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
 import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
-import { jobForItself, jobsForCopy, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } from "../../src/controller/imagePullJob/watches.ts"
+import {
+  jobForItself,
+  jobsForCopy,
+  jobsForNodeImage,
+  jobsForPod,
+  jobsReferencingSecrets
+} from "../../src/controller/imagePullJob/watches.ts"
 import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
 import { nodeWarmingWatches } from "../../src/controller/nodeWarming/watches.ts"
 import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
