@@ -138,7 +138,7 @@ export const makeTransport = Effect.fnUntraced(function* (
   const tokenFile = tokenPath === undefined ? undefined : yield* makeTokenFile(tokenPath)
   const base = withoutTokenFileProvider(hasExecSection(config.getCurrentUser()) ? withoutExecPlugin(config) : config)
   const dispatcher = yield* sharedDispatcher(base, server)
-  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher)
+  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher, options.requestTimeout)
   const library = new IsomorphicFetchHttpLibrary()
   // Watches authenticate from client-node's Watch, outside any fiber: they run the cache's effects with these services (its clock).
   const runPromise = Effect.runPromiseWith(yield* Effect.context<never>())
