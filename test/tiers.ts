@@ -40,6 +40,7 @@ export const slowTests: ReadonlyArray<string> = [
   "test/layers/kube/live/liveAccess.test.ts",
   "test/layers/kube/live/liveRetries.test.ts",
   "test/layers/kube/live/tlsErrors.test.ts",
+  "test/layers/kube/live/tokenFile.test.ts",
   "test/layers/kube/live/undiciOverNodeHttp.test.ts",
   "test/ops/server.test.ts",
   "test/rollout/rolloutCommand.test.ts",

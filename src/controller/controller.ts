@@ -125,7 +125,7 @@ const buildController = Effect.fnUntraced(function* (
     // The whole namespace, not preheat's label only: copies OpenKruise's controller left there carry the
     // source secret's labels (none of theirs), and are found by annotation (pullSecrets/copies.ts isCopy).
     watcher(resources.secret, { namespace: settings.secretNamespace }),
-    wake(secrets.secretCopies)
+    wake([...secrets.secretCopies, ...pulls.secretCopies])
   )
   yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], jobBookkeeping.pods))
   yield* reflect(stores.deployments, watcher(resources.deployment, {}), wake(workloads.deployments))

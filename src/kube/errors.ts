@@ -83,9 +83,9 @@ export type ConnectionProblem =
       readonly code: string
     }
   | {
-      /** The kubeconfig's exec plugin gave no credential, so no request could be sent. */
+      /** The kubeconfig's exec plugin gave no credential, or its token file was never read, so no request could be sent. */
       readonly _tag: "NoCredential"
-      /** What the plugin did, naming its command and installHint; never its output. */
+      /** What the plugin did, naming its command and installHint (never its output), or why the token file cannot be read. */
       readonly reason: string
     }
 

@@ -3,7 +3,13 @@ import { describe, expect, it } from "vitest"
 import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
 import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
-import { jobForItself, jobsForNodeImage, jobsForPod, jobsReferencingSecrets } from "../../src/controller/imagePullJob/watches.ts"
+import {
+  jobForItself,
+  jobsForCopy,
+  jobsForNodeImage,
+  jobsForPod,
+  jobsReferencingSecrets
+} from "../../src/controller/imagePullJob/watches.ts"
 import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
 import { nodeWarmingWatches } from "../../src/controller/nodeWarming/watches.ts"
 import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
@@ -254,6 +260,31 @@ describe("other changes wake", () => {
   it("the jobs naming a source secret that changed", () => {
     const stores = withJobs(job("a", { pullSecrets: ["reg"] }), job("b", { pullSecrets: ["other"] }), job("c", {}))
     expect(jobsReferencingSecrets(new Set(["default/reg"]), stores.jobs)).toEqual(["default/a"])
+  })
+
+  it("the jobs naming a copy's source when its data comes or changes, not for its bookkeeping or its going", () => {
+    const stores = withJobs(job("a", { pullSecrets: ["reg"] }), job("b", { pullSecrets: ["other"] }))
+    const copy = (version: number, user: string, jobs: string): KubeObject => ({
+      kind: "Secret",
+      metadata: {
+        name: "default.reg",
+        namespace: "preheat-daemon-config",
+        resourceVersion: String(version),
+        annotations: { "imagepulljobs.kruise.io/source-key": "default/reg", "imagepulljobs.kruise.io/references": jobs }
+      },
+      data: { ".dockerconfigjson": user }
+    })
+    const [created, referenced, rotated, gone] = changesOf(
+      stores.secretCopies,
+      copy(1, "u1", "default/a"),
+      copy(2, "u1", "default/a,default/c"),
+      copy(3, "u2", "default/a,default/c"),
+      "preheat-daemon-config/default.reg"
+    )
+    expect(jobsForCopy(created!, stores.jobs)).toEqual(["default/a"])
+    expect(jobsForCopy(referenced!, stores.jobs)).toEqual([])
+    expect(jobsForCopy(rotated!, stores.jobs)).toEqual(["default/a"])
+    expect(jobsForCopy(gone!, stores.jobs)).toEqual([])
   })
 
   it("for a pod, the jobs of its namespace whose pod selector matches it, only when it moved", () => {

@@ -378,6 +378,9 @@ export class AuthFront {
       { host: this.upstream.hostname, port: this.upstream.port, method: request.method, path: request.url, headers },
       (answer) => {
         response.writeHead(answer.statusCode ?? 502, answer.headers)
+        // At once, as kube-apiserver begins a watch's answer (WriteHeader, then Flush) before any
+        // event: node:http would hold the head back until the first byte of the body.
+        response.flushHeaders()
         answer.pipe(response)
       }
     )

@@ -1,6 +1,6 @@
 import { Clock, Effect, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
-import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
+import type { ImageTagStatus, ReferenceObject } from "../../src/api/nodeImage.ts"
 import { statusCounters } from "../../src/api/nodeImageCounters.ts"
 import { nodeImageView } from "../../src/controller/nodeImage/view.ts"
 import { nodeImageSpecs } from "../../src/daemon/nodeImageSpec.ts"
@@ -27,6 +27,12 @@ export interface SimulatedDaemonOptions {
    */
   readonly throttled?: (node: string, image: string, attempt: number) => boolean
   readonly throttleBackoffMs?: number
+  /**
+   * A registry that checks credentials: given the image and the pull secrets its entry names, as
+   * read from the API server when the pull ends (the real daemon reads them at each attempt), a
+   * message fails the pull.
+   */
+  readonly refusesCredentials?: (image: string, secrets: ReadonlyArray<KubeObject>) => string | undefined
   /** Nodes whose daemon never answers. */
   readonly silent?: (node: string) => boolean
   /** The manifest digest a pull resolves to, asked when it starts (a tag can move meanwhile); none by default. */
@@ -103,7 +109,16 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       )
     })
 
-  const pull = (node: string, image: string, tag: string, version: number, id: string) =>
+  /** The pull secrets an entry names, as the API server has them now (those it has). */
+  const secretsOf = (refs: ReadonlyArray<ReferenceObject>) =>
+    Effect.forEach(refs, (ref) =>
+      api.get(resources.secret, { namespace: ref.namespace ?? "", name: ref.name ?? "" }).pipe(
+        Effect.map((secret) => [secret]),
+        Effect.orElseSucceed((): Array<KubeObject> => [])
+      )
+    ).pipe(Effect.map((found) => found.flat()))
+
+  const pull = (node: string, image: string, tag: string, version: number, id: string, pullSecrets: ReadonlyArray<ReferenceObject>) =>
     Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const digest = options.digest?.(node, image, tag)
@@ -125,7 +140,9 @@ export const simulateDaemons = Effect.fnUntraced(function* (
         const key = `${node}/${image}:${tag}`
         pulls.set(key, (pulls.get(key) ?? 0) + 1)
       }
-      const failed = options.failure?.(node, image, tag)
+      const refused =
+        options.refusesCredentials === undefined ? undefined : options.refusesCredentials(image, yield* secretsOf(pullSecrets))
+      const failed = options.failure?.(node, image, tag) ?? refused
       ended = true
       yield* report(node, image, {
         tag,
@@ -175,7 +192,9 @@ export const simulateDaemons = Effect.fnUntraced(function* (
         inFlight.set(id, image)
         const why = view.success.unreadable.get(tagKey(image, spec.tag))
         const work =
-          why === undefined ? pull(node, image, spec.tag, spec.version, id) : refuse(node, image, spec.tag, spec.version, id, why)
+          why === undefined
+            ? pull(node, image, spec.tag, spec.version, id, entry.pullSecrets ?? [])
+            : refuse(node, image, spec.tag, spec.version, id, why)
         effects.push(Effect.forkIn(work, scope))
       }
     }

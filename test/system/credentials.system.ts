@@ -322,10 +322,11 @@ describe("client certificates from an exec plugin", () => {
       expect(plugins.runs(who)).toHaveLength(2)
     }
     for (const running of [controller, daemon]) expect(warnings(running.process, /401|Unauthorized/)).toEqual([])
-    // The daemon's old connections end: its watches resume on the new certificate's pool.
+    // The old connections end, the controller's on Deno as the daemon's on Node: their watches
+    // resume on the new certificate's pool.
     await eventually(
-      "no connection of the daemon left with its old certificate",
-      async () => (front.openConnections(first["node-cert"]!.fingerprint) === 0 ? true : undefined),
+      "no connection of the controller or the daemon left with its old certificate",
+      async () => (clients.every((who) => front.openConnections(first[who]!.fingerprint) === 0) ? true : undefined),
       30_000,
       500
     )

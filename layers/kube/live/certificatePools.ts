@@ -2,12 +2,12 @@
 // connection when the certificate changes; here new requests get a pool carrying the new one and
 // the old pool is closed gracefully: requests under way on it finish there, and watches on it are
 // told to end cleanly, to be resumed at once on the new pool (a watch may otherwise hold the old
-// certificate's connection for ten minutes). Requests are given one stable object that hands each
+// certificate's connection for ten minutes); what is left on it after the request timeout is cut. Requests are given one stable object that hands each
 // dispatch to the latest pool, so a request authenticated just before a rotation never lands on a
 // pool already closing.
 import { RequestContext } from "@kubernetes/client-node"
 import type { KubeConfig } from "@kubernetes/client-node"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import type { ExecCredential } from "./execCredentials/execCredential.ts"
 import { withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
@@ -38,8 +38,22 @@ const buildPool = async (config: KubeConfig, server: string, cert: string, key: 
   return dispatcher
 }
 
-const closeGracefully = (dispatcher: Dispatcher): void => {
-  dispatcher.close().catch(() => undefined)
+/**
+ * Closes a retired pool once its requests are done, and at the latest after `deadline`: by then
+ * every request under way on it was abandoned (the request timeout), so what still holds a
+ * connection is a watch whose answer never began. client-node's Watch hands out its abort only
+ * once the answer begins, so such a watch (ended and resumed on the new pool already) would keep
+ * the old certificate's connection until its first event or its idle timeout, minutes later. The
+ * bundles' pools (undiciOverNodeHttp.ts) cut it; undici's own Agent, which the sources run on,
+ * lets go of its connections once closing, so there it stays as before.
+ */
+const closeWithin = (dispatcher: Dispatcher, deadline: Duration.Duration): void => {
+  const timer = setTimeout(() => void dispatcher.destroy().catch(() => undefined), Duration.toMillis(deadline))
+  timer.unref?.()
+  dispatcher.close().then(
+    () => clearTimeout(timer),
+    () => clearTimeout(timer)
+  )
 }
 
 /**
@@ -50,7 +64,8 @@ const closeGracefully = (dispatcher: Dispatcher): void => {
 export const makeCertificatePools = (
   config: KubeConfig,
   server: string,
-  shared: Dispatcher | undefined
+  shared: Dispatcher | undefined,
+  requestTimeout: Duration.Duration
 ): Effect.Effect<CertificatePools, never, Scope.Scope> =>
   Effect.gen(function* () {
     let latest: Dispatcher | undefined
@@ -74,7 +89,7 @@ export const makeCertificatePools = (
           watcher.end()
         }
       }
-      closeGracefully(dispatcher)
+      closeWithin(dispatcher, requestTimeout)
     }
 
     yield* Effect.addFinalizer(() =>

@@ -5,7 +5,7 @@
 import { existsSync, readFileSync } from "node:fs"
 import { homedir } from "node:os"
 import { delimiter, dirname, isAbsolute, join, resolve, sep } from "node:path"
-import { type Cluster, KubeConfig } from "@kubernetes/client-node"
+import { type Cluster, KubeConfig, type User } from "@kubernetes/client-node"
 import { Data, Effect, Predicate } from "effect"
 import { parse as parseYaml } from "yaml"
 
@@ -35,11 +35,7 @@ type ClusterWithExtension = Cluster & { readonly [execExtension]?: unknown }
 /** The cluster's exec extension, when it came from a kubeconfig file read by loadKubeConfig. */
 export const execExtensionOf = (cluster: Cluster): unknown => (cluster as ClusterWithExtension)[execExtension]
 
-const rememberExecExtensions = (config: KubeConfig, path: string): void => {
-  const text = readFileSync(path, "utf8")
-  if (!text.includes(execExtensionName)) return
-  // The yaml package, not client-node's loadYaml: that one brings its generated API into the bundles.
-  const document: unknown = parseYaml(text)
+const rememberExecExtensions = (config: KubeConfig, document: unknown): void => {
   const clusters = Predicate.isObject(document) ? document["clusters"] : undefined
   const found = new Map<string, unknown>()
   for (const entry of Array.isArray(clusters) ? clusters : []) {
@@ -68,11 +64,51 @@ const resolveExecCommands = (config: KubeConfig, directory: string): void => {
   })
 }
 
+// A user's `tokenFile` (client-go's AuthInfo.TokenFile), which client-node does not read: it knows
+// only a `token-file` key no other client writes. Kept on the user object itself, resolved against
+// the kubeconfig's folder as client-go resolves it; an inline `token` takes precedence, as
+// client-go documents.
+const tokenFileKey = Symbol("kubeconfig tokenFile")
+type UserWithTokenFile = User & { readonly [tokenFileKey]?: string | undefined }
+
+/**
+ * The file the user's bearer token is read from (tokenFile.ts): a kubeconfig's `tokenFile`, or the
+ * service account's token of client-node's in-cluster user (a `tokenFile` auth provider).
+ */
+export const tokenFileOf = (user: User | null): string | undefined => {
+  if (user === null || user.token) return undefined
+  const fromKubeconfig = (user as UserWithTokenFile)[tokenFileKey]
+  if (fromKubeconfig !== undefined) return fromKubeconfig
+  const path: unknown = user.authProvider?.name === "tokenFile" ? user.authProvider.config?.["tokenFile"] : undefined
+  return typeof path === "string" && path !== "" ? path : undefined
+}
+
+const rememberTokenFiles = (config: KubeConfig, document: unknown, directory: string): void => {
+  const users = Predicate.isObject(document) ? document["users"] : undefined
+  const found = new Map<string, string>()
+  for (const entry of Array.isArray(users) ? users : []) {
+    const fields = Predicate.isObject(entry) ? entry["user"] : undefined
+    const tokenFile = Predicate.isObject(fields) ? fields["tokenFile"] : undefined
+    if (Predicate.isObject(entry) && typeof entry["name"] === "string" && typeof tokenFile === "string" && tokenFile !== "") {
+      found.set(entry["name"], resolve(directory, tokenFile))
+    }
+  }
+  config.users = config.users.map(
+    (user): UserWithTokenFile => (found.has(user.name) ? { ...user, [tokenFileKey]: found.get(user.name) } : user)
+  )
+}
+
 const fromFile = (path: string): KubeConfig => {
   const config = new KubeConfig()
   config.loadFromFile(path)
   resolveExecCommands(config, dirname(path))
-  rememberExecExtensions(config, path)
+  const text = readFileSync(path, "utf8")
+  if (text.includes(execExtensionName) || text.includes("tokenFile")) {
+    // The yaml package, not client-node's loadYaml: that one brings its generated API into the bundles.
+    const document: unknown = parseYaml(text)
+    rememberExecExtensions(config, document)
+    rememberTokenFiles(config, document, dirname(path))
+  }
   return config
 }
 

@@ -15,6 +15,7 @@ import {
 import type { ConnectionProblem, KubeError } from "../../../src/kube/errors.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
 import { ExecPluginError } from "./execCredentials/runPlugin.ts"
+import { TokenFileError } from "./tokenFile.ts"
 import { redact } from "./redact.ts"
 import { explainTls, tlsProblemOf } from "./tlsErrors.ts"
 
@@ -182,18 +183,21 @@ const codesOf = (error: unknown): ReadonlyArray<string> => {
   return codes
 }
 
-/** The exec plugin's failure, where `error` is one (or wraps one: a watch's authentication runs it as a promise). */
-const pluginFailureOf = (error: unknown): ExecPluginError | undefined => {
+/**
+ * Why no credential could be had: the exec plugin's failure, or a token file never read, where
+ * `error` is one (or wraps one: a watch's authentication runs it as a promise).
+ */
+const credentialFailureOf = (error: unknown): ExecPluginError | TokenFileError | undefined => {
   for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    if (current instanceof ExecPluginError) return current
+    if (current instanceof ExecPluginError || current instanceof TokenFileError) return current
   }
   return undefined
 }
 
 /** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
 const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
-  const plugin = pluginFailureOf(error)
-  if (plugin !== undefined) return { _tag: "NoCredential", reason: plugin.message }
+  const credential = credentialFailureOf(error)
+  if (credential !== undefined) return { _tag: "NoCredential", reason: credential.message }
   const tls = tlsProblemOf(error)
   if (tls !== undefined) return tls
   const code = codesOf(error).find((code) => unreachableCodes.has(code))

@@ -1,5 +1,5 @@
 // One request to the API server through client-node's own fetch and authentication. Every request
-// asks the KubeConfig for its headers (tokens from files and OIDC refresh there), but all share one
+// asks the KubeConfig for its headers (OIDC refreshes there; token files are read in tokenFile.ts), but all share one
 // connection pool: client-node would build a new undici Agent, hence a new TCP and TLS connection,
 // for every request whose cluster has TLS settings (any in-cluster config). An exec credential
 // plugin is run here instead of by client-node (execCredentials/): cached until it expires, one run
@@ -14,6 +14,7 @@ import { type Dispatcher, makeCertificatePools } from "./certificatePools.ts"
 import { type ExecAuthenticationOptions, makeExecAuthentication, withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
 import { hasExecSection } from "./execCredentials/execConfig.ts"
 import type { ExecCredential } from "./execCredentials/execCredential.ts"
+import { tokenFileOf } from "./kubeConfig.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
 import {
   decideOnAnswer,
@@ -25,6 +26,7 @@ import {
   retryAfterOf
 } from "./retryPolicy.ts"
 import { noAnswerOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
+import { makeTokenFile, withoutTokenFileProvider } from "./tokenFile.ts"
 
 export interface HttpRequest {
   readonly method: HttpMethod
@@ -129,19 +131,23 @@ export const makeTransport = Effect.fnUntraced(function* (
 ): Effect.fn.Return<Transport, Error, Scope.Scope> {
   const server = config.getCurrentCluster()?.server ?? ""
   const exec = yield* makeExecAuthentication(config, options)
-  // client-node applies everything but the plugin: CA, server name, proxy, impersonation. It would
-  // also run a plugin that client-go ignores for a user with a token or certificate of its own.
-  const base = hasExecSection(config.getCurrentUser()) ? withoutExecPlugin(config) : config
+  // client-node applies everything but the plugin and the token file: CA, server name, proxy,
+  // impersonation. It would also run a plugin that client-go ignores for a user with a token or
+  // certificate of its own.
+  const tokenPath = tokenFileOf(config.getCurrentUser())
+  const tokenFile = tokenPath === undefined ? undefined : yield* makeTokenFile(tokenPath)
+  const base = withoutTokenFileProvider(hasExecSection(config.getCurrentUser()) ? withoutExecPlugin(config) : config)
   const dispatcher = yield* sharedDispatcher(base, server)
-  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher)
+  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher, options.requestTimeout)
   const library = new IsomorphicFetchHttpLibrary()
   // Watches authenticate from client-node's Watch, outside any fiber: they run the cache's effects with these services (its clock).
   const runPromise = Effect.runPromiseWith(yield* Effect.context<never>())
 
-  // Fresh headers every time (a token file may have rotated the token); the dispatcher client-node
-  // builds alongside is dropped unused, as it would open connections of its own.
+  // Fresh headers every time (OIDC refreshes there); the dispatcher client-node builds alongside is
+  // dropped unused, as it would open connections of its own.
   const authenticate = async (context: RequestContext, credential: ExecCredential | undefined): Promise<void> => {
     await base.applySecurityAuthentication(context)
+    if (tokenFile !== undefined) context.setHeaderParam("Authorization", `Bearer ${tokenFile.token()}`)
     const pool = credential === undefined || pools === undefined ? dispatcher : await pools.dispatcherFor(credential)
     if (pool !== undefined) context.setDispatcher(pool)
     if (credential?.token !== undefined) context.setHeaderParam("Authorization", `Bearer ${credential.token}`)

@@ -5,7 +5,7 @@ import type { ImageSpec, NodeImage } from "../../api/nodeImage.ts"
 import { resolveParallelism } from "../../api/parallelism.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
-import { nodeState, reportedVersion, withoutOwner, withTask } from "./nodeTask.ts"
+import { nodeState, reportedVersion, withoutOwner, withRetry, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { digestVerdict } from "./digestCondition.ts"
 import { DigestTally, type DigestNodes, imageDigestsOf } from "./digestTally.ts"
@@ -64,6 +64,12 @@ export interface JobInput {
   readonly registry?: RegistryRoom | undefined
   /** The job's pull secrets that are no usable docker config: left out of its task, and said in its status. */
   readonly unusablePullSecrets?: ReadonlyArray<UnusablePullSecret> | undefined
+  /**
+   * Failed targets to pull on again since the credentials changed (credentialRenewal.ts), in
+   * target order: given their tag's next version within parallelism and registry room, after
+   * the targets that have no tag yet.
+   */
+  readonly credentialRetries?: ReadonlyArray<NodeImage> | undefined
 }
 
 /**
@@ -198,7 +204,8 @@ export const decideFromTally = ({
   stale,
   tally,
   task,
-  unusablePullSecrets = []
+  unusablePullSecrets = [],
+  credentialRetries = []
 }: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
@@ -240,7 +247,6 @@ export const decideFromTally = ({
     if (released !== entry) writes.push({ node: name, image, entry: released })
   }
 
-  const failedNodes = repull ? [] : tally.failed
   const succeeded = repull ? 0 : tally.succeeded
   const digests = repull ? [] : tally.digests
   const preloaded = repull ? noPreloaded : tally.preloaded
@@ -278,6 +284,7 @@ export const decideFromTally = ({
 
   let heldBack = 0
   let fullNodes: ReadonlyArray<string> = []
+  const retried = new Set<string>()
   if (!pastDeadline) {
     const { ready: wanted, refused } = tally.waiting(Math.max(0, parallelism - active), (node) => hasRoomFor(node, task.image))
     fullNodes = refused
@@ -294,7 +301,29 @@ export const decideFromTally = ({
       })
       active++
     }
+    if (!repull) {
+      // The registry room the new targets left; a retry held back by it is woken like them when room frees.
+      const retries = credentialRetries.slice(0, Math.max(0, parallelism - active))
+      const room = registry === undefined ? retries.length : Math.min(retries.length, Math.max(0, registry.room - allowed))
+      heldBack += retries.length - room
+      for (const node of retries.slice(0, room)) {
+        const name = node.metadata.name ?? ""
+        const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
+        writes.push({ node: name, image: task.image, entry: withRetry(node.spec.images?.[task.image], task, policy, nowIso) })
+        retried.add(name)
+        active++
+      }
+      if (retried.size > 0) {
+        events.push({
+          type: "Normal",
+          reason: "CredentialsChanged",
+          message: `pull secrets changed: pulling ${quoteBounded(spec.image)} again on ${retried.size} ${retried.size === 1 ? "node" : "nodes"} where it failed`
+        })
+      }
+    }
   }
+  // A node pulling again is active, no longer failed (failing again, it gets a new NodeFailed).
+  const failedNodes = repull ? [] : retried.size === 0 ? tally.failed : tally.failed.filter((f) => !retried.has(f.node))
 
   const previouslyFailed = new Set(repull ? [] : (previous?.failedNodes ?? []))
   for (const { message: why, node } of failedNodes) {

@@ -133,6 +133,19 @@ export const withTask = (
 }
 
 /**
+ * The image entry with the job's tag to be pulled again: its next version (the daemon pulls each
+ * version once), created now (the NodeImage controller times an unanswered tag from then), and
+ * brought up to date with the task as withTask does.
+ */
+export const withRetry = (entry: ImageSpec | undefined, task: JobTask, pullPolicy: TagPullPolicy, now: string): ImageSpec => {
+  const updated = withTask(entry, task, pullPolicy, now, undefined)
+  return {
+    ...updated,
+    tags: updated.tags.map((t) => (t.tag === task.tag ? { ...t, version: t.version + 1, createdAt: now } : t))
+  }
+}
+
+/**
  * The image entry without a job: its owner reference leaves every tag, and a tag that only it
  * owned goes (hand-written tags, with no owners at all, stay). `undefined` when no tag is left;
  * `entry` itself when the job owned nothing here.

@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Result } from "effect"
+import { Clock, Duration, Effect, Predicate, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
@@ -7,7 +7,7 @@ import { decodeImagePullJob } from "../../api/decode.ts"
 import { effectiveImagePullPolicy } from "../../api/pullPolicySpelling.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import { objectKey, splitKey } from "../../kube/objectKey.ts"
+import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
@@ -21,6 +21,7 @@ import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { heldFinalizers, releasedFinalizers } from "./finalizers.ts"
 import { changesStillApply, patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
+import { credentialsOf, renewed, retriesDue } from "./credentialRenewal.ts"
 import { decideFromTally } from "./decide.ts"
 import type { NodeWrite } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
@@ -39,6 +40,7 @@ interface JobReconcileContext {
   readonly jobs: ControllerStores["jobs"]
   readonly nodeImages: ControllerStores["nodeImages"]
   readonly pods: ControllerStores["pods"]
+  readonly secretCopies: ControllerStores["secretCopies"]
   readonly settings: Pick<ControllerSettings, "secretNamespace" | "statusIntervalMs">
   readonly queue: WorkQueue
   readonly books: ImagePullJobBooks
@@ -254,7 +256,7 @@ const staleOf = (ctx: JobReconcileContext, progress: JobProgress, task: JobTask)
 }
 
 export const reconcileImagePullJob = (
-  stores: Pick<ControllerStores, "jobs" | "nodeImages" | "pods">,
+  stores: Pick<ControllerStores, "jobs" | "nodeImages" | "pods" | "secretCopies">,
   settings: JobReconcileContext["settings"],
   queue: WorkQueue
 ): Effect.Effect<Reconcile<KubeApi>, never, ImagePullJobState | SourceSecrets> =>
@@ -263,6 +265,7 @@ export const reconcileImagePullJob = (
       jobs: stores.jobs,
       nodeImages: stores.nodeImages,
       pods: stores.pods,
+      secretCopies: stores.secretCopies,
       settings,
       queue,
       books: yield* ImagePullJobState,
@@ -318,7 +321,8 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       now,
       propagateEdits,
       registry: room,
-      unusablePullSecrets: secrets.success.unusable
+      unusablePullSecrets: secrets.success.unusable,
+      credentialRetries: credentialRetries(ctx, key, task, tally.failed)
     })
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
@@ -360,6 +364,29 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
     return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
   }, Effect.mapError(retryable))
+
+/**
+ * The failed targets to pull on again since the credentials the job's nodes pull with changed:
+ * the copies its task points at, as the store has them (so a retry is written only once the copy
+ * it needs is on the server, for the daemon to read at its next attempt).
+ */
+const credentialRetries = (
+  ctx: JobReconcileContext,
+  key: string,
+  task: JobTask,
+  failed: ReadonlyArray<{ readonly node: string }>
+): ReadonlyArray<NodeImage> => {
+  const seen = credentialsOf(task.pullSecrets, (ref) => {
+    const data = ctx.secretCopies.get(keyOf(ref.namespace, ref.name ?? ""))?.["data"]
+    return Predicate.isObject(data) ? ctx.books.digestOf(data) : undefined
+  })
+  const versionOf = (node: string) => ctx.nodeImages.view(node)?.spec.images?.[task.image]?.tags.find((t) => t.tag === task.tag)?.version
+  const due = retriesDue(ctx.books.retries.get(key) ?? noRetries, renewed(ctx.books.credentials.get(key), seen), failed, versionOf)
+  ctx.books.setCredentials(key, seen, due)
+  return due.size === 0 ? [] : failed.flatMap(({ node }) => (due.has(node) ? [ctx.nodeImages.view(node)!] : []))
+}
+
+const noRetries: ReadonlyMap<string, number> = new Map()
 
 /** A registry's limit lowered by throttling: in the log, and a Warning on the job whose nodes reported it. */
 const announceLowered = (job: KubeObject, lowered: LimitLowered) => {

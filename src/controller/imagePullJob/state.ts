@@ -1,5 +1,6 @@
 // What the ImagePullJob reconciler remembers between reconciles, and the one place where a change
 // of a job, a NodeImage or a pod updates it.
+import { createHash } from "node:crypto"
 import { Context, Layer } from "effect"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
@@ -12,6 +13,7 @@ import { RegistryBudget } from "../registryBudget.ts"
 import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded, JobStore } from "../stores.ts"
 import type { Bookkeeping } from "../wake.ts"
+import type { Credentials, PendingRetries } from "./credentialRenewal.ts"
 import type { JobProgress } from "./progress.ts"
 import type { PodPlacement } from "./targets.ts"
 import { nodeSetChanged, ownersWhoseTagsChanged, podPlacementChanged, specMoved } from "./watches.ts"
@@ -23,6 +25,10 @@ export interface ImagePullJobBooks {
   readonly propagated: ReadonlyMap<string, string>
   /** When each job's status was last written (ms), to space out counter-only updates. */
   readonly statusWrittenAt: ReadonlyMap<string, number>
+  /** The credentials each job's nodes pulled with as its last reconcile saw them (credentialRenewal.ts). */
+  readonly credentials: ReadonlyMap<string, Credentials>
+  /** Each job's failed nodes still to be given their tag again since its credentials changed. */
+  readonly retries: ReadonlyMap<string, PendingRetries>
   /** Nodes pulling and held back per registry, across jobs (`--max-concurrent-pulls-per-registry`). */
   readonly registries: RegistryBudget
   /** Bumped when the node set or node labels change (NodeImages) and when pods move. */
@@ -30,6 +36,9 @@ export interface ImagePullJobBooks {
   readonly setTargets: (key: string, progress: JobProgress) => void
   readonly setPropagated: (key: string, fingerprint: string) => void
   readonly setStatusWrittenAt: (key: string, millis: number) => void
+  readonly setCredentials: (key: string, credentials: Credentials, retries: PendingRetries) => void
+  /** A digest of a copy's data, computed once per version the store holds (the data is never kept). */
+  readonly digestOf: (data: object) => string
   /** One of the jobs' writes to a NodeImage at a time (by node name). */
   readonly nodeWrites: KeyedLock
   /** The job's write to the NodeImage conflicted: it is woken when a newer spec of it arrives. */
@@ -48,10 +57,16 @@ export interface ImagePullJobBooks {
   readonly podChanged: (change: Change<PodPlacement>) => void
 }
 
+// The same data whatever order a server gave its keys in (Go sorts a map's keys; others need not).
+const sortedEntries = (data: object) => Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+
 export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | undefined): ImagePullJobBooks => {
   const targets = new Map<string, JobProgress>()
   const propagated = new Map<string, string>()
   const statusWrittenAt = new Map<string, number>()
+  const credentials = new Map<string, Credentials>()
+  const retries = new Map<string, PendingRetries>()
+  const digests = new WeakMap<object, string>()
   const awaitingNewer = new Map<string, Set<string>>()
   const registries = new RegistryBudget(maxConcurrentPullsPerRegistry)
   const placement = { nodes: 0, pods: 0 }
@@ -59,12 +74,30 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
     targets,
     propagated,
     statusWrittenAt,
+    credentials,
+    retries,
     registries,
     placement,
     nodeWrites: makeKeyedLock(),
     setTargets: (key, progress) => void targets.set(key, progress),
     setPropagated: (key, fingerprint) => void propagated.set(key, fingerprint),
     setStatusWrittenAt: (key, millis) => void statusWrittenAt.set(key, millis),
+    setCredentials: (key, seen, due) => {
+      credentials.set(key, seen)
+      if (due.size === 0) retries.delete(key)
+      else retries.set(key, due)
+    },
+    digestOf: (data) => {
+      let digest = digests.get(data)
+      if (digest === undefined)
+        digests.set(
+          data,
+          (digest = createHash("sha256")
+            .update(JSON.stringify(sortedEntries(data)))
+            .digest("base64"))
+        )
+      return digest
+    },
     awaitNewer: (node, key) => {
       let jobs = awaitingNewer.get(node)
       if (jobs === undefined) awaitingNewer.set(node, (jobs = new Set()))
@@ -76,6 +109,8 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
       targets.delete(key)
       propagated.delete(key)
       statusWrittenAt.delete(key)
+      credentials.delete(key)
+      retries.delete(key)
       return registries.forget(key)
     },
     nodeImageChanged: (change, jobs) => {

@@ -11,6 +11,7 @@ import { keyOf, objectKey } from "../../kube/objectKey.ts"
 import { after, before, changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
 import { changedOwners } from "../ownerIndex.ts"
+import { sourceOfCopy } from "../pullSecrets/copies.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { Decoded, JobStore } from "../stores.ts"
 import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
@@ -109,6 +110,18 @@ export const jobsReferencingSecrets = (secrets: ReadonlySet<string>, jobs: JobSt
 }
 
 /**
+ * The jobs naming the source of a copy whose data came or changed: they look for failed nodes to
+ * pull on again with it (credentialRenewal.ts), now that the daemons can read it.
+ */
+export const jobsForCopy = (change: Change, jobs: JobStore): Array<string> => {
+  const old = before(change)?.raw
+  const current = after(change)?.raw
+  if (current === undefined || JSON.stringify(old?.["data"]) === JSON.stringify(current["data"])) return []
+  const source = sourceOfCopy(current)
+  return source === undefined ? [] : jobsReferencingSecrets(new Set([source]), jobs)
+}
+
+/**
  * What the ImagePullJob reconciler watches (what a change means to its books is state.ts's:
  * controller.ts runs both).
  */
@@ -117,5 +130,6 @@ export const imagePullJobWatches = (queue: WorkQueue, jobs: JobStore, nodeReport
   nodeImages: [{ queue, keys: (change) => jobsForNodeImage(change, jobs), delayMs: nodeReportBatchMs }] satisfies ReadonlyArray<
     Watch<NodeImage>
   >,
-  pods: [{ queue, keys: (change) => jobsForPod(change, jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>
+  pods: [{ queue, keys: (change) => jobsForPod(change, jobs) }] satisfies ReadonlyArray<Watch<PodPlacement>>,
+  secretCopies: [{ queue, keys: (change) => jobsForCopy(change, jobs) }] satisfies ReadonlyArray<Watch<KubeObject>>
 })

@@ -90,6 +90,9 @@ export interface SecretReference {
 export const isCopy = (secret: KubeObject): boolean =>
   secret.metadata.labels?.[copyLabel] === "true" || secret.metadata.annotations?.[upstreamSourceKeyAnnotation] !== undefined
 
+/** The source secret (namespace/name) of a copy, preheat's or OpenKruise's: both write upstream's source key. */
+export const sourceOfCopy = (copy: KubeObject): string | undefined => copy.metadata.annotations?.[upstreamSourceKeyAnnotation]
+
 const isOwnCopy = (secret: KubeObject): boolean => secret.metadata.labels?.[copyLabel] === "true"
 
 /** Upstream's `namespace/name` list, as its getReferencingJobsFromSecret reads it (empty entries skipped). */

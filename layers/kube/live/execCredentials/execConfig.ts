@@ -3,6 +3,7 @@
 // keeps the section as the YAML gave it and runs it without these checks.
 import type { Cluster, User } from "@kubernetes/client-node"
 import { Data, Predicate, Result } from "effect"
+import { tokenFileOf } from "../kubeConfig.ts"
 
 export const execApiVersions = ["client.authentication.k8s.io/v1", "client.authentication.k8s.io/v1beta1"] as const
 export type ExecApiVersion = (typeof execApiVersions)[number]
@@ -40,11 +41,18 @@ const execSectionOf = (user: User): unknown => {
 export const hasExecSection = (user: User | null): boolean => user !== null && execSectionOf(user) !== undefined
 
 /**
- * Whether the user authenticates through a plugin, as client-go decides: a token, a user name and
- * password or a client certificate in the kubeconfig take precedence over `exec`.
+ * Whether the user authenticates through a plugin, as client-go decides: a token (or tokenFile), a
+ * user name and password or a client certificate in the kubeconfig take precedence over `exec`.
  */
 export const usesExecPlugin = (user: User | null): user is User =>
-  user !== null && execSectionOf(user) !== undefined && !user.token && !user.username && !user.password && !user.certData && !user.certFile
+  user !== null &&
+  execSectionOf(user) !== undefined &&
+  !user.token &&
+  tokenFileOf(user) === undefined &&
+  !user.username &&
+  !user.password &&
+  !user.certData &&
+  !user.certFile
 
 /** The user's exec section as client-go reads it, or why it cannot be used. */
 export const execConfigOf = (user: User): Result.Result<ExecConfig, ExecConfigError> => {

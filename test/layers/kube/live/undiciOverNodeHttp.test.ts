@@ -216,6 +216,42 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
 })
 
 describe("close(), as undici's: graceful", () => {
+  it("is cut short by destroy(): a request whose answer never began loses its connection", async () => {
+    let open = 0
+    let arrived = false
+    // A server that never begins its answer, as a proxy holding back a watch's headers.
+    const server = http.createServer(() => {
+      arrived = true
+    })
+    server.on("connection", (socket: Socket) => {
+      open++
+      socket.once("close", () => open--)
+    })
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const until = async (done: () => boolean) => {
+      for (let i = 0; i < 1200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
+      expect(done()).toBe(true)
+    }
+    try {
+      const dispatcher = new Agent()
+      const unanswered = fetch(`${url}/watch`, { dispatcher })
+      await until(() => arrived)
+      let closed = false
+      void dispatcher.close().then(() => {
+        closed = true
+      })
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect({ open, closed }).toEqual({ open: 1, closed: false })
+      await dispatcher.destroy()
+      await expect(unanswered).rejects.toThrow()
+      await until(() => open === 0 && closed)
+    } finally {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  })
+
   it("refuses new requests, closes idle connections at once, lets a request under way finish, then closes its connection", async () => {
     const held: Array<() => void> = []
     let open = 0
