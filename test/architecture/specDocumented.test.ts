@@ -25,8 +25,13 @@ const constant = /\bconst\s+(\w+)\s*=\s*"([A-Z][A-Za-z0-9]*)"/g
  * `reason?:` (an optional field of an interface: the CRD rules' own `reason`) nor `===`.
  */
 const reasonExpression = /reason\s*(?::|=(?!=))\s*([^,;\n})]*)/gi
-/** A condition as the controllers build it: its type, then its status. */
-const conditionType = /\btype:\s*(?:"([A-Z][A-Za-z0-9]*)"|([A-Za-z_]\w*)),\s*status:\s*"(?:True|False|Unknown)"/g
+/**
+ * A condition as the controllers build it: its type, then its status; or a table of conditions
+ * (`{ type: preloadedImageUnverified, trueReason: ... }`): its type, then a reason of its own.
+ */
+const conditionType = /\btype:\s*(?:"([A-Z][A-Za-z0-9]*)"|([A-Za-z_]\w*)),\s*(?:status:\s*"(?:True|False|Unknown)"|[a-z]\w*Reason:)/g
+/** An Event given a condition's type as its reason (`reason: kind.type`): the file's condition types. */
+const conditionTypeAsReason = /^\s*[A-Za-z_]\w*\.type\s*$/
 const metricName = /\bname:\s*"(preheat_[a-z_]+)"/g
 
 interface Emitted {
@@ -46,10 +51,13 @@ const emitted = (sources: ReadonlyArray<{ readonly file: string; readonly text: 
     if (name !== undefined && !into.has(name)) into.set(name, file)
   }
   for (const { file, text } of sources) {
+    const typesHere = [...text.matchAll(conditionType)].map((m) => m[1] ?? constants.get(m[2]!))
     for (const m of text.matchAll(reasonExpression)) {
       const expression = m[1]!
+      if (conditionTypeAsReason.test(expression)) for (const type of typesHere) add(reasons, type, file)
       for (const literal of expression.matchAll(word)) add(reasons, literal[1], file)
-      for (const identifier of expression.matchAll(/\b[A-Za-z_]\w*\b/g)) add(reasons, constants.get(identifier[0]), file)
+      // A name read as a value: not an object whose member is read (`kind.trueReason`), nor that member.
+      for (const identifier of expression.matchAll(/(?<![.\w])[A-Za-z_]\w*\b(?!\s*\.)/g)) add(reasons, constants.get(identifier[0]), file)
     }
     for (const m of text.matchAll(conditionType)) add(conditionTypes, m[1] ?? constants.get(m[2]!), file)
     for (const m of text.matchAll(metricName)) add(metrics, m[1], file)
