@@ -100,8 +100,10 @@ export const tableEnd = "<!-- end of test tiers -->"
 
 const header = ["| tier | command | what it holds | files | tests | time, measured |", "| --- | --- | --- | --- | --- | --- |"]
 
-const duration = (seconds: number): string =>
-  seconds < 60 ? `${Math.round(seconds)} s` : `${Math.floor(seconds / 60)} min ${String(Math.round(seconds % 60)).padStart(2, "0")} s`
+const duration = (seconds: number): string => {
+  const whole = Math.round(seconds)
+  return whole < 60 ? `${whole} s` : `${Math.floor(whole / 60)} min ${String(whole % 60).padStart(2, "0")} s`
+}
 
 /** The table, one line a tier of `tierRows`, between its markers. */
 export const renderTable = (lines: ReadonlyArray<TableLine>): string => {
