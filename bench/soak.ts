@@ -46,8 +46,8 @@ import { Result } from "effect"
 import { parseImageReference } from "../src/api/imageReference.ts"
 import { maxNodeImages } from "../src/api/nodeImage.ts"
 import { simulatedImageSize } from "../layers/cri/simulated/simulatedNode.ts"
-import { eventually } from "./eventually.ts"
-import { freePort } from "./freePort.ts"
+import { eventually } from "../test/support/eventually.ts"
+import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
 import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
 
@@ -70,6 +70,8 @@ const cycles = Number(values.cycles)
 const jobs = Number(values.jobs)
 const nodes = Number(values.nodes)
 const settleMs = Number(values["settle-s"]) * 1000
+/** How often a wait looks again: each look lists every job or NodeImage, load the soak keeps low. */
+const pollMs = 500
 const fleetQps = Number(values["fleet-qps"])
 for (const [name, value] of [
   ["cycles", cycles],
@@ -238,7 +240,8 @@ const cycle = async (run: Run, index: number): Promise<string> => {
       if (failed > 0) throw new Error(`${failed} node pulls failed`)
       return true
     },
-    phaseTimeoutMs
+    phaseTimeoutMs,
+    pollMs
   )
   const completed = performance.now()
   const names: Array<string> = (await run.call("GET", jobsPath)).items.map((job: any) => job.metadata.name)
@@ -254,7 +257,8 @@ const cycle = async (run: Run, index: number): Promise<string> => {
       )
       return tags === 0 ? true : undefined
     },
-    phaseTimeoutMs
+    phaseTimeoutMs,
+    pollMs
   )
   const cleaned = performance.now()
   return `complete_s=${((completed - began) / 1000).toFixed(1)} clean_s=${((cleaned - completed) / 1000).toFixed(1)}`
@@ -280,7 +284,7 @@ const read = (p: Process): Reading => {
 const collected = async (p: Process): Promise<Reading> => {
   const before = read(p).collections
   writeFileSync(`${p.heapFile}.gc`, "")
-  await eventually(`${p.name}'s collection`, async () => (read(p).collections > before ? true : undefined), 60_000)
+  await eventually(`${p.name}'s collection`, async () => (read(p).collections > before ? true : undefined), 60_000, pollMs)
   await sleep(2000)
   return read(p)
 }
@@ -289,7 +293,7 @@ const snapshot = async (run: Run, p: Process): Promise<void> => {
   const count = () => readdirSync(run.dir).filter((f) => f.endsWith(".heapsnapshot")).length
   const before = count()
   p.child.kill("SIGUSR2")
-  await eventually(`${p.name}'s heap snapshot`, async () => (count() > before ? true : undefined), 300_000)
+  await eventually(`${p.name}'s heap snapshot`, async () => (count() > before ? true : undefined), 300_000, pollMs)
   // The file appears when writing starts: wait until its size stops moving.
   let size = -1
   for (;;) {
@@ -351,7 +355,7 @@ const soak = async (setup: string, run: Run, measured: ReadonlyArray<Process>): 
 }
 
 const waitForServer = (run: Run, name: string, pattern: RegExp) =>
-  eventually(`${name}'s address`, async () => pattern.exec(readFileSync(run.logOf(name), "utf8"))?.[1], 60_000)
+  eventually(`${name}'s address`, async () => pattern.exec(readFileSync(run.logOf(name), "utf8"))?.[1], 60_000, pollMs)
 
 const dev = async (run: Run): Promise<void> => {
   const p = run.start("dev", ["dev", "--nodes", String(nodes), "--kubeconfig", join(run.dir, "kubeconfig")], heapLimit)
@@ -359,12 +363,14 @@ const dev = async (run: Run): Promise<void> => {
   await eventually(
     "preheat dev ready",
     async () => (readFileSync(run.logOf("dev"), "utf8").includes("Ctrl-C stops") ? true : undefined),
-    60_000
+    60_000,
+    pollMs
   )
   await eventually(
     "a NodeImage per node",
     async () => ((await run.call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")).items.length === nodes ? true : undefined),
-    60_000
+    60_000,
+    pollMs
   )
   await soak("dev", run, [p])
 }
@@ -390,17 +396,20 @@ const separate = async (run: Run): Promise<void> => {
   await eventually(
     "a NodeImage per node",
     async () => ((await run.call("GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")).items.length === nodes ? true : undefined),
-    120_000
+    120_000,
+    pollMs
   )
   await eventually(
     "every daemon synced",
     async () => ((await fetch(`http://127.0.0.1:${fleetPort}/readyz`)).ok ? true : undefined),
-    120_000
+    120_000,
+    pollMs
   )
   await eventually(
     "the controller leading",
     async () => (/^preheat_leader 1$/m.test(await (await fetch(`http://127.0.0.1:${controllerPort}/metrics`)).text()) ? true : undefined),
-    120_000
+    120_000,
+    pollMs
   )
   await soak("separate", run, [controller, apiserver, fleet])
 }

@@ -8,7 +8,8 @@
  */
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { eventually, metricSum, scrape, sleep, specTags, tagPhases } from "../system/cluster.ts"
+import { metricSum, scrape, sleep, specTags, tagPhases } from "../system/cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import type { ProxyCounts } from "../support/faultProxy.ts"
 import { isWrite } from "../support/faultProxy.ts"
 import { type FaultCluster, imagePulling, jobManifest, memoryOf, pullsOn, startFaultCluster } from "./faultCluster.ts"

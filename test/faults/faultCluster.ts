@@ -6,7 +6,9 @@ import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Duration } from "effect"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
-import { Cluster, eventually, freePort, metricSum, type Process, scrape } from "../system/cluster.ts"
+import { Cluster, metricSum, type Process, scrape } from "../system/cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 import { FaultProxy } from "../support/faultProxy.ts"
 
 export interface FaultCluster {

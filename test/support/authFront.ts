@@ -20,10 +20,11 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as http from "node:http"
-import * as https from "node:https"
-import { type AddressInfo, createServer } from "node:net"
+import type * as https from "node:https"
 import type { TLSSocket } from "node:tls"
 import { ApiFailure, statusBody } from "../../harness/apiserver/http/apiStatus.ts"
+import { freePort } from "./freePort.ts"
+import { type LocalServer, listenLocally } from "./localServer.ts"
 import { type Authority, type Issued, TestPki } from "./testPki.ts"
 
 /** The Kubernetes verb and resource of a request, as kube-apiserver's RequestInfo resolves it. */
@@ -103,11 +104,6 @@ export const resourceRequest = (method: string, url: URL): ResourceRequest | und
   }
 }
 
-interface Listener {
-  readonly server: https.Server
-  readonly port: number
-}
-
 export class AuthFront {
   readonly pki: TestPki
   /** The CA the front's server certificates chain to: a kubeconfig's certificate-authority-data. */
@@ -126,7 +122,7 @@ export class AuthFront {
   private readonly revokedCertificates = new Set<string>()
   private readonly denials: Array<Denial> = []
   private readonly openByCertificate = new Map<string, Set<TLSSocket>>()
-  private readonly listeners = new Map<string, Listener>()
+  private readonly listeners = new Map<string, LocalServer<https.Server>>()
   private strict: { readonly child: ChildProcess; readonly port: number } | undefined
   private readonly upstream: URL
 
@@ -223,50 +219,25 @@ export class AuthFront {
 
   async stop(): Promise<void> {
     this.strict?.child.kill()
-    await Promise.all(
-      [...this.listeners.values()].map(
-        ({ server }) =>
-          new Promise<void>((done) => {
-            server.close(() => done())
-            server.closeAllConnections()
-          })
-      )
-    )
+    await Promise.all([...this.listeners.values()].map((listener) => listener.close()))
   }
 
-  private listen(name: string, certificate: Issued): Promise<void> {
-    const server = https.createServer(
-      {
-        cert: certificate.certPem,
-        key: certificate.keyPem,
-        // As kube-apiserver: a client certificate is optional, but one that is given must verify.
-        requestCert: true,
-        rejectUnauthorized: false,
-        ca: this.clientCa.certPem,
-        keepAliveTimeout: 30_000
-      },
-      (request, response) => this.handle(request, response)
-    )
-    server.on("secureConnection", (socket: TLSSocket) => this.admit(socket))
-    return new Promise((done, fail) => {
-      server.once("error", fail)
-      server.listen(0, "127.0.0.1", () => {
-        server.off("error", fail)
-        this.listeners.set(name, { server, port: (server.address() as AddressInfo).port })
-        done()
-      })
+  private async listen(name: string, certificate: Issued): Promise<void> {
+    const listener = await listenLocally((request, response) => this.handle(request, response), {
+      cert: certificate.certPem,
+      key: certificate.keyPem,
+      // As kube-apiserver: a client certificate is optional, but one that is given must verify.
+      requestCert: true,
+      rejectUnauthorized: false,
+      ca: this.clientCa.certPem,
+      keepAliveTimeout: 30_000
     })
+    listener.server.on("secureConnection", (socket: TLSSocket) => this.admit(socket))
+    this.listeners.set(name, listener)
   }
 
   private async listenStrictly(certificate: Issued): Promise<void> {
-    const port = await new Promise<number>((done, fail) => {
-      const probe = createServer()
-      probe.once("error", fail)
-      probe.listen(0, "127.0.0.1", () => {
-        const { port } = probe.address() as AddressInfo
-        probe.close(() => done(port))
-      })
-    })
+    const port = await freePort()
     const child = spawn(
       "openssl",
       [

@@ -6,7 +6,8 @@
  * either version, and the deprecated spelling spec.pullPolicy.type (on this cluster, to save one).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 

@@ -5,10 +5,11 @@
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
-import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parse } from "yaml"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")
 const deno = resolve(import.meta.dirname, "../../node_modules/.bin/deno")
@@ -35,39 +36,6 @@ export interface KubectlResult {
 }
 
 export const sleep = (ms: number) => new Promise<void>((done) => setTimeout(done, ms))
-
-/** Polls `check` until it returns a value other than undefined; the last error explains a timeout. */
-export const eventually = async <A>(
-  what: string,
-  check: () => Promise<A | undefined>,
-  timeoutMs = 30_000,
-  intervalMs = 250
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  let last: unknown
-  for (;;) {
-    try {
-      const value = await check()
-      if (value !== undefined) return value
-    } catch (error) {
-      last = error
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}: ${String(last ?? "")}`)
-    await sleep(intervalMs)
-  }
-}
-
-/** A free port now; the small race until the child binds it is acceptable on a test machine. */
-export const freePort = () =>
-  new Promise<number>((done, fail) => {
-    const server = createServer()
-    server.once("error", fail)
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address()
-      const port = typeof address === "object" && address !== null ? address.port : 0
-      server.close(() => done(port))
-    })
-  })
 
 /** Sum of a Prometheus metric's samples (all label sets), from a /metrics body. */
 export const metricSum = (body: string, name: string): number =>

@@ -16,7 +16,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
 import { AuthFront } from "../support/authFront.ts"
 import { type Credential, ExecPlugins, type ExecSection, writeKubeconfig } from "../support/execPlugins.ts"
-import { Cluster, eventually, freePort, type Process } from "./cluster.ts"
+import { Cluster, type Process } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 let cluster: Cluster
 let front: AuthFront

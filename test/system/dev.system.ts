@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { denoLauncher, interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const root = resolve(import.meta.dirname, "../..")

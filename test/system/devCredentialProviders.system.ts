@@ -12,7 +12,7 @@ import { join } from "node:path"
 import { mkdtempSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import { providerConfigYaml, writeProviderPlugins } from "../support/credentialProviderPlugins.ts"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const job = (name: string, image: string) => `apiVersion: apps.kruise.io/v1beta1

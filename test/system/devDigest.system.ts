@@ -7,7 +7,7 @@
  */
 import { execFile } from "node:child_process"
 import { describe, expect, it } from "vitest"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const image = "registry.example.com/digest/app"

@@ -5,7 +5,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const executable = join(root, "dist/preheat")

@@ -6,7 +6,7 @@
  * the figures, with Warning events of that reason.
  */
 import { describe, expect, it } from "vitest"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const throttledImage = "throttled.example/app"

@@ -7,7 +7,7 @@
  * Prints the time from the Node's apply to the taint's removal.
  */
 import { describe, expect, it } from "vitest"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 const key = "preheat.kruise.io/warming"

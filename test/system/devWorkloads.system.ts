@@ -9,7 +9,7 @@
 import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
-import { eventually } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
 
 interface Obj {

@@ -4,7 +4,9 @@
  * NodeImage from the controller and pulls through its own daemon.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 let cluster: Cluster
 let fleetPort = 0

@@ -17,7 +17,9 @@ import type { E2eRuntime } from "../e2e/e2eEnv.ts"
 import { publishImage } from "../support/imageBuilder.ts"
 import type { PushedImage } from "../support/imageBuilder.ts"
 import { ctrRunFor, specWithPod } from "../support/podToCtr.ts"
-import { Cluster, eventually, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 import { leaseRealRuntime } from "./realRuntimeLease.ts"
 
 const root = resolve(import.meta.dirname, "../..")

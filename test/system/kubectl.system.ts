@@ -5,7 +5,9 @@
 import { readdirSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort, metricSum, scrape, specTags, tagPhases } from "./cluster.ts"
+import { Cluster, metricSum, scrape, specTags, tagPhases } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 

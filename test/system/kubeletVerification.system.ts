@@ -11,7 +11,9 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, freePort, type Process, scrape } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
+import { Cluster, type Process, scrape } from "./cluster.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 const executable = join(root, "dist/preheat")

@@ -25,7 +25,9 @@
 import { Duration } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
-import { Cluster, eventually, freePort, metricSum, scrape } from "./cluster.ts"
+import { Cluster, metricSum, scrape } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 const copies = "kruise-daemon-config"
 const nodes = ["node-a", "node-b"] as const

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import type { E2eRuntime } from "../e2e/e2eEnv.ts"
 import { publishImage } from "../support/imageBuilder.ts"
 import type { PushedImage } from "../support/imageBuilder.ts"
-import { Cluster, freePort } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
+import { freePort } from "../support/freePort.ts"
 import { leaseRealRuntime } from "./realRuntimeLease.ts"
 
 let cluster: Cluster | undefined

@@ -7,7 +7,9 @@ import { Duration } from "effect"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
-import { Cluster, eventually, freePort, metricSum, type Process, scrape } from "./cluster.ts"
+import { Cluster, metricSum, type Process, scrape } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 

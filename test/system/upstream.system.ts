@@ -7,7 +7,8 @@
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually } from "./cluster.ts"
+import { Cluster } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 

@@ -10,7 +10,9 @@ import { resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
 import { Duration } from "effect"
-import { Cluster, eventually, freePort, metricSum, scrape, tagPhases } from "./cluster.ts"
+import { Cluster, metricSum, scrape, tagPhases } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
+import { freePort } from "../support/freePort.ts"
 
 const key = "preheat.kruise.io/warming"
 const bundle = resolve(import.meta.dirname, "../../dist/preheat.mjs")

@@ -6,7 +6,8 @@
  */
 import { join } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { Cluster, eventually, tagPhases } from "./cluster.ts"
+import { Cluster, tagPhases } from "./cluster.ts"
+import { eventually } from "../support/eventually.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const
 let cluster: Cluster

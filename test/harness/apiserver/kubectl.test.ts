@@ -4,7 +4,8 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parse } from "yaml"
-import { eventually, request, startServer, unique } from "./serverHarness.ts"
+import { eventually } from "../../support/eventually.ts"
+import { request, startServer, unique } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
 import { hasKubectl, kubectlFor, kubectlPath } from "./kubectlClient.ts"
 import type { Kubectl } from "./kubectlClient.ts"
@@ -191,7 +192,15 @@ describe.skipIf(!hasKubectl)(title, () => {
     await kubectl(["apply", "-n", ns, "-f", manifest(kubectl, "job.yaml", jobYaml(10))])
     const watching = kubectl.spawn(["get", "-n", ns, "ipj", "-w"])
     try {
-      await eventually(async () => expect(watching.output()).toContain("job-with-always"))
+      await eventually(
+        "the list",
+        () => {
+          expect(watching.output()).toContain("job-with-always")
+          return true
+        },
+        5_000,
+        20
+      )
       await kubectl([
         "patch",
         "-n",
@@ -203,7 +212,15 @@ describe.skipIf(!hasKubectl)(title, () => {
         "-p",
         '{"status":{"desired":7,"message":"job has completed"}}'
       ])
-      await eventually(async () => expect(watching.output()).toMatch(/job-with-always\s+7\s+0\s+0\s+0\s+\S+\s+job has completed/))
+      await eventually(
+        "the change",
+        () => {
+          expect(watching.output()).toMatch(/job-with-always\s+7\s+0\s+0\s+0\s+\S+\s+job has completed/)
+          return true
+        },
+        5_000,
+        20
+      )
       expect(
         watching
           .output()

@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, imagePullJob, ipjPath, kruise, namespace, request, startServer, unique, watch } from "./serverHarness.ts"
+import { eventually } from "../../support/eventually.ts"
+import { imagePullJob, ipjPath, kruise, namespace, request, startServer, unique, watch } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
 
 let server: RunningServer
@@ -250,9 +251,25 @@ describe("watch", () => {
     const own = await startServer()
     try {
       const stream = await watch(own, `${ipjPath("default")}?watch=1`)
-      await eventually(async () => expect(await Effect.runPromise(own.store.openWatches)).toBe(1))
+      await eventually(
+        "the watch to open",
+        async () => {
+          expect(await Effect.runPromise(own.store.openWatches)).toBe(1)
+          return true
+        },
+        5_000,
+        20
+      )
       stream.close()
-      await eventually(async () => expect(await Effect.runPromise(own.store.openWatches)).toBe(0))
+      await eventually(
+        "the watch to be released",
+        async () => {
+          expect(await Effect.runPromise(own.store.openWatches)).toBe(0)
+          return true
+        },
+        5_000,
+        20
+      )
     } finally {
       await own.close()
     }

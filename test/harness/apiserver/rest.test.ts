@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, imagePullJob, ipjPath, kruise, namespace, request, startServer, unique } from "./serverHarness.ts"
+import { eventually } from "../../support/eventually.ts"
+import { imagePullJob, ipjPath, kruise, namespace, request, startServer, unique } from "./serverHarness.ts"
 import type { RunningServer } from "./serverHarness.ts"
 
 let server: RunningServer
@@ -340,10 +341,26 @@ describe("built-in kinds", () => {
     expect(refused.json.message).toBe(
       `imagepulljobs.apps.kruise.io "late" is forbidden: unable to create new content in namespace ${ns} because it is being terminated`
     )
-    await eventually(async () => expect((await request(server, ipjPath(ns, "free"))).status).toBe(404))
+    await eventually(
+      "the job without finalizers deleted",
+      async () => {
+        expect((await request(server, ipjPath(ns, "free"))).status).toBe(404)
+        return true
+      },
+      5_000,
+      20
+    )
     expect((await request(server, ipjPath(ns, "job"))).json.metadata.deletionTimestamp).toBeDefined()
     await request(server, ipjPath(ns, "job"), { method: "PATCH", contentType: mergePatch, body: { metadata: { finalizers: null } } })
-    await eventually(async () => expect((await request(server, `/api/v1/namespaces/${ns}`)).status).toBe(404))
+    await eventually(
+      "the namespace deleted",
+      async () => {
+        expect((await request(server, `/api/v1/namespaces/${ns}`)).status).toBe(404)
+        return true
+      },
+      5_000,
+      20
+    )
     expect((await request(server, "/api/v1/namespaces/default", { method: "DELETE" })).status).toBe(403)
   })
 })

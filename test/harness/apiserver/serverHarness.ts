@@ -134,16 +134,3 @@ export const namespace = async (server: { readonly url: string }, prefix = "test
   if (created.status !== 201) throw new Error(`namespace ${name}: ${created.text}`)
   return name
 }
-
-/** Retries an assertion until it holds (the namespace lifecycle works in the background). */
-export const eventually = async (check: () => Promise<void>, timeoutMs = 5000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    try {
-      return await check()
-    } catch (error) {
-      if (Date.now() > deadline) throw error
-      await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-  }
-}

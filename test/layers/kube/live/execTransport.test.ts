@@ -5,8 +5,6 @@
 // while a request under way on the old one finishes; an expired credential is replaced on the first
 // request after its expiry (TestClock); a watch answered 401 makes the next watch use a new one.
 import { mkdtempSync } from "node:fs"
-import https from "node:https"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TLSSocket } from "node:tls"
@@ -20,6 +18,8 @@ import type { RequestTarget } from "../../../../layers/kube/live/statusErrors.ts
 import { makeTransport, type Transport } from "../../../../layers/kube/live/transport.ts"
 import { watchStream } from "../../../../layers/kube/live/watchStream.ts"
 import { resources } from "../../../../src/kube/resources.ts"
+import { eventually } from "../../../support/eventually.ts"
+import { localServer } from "../../../support/localServer.ts"
 import { type Authority, type Issued, TestPki } from "../../../support/testPki.ts"
 import { filePlugin, tokenPlugin } from "./execPluginScript.ts"
 
@@ -50,65 +50,53 @@ interface Front {
 const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", metadata: { name, namespace: "ns", resourceVersion: "1" } })
 const unauthorized = { kind: "Status", apiVersion: "v1", status: "Failure", message: "Unauthorized", reason: "Unauthorized", code: 401 }
 
-const startFront: Effect.Effect<Front, never, Scope.Scope> = Effect.acquireRelease(
-  Effect.promise(async () => {
-    const held: Array<() => void> = []
-    const front: Front = {
-      url: "",
-      seen: [],
-      accepts: () => true,
-      open: new Map(),
-      release: () => {
-        for (const answer of held.splice(0)) answer()
-      }
+const startFront: Effect.Effect<Front, never, Scope.Scope> = Effect.gen(function* () {
+  const held: Array<() => void> = []
+  const front = {
+    url: "",
+    seen: [] as Array<Seen>,
+    accepts: (_: Seen) => true,
+    open: new Map<string, number>(),
+    release: () => {
+      for (const answer of held.splice(0)) answer()
     }
-    const server = https.createServer(
-      {
-        key: serverCertificate.keyPem,
-        cert: serverCertificate.certPem,
-        ca: clientCa.certPem,
-        requestCert: true,
-        rejectUnauthorized: false
-      },
-      (request, response) => {
-        const socket = request.socket as TLSSocket
-        const client = socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined
-        const authorization = request.headers.authorization
-        const seen = { path: request.url ?? "", token: authorization?.replace(/^Bearer /, ""), client }
-        front.seen.push(seen)
-        const answer = (code: number, body: unknown) => {
-          response.writeHead(code, { "content-type": "application/json" })
-          response.end(JSON.stringify(body))
-        }
-        if (!front.accepts(seen)) return answer(401, unauthorized)
-        const url = new URL(request.url ?? "/", "https://front")
-        if (url.searchParams.get("watch") === "true") {
-          response.writeHead(200, { "content-type": "application/json" })
-          const event = `${JSON.stringify({ type: "ADDED", object: pod("watched") })}\n`
-          // A watch of the "held" namespace stays open, as a real one does for minutes.
-          if (url.pathname.includes("/held/")) response.write(event)
-          else response.end(event)
-          return
-        }
-        if (url.pathname.endsWith("/slow")) return void held.push(() => answer(200, pod("slow")))
-        answer(200, pod(url.pathname.split("/").pop() ?? ""))
+  }
+  const { url, server } = yield* localServer(
+    (request, response) => {
+      const socket = request.socket as TLSSocket
+      const client = socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined
+      const authorization = request.headers.authorization
+      const seen = { path: request.url ?? "", token: authorization?.replace(/^Bearer /, ""), client }
+      front.seen.push(seen)
+      const answer = (code: number, body: unknown) => {
+        response.writeHead(code, { "content-type": "application/json" })
+        response.end(JSON.stringify(body))
       }
-    )
-    server.on("secureConnection", (socket: TLSSocket) => {
-      const name = (socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined) ?? "none"
-      front.open.set(name, (front.open.get(name) ?? 0) + 1)
-      socket.once("close", () => front.open.set(name, (front.open.get(name) ?? 1) - 1))
-    })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    return { front: Object.assign(front, { url: `https://127.0.0.1:${(server.address() as AddressInfo).port}` }), server }
-  }),
-  ({ front, server }) =>
-    Effect.promise(() => {
-      front.release()
-      server.closeAllConnections()
-      return new Promise<void>((resolve) => server.close(() => resolve()))
-    })
-).pipe(Effect.map(({ front }) => front))
+      if (!front.accepts(seen)) return answer(401, unauthorized)
+      const url = new URL(request.url ?? "/", "https://front")
+      if (url.searchParams.get("watch") === "true") {
+        response.writeHead(200, { "content-type": "application/json" })
+        const event = `${JSON.stringify({ type: "ADDED", object: pod("watched") })}\n`
+        // A watch of the "held" namespace stays open, as a real one does for minutes.
+        if (url.pathname.includes("/held/")) response.write(event)
+        else response.end(event)
+        return
+      }
+      if (url.pathname.endsWith("/slow")) return void held.push(() => answer(200, pod("slow")))
+      answer(200, pod(url.pathname.split("/").pop() ?? ""))
+    },
+    { key: serverCertificate.keyPem, cert: serverCertificate.certPem, ca: clientCa.certPem, requestCert: true, rejectUnauthorized: false }
+  )
+  server.on("secureConnection", (socket: TLSSocket) => {
+    const name = (socket.authorized ? (socket.getPeerCertificate().subject?.CN as string | undefined) : undefined) ?? "none"
+    front.open.set(name, (front.open.get(name) ?? 0) + 1)
+    socket.once("close", () => front.open.set(name, (front.open.get(name) ?? 1) - 1))
+  })
+  // Added after the server, so run before it closes: what is held gets its answer.
+  yield* Effect.addFinalizer(() => Effect.sync(front.release))
+  front.url = url
+  return front
+})
 
 const configFor = (front: Front, exec: Record<string, unknown>, user: Record<string, unknown> = {}): KubeConfig => {
   const config = new KubeConfig()
@@ -133,14 +121,8 @@ const get = (transport: Transport, name: string) =>
   Effect.map(transport.send({ method: "GET", path: `/api/v1/namespaces/ns/pods/${name}` }, target(name)), (answer) => answer.status)
 
 /** Polls (in real time: the plugin and the server do not run on the TestClock) until `done`. */
-const eventually = (done: () => boolean, what: string): Effect.Effect<void> =>
-  Effect.promise(async () => {
-    for (let i = 0; i < 1200; i++) {
-      if (done()) return
-      await new Promise((resolve) => setTimeout(resolve, 25))
-    }
-    throw new Error(`gave up waiting for ${what}`)
-  })
+const until = (done: () => boolean, what: string): Effect.Effect<void> =>
+  Effect.promise(() => eventually(what, () => (done() ? true : undefined), 30_000, 25))
 
 describe("the transport with an exec plugin, over HTTPS", () => {
   it.effect("a 401 to a credential without expiry runs the plugin once and the request goes again; a burst of 401s runs it once", () =>
@@ -188,7 +170,7 @@ describe("the transport with an exec plugin, over HTTPS", () => {
       front.accepts = (seen) => seen.client === "client-1"
       assert.strictEqual(yield* get(transport, "a"), 200)
       const slow = yield* Effect.forkChild(get(transport, "slow"))
-      yield* eventually(() => front.seen.some((seen) => seen.path.endsWith("/slow")), "the slow request to arrive")
+      yield* until(() => front.seen.some((seen) => seen.path.endsWith("/slow")), "the slow request to arrive")
       const watching = yield* Effect.forkChild(
         watchStream(
           transport,
@@ -197,7 +179,7 @@ describe("the transport with an exec plugin, over HTTPS", () => {
           { verb: "watch", resource: resources.pod, name: "", namespace: "held" }
         ).pipe(Stream.runCollect)
       )
-      yield* eventually(() => front.seen.some((seen) => seen.path.includes("/held/")), "the watch to start")
+      yield* until(() => front.seen.some((seen) => seen.path.includes("/held/")), "the watch to start")
 
       // client-1 is revoked: the 401 makes the plugin hand out client-2, on a new connection.
       front.accepts = (seen) => seen.client === "client-2"
@@ -220,7 +202,7 @@ describe("the transport with an exec plugin, over HTTPS", () => {
       // The old pool is drained, not destroyed: the request under way on it gets its answer, then its connection closes.
       front.release()
       assert.strictEqual(yield* Fiber.join(slow), 200)
-      yield* eventually(() => front.open.get("client-1") === 0, "the old certificate's connection to close")
+      yield* until(() => front.open.get("client-1") === 0, "the old certificate's connection to close")
     }).pipe(Effect.scoped)
   )
 

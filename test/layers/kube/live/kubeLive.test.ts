@@ -2,7 +2,7 @@
 // headers, query) and how every answer maps back (typed errors, pages, watch events). The whole
 // conformance suite runs against the embedded API server in kubeLiveConformance.test.ts.
 import { mkdtempSync, writeFileSync } from "node:fs"
-import http from "node:http"
+import type http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -20,6 +20,9 @@ import { makeRateLimiter } from "../../../../layers/kube/live/rateLimiter.ts"
 import { watchStream } from "../../../../layers/kube/live/watchStream.ts"
 import { resources } from "../../../../src/kube/resources.ts"
 import { Metrics } from "../../../../src/ops/metrics.ts"
+import { eventually } from "../../../support/eventually.ts"
+import { freePort } from "../../../support/freePort.ts"
+import { localServer } from "../../../support/localServer.ts"
 
 const token = "s3cr3t-t0ken-VALUE"
 const kruise = "/apis/apps.kruise.io/v1alpha1"
@@ -88,58 +91,32 @@ const writeKubeconfig = (text: string): string => {
 }
 
 /** A server on 127.0.0.1:0 answering with `handler`, and a kubeconfig (token, skip TLS verify) for it. */
-const fakeServer = (handler: Handler): Effect.Effect<FakeServer, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ readonly server: http.Server; readonly fake: FakeServer }>((resolve) => {
-          const received: Array<Received> = []
-          const closed = new Set<number>()
-          const server = http.createServer((raw, response) => {
-            const chunks: Array<Buffer> = []
-            raw.on("data", (chunk: Buffer) => chunks.push(chunk))
-            raw.on("end", () => {
-              const index = received.length
-              const request = {
-                method: raw.method ?? "",
-                url: new URL(raw.url ?? "/", "http://fake"),
-                headers: raw.headers,
-                body: Buffer.concat(chunks).toString("utf8")
-              }
-              received.push(request)
-              response.on("close", () => closed.add(index))
-              handler(request, response, raw)
-            })
-          })
-          server.listen(0, "127.0.0.1", () => {
-            const address = server.address()
-            const port = typeof address === "object" && address !== null ? address.port : 0
-            const url = `http://127.0.0.1:${port}`
-            resolve({ server, fake: { url, received, closed, kubeconfig: writeKubeconfig(kubeconfigYaml(url)) } })
-          })
-        })
-    ),
-    ({ server }) =>
-      Effect.promise(
-        () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections()
-            server.close(() => resolve())
-          })
-      )
-  ).pipe(Effect.map(({ fake }) => fake))
+const fakeServer = (handler: Handler): Effect.Effect<FakeServer, never, Scope.Scope> => {
+  const received: Array<Received> = []
+  const closed = new Set<number>()
+  return Effect.map(
+    localServer((raw, response) => {
+      const chunks: Array<Buffer> = []
+      raw.on("data", (chunk: Buffer) => chunks.push(chunk))
+      raw.on("end", () => {
+        const index = received.length
+        const request = {
+          method: raw.method ?? "",
+          url: new URL(raw.url ?? "/", "http://fake"),
+          headers: raw.headers,
+          body: Buffer.concat(chunks).toString("utf8")
+        }
+        received.push(request)
+        response.on("close", () => closed.add(index))
+        handler(request, response, raw)
+      })
+    }),
+    ({ url }) => ({ url, received, closed, kubeconfig: writeKubeconfig(kubeconfigYaml(url)) })
+  )
+}
 
 /** A port nothing listens on (any more), so connecting is refused. */
-const closedPort: Effect.Effect<number> = Effect.promise(
-  () =>
-    new Promise((resolve) => {
-      const server = http.createServer()
-      server.listen(0, "127.0.0.1", () => {
-        const address = server.address()
-        server.close(() => resolve(typeof address === "object" && address !== null ? address.port : 0))
-      })
-    })
-)
+const closedPort: Effect.Effect<number> = Effect.promise(freePort)
 
 const options = (fake: FakeServer, extra: Partial<KubeLiveOptions> = {}): KubeLiveOptions => ({
   kubeconfig: fake.kubeconfig,
@@ -160,14 +137,8 @@ const liveApi = (handler: Handler, extra: Partial<KubeLiveOptions> = {}) =>
   })
 
 /** Real time passes (the fake server lives outside Effect's clock) until `check` holds. */
-const eventually = (check: () => boolean, what: string): Effect.Effect<void> =>
-  Effect.promise(async () => {
-    for (let i = 0; i < 500; i++) {
-      if (check()) return
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    throw new Error(`timed out waiting for ${what}`)
-  })
+const until = (check: () => boolean, what: string): Effect.Effect<void> =>
+  Effect.promise(() => eventually(what, () => (check() ? true : undefined), 5_000, 10))
 
 const object = (name: string, namespace?: string): KubeObject => ({
   apiVersion: "apps.kruise.io/v1alpha1",
@@ -542,7 +513,7 @@ describe("errors", () => {
       const { fake, api } = yield* liveApi(() => undefined, { requestTimeout: "200 millis" })
       const error = yield* Effect.flip(api.get(resources.imagePullJob, key))
       assert.strictEqual(error._tag, "Unavailable")
-      yield* eventually(() => fake.closed.has(0), "the abandoned request to be closed")
+      yield* until(() => fake.closed.has(0), "the abandoned request to be closed")
     })
   )
 })
@@ -690,14 +661,14 @@ describe("watch", () => {
         .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
         .pipe(Stream.take(2), Stream.runCollect)
       assert.lengthOf(first, 2)
-      yield* eventually(() => fake.closed.has(0), "the watch request to be closed")
+      yield* until(() => fake.closed.has(0), "the watch request to be closed")
 
       const interrupted = yield* api
         .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
         .pipe(Stream.runDrain, Effect.forkChild)
-      yield* eventually(() => fake.received.length === 2, "the second watch to start")
+      yield* until(() => fake.received.length === 2, "the second watch to start")
       yield* Fiber.interrupt(interrupted)
-      yield* eventually(() => fake.closed.has(1), "the interrupted watch request to be closed")
+      yield* until(() => fake.closed.has(1), "the interrupted watch request to be closed")
     })
   )
 
@@ -784,13 +755,13 @@ describe("rate limiting", () => {
       const gets = yield* Effect.forkChild(
         Effect.forEach([1, 2, 3, 4], () => api.get(resources.imagePullJob, key), { concurrency: "unbounded" })
       )
-      yield* eventually(() => fake.received.length === 2, "the burst of 2")
+      yield* until(() => fake.received.length === 2, "the burst of 2")
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
       assert.lengthOf(fake.received, 2, "no third request before the clock moves")
       yield* TestClock.adjust("1 second")
-      yield* eventually(() => fake.received.length === 3, "a third request after 1 s")
+      yield* until(() => fake.received.length === 3, "a third request after 1 s")
       yield* TestClock.adjust("1 second")
-      yield* eventually(() => fake.received.length === 4, "a fourth request after 2 s")
+      yield* until(() => fake.received.length === 4, "a fourth request after 2 s")
       yield* Fiber.join(gets)
 
       // The watch waits for one token to start; its 50 events then flow with the bucket empty.
@@ -798,7 +769,7 @@ describe("rate limiting", () => {
         .watch(resources.imagePullJob, { namespace: "ns", resourceVersion: "3" })
         .pipe(Stream.take(50), Stream.runCount, Effect.forkChild)
       yield* TestClock.adjust("1 second")
-      yield* eventually(() => fake.received.length === 5, "the watch request")
+      yield* until(() => fake.received.length === 5, "the watch request")
       assert.strictEqual(yield* Fiber.join(watching), 50)
     })
   )

@@ -1,8 +1,6 @@
 // The live client against a server that refuses it: a 401 and a 403 are told apart, neither is
 // retried as a 5xx is, ApiAccess says them at WARN and /readyz names them.
 import { mkdtempSync, writeFileSync } from "node:fs"
-import http from "node:http"
-import type { AddressInfo } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -14,6 +12,7 @@ import { KubeApi } from "../../../../src/kube/KubeApi.ts"
 import { resources } from "../../../../src/kube/resources.ts"
 import { Metrics } from "../../../../src/ops/metrics.ts"
 import { serveOps } from "../../../../src/ops/server.ts"
+import { localServer } from "../../../support/localServer.ts"
 
 const token = "access-t0ken-VALUE"
 
@@ -25,23 +24,19 @@ interface Refusing {
 }
 
 /** A server answering `code` with a Status to everything, and a kubeconfig (token) for it. */
-const refusing = (code: number, reason: string, message: string): Effect.Effect<Refusing, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ readonly server: http.Server; readonly refusing: Refusing }>((resolve) => {
-          const received: Array<string> = []
-          const server = http.createServer((request, response) => {
-            received.push(request.url ?? "")
-            response.writeHead(code, { "content-type": "application/json" })
-            response.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message }))
-          })
-          server.listen(0, "127.0.0.1", () => {
-            const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-            const kubeconfig = join(mkdtempSync(join(tmpdir(), "preheat-access-")), "config")
-            writeFileSync(
-              kubeconfig,
-              `apiVersion: v1
+const refusing = (code: number, reason: string, message: string): Effect.Effect<Refusing, never, Scope.Scope> => {
+  const received: Array<string> = []
+  return Effect.map(
+    localServer((request, response) => {
+      received.push(request.url ?? "")
+      response.writeHead(code, { "content-type": "application/json" })
+      response.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", code, reason, message }))
+    }),
+    ({ url }) => {
+      const kubeconfig = join(mkdtempSync(join(tmpdir(), "preheat-access-")), "config")
+      writeFileSync(
+        kubeconfig,
+        `apiVersion: v1
 kind: Config
 clusters:
 - name: c
@@ -54,20 +49,11 @@ contexts:
   context: {cluster: c, user: operator}
 current-context: c
 `
-            )
-            resolve({ server, refusing: { url, kubeconfig, received } })
-          })
-        })
-    ),
-    ({ server }) =>
-      Effect.promise(
-        () =>
-          new Promise<void>((resolve) => {
-            server.closeAllConnections()
-            server.close(() => resolve())
-          })
       )
-  ).pipe(Effect.map(({ refusing }) => refusing))
+      return { url, kubeconfig, received }
+    }
+  )
+}
 
 const lines: Array<string> = []
 const capture = Logger.layer([Logger.make((options) => lines.push(`${options.logLevel} ${String(options.message)}`))])

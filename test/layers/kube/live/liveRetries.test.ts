@@ -3,7 +3,6 @@
 // 5xx and resets with backoff, writes are not retried after 5xx, and out of retries the last answer
 // stands as a typed error.
 import { mkdtempSync, writeFileSync } from "node:fs"
-import http from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
@@ -12,6 +11,7 @@ import type { Scope } from "effect"
 import { make } from "../../../../layers/kube/live/kubeLive.ts"
 import { decideOnAnswer, decideOnNoAnswer, retryAfterOf } from "../../../../layers/kube/live/retryPolicy.ts"
 import { resources } from "../../../../src/kube/resources.ts"
+import { localServer } from "../../../support/localServer.ts"
 
 type Step = "ok" | "reset" | { readonly code: number; readonly retryAfter?: string }
 
@@ -29,51 +29,36 @@ const job = {
 const isList = (url: string | undefined) => new URL(url ?? "/", "http://x").pathname.endsWith("imagepulljobs")
 
 /** A server answering request i with steps[i] (the last step repeats). */
-const scripted = (steps: ReadonlyArray<Step>): Effect.Effect<Script, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(
-      () =>
-        new Promise<{ readonly server: http.Server; readonly script: Script }>((resolve) => {
-          const arrivals: Array<number> = []
-          const server = http.createServer((request, response) => {
-            request.resume()
-            request.on("end", () => {
-              const step = steps[Math.min(arrivals.length, steps.length - 1)]!
-              arrivals.push(Date.now())
-              if (step === "reset") return void response.socket?.destroy()
-              const body =
-                step === "ok"
-                  ? JSON.stringify(isList(request.url) ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
-                  : JSON.stringify({
-                      kind: "Status",
-                      apiVersion: "v1",
-                      status: "Failure",
-                      reason: "TooManyRequests",
-                      message: "slow down",
-                      code: step.code
-                    })
-              response.writeHead(step === "ok" ? 200 : step.code, {
-                "content-type": "application/json",
-                ...(step !== "ok" && step.retryAfter !== undefined ? { "retry-after": step.retryAfter } : {})
+const scripted = (steps: ReadonlyArray<Step>): Effect.Effect<Script, never, Scope.Scope> => {
+  const arrivals: Array<number> = []
+  return Effect.map(
+    localServer((request, response) => {
+      request.resume()
+      request.on("end", () => {
+        const step = steps[Math.min(arrivals.length, steps.length - 1)]!
+        arrivals.push(Date.now())
+        if (step === "reset") return void response.socket?.destroy()
+        const body =
+          step === "ok"
+            ? JSON.stringify(isList(request.url) ? { metadata: { resourceVersion: "1" }, items: [job] } : job)
+            : JSON.stringify({
+                kind: "Status",
+                apiVersion: "v1",
+                status: "Failure",
+                reason: "TooManyRequests",
+                message: "slow down",
+                code: step.code
               })
-              response.end(body)
-            })
-          })
-          server.listen(0, "127.0.0.1", () => {
-            const port = (server.address() as { port: number }).port
-            resolve({ server, script: { url: `http://127.0.0.1:${port}`, arrivals } })
-          })
+        response.writeHead(step === "ok" ? 200 : step.code, {
+          "content-type": "application/json",
+          ...(step !== "ok" && step.retryAfter !== undefined ? { "retry-after": step.retryAfter } : {})
         })
-    ),
-    ({ server }) =>
-      Effect.promise(
-        () =>
-          new Promise<void>((done) => {
-            server.closeAllConnections()
-            server.close(() => done())
-          })
-      )
-  ).pipe(Effect.map(({ script }) => script))
+        response.end(body)
+      })
+    }),
+    ({ url }) => ({ url, arrivals })
+  )
+}
 
 const apiOn = (script: Script, maxRetries?: number) => {
   const dir = mkdtempSync(join(tmpdir(), "preheat-retries-"))

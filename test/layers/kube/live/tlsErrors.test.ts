@@ -4,10 +4,8 @@
 // live KubeApi (undici, as the sources run) and through undiciOverNodeHttp.ts (the bundles'
 // stand-in, whose errors carry the code on the error itself, not on a "fetch failed" cause). A
 // server the client does not trust never gets a request: there is no insecure fallback.
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs"
-import https from "node:https"
-import type { AddressInfo } from "node:net"
+import { mkdtempSync, writeFileSync } from "node:fs"
+import type https from "node:https"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { Effect, Exit, Layer, Logger } from "effect"
@@ -22,145 +20,44 @@ import { withPeerCertificate } from "../../../../layers/kube/live/tlsErrors.ts"
 import { Agent, fetch } from "../../../../layers/kube/live/undiciOverNodeHttp.ts"
 import { resources } from "../../../../src/kube/resources.ts"
 import { Metrics } from "../../../../src/ops/metrics.ts"
+import { freePort } from "../../../support/freePort.ts"
+import { type LocalServer, listenLocally } from "../../../support/localServer.ts"
+import { type Authority, type Issued, TestPki } from "../../../support/testPki.ts"
 
-const dir = mkdtempSync(join(tmpdir(), "preheat-tls-errors-"))
-const file = (name: string) => join(dir, name)
-const openssl = (...args: ReadonlyArray<string>) => execFileSync("openssl", args, { cwd: dir, stdio: "ignore" })
-
-/** A key and a certificate for `name` covering `san`, signed by the CA `ca` (files ca.pem, ca.key). */
-const signed = (name: string, ca: string, san: string) => {
-  openssl(
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-subj",
-    `/CN=${name}`,
-    "-addext",
-    `subjectAltName=${san}`,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`
-  )
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    `${name}.csr`,
-    "-CA",
-    `${ca}.pem`,
-    "-CAkey",
-    `${ca}.key`,
-    "-CAcreateserial",
-    "-days",
-    "2",
-    "-copy_extensions",
-    "copy",
-    "-out",
-    `${name}.pem`
-  )
-}
-
-const selfSignedCa = (name: string) =>
-  openssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-days",
-    "2",
-    "-subj",
-    `/CN=${name}`,
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.pem`
-  )
-
-/** A certificate valid only on 1 and 2 January 2020: `openssl ca` is what sets dates in the past. */
-const expired = (name: string, ca: string) => {
-  openssl(
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:prime256v1",
-    "-nodes",
-    "-subj",
-    `/CN=${name}`,
-    "-addext",
-    "subjectAltName=IP:127.0.0.1",
-    "-keyout",
-    `${name}.key`,
-    "-out",
-    `${name}.csr`
-  )
-  writeFileSync(file("index.txt"), "")
-  writeFileSync(file("serial"), "01\n")
-  writeFileSync(
-    file("ca.cnf"),
-    "[ca]\ndefault_ca = test\n[test]\ndatabase = ./index.txt\nnew_certs_dir = .\nserial = ./serial\ndefault_md = sha256\n" +
-      "policy = any\ncopy_extensions = copy\nunique_subject = no\n[any]\ncommonName = supplied\n"
-  )
-  openssl(
-    "ca",
-    "-batch",
-    "-config",
-    "ca.cnf",
-    "-cert",
-    `${ca}.pem`,
-    "-keyfile",
-    `${ca}.key`,
-    "-in",
-    `${name}.csr`,
-    "-out",
-    `${name}.pem`,
-    "-startdate",
-    "20200101000000Z",
-    "-enddate",
-    "20200102000000Z",
-    "-notext"
-  )
-}
+const pki = new TestPki(mkdtempSync(join(tmpdir(), "preheat-tls-errors-")))
 
 interface TlsServer {
   readonly url: string
   /** HTTP requests that got through the handshake. */
-  requests: number
-  readonly server: https.Server
+  readonly requests: number
 }
 
-const servers: Array<TlsServer> = []
+const servers: Array<LocalServer> = []
 
-const serve = (cert: string, options: https.ServerOptions = {}): Promise<TlsServer> =>
-  new Promise((resolve) => {
-    const state = { url: "", requests: 0, server: undefined as unknown as https.Server }
-    const server = https.createServer(
-      { cert: readFileSync(file(`${cert}.pem`)), key: readFileSync(file(`${cert}.key`)), ...options },
-      (_, response) => {
-        state.requests++
-        response.setHeader("content-type", "application/json")
-        response.end(
-          JSON.stringify({ kind: "NodeImageList", apiVersion: "apps.kruise.io/v1alpha1", metadata: { resourceVersion: "1" }, items: [] })
-        )
-      }
-    )
-    state.server = server
-    server.listen(0, "127.0.0.1", () => {
-      state.url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`
-      servers.push(state)
-      resolve(state)
-    })
-  })
+/** A TLS server with `certificate` that answers every request with an empty NodeImage list. */
+const serve = async (certificate: Issued, options: https.ServerOptions = {}): Promise<TlsServer> => {
+  let requests = 0
+  const server = await listenLocally(
+    (_, response) => {
+      requests++
+      response.setHeader("content-type", "application/json")
+      response.end(
+        JSON.stringify({ kind: "NodeImageList", apiVersion: "apps.kruise.io/v1alpha1", metadata: { resourceVersion: "1" }, items: [] })
+      )
+    },
+    { cert: certificate.certPem, key: certificate.keyPem, ...options }
+  )
+  servers.push(server)
+  return {
+    url: server.url,
+    get requests() {
+      return requests
+    }
+  }
+}
 
 const kubeconfig = (server: string, user: string): string => {
-  const path = file(`kubeconfig-${Math.random().toString(36).slice(2)}`)
+  const path = join(pki.dir, `kubeconfig-${Math.random().toString(36).slice(2)}`)
   writeFileSync(
     path,
     `apiVersion: v1
@@ -169,7 +66,7 @@ clusters:
 - name: test-cluster
   cluster:
     server: ${server}
-    certificate-authority: ${file("ca.pem")}
+    certificate-authority: ${ca.certFile}
 users:
 - name: test-user
   user:
@@ -183,35 +80,33 @@ current-context: test
   return path
 }
 const tokenUser = "    token: tls-test-token"
-const certificateUser = (name: string) => `    client-certificate: ${file(`${name}.pem`)}\n    client-key: ${file(`${name}.key`)}`
+const certificateUser = (certificate: Issued) => `    client-certificate: ${certificate.certFile}\n    client-key: ${certificate.keyFile}`
 
+let ca: Authority
+let client: Issued
+let foreign: Issued
 let unknownCa: TlsServer
 let wrongName: TlsServer
 let expiredCert: TlsServer
 let clientCertificates: TlsServer
 
 beforeAll(async () => {
-  selfSignedCa("ca")
-  selfSignedCa("other-ca")
-  signed("good", "ca", "IP:127.0.0.1")
-  signed("stranger", "other-ca", "IP:127.0.0.1")
-  signed("elsewhere", "ca", "DNS:elsewhere.example")
-  signed("client", "ca", "DNS:client")
-  signed("foreign", "other-ca", "DNS:client")
-  expired("expired", "ca")
-  unknownCa = await serve("stranger")
-  wrongName = await serve("elsewhere")
-  expiredCert = await serve("expired")
+  ca = pki.authority("ca")
+  const otherCa = pki.authority("other-ca")
+  const server = (authority: Authority, name: string, altNames: ReadonlyArray<string>, expired = false) =>
+    pki.issue(authority, name, { commonName: name, altNames, usage: "serverAuth", expired })
+  client = pki.issue(ca, "client", { commonName: "client", usage: "clientAuth" })
+  foreign = pki.issue(otherCa, "foreign", { commonName: "foreign", usage: "clientAuth" })
+  unknownCa = await serve(server(otherCa, "stranger", ["IP:127.0.0.1"]))
+  wrongName = await serve(server(ca, "elsewhere", ["DNS:elsewhere.example"]))
+  expiredCert = await serve(server(ca, "expired", ["IP:127.0.0.1"], true))
   // As kube-apiserver with client certificates required: no certificate, no connection.
-  clientCertificates = await serve("good", { requestCert: true, rejectUnauthorized: true, ca: readFileSync(file("ca.pem")) })
-  // openssl runs seven times: generous on a loaded machine.
+  clientCertificates = await serve(server(ca, "good", ["IP:127.0.0.1"]), { requestCert: true, rejectUnauthorized: true, ca: ca.certPem })
+  // openssl runs fourteen times: generous on a loaded machine.
 }, 120_000)
 
 afterAll(async () => {
-  for (const { server } of servers) {
-    server.closeAllConnections()
-    await new Promise<void>((resolve) => server.close(() => resolve()))
-  }
+  for (const server of servers) await server.close()
 })
 
 const options = (path: string) => ({ kubeconfig: path, qps: 100, burst: 100, userAgent: "preheat-test/1", maxRetries: 0 })
@@ -266,10 +161,10 @@ describe("a failed TLS handshake says what to fix", () => {
       ok: false,
       message: expect.stringContaining(
         `set clusters[].cluster.certificate-authority or certificate-authority-data of cluster "test-cluster" in ${path} ` +
-          `to the CA that signed it (now certificate-authority: ${file("ca.pem")})`
+          `to the CA that signed it (now certificate-authority: ${ca.certFile})`
       )
     })
-    expect(tlsProblem(await throughStandIn(unknownCa, { ca: readFileSync(file("ca.pem")) }))).toBe("UnknownCa")
+    expect(tlsProblem(await throughStandIn(unknownCa, { ca: ca.certPem }))).toBe("UnknownCa")
     // No fallback: neither client sent the server a single request, with the token or without.
     expect(unknownCa.requests).toBe(0)
   })
@@ -284,7 +179,7 @@ describe("a failed TLS handshake says what to fix", () => {
     expect(check.message).toContain(
       `set clusters[].cluster.server of cluster "test-cluster" in ${path} to a name the certificate covers, or tls-server-name to one of them`
     )
-    expect(tlsProblem(await throughStandIn(wrongName, { ca: readFileSync(file("ca.pem")) }))).toBe("HostNameMismatch")
+    expect(tlsProblem(await throughStandIn(wrongName, { ca: ca.certPem }))).toBe("HostNameMismatch")
     expect(wrongName.requests).toBe(0)
   })
 
@@ -296,7 +191,7 @@ describe("a failed TLS handshake says what to fix", () => {
       `TLS: the certificate of ${expiredCert.url} has expired (on 2020-01-02T00:00:00.000Z) (CERT_HAS_EXPIRED: certificate has expired)`
     )
     expect(check.message).toContain("no kubeconfig setting can accept it")
-    expect(tlsProblem(await throughStandIn(expiredCert, { ca: readFileSync(file("ca.pem")) }))).toBe("CertificateExpired")
+    expect(tlsProblem(await throughStandIn(expiredCert, { ca: ca.certPem }))).toBe("CertificateExpired")
     expect(expiredCert.requests).toBe(0)
   })
 
@@ -310,12 +205,12 @@ describe("a failed TLS handshake says what to fix", () => {
       `set users[].user.client-certificate or client-certificate-data and client-key or client-key-data of user "test-user" in ${path}`
     )
     expect(check.message).toContain("(neither is set, so no client certificate was sent)")
-    expect(tlsProblem(await throughStandIn(clientCertificates, { ca: readFileSync(file("ca.pem")) }))).toBe("ClientCertificateRefused")
+    expect(tlsProblem(await throughStandIn(clientCertificates, { ca: ca.certPem }))).toBe("ClientCertificateRefused")
     expect(clientCertificates.requests).toBe(0)
   })
 
   it("a server that just closes the connection on a client certificate it does not trust (as node:https does): the hint names the certificate", async () => {
-    const path = kubeconfig(clientCertificates.url, certificateUser("foreign"))
+    const path = kubeconfig(clientCertificates.url, certificateUser(foreign))
     const { exit, check } = await listThroughLiveApi(path)
     const error = failureOf(exit)
     expect(error._tag === "Unavailable" && error.connection?._tag).toBe("Unreachable")
@@ -327,7 +222,7 @@ describe("a failed TLS handshake says what to fix", () => {
   })
 
   it("the same servers answer a client configured right (so the failures above are the certificates')", async () => {
-    const { exit, check } = await listThroughLiveApi(kubeconfig(clientCertificates.url, certificateUser("client")))
+    const { exit, check } = await listThroughLiveApi(kubeconfig(clientCertificates.url, certificateUser(client)))
     expect(Exit.isSuccess(exit)).toBe(true)
     expect(check).toEqual({ name: "api-access", ok: true })
     expect(clientCertificates.requests).toBe(1)
@@ -355,8 +250,7 @@ describe("a failed TLS handshake says what to fix", () => {
 
   it("a connection refused is Unreachable, not a TLS problem", async () => {
     // A port that was just free: nothing listens there.
-    const closed = await serve("good")
-    await new Promise<void>((resolve) => closed.server.close(() => resolve()))
+    const closed = { url: `https://127.0.0.1:${await freePort()}` }
     const { exit, check } = await listThroughLiveApi(kubeconfig(closed.url, tokenUser))
     const error = failureOf(exit)
     expect(error._tag === "Unavailable" && error.connection?._tag).toBe("Unreachable")

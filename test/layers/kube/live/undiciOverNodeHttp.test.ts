@@ -2,11 +2,9 @@
 // used as client-node uses undici: requests with its headers and dispatcher, a watch read as
 // client-node's Watch reads it (Readable.fromWeb, then lines), aborts, and TLS settings in the
 // shape client-node's KubeConfig builds them; against the embedded API server and a TLS server
-// with a certificate openssl makes.
-import { execFileSync } from "node:child_process"
-import { mkdtempSync, readFileSync } from "node:fs"
+// with certificates openssl makes (test/support/testPki.ts).
+import { mkdtempSync } from "node:fs"
 import http from "node:http"
-import https from "node:https"
 import { type AddressInfo, connect, type Socket } from "node:net"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -17,6 +15,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { InMemoryKubeApi } from "../../../../harness/layers/inMemoryKubeApi.ts"
 import { serveApi } from "../../../../harness/apiserver/http/server.ts"
 import { Agent, fetch, ProxyAgent } from "../../../../layers/kube/live/undiciOverNodeHttp.ts"
+import { eventually } from "../../../support/eventually.ts"
+import { type LocalServer, listenLocally } from "../../../support/localServer.ts"
+import { TestPki } from "../../../support/testPki.ts"
 
 const token = "adapter-token"
 const nodeImages = "/apis/apps.kruise.io/v1alpha1/nodeimages"
@@ -122,42 +123,29 @@ describe("watch, read as client-node's Watch reads it", () => {
 })
 
 describe("TLS settings as client-node's KubeConfig passes them (connect: ca, servername, keep-alive)", () => {
+  const pki = new TestPki(mkdtempSync(join(tmpdir(), "preheat-adapter-tls-")))
+  let ca: string
+  let tls: LocalServer
   let tlsUrl = ""
-  let ca: Buffer
-  let tlsServer: https.Server
 
   beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "preheat-adapter-tls-"))
-    execFileSync(
-      "openssl",
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        "rsa:2048",
-        "-nodes",
-        "-days",
-        "1",
-        "-subj",
-        "/CN=apiserver.test",
-        "-addext",
-        "subjectAltName=DNS:apiserver.test",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem")
-      ],
-      { stdio: "ignore" }
-    )
-    ca = readFileSync(join(dir, "cert.pem"))
-    tlsServer = https.createServer({ key: readFileSync(join(dir, "key.pem")), cert: ca }, (request, response) => {
-      response.setHeader("content-type", "application/json")
-      response.end(JSON.stringify({ path: request.url, authorization: request.headers.authorization ?? null }))
+    const authority = pki.authority("cluster-ca")
+    const certificate = pki.issue(authority, "apiserver", {
+      commonName: "apiserver.test",
+      altNames: ["DNS:apiserver.test"],
+      usage: "serverAuth"
     })
-    await new Promise<void>((resolve) => tlsServer.listen(0, "127.0.0.1", resolve))
-    tlsUrl = `https://127.0.0.1:${(tlsServer.address() as AddressInfo).port}`
+    ca = authority.certPem
+    tls = await listenLocally(
+      (request, response) => {
+        response.setHeader("content-type", "application/json")
+        response.end(JSON.stringify({ path: request.url, authorization: request.headers.authorization ?? null }))
+      },
+      { cert: certificate.certPem, key: certificate.keyPem }
+    )
+    tlsUrl = tls.url
   })
-  afterAll(() => new Promise<void>((resolve) => tlsServer.close(() => resolve())))
+  afterAll(() => tls.close())
 
   it("trusts the cluster's CA for its server name", async () => {
     const dispatcher = new Agent({ connect: { ca, servername: "apiserver.test", keepAlive: true, keepAliveInitialDelay: 30000 } })
@@ -169,7 +157,7 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
   it("refuses a server its CA did not sign, and one whose name does not match", async () => {
     await expect(
       fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { servername: "apiserver.test" } }) })
-    ).rejects.toThrow(/self-signed|self signed/)
+    ).rejects.toThrow(/unable to verify the first certificate/)
     await expect(
       fetch(`${tlsUrl}/version`, { headers, dispatcher: new Agent({ connect: { ca, servername: "other.test" } }) })
     ).rejects.toThrow(/altnames|does not match/i)
@@ -177,8 +165,8 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
 
   it("reaches the server through an HTTP proxy with CONNECT (ProxyAgent, as client-node builds it for proxy-url)", async () => {
     const tunnels: Array<string> = []
-    const proxy = http.createServer((_, response) => response.writeHead(405).end())
-    proxy.on("connect", (request: http.IncomingMessage, client: Socket, head: Buffer) => {
+    const proxy = await listenLocally((_, response) => response.writeHead(405).end())
+    proxy.server.on("connect", (request: http.IncomingMessage, client: Socket, head: Buffer) => {
       tunnels.push(request.url ?? "")
       const [host, port] = (request.url ?? "").split(":")
       const upstream = connect(Number(port), host!, () => {
@@ -190,10 +178,8 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
       upstream.on("error", () => client.destroy())
       client.on("error", () => upstream.destroy())
     })
-    await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve))
-    const uri = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`
     const dispatcher = new ProxyAgent({
-      uri,
+      uri: proxy.url,
       requestTls: { ca, servername: "apiserver.test" },
       connect: { keepAlive: true, keepAliveInitialDelay: 30000 }
     })
@@ -203,8 +189,7 @@ describe("TLS settings as client-node's KubeConfig passes them (connect: ca, ser
       expect(tunnels).toEqual([new URL(tlsUrl).host])
     } finally {
       await dispatcher.destroy()
-      proxy.closeAllConnections()
-      await new Promise<void>((resolve) => proxy.close(() => resolve()))
+      await proxy.close()
     }
   })
 
@@ -255,7 +240,7 @@ describe("close(), as undici's: graceful", () => {
   it("refuses new requests, closes idle connections at once, lets a request under way finish, then closes its connection", async () => {
     const held: Array<() => void> = []
     let open = 0
-    const server = http.createServer((request, response) => {
+    const { url, server, close } = await listenLocally((request, response) => {
       const answer = () => response.end(JSON.stringify({ path: request.url }))
       if (request.url === "/slow") held.push(answer)
       else answer()
@@ -264,31 +249,25 @@ describe("close(), as undici's: graceful", () => {
       open++
       socket.once("close", () => open--)
     })
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const until = async (done: () => boolean) => {
-      for (let i = 0; i < 1200 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 25))
-      expect(done()).toBe(true)
-    }
+    const until = (what: string, done: () => boolean) => eventually(what, () => (done() ? true : undefined), 30_000, 25)
     try {
       const dispatcher = new Agent()
       const slow = fetch(`${url}/slow`, { dispatcher })
-      await until(() => held.length === 1)
+      await until("the slow request", () => held.length === 1)
       const fast = await fetch(`${url}/fast`, { dispatcher })
       expect(JSON.parse(await fast.text())).toEqual({ path: "/fast" })
       expect(open).toBe(2)
 
       const closed = dispatcher.close()
       await expect(fetch(`${url}/later`, { dispatcher })).rejects.toThrow(/closed/)
-      await until(() => open === 1)
+      await until("the idle connection closed", () => open === 1)
       held[0]!()
       const answer = await slow
       expect(JSON.parse(await answer.text())).toEqual({ path: "/slow" })
       await closed
-      await until(() => open === 0)
+      await until("every connection closed", () => open === 0)
     } finally {
-      server.closeAllConnections()
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await close()
     }
   })
 })

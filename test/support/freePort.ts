@@ -1,7 +1,9 @@
-// A free port on 127.0.0.1 now, for a child process to bind; the small race until it does is
-// acceptable on a benchmark machine.
 import { createServer } from "node:net"
 
+/**
+ * A port free on 127.0.0.1 now, for a child process or a server started later to bind; the small
+ * race until it does is acceptable on a test or benchmark machine.
+ */
 export const freePort = (): Promise<number> =>
   new Promise<number>((done, fail) => {
     const server = createServer()
