@@ -42,6 +42,20 @@ describe("controller on an in-memory cluster", () => {
       expect([...pulls.values()]).toEqual([1, 1, 1])
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
+
+  // The in-memory cluster admits writes as an API server with the CRDs does: the task's tag, a
+  // 135-character digest, once passed the NodeImage schema's tag bound (128) and was refused.
+  it.effect("a job pinned to a sha512 digest: its task fits the NodeImage schema and the job completes", () =>
+    Effect.gen(function* () {
+      const { pulls } = yield* startCluster([readyNode("n1")], { pullMs: 1000 })
+      const api = yield* KubeApi
+      const digest = `sha512:${"ab".repeat(64)}`
+      yield* api.create(resources.imagePullJob, job("pinned", { image: `nginx@${digest}` }))
+      yield* advance(3000)
+      expect(status(yield* get(resources.imagePullJob, "pinned", "default"))).toMatchObject({ succeeded: 1, message: "job has completed" })
+      expect([...pulls.values()]).toEqual([1])
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
 })
 
 const secret = (name: string, data: Record<string, string>, type = "kubernetes.io/dockerconfigjson"): KubeObject => ({
