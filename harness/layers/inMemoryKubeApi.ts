@@ -16,7 +16,8 @@ export interface InMemoryKubeApiOptions extends StoreOptions {
    * Whether writes pass the API server's admission: the CRDs' schemas (unknown fields dropped,
    * defaults), their CEL rules, metadata and workload validation, Secret and Namespace defaults;
    * refused writes fail as Invalid, as a real server answers them. Default true. Namespaces are not
-   * required to exist: these tests create objects in namespaces nobody created.
+   * required to exist (these tests create objects in namespaces nobody created), and nothing here
+   * empties a deleted one: a Namespace keeps the `kubernetes` finalizer its admission gives it.
    */
   readonly admission?: boolean
 }
