@@ -5,8 +5,17 @@ import { crds } from "../../src/api/crd/manifests.ts"
 import { resources } from "../../src/kube/resources.ts"
 import type { Resource } from "../../src/kube/resources.ts"
 import { controllerRevisionTable, daemonSetTable, deploymentTable, replicaSetTable, statefulSetTable } from "./tables/appsTables.ts"
-import { configMapTable, eventTable, leaseTable, namespaceTable, nodeTable, podTable, secretTable } from "./tables/coreTables.ts"
-import { groupOf, hasStatusSubresource, versionOf } from "./kindRules.ts"
+import {
+  configMapTable,
+  definitionTable,
+  eventTable,
+  leaseTable,
+  namespaceTable,
+  nodeTable,
+  podTable,
+  secretTable
+} from "./tables/coreTables.ts"
+import { customResourceDefinitions, groupOf, hasStatusSubresource, versionOf } from "./kindRules.ts"
 import { printerColumnTable } from "./tables/printerColumns.ts"
 import type { StructuralSchema } from "./admission/structuralSchema.ts"
 import type { TableConvertor } from "./tables/table.ts"
@@ -242,6 +251,19 @@ const coreKinds: ReadonlyArray<ServedKind> = [
       revision: { description: "Revision indicates the revision of the state represented by Data.", type: "integer", format: "int64" }
     }
   }),
+  // apiextensions.k8s.io before coordination.k8s.io, as kube-apiserver orders its groups.
+  core(customResourceDefinitions, {
+    singular: "customresourcedefinition",
+    shortNames: ["crd", "crds"],
+    categories: ["api-extensions"],
+    table: definitionTable,
+    description:
+      "CustomResourceDefinition represents a resource that should be exposed on the API server.  Its name MUST be in the format <.spec.name>.<.spec.group>.",
+    fields: {
+      spec: preserved("spec describes how the user wants the resources to appear"),
+      status: preserved("status indicates the actual state of the CustomResourceDefinition")
+    }
+  }),
   core(resources.lease, {
     singular: "lease",
     table: leaseTable,
@@ -296,6 +318,13 @@ export const servedKinds: ReadonlyArray<ServedKind> = [...coreKinds, ...customKi
 /** The kind served at /api/v1/<plural> or /apis/<group>/<version>/<plural>. */
 export const findKind = (group: string, version: string, plural: string): ServedKind | undefined =>
   servedKinds.find((k) => k.group === group && k.version === version && k.resource.plural === plural)
+
+const byResource: ReadonlyMap<string, ServedKind> = new Map(
+  servedKinds.map((kind) => [`${kind.resource.apiVersion}/${kind.resource.plural}`, kind])
+)
+
+/** The kind served for a resource, in the version it names. */
+export const servedKindOf = (resource: Resource): ServedKind | undefined => byResource.get(`${resource.apiVersion}/${resource.plural}`)
 
 export const isCustom = (kind: ServedKind): boolean => kind.structural !== undefined
 

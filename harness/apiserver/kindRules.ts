@@ -9,8 +9,20 @@ export const groupOf = (resource: Resource): string =>
 /** A kind whatever version it is served at: every version of a kind shares one storage. */
 export const kindId = (resource: Resource): string => `${groupOf(resource)}/${resource.kind}`
 
+/**
+ * apiextensions.k8s.io's CustomResourceDefinitions: this server serves the custom kinds' own
+ * (servedDefinitions.ts), and no others.
+ */
+export const customResourceDefinitions: Resource = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  plural: "customresourcedefinitions",
+  namespaced: false
+}
+
 const statusSubresourceKinds: ReadonlySet<string> = new Set(
   [
+    customResourceDefinitions,
     resources.imagePullJob,
     resources.imageListPullJob,
     resources.advancedCronJob,

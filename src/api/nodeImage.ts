@@ -44,8 +44,15 @@ export const TagPullPolicy = Schema.Struct({
 }).pipe(described("How to pull this tag and when to forget it."))
 export type TagPullPolicy = typeof TagPullPolicy.Type
 
+/**
+ * A tag (at most 128 characters by the reference grammar) or a digest, the longest of which the
+ * grammar accepts is `sha512:` and 128 hex digits: any less and the API server refuses the
+ * controller's task for a job pinned to a sha512 digest.
+ */
+const maxTagLength = "sha512:".length + 128
+
 export const ImageTagSpec = Schema.Struct({
-  tag: Schema.String.pipe(withOpenApi({ maxLength: 128 }), described("The tag, or a digest sha256:... to pull by digest.")),
+  tag: Schema.String.pipe(withOpenApi({ maxLength: maxTagLength }), described("The tag, or a digest sha256:... to pull by digest.")),
   createdAt: Schema.optionalKey(Timestamp.pipe(described("When the task was written; the controller sets it if absent."))),
   pullPolicy: Schema.optionalKey(TagPullPolicy),
   ownerReferences: Schema.optionalKey(

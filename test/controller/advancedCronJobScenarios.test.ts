@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { advance, get, harnessLayer, inVersion, readyNode, startCluster } from "../support/controllerHarness.ts"
 
 const cronJob = (
   name: string,
@@ -20,6 +20,8 @@ const cronJob = (
   metadata: { name, namespace: "default" },
   spec: { template, ...spec }
 })
+
+const v1alpha1CronJobs = inVersion(resources.advancedCronJob, "v1alpha1")
 
 const status = (o: KubeObject) => (o["status"] ?? {}) as Record<string, unknown>
 
@@ -41,7 +43,7 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
       // startCluster leaves the clock at 31 s: runs fall at 60 s, 120 s, ...
       const { pulls } = yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 2000 })
       const api = yield* KubeApi
-      yield* api.create(resources.advancedCronJob, cronJob("warm", { schedule: "*/1 * * * *" }))
+      yield* api.create(v1alpha1CronJobs, cronJob("warm", { schedule: "*/1 * * * *" }))
       yield* advance(20_000)
       const before = yield* get(resources.advancedCronJob, "warm", "default")
       expect(status(before)).toMatchObject({ type: "ImageListPullJob" })
@@ -83,7 +85,7 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 100_000 })
       const api = yield* KubeApi
-      yield* api.create(resources.advancedCronJob, cronJob("slow", { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid" }))
+      yield* api.create(v1alpha1CronJobs, cronJob("slow", { schedule: "*/1 * * * *", concurrencyPolicy: "Forbid" }))
       yield* advance(35_000)
       expect(yield* listJobNames).toEqual(["slow-60"])
       // At 120 s the first run is still pulling its first image.
@@ -104,7 +106,7 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(
-        resources.advancedCronJob,
+        v1alpha1CronJobs,
         cronJob(
           "batch",
           { schedule: "*/1 * * * *" },
@@ -132,7 +134,7 @@ describe("AdvancedCronJob on the in-memory cluster, simulated time", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.advancedCronJob, cronJob("mars", { schedule: "*/1 * * * *", timeZone: "Mars/Olympus" }))
+      yield* api.create(v1alpha1CronJobs, cronJob("mars", { schedule: "*/1 * * * *", timeZone: "Mars/Olympus" }))
       yield* advance(90_000)
       const cron = yield* get(resources.advancedCronJob, "mars", "default")
       expect(status(cron)["conditions"] as Array<unknown>).toEqual([

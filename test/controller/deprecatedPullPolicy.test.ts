@@ -7,7 +7,7 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { advance, get, harnessLayer, inVersion, readyNode, startCluster } from "../support/controllerHarness.ts"
 
 const job = (kind: "ImagePullJob" | "ImageListPullJob", name: string, spec: Record<string, unknown>): KubeObject => ({
   apiVersion: "apps.kruise.io/v1beta1",
@@ -15,6 +15,8 @@ const job = (kind: "ImagePullJob" | "ImageListPullJob", name: string, spec: Reco
   metadata: { name, namespace: "default" },
   spec
 })
+
+const v1beta1ImagePullJobs = inVersion(resources.imagePullJob, "v1beta1")
 
 const eventsAbout = (name: string) =>
   Effect.gen(function* () {
@@ -41,7 +43,7 @@ describe("the deprecated spec.pullPolicy.type (issue 26)", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.imagePullJob, job("ImagePullJob", "seed", { image: "nginx:latest", pullPolicy: { type: "Always" } }))
+      yield* api.create(v1beta1ImagePullJobs, job("ImagePullJob", "seed", { image: "nginx:latest", pullPolicy: { type: "Always" } }))
       yield* advance(10_000)
       expect(yield* nodePolicies("nginx", "latest")).toEqual(["Always", "Always"])
       const done = yield* get(resources.imagePullJob, "seed", "default")
@@ -72,7 +74,7 @@ describe("the deprecated spec.pullPolicy.type (issue 26)", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
-      yield* api.create(resources.imagePullJob, job("ImagePullJob", "plain", { image: "nginx:latest" }))
+      yield* api.create(v1beta1ImagePullJobs, job("ImagePullJob", "plain", { image: "nginx:latest" }))
       yield* advance(10_000)
       expect(yield* nodePolicies("nginx", "latest")).toEqual(["IfNotPresent"])
       expect(yield* eventsAbout("plain")).toEqual([])
@@ -84,7 +86,7 @@ describe("the deprecated spec.pullPolicy.type (issue 26)", () => {
       yield* startCluster([readyNode("n1")], { pullMs: 1000 })
       const api = yield* KubeApi
       yield* api.create(
-        resources.imageListPullJob,
+        inVersion(resources.imageListPullJob, "v1beta1"),
         job("ImageListPullJob", "list", { images: ["redis:7", "busybox:1.36"], pullPolicy: { type: "Always", backoffLimit: 1 } })
       )
       yield* advance(20_000)

@@ -8,7 +8,7 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { advance, get, harnessLayer, inVersion, readyNode, startCluster } from "../support/controllerHarness.ts"
 
 const fakeNodeImage: KubeObject = {
   apiVersion: "apps.kruise.io/v1beta1",
@@ -21,8 +21,8 @@ describe("upstream's fake NodeImage", () => {
     Effect.gen(function* () {
       yield* startCluster([readyNode("n1")], { pullMs: 100 })
       const api = yield* KubeApi
-      yield* api.create(resources.nodeImage, fakeNodeImage)
-      yield* api.create(resources.imagePullJob, {
+      yield* api.create(inVersion(resources.nodeImage, "v1beta1"), fakeNodeImage)
+      yield* api.create(inVersion(resources.imagePullJob, "v1beta1"), {
         apiVersion: "apps.kruise.io/v1beta1",
         kind: "ImagePullJob",
         metadata: { name: "j", namespace: "default" },

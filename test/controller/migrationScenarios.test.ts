@@ -8,7 +8,7 @@ import { defaultSettings } from "../../src/controller/context.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { advance, get, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
+import { advance, get, harnessLayer, inVersion, readyNode, startCluster } from "../support/controllerHarness.ts"
 
 const copies = defaultSettings.secretNamespace
 const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
@@ -60,7 +60,7 @@ describe("taking over from OpenKruise's controller", () => {
       yield* startCluster([readyNode("n1")], { pullMs: 60_000 })
       const api = yield* KubeApi
       yield* api.create(
-        resources.imagePullJob,
+        inVersion(resources.imagePullJob, "v1beta1"),
         job("running", { image: "nginx:1", completionPolicy: { type: "Never" } }, ["apps.kruise.io/deletion-protection"])
       )
       yield* advance(3000)
@@ -80,13 +80,13 @@ describe("taking over from OpenKruise's controller", () => {
       // Not a copy (no source annotation): never touched.
       yield* api.create(resources.secret, { ...source("unrelated"), metadata: { name: "unrelated", namespace: copies } })
       // The NodeImage upstream's controller made: the job has its node from the start.
-      yield* api.create(resources.nodeImage, {
+      yield* api.create(inVersion(resources.nodeImage, "v1beta1"), {
         apiVersion: "apps.kruise.io/v1beta1",
         kind: "NodeImage",
         metadata: { name: "n1" },
         spec: {}
       })
-      yield* api.create(resources.imagePullJob, job("running", { image: "nginx:1", pullSecrets: ["registry"] }))
+      yield* api.create(inVersion(resources.imagePullJob, "v1beta1"), job("running", { image: "nginx:1", pullSecrets: ["registry"] }))
       yield* startCluster([readyNode("n1")], { pullMs: 45_000 })
       const kept = yield* get(resources.secret, "registry-a1b2c3", copies)
       expect(kept.metadata.annotations?.["imagepulljobs.kruise.io/references"]).toBe("default/running")

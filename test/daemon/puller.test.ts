@@ -8,6 +8,7 @@ import { invalidTagReason } from "../../src/daemon/unreadableTag.ts"
 import {
   advance,
   createNodeImage,
+  createUnadmittedNodeImage,
   events,
   launch,
   nodeStatus,
@@ -81,7 +82,7 @@ describe("daemon: a spec it cannot read", () => {
       const fake = yield* SimulatedRuntime
       const lines: Array<string> = []
       yield* Effect.gen(function* () {
-        yield* createNodeImage({ nginx: { tags: [{ tag: 5 }] } })
+        yield* createUnadmittedNodeImage({ nginx: { tags: [{ tag: 5 }] } })
         yield* launch()
         yield* advance(1000)
       }).pipe(Effect.provide(loggingLayer({ format: "json", sink: (line) => lines.push(line) })))
@@ -108,7 +109,7 @@ describe("daemon: a spec it cannot read", () => {
       const fake = yield* SimulatedRuntime
       const metrics = yield* Metrics
       const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "huge", namespace: "default", uid: "u-huge" }
-      yield* createNodeImage({
+      yield* createUnadmittedNodeImage({
         nginx: {
           tags: [tag("1.25", { pullPolicy: { timeoutSeconds: 1e300, ttlSecondsAfterFinished: 2 ** 62 }, ownerReferences: [owner] })]
         },

@@ -61,7 +61,8 @@ describe("reflector", () => {
       const after = store.get("n1")
       expect(after).not.toBe(before)
       expect(after?.["spec"]).toBe(before?.["spec"])
-      expect(after?.["status"]).toEqual({ desired: 1 })
+      // With the other counters, which the CRD defaults.
+      expect(after?.["status"]).toEqual({ desired: 1, pulling: 0, waiting: 0, succeeded: 0, failed: 0 })
     }).pipe(Effect.scoped, Effect.provide(asOverTheWire))
   )
 

@@ -139,7 +139,13 @@ describe("stored JSON", () => {
   it.effect("gives NodeImages of different nodes the same tag objects when their tags are equal", () =>
     Effect.gen(function* () {
       const api = yield* KubeApi
-      const tag = () => ({ tag: "v1", version: 0, createdAt: "2026-12-02T10:00:00Z", ownerReferences: [owner("u1")] })
+      const tag = () => ({
+        tag: "v1",
+        version: 0,
+        imagePullPolicy: "IfNotPresent",
+        createdAt: "2026-12-02T10:00:00Z",
+        ownerReferences: [owner("u1")]
+      })
       const names = Array.from({ length: 8 }, (_, i) => `n${i + 1}`)
       for (const name of names) {
         yield* api.create(resources.nodeImage, {

@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
+import { InMemoryKubeApi, InMemoryKubeStore } from "../../harness/layers/inMemoryKubeApi.ts"
 import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import { defaultSettings } from "../../src/controller/context.ts"
 import type { ControllerSettings } from "../../src/controller/context.ts"
@@ -14,7 +14,22 @@ import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
 import { simulateDaemons } from "./simulatedDaemons.ts"
 import type { SimulatedDaemonOptions } from "./simulatedDaemons.ts"
 
-export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layer, WorkQueuesLive.layer())
+export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith(), WorkQueuesLive.layer())
+
+/** The same on an API server without the custom kinds' schemas: every write is stored as sent. */
+export const schemalessHarnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith({ admission: false }), WorkQueuesLive.layer())
+
+/** The in-memory API server past its admission: for objects a real one refuses (InMemoryKubeStore.unadmitted). */
+export const unadmitted = Effect.map(Effect.service(InMemoryKubeStore), (store) => store.unadmitted)
+
+/**
+ * A custom kind's resource in another of its versions: an object is written to the version it
+ * names (the in-memory API server, as a real one, refuses an apiVersion other than the path's).
+ */
+export const inVersion = (resource: Resource, version: "v1alpha1" | "v1beta1"): Resource => ({
+  ...resource,
+  apiVersion: `apps.kruise.io/${version}`
+})
 
 /** Lets every fiber that can run do so, then moves simulated time on in steps. */
 export const advance = (millis: number, step = 1000) =>

@@ -16,6 +16,8 @@ import type { Cause } from "../storage/storeErrors.ts"
 import { applyDefaults, prune, schemaViolations } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"
 import { workloadCauses } from "./workloadRules.ts"
+import { definitionDeletionRefusal, definitionWriteRefusal } from "./fixedDefinitions.ts"
+import { namespaceDeletionRefusal } from "./namespaceLifecycle.ts"
 
 /** The `fieldValidation` query parameter: what to do with fields the schema does not declare. */
 export type FieldValidation = "Strict" | "Warn" | "Ignore"
@@ -177,5 +179,11 @@ export const admit = (kind: ServedKind, input: unknown, options: AdmissionOption
     const causes = workloadCauses(kind.resource.kind, defaulted)
     if (causes.length > 0) return Result.fail(invalidFailure(kind, nameOf(defaulted), causes))
   }
+  const fixed = definitionWriteRefusal(kind, defaulted, options.subresource)
+  if (fixed !== undefined) return Result.fail(fixed)
   return Result.succeed({ object: defaulted, warnings })
 }
+
+/** Why an object may not be deleted at all (the initial namespaces, the served definitions), if it may not. */
+export const deletionRefusal = (kind: ServedKind, name: string): ApiFailure | undefined =>
+  namespaceDeletionRefusal(kind, name) ?? definitionDeletionRefusal(kind, name)

@@ -14,27 +14,45 @@ import { quote } from "../storage/storeErrors.ts"
 /** The namespaces every cluster starts with. */
 export const initialNamespaces = ["default", "kube-node-lease", "kube-public", "kube-system"]
 
+/** Why a create into `namespace` (as found in the store) is refused: it is being deleted (403). */
+export const terminatingRefusal = (kind: ServedKind, namespace: KubeObject, name: string): ApiFailure | undefined => {
+  if (namespace.metadata.deletionTimestamp === undefined) return undefined
+  const namespaceName = namespace.metadata.name ?? ""
+  return new ApiFailure({
+    code: 403,
+    reason: "Forbidden",
+    message: `${qualifiedResource(kind.resource)} ${quote(name)} is forbidden: unable to create new content in namespace ${namespaceName} because it is being terminated`,
+    details: {
+      name,
+      group: kind.group,
+      kind: kind.resource.plural,
+      causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespaceName} is being terminated`, field: "metadata.namespace" }]
+    }
+  })
+}
+
 /** Fails a create into a namespace that does not exist (404) or is being deleted (403). */
 export const admitIntoNamespace = (kind: ServedKind, namespace: string, name: string) =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     const found = yield* api.get(resources.namespace, { name: namespace }).pipe(Effect.mapError((error) => fromKubeError(kind, error)))
-    if (found.metadata.deletionTimestamp !== undefined) {
-      return yield* Effect.fail(
-        new ApiFailure({
-          code: 403,
-          reason: "Forbidden",
-          message: `${qualifiedResource(kind.resource)} ${quote(name)} is forbidden: unable to create new content in namespace ${namespace} because it is being terminated`,
-          details: {
-            name,
-            group: kind.group,
-            kind: kind.resource.plural,
-            causes: [{ reason: "NamespaceTerminating", message: `namespace ${namespace} is being terminated`, field: "metadata.namespace" }]
-          }
-        })
-      )
-    }
+    const refused = terminatingRefusal(kind, found, name)
+    if (refused !== undefined) return yield* Effect.fail(refused)
   })
+
+// The namespaces a cluster cannot work without: a real server refuses to delete them.
+const undeletable: ReadonlySet<string> = new Set(initialNamespaces.filter((n) => n !== "kube-node-lease"))
+
+/** Why a namespace may not be deleted at all, if it may not. */
+export const namespaceDeletionRefusal = (kind: ServedKind, name: string): ApiFailure | undefined =>
+  kind.resource.kind === "Namespace" && kind.group === "" && undeletable.has(name)
+    ? new ApiFailure({
+        code: 403,
+        reason: "Forbidden",
+        message: `namespaces ${JSON.stringify(name)} is forbidden: this namespace may not be deleted`,
+        details: { name, kind: "namespaces" }
+      })
+    : undefined
 
 const namespacedKinds = servedKinds.filter((k) => k.resource.namespaced)
 

@@ -3,6 +3,7 @@ import { Effect, Result } from "effect"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import type { DeletePreconditions, KubeObject, ListOptions } from "../../../src/kube/KubeApi.ts"
 import type { ApiFailure } from "./apiStatus.ts"
+import { deletionRefusal } from "../admission/admission.ts"
 import { isDryRun, parseBody } from "./apiRequest.ts"
 import type { ApiRequest } from "./apiRequest.ts"
 import { listKind } from "../catalog.ts"
@@ -31,6 +32,8 @@ const deleteOptions = (request: ApiRequest): Effect.Effect<DeletePreconditions, 
 const deleteOne = (context: ObjectContext, name: string, preconditions: DeletePreconditions, dryRun: boolean) =>
   Effect.gen(function* () {
     const api = yield* KubeApi
+    const refused = deletionRefusal(context.kind, name)
+    if (refused !== undefined) return yield* Effect.fail(refused)
     const key = keyOf(context.namespace, name)
     if (!dryRun) {
       const deleted = yield* api.delete(context.kind.resource, key, preconditions).pipe(Effect.mapError(storeError(context.kind)))
@@ -67,6 +70,8 @@ export const deleteCollection = (context: ObjectContext, request: ApiRequest, li
       const listed = { uid: item.metadata.uid }
       const result = yield* deleteOne(namespaced, item.metadata.name ?? "", listed, isDryRun(request)).pipe(Effect.result)
       if (Result.isSuccess(result)) deleted.push(result.success)
+      // An object that may not be deleted at all stops the collection's deletion, saying why.
+      else if (result.failure.code === 403) return yield* Effect.fail(result.failure)
     }
     return jsonReply(200, {
       apiVersion: context.kind.resource.apiVersion,

@@ -4,12 +4,12 @@ import { Effect } from "effect"
 import type { KubeApi } from "../../../src/kube/KubeApi.ts"
 import { answerReview } from "./accessReviews.ts"
 import { parseFieldValidation } from "../admission/admission.ts"
-import { ApiFailure, badRequest, methodNotAllowed, notAcceptable, pathNotFound } from "./apiStatus.ts"
+import { badRequest, methodNotAllowed, notAcceptable, pathNotFound } from "./apiStatus.ts"
+import type { ApiFailure } from "./apiStatus.ts"
 import { listOptions, query } from "./apiRequest.ts"
 import type { ApiRequest } from "./apiRequest.ts"
 import { aggregatedDiscovery, apiGroup, apiGroupList, apiResourceList, apiVersions } from "./discovery.ts"
 import { listObjects } from "./listHandler.ts"
-import { initialNamespaces } from "../admission/namespaceLifecycle.ts"
 import { aggregatedDiscoveryType, negotiateResource, wantsAggregatedDiscovery } from "./negotiation.ts"
 import { deleteCollection, deleteObject } from "./deleteHandlers.ts"
 import { isWatch } from "./objectContext.ts"
@@ -38,9 +38,6 @@ export interface DispatchSettings {
 }
 
 type ResourceRoute = Extract<Route, { readonly _tag: "Resource" }>
-
-// The namespaces a cluster cannot work without: a real server refuses to delete them.
-const undeletable: ReadonlySet<string> = new Set(initialNamespaces.filter((n) => n !== "kube-node-lease"))
 
 const resource = (settings: DispatchSettings, request: ApiRequest, route: ResourceRoute): Effect.Effect<Reply, ApiFailure, KubeApi> =>
   Effect.gen(function* () {
@@ -101,16 +98,6 @@ const resource = (settings: DispatchSettings, request: ApiRequest, route: Resour
         return yield* patchObject(context, request, name, part)
       case "DELETE":
         if (subresource !== undefined) return yield* Effect.fail(methodNotAllowed(request.method))
-        if (kind.resource.kind === "Namespace" && undeletable.has(name)) {
-          return yield* Effect.fail(
-            new ApiFailure({
-              code: 403,
-              reason: "Forbidden",
-              message: `namespaces ${JSON.stringify(name)} is forbidden: this namespace may not be deleted`,
-              details: { name, kind: "namespaces" }
-            })
-          )
-        }
         return yield* deleteObject(context, request, name)
       default:
         return yield* Effect.fail(methodNotAllowed(request.method))

@@ -6,7 +6,8 @@
 //
 // Memory: every stored object is deeply frozen and handed as is to every reader and watcher (see
 // frozenJson.ts). Not modelled here: CRD schema defaulting and validation, admission and namespace
-// lifecycle (the HTTP server adds those), managedFields, foreground and orphan deletion.
+// lifecycle (the HTTP front adds those, and `admitted` puts the same in front of in-process writes:
+// admission/storeAdmission.ts), managedFields, foreground and orphan deletion.
 import { randomUUID } from "node:crypto"
 import { Clock, Context, Data, Duration, Effect, Result, Stream } from "effect"
 import { validateDns1123Subdomain } from "../../../src/api/objectNames.ts"
@@ -71,6 +72,33 @@ export type Fault = (request: {
   readonly key?: ObjectKey
 }) => Forbidden | Unavailable | undefined
 
+/** A write as admission sees it. */
+export interface AdmissionRequest {
+  readonly operation: "create" | "update" | "patch"
+  readonly subresource: Subresource
+  /** The stored object a patch changes, in the version written: what it leaves as it was is not validated again. */
+  readonly old?: KubeObject | undefined
+}
+
+/** What a write's admission may read: the stored object of a key, in that resource's version. */
+export type StoreReader = (resource: Resource, key: ObjectKey) => KubeObject | undefined
+
+/**
+ * What kube-apiserver does between a request and its storage, for writes that arrive without HTTP
+ * (admission/storeAdmission.ts): run in the same step as the write, so nothing changes in between.
+ */
+export interface WriteAdmission {
+  /** The object to store in place of `object`, or why it is refused. */
+  readonly admit: (
+    resource: Resource,
+    object: JsonObject,
+    request: AdmissionRequest,
+    read: StoreReader
+  ) => Result.Result<JsonObject, Invalid | Forbidden>
+  /** Why an object may not be deleted at all, if it may not. */
+  readonly deletion: (resource: Resource, key: ObjectKey) => Forbidden | undefined
+}
+
 /** The store behind an in-memory KubeApi, for tests that need to look inside or break things. */
 export class InMemoryKubeStore extends Context.Service<
   InMemoryKubeStore,
@@ -87,6 +115,11 @@ export class InMemoryKubeStore extends Context.Service<
     readonly setFault: (fault: Fault | undefined) => Effect.Effect<void>
     /** Ends every open watch with this error, as a dropped connection does. */
     readonly breakWatches: (error: Forbidden | Unavailable) => Effect.Effect<void>
+    /**
+     * The same store without admission: for writing what an API server refuses, to test that the
+     * roles survive it (an object stored before a rule existed, or by a cluster without the rule).
+     */
+    readonly unadmitted: KubeApi["Service"]
   }
 >()("preheat/apiserver/store/InMemoryKubeStore") {}
 
@@ -436,11 +469,19 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
       return next
     })
 
-  const create = (resource: Resource, input: KubeObject) =>
+  const create = (admission: WriteAdmission | undefined) => (resource: Resource, input: KubeObject) =>
     run<KubeObject, AlreadyExists | Invalid | Forbidden | Unavailable>((now) =>
       Result.gen(function* () {
-        const { meta, name: given, namespace } = yield* address(resource, input, false)
-        yield* checkFault("create", resource, namespace === undefined ? { name: given } : { name: given, namespace })
+        const addressed = yield* address(resource, input, false)
+        const given = addressed.name
+        yield* checkFault(
+          "create",
+          resource,
+          addressed.namespace === undefined ? { name: given } : { name: given, namespace: addressed.namespace }
+        )
+        const body =
+          admission === undefined ? input : yield* admission.admit(resource, input, { operation: "create", subresource: "main" }, read)
+        const { meta, namespace } = body === input ? addressed : yield* address(resource, body, false)
         const kind = kindOf(resource)
         let name = given
         const generateName = typeof meta.generateName === "string" ? meta.generateName : ""
@@ -475,7 +516,7 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
         if (causes.length > 0) return yield* Result.fail(invalid(resource, name, namespace, causes))
         const key = objectKey(resource, name, namespace)
         if (kind.objects.has(key)) return yield* Result.fail(new AlreadyExists(target(resource, name, namespace)))
-        const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = input
+        const { apiVersion: _a, kind: _k, metadata: _m, ...rest } = body
         const { deletionTimestamp: _dt, deletionGracePeriodSeconds: _dg, resourceVersion: _rv, uid: _uid, ...userMeta } = meta
         const candidate: Record<string, unknown> = {
           apiVersion: storedApiVersion(resource),
@@ -500,94 +541,108 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
       })
     )
 
-  const update = (resource: Resource, input: KubeObject, subresource: Subresource = "main") =>
-    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
-      Result.gen(function* () {
-        const { meta, name, namespace } = yield* address(resource, input, true)
-        const key = namespace === undefined ? { name } : { name, namespace }
-        yield* checkFault("update", resource, key)
-        const found = yield* lookup(resource, key)
-        if (subresource === "status" && !hasStatusSubresource(resource)) {
-          return yield* Result.fail(new NotFound(target(resource, name, namespace)))
-        }
-        const old = found.object.metadata
-        if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
-          return yield* Result.fail(conflict(resource, name, namespace, uidPrecondition(meta.uid, old.uid)))
-        }
-        const rv = meta.resourceVersion
-        if (rv === undefined || rv === null || rv === "") {
-          if (isCustomResource(resource)) {
-            return yield* Result.fail(
-              invalid(resource, name, namespace, [
-                {
-                  field: "metadata.resourceVersion",
-                  message: "Invalid value: 0x0: must be specified for an update"
-                }
-              ])
-            )
+  const update =
+    (admission: WriteAdmission | undefined) =>
+    (resource: Resource, input: KubeObject, subresource: Subresource = "main") =>
+      run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
+        Result.gen(function* () {
+          const addressed = yield* address(resource, input, true)
+          const key =
+            addressed.namespace === undefined ? { name: addressed.name } : { name: addressed.name, namespace: addressed.namespace }
+          yield* checkFault("update", resource, key)
+          const body = admission === undefined ? input : yield* admission.admit(resource, input, { operation: "update", subresource }, read)
+          const { meta, name, namespace } = body === input ? addressed : yield* address(resource, body, true)
+          const found = yield* lookup(resource, key)
+          if (subresource === "status" && !hasStatusSubresource(resource)) {
+            return yield* Result.fail(new NotFound(target(resource, name, namespace)))
           }
-        } else if (rv !== old.resourceVersion) {
-          return yield* Result.fail(conflict(resource, name, namespace, modified))
-        }
-        return asServed(resource, yield* write(found.kind, found.key, found.object, input, meta, subresource, now))
-      })
-    )
+          const old = found.object.metadata
+          if (typeof meta.uid === "string" && meta.uid !== "" && meta.uid !== old.uid) {
+            return yield* Result.fail(conflict(resource, name, namespace, uidPrecondition(meta.uid, old.uid)))
+          }
+          const rv = meta.resourceVersion
+          if (rv === undefined || rv === null || rv === "") {
+            if (isCustomResource(resource)) {
+              return yield* Result.fail(
+                invalid(resource, name, namespace, [
+                  {
+                    field: "metadata.resourceVersion",
+                    message: "Invalid value: 0x0: must be specified for an update"
+                  }
+                ])
+              )
+            }
+          } else if (rv !== old.resourceVersion) {
+            return yield* Result.fail(conflict(resource, name, namespace, modified))
+          }
+          return asServed(resource, yield* write(found.kind, found.key, found.object, body, meta, subresource, now))
+        })
+      )
 
-  const patch = (resource: Resource, key: ObjectKey, body: Patch, subresource: Subresource = "main") =>
-    run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
-      Result.gen(function* () {
-        yield* checkFault("patch", resource, key)
-        const found = yield* lookup(resource, key)
-        const old = found.object.metadata
-        const name = old.name ?? key.name
-        if (subresource === "status" && !hasStatusSubresource(resource)) {
-          return yield* Result.fail(new NotFound(target(resource, name, old.namespace)))
-        }
-        let merged: unknown
-        if (isJsonPatch(body)) {
-          // What the live client makes of the HTTP handler's 422: a failed test is a Conflict, any other failure Invalid.
-          const result = applyJsonPatch(found.object, body)
-          if (Result.isFailure(result)) {
-            const { message } = result.failure
+  const patch =
+    (admission: WriteAdmission | undefined) =>
+    (resource: Resource, key: ObjectKey, body: Patch, subresource: Subresource = "main") =>
+      run<KubeObject, NotFound | Conflict | Invalid | Forbidden | Unavailable>((now) =>
+        Result.gen(function* () {
+          yield* checkFault("patch", resource, key)
+          const found = yield* lookup(resource, key)
+          const old = found.object.metadata
+          const name = old.name ?? key.name
+          if (subresource === "status" && !hasStatusSubresource(resource)) {
+            return yield* Result.fail(new NotFound(target(resource, name, old.namespace)))
+          }
+          let merged: unknown
+          if (isJsonPatch(body)) {
+            // What the live client makes of the HTTP handler's 422: a failed test is a Conflict, any other failure Invalid.
+            const result = applyJsonPatch(found.object, body)
+            if (Result.isFailure(result)) {
+              const { message } = result.failure
+              return yield* Result.fail(
+                failedTestPath(message) === undefined
+                  ? invalid(resource, name, old.namespace, [{ field: "", message }])
+                  : conflict(resource, name, old.namespace, message)
+              )
+            }
+            merged = result.success
+          } else if (isPlainObject(body)) {
+            merged = applyMergePatch(found.object, body)
+          } else {
             return yield* Result.fail(
-              failedTestPath(message) === undefined
-                ? invalid(resource, name, old.namespace, [{ field: "", message }])
-                : conflict(resource, name, old.namespace, message)
+              invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
             )
           }
-          merged = result.success
-        } else if (isPlainObject(body)) {
-          merged = applyMergePatch(found.object, body)
-        } else {
-          return yield* Result.fail(
-            invalid(resource, name, old.namespace, [{ field: "", message: "Invalid value: a merge patch must be a JSON object" }])
-          )
-        }
-        const meta = isPlainObject(merged) ? merged["metadata"] : undefined
-        if (!isPlainObject(merged) || !isPlainObject(meta)) {
-          return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }]))
-        }
-        // A merge patch carries its precondition as metadata.resourceVersion; a JSON patch as a test.
-        const rv = !isJsonPatch(body) && isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
-        if (rv !== undefined && rv !== null && rv !== old.resourceVersion) {
-          return yield* Result.fail(conflict(resource, name, old.namespace, modified))
-        }
-        const causes: Array<Cause> = []
-        for (const field of ["name", "namespace", "uid"] as const) {
-          if (meta[field] !== undefined && meta[field] !== old[field]) {
-            causes.push({ field: `metadata.${field}`, message: `Invalid value: ${quote(meta[field])}: field is immutable` })
+          const meta = isPlainObject(merged) ? merged["metadata"] : undefined
+          if (!isPlainObject(merged) || !isPlainObject(meta)) {
+            return yield* Result.fail(invalid(resource, name, old.namespace, [{ field: "metadata", message: "Required value" }]))
           }
-        }
-        if (causes.length > 0) return yield* Result.fail(invalid(resource, name, old.namespace, causes))
-        return asServed(resource, yield* write(found.kind, found.key, found.object, merged, meta, subresource, now))
-      })
-    )
+          // A merge patch carries its precondition as metadata.resourceVersion; a JSON patch as a test.
+          const rv = !isJsonPatch(body) && isPlainObject(body.metadata) ? body.metadata.resourceVersion : undefined
+          if (rv !== undefined && rv !== null && rv !== old.resourceVersion) {
+            return yield* Result.fail(conflict(resource, name, old.namespace, modified))
+          }
+          const causes: Array<Cause> = []
+          for (const field of ["name", "namespace", "uid"] as const) {
+            if (meta[field] !== undefined && meta[field] !== old[field]) {
+              causes.push({ field: `metadata.${field}`, message: `Invalid value: ${quote(meta[field])}: field is immutable` })
+            }
+          }
+          if (causes.length > 0) return yield* Result.fail(invalid(resource, name, old.namespace, causes))
+          if (admission === undefined)
+            return asServed(resource, yield* write(found.kind, found.key, found.object, merged, meta, subresource, now))
+          const request = { operation: "patch", subresource, old: asServed(resource, found.object) } as const
+          const admitted = yield* admission.admit(resource, merged, request, read)
+          const admittedMeta = isPlainObject(admitted["metadata"]) ? admitted["metadata"] : {}
+          return asServed(resource, yield* write(found.kind, found.key, found.object, admitted, admittedMeta, subresource, now))
+        })
+      )
 
   // Preconditions are checked in the same step as the deletion, so nothing can change between them.
-  const del = (resource: Resource, key: ObjectKey, preconditions?: DeletePreconditions) =>
+  const del = (admission: WriteAdmission | undefined) => (resource: Resource, key: ObjectKey, preconditions?: DeletePreconditions) =>
     run<KubeObject, NotFound | Conflict | Forbidden | Unavailable>((now) =>
       Result.gen(function* () {
         yield* checkFault("delete", resource, key)
+        const refused = admission?.deletion(resource, key)
+        if (refused !== undefined) return yield* Result.fail(refused)
         const found = yield* lookup(resource, key)
         const { uid, resourceVersion: version } = found.object.metadata
         if (preconditions?.uid !== undefined && preconditions.uid !== uid) {
@@ -802,7 +857,16 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
       )
     )
 
-  const api = KubeApi.of({ get, list, watch, create, update, patch, delete: del })
+  const read: StoreReader = (resource, key) => {
+    const found = lookup(resource, key)
+    return Result.isSuccess(found) ? asServed(resource, found.success.object) : undefined
+  }
+
+  const verbs = (admission: WriteAdmission | undefined) =>
+    KubeApi.of({ get, list, watch, create: create(admission), update: update(admission), patch: patch(admission), delete: del(admission) })
+
+  /** The store as is: for a front that admits writes itself (the HTTP server), and for tests. */
+  const api = verbs(undefined)
 
   const inspector = InMemoryKubeStore.of({
     resourceVersion: Effect.sync(() => String(resourceVersion)),
@@ -830,8 +894,12 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
           for (const set of kind.watchesByKey.values()) for (const watch of set) wake(watch)
         }
         return Result.succeed(undefined)
-      })
+      }),
+    unadmitted: api
   })
 
-  return { api, inspector }
+  /** The same store with `admission` in front of every write, as in-process clients reach it. */
+  const admitted = (admission: WriteAdmission): KubeApi["Service"] => verbs(admission)
+
+  return { api, admitted, inspector }
 }

@@ -191,3 +191,12 @@ export const leaseTable: TableConvertor = {
   columns: [nameColumn, column("Holder", "string", "The holder of the lease"), age],
   cells: (object, now) => [object.metadata.name ?? "", str(at(object, ".spec.holderIdentity"), ""), created(object, now)]
 }
+
+/** The default table of kube-apiserver (rest.NewDefaultTableConvertor), which CustomResourceDefinitions have. */
+export const definitionTable: TableConvertor = {
+  columns: [
+    nameColumn,
+    column("Created At", "date", "CreationTimestamp is a timestamp representing the server time when this object was created.")
+  ],
+  cells: (object) => [object.metadata.name ?? "", object.metadata.creationTimestamp ?? ""]
+}

@@ -7,6 +7,7 @@ import { decodeImagePullJob } from "../../api/decode.ts"
 import { effectiveImagePullPolicy } from "../../api/pullPolicySpelling.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { Invalid } from "../../kube/errors.ts"
 import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
@@ -50,8 +51,37 @@ interface JobReconcileContext {
 const record = recordEvent("preheat-controller")
 const nodeWriteConcurrency = 16
 
+/** A node whose NodeImage the API server refused this job's change to (422, Invalid). */
+interface RefusedWrite {
+  readonly node: string
+  readonly error: Invalid
+}
+
+interface NodeWritesOutcome {
+  /** When to look again, if some writes conflicted. */
+  readonly retry: Duration.Duration | undefined
+  readonly refused: ReadonlyArray<RefusedWrite>
+}
+
+const failedUpdateNodeImage = "FailedUpdateNodeImage"
+
 /**
- * Applies the writes, each NodeImage once; returns when to look again if some conflicted. A
+ * A refused write cannot succeed as it is (the change breaks the NodeImage schema's rules, say
+ * one stored before them): a Warning on the job names node and causes, and the reconcile fails
+ * once the rest is done (the other nodes' writes, the job's status), so that it is retried after
+ * the key's growing backoff instead of at the pace of its wake-ups.
+ */
+const reportRefused = (job: KubeObject, refused: ReadonlyArray<RefusedWrite>) =>
+  Effect.forEach(
+    refused,
+    ({ node, error }) =>
+      record(job, { type: "Warning", reason: failedUpdateNodeImage, message: `failed to update NodeImage ${node}: ${error.message}` }),
+    { discard: true }
+  )
+
+/**
+ * Applies the writes, each NodeImage once; returns when to look again if some conflicted, and the
+ * writes the API server refused (reportRefused). A
  * conflict is another job's write to the spec that landed since the store's version (status
  * reports do not conflict: `patchNodeImages`): the other writes still go out, and the job is woken
  * by the newer spec's arrival (the books hand it back on a NodeImage change: state.ts nodeImageChanged), or at once when the
@@ -66,6 +96,7 @@ const applyNodeWrites = (ctx: JobReconcileContext, key: string, writes: Readonly
     changes.set(write.image, write.entry)
   }
   let retry: Duration.Duration | undefined
+  const refused: Array<RefusedWrite> = []
   return Effect.forEach(
     byNode,
     ([node, changes]) => {
@@ -94,13 +125,14 @@ const applyNodeWrites = (ctx: JobReconcileContext, key: string, writes: Readonly
                 ctx.books.awaitNewer(node, key)
                 retry ??= conflictFallback
               })
-            )
+            ),
+            Effect.catchTag("Invalid", (error) => Effect.sync(() => void refused.push({ node, error })))
           )
         })
       )
     },
     { concurrency: nodeWriteConcurrency, discard: true }
-  ).pipe(Effect.map(() => retry))
+  ).pipe(Effect.map((): NodeWritesOutcome => ({ retry, refused })))
 }
 
 /** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
@@ -122,7 +154,9 @@ const release = (ctx: JobReconcileContext, raw: KubeObject) =>
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
     }
-    const retry = yield* applyNodeWrites(ctx, objectKey(raw), writes)
+    const { retry, refused } = yield* applyNodeWrites(ctx, objectKey(raw), writes)
+    yield* reportRefused(raw, refused)
+    if (refused[0] !== undefined) return yield* Effect.fail(refused[0].error)
     if (retry !== undefined) return { requeueAfter: retry }
     const finalizers = releasedFinalizers(raw.metadata.finalizers ?? [])
     if (finalizers === undefined) return {}
@@ -338,8 +372,9 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     }
     // Woken when room is made on a node that had none (its spec changes), not by polling.
     for (const node of decision.fullNodes) ctx.books.awaitNewer(node, key)
-    const retry = yield* applyNodeWrites(ctx, key, decision.writes)
-    if (retry !== undefined) return { requeueAfter: retry }
+    const { retry, refused } = yield* applyNodeWrites(ctx, key, decision.writes)
+    yield* reportRefused(raw, refused)
+    if (retry !== undefined) return refused[0] === undefined ? { requeueAfter: retry } : yield* Effect.fail(refused[0].error)
     // Settled once a full look found nothing left to release (what it released is checked again).
     progress.staleReleased = stale.every(({ image, node }) => {
       const entry = node.spec.images?.[image]
@@ -361,6 +396,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       yield* api.delete(resources.imagePullJob, splitKey(key), { uid }).pipe(Effect.catchTag("NotFound", () => Effect.void))
       return {}
     }
+    if (refused[0] !== undefined) return yield* Effect.fail(refused[0].error)
     const wakeAt = statusDue === 0 ? decision.wakeAt : Math.min(decision.wakeAt ?? Infinity, now + statusDue)
     return wakeAt === undefined ? {} : { requeueAfter: Duration.millis(Math.max(0, wakeAt - now)) }
   }, Effect.mapError(retryable))

@@ -35,34 +35,38 @@ export class PatchLog extends Context.Service<
   }
 >()("test/daemon/PatchLog") {}
 
-/** The in-memory API server, seen through a KubeApi that records status patches. */
-const kubeLayer: Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> = Layer.effectContext(
-  Effect.gen(function* () {
-    const inner = yield* KubeApi
-    const store = yield* InMemoryKubeStore
-    const log = PatchLog.of({ statusPatches: [], beforeNextStatusPatch: undefined })
-    const api = KubeApi.of({
-      ...inner,
-      patch: (resource, key, body, subresource) =>
-        Effect.gen(function* () {
-          // The daemon's status writes are merge patches; anything else is not what this log is for.
-          if (subresource === "status" && !isJsonPatch(body)) {
-            const hook = log.beforeNextStatusPatch
-            log.beforeNextStatusPatch = undefined
-            if (hook !== undefined) yield* Effect.orDie(hook)
-            log.statusPatches.push({ at: yield* Clock.currentTimeMillis, body })
-          }
-          return yield* inner.patch(resource, key, body, subresource)
-        })
+/**
+ * The in-memory API server, seen through a KubeApi that records status patches; without admission,
+ * a server that has no schema for the custom kinds (one whose CRD keeps unknown fields, say).
+ */
+const kubeLayer = (admission: boolean): Layer.Layer<KubeApi | InMemoryKubeStore | PatchLog> =>
+  Layer.effectContext(
+    Effect.gen(function* () {
+      const inner = yield* KubeApi
+      const store = yield* InMemoryKubeStore
+      const log = PatchLog.of({ statusPatches: [], beforeNextStatusPatch: undefined })
+      const api = KubeApi.of({
+        ...inner,
+        patch: (resource, key, body, subresource) =>
+          Effect.gen(function* () {
+            // The daemon's status writes are merge patches; anything else is not what this log is for.
+            if (subresource === "status" && !isJsonPatch(body)) {
+              const hook = log.beforeNextStatusPatch
+              log.beforeNextStatusPatch = undefined
+              if (hook !== undefined) yield* Effect.orDie(hook)
+              log.statusPatches.push({ at: yield* Clock.currentTimeMillis, body })
+            }
+            return yield* inner.patch(resource, key, body, subresource)
+          })
+      })
+      return Context.make(KubeApi, api).pipe(Context.add(InMemoryKubeStore, store), Context.add(PatchLog, log))
     })
-    return Context.make(KubeApi, api).pipe(Context.add(InMemoryKubeStore, store), Context.add(PatchLog, log))
-  })
-).pipe(Layer.provide(InMemoryKubeApi.layerWith()))
+  ).pipe(Layer.provide(InMemoryKubeApi.layerWith({ admission })))
 
 export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | FilesystemStats | SimulatedRuntime | Metrics | WorkQueues
 
-export const testLayer = (cri: SimulatedRuntimeConfig = {}): Layer.Layer<TestServices> =>
-  Layer.mergeAll(kubeLayer, SimulatedRuntime.layer(cri), Metrics.layerTest, WorkQueuesLive.layer())
+export const testLayer = (cri: SimulatedRuntimeConfig = {}, options: { readonly admission?: boolean } = {}): Layer.Layer<TestServices> =>
+  Layer.mergeAll(kubeLayer(options.admission ?? true), SimulatedRuntime.layer(cri), Metrics.layerTest, WorkQueuesLive.layer())
 
 /** Lets every fiber that can run do so. */
 export const settle = Effect.gen(function* () {
@@ -91,6 +95,10 @@ export const nodeImageObject = (images: Record<string, unknown>, name = node): K
 
 export const createNodeImage = (images: Record<string, unknown>, name = node) =>
   Effect.flatMap(Effect.service(KubeApi), (api) => api.create(resources.nodeImage, nodeImageObject(images, name)))
+
+/** The same, written past the API server's admission: a spec a real server refuses (an older CRD's, a hand edit past it). */
+export const createUnadmittedNodeImage = (images: Record<string, unknown>, name = node) =>
+  Effect.flatMap(Effect.service(InMemoryKubeStore), (store) => store.unadmitted.create(resources.nodeImage, nodeImageObject(images, name)))
 
 /** Replaces spec.images as a controller's update would. */
 export const setImages = (images: Record<string, unknown>) =>

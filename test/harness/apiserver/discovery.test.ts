@@ -30,11 +30,12 @@ describe("discovery", () => {
     expect(apis.json.kind).toBe("APIGroupList")
     expect(apis.json.groups.map((g: { name: string }) => g.name)).toEqual([
       "apps",
+      "apiextensions.k8s.io",
       "coordination.k8s.io",
       "apps.kruise.io",
       "authorization.k8s.io"
     ])
-    expect(apis.json.groups[2]).toEqual({
+    expect(apis.json.groups[3]).toEqual({
       name: "apps.kruise.io",
       // Both of upstream's versions; the newest preferred, as kube-apiserver sorts CRD versions.
       versions: [
@@ -122,6 +123,7 @@ describe("OpenAPI v3", () => {
     const { json } = await request(server, "/openapi/v3")
     expect(Object.keys(json.paths).sort()).toEqual([
       "api/v1",
+      "apis/apiextensions.k8s.io/v1",
       "apis/apps.kruise.io/v1alpha1",
       "apis/apps.kruise.io/v1beta1",
       "apis/apps/v1",

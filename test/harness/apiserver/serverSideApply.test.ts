@@ -131,8 +131,15 @@ describe("the apply API", () => {
     expect(forced.status).toBe(200)
     expect(managed(forced.json)).toEqual({
       "m/Apply": { "f:spec": { "f:image": {}, "f:parallelism": {} } },
-      // The same image: both own it.
-      "before-first-apply/Update": { "f:spec": { ".": {}, "f:image": {} } }
+      // The same image: both own it; the CRD's defaults, set when the object was admitted, are the old writer's.
+      "before-first-apply/Update": {
+        "f:spec": {
+          ".": {},
+          "f:completionPolicy": { ".": {}, "f:type": {} },
+          "f:image": {},
+          "f:pullPolicy": { ".": {}, "f:backoffLimit": {}, "f:timeoutSeconds": {} }
+        }
+      }
     })
   })
 

@@ -60,7 +60,7 @@ describe("the dev cluster's node simulator", () => {
 
       // Its daemon pulls what its NodeImage asks, through its own runtime.
       yield* api.create(resources.nodeImage, {
-        apiVersion: "apps.kruise.io/v1beta1",
+        apiVersion: "apps.kruise.io/v1alpha1",
         kind: "NodeImage",
         metadata: { name: "joined" },
         spec: { images: { "library/busybox": { tags: [{ tag: "1.36", version: 0 }] } } }
@@ -129,7 +129,7 @@ describe("the dev cluster's simulated registry", () => {
           })
         )
       yield* api.create(resources.nodeImage, {
-        apiVersion: "apps.kruise.io/v1beta1",
+        apiVersion: "apps.kruise.io/v1alpha1",
         kind: "NodeImage",
         metadata: { name: "n1" },
         spec: tag(0)

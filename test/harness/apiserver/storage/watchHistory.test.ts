@@ -55,8 +55,8 @@ describe("the watch history", () => {
       const pull = yield* Stream.toPull(api.watch(resources.nodeImage, { resourceVersion: start.resourceVersion }))
       const nodeImage: KubeObject = { apiVersion: "apps.kruise.io/v1alpha1", kind: "NodeImage", metadata: { name: "node-1" }, spec: {} }
       yield* api.create(resources.nodeImage, nodeImage)
-      // Each version's new 500-entry image record weighs over 4 KB: 30 of them are more than 64 KB.
-      for (let v = 1; v <= 30; v++) yield* api.patch(resources.nodeImage, { name: "node-1" }, { spec: { images: manyImages(500, v, v) } })
+      // Each version's new 256-entry image record (a NodeImage's most) weighs over 2 KB: 40 of them are more than 64 KB.
+      for (let v = 1; v <= 40; v++) yield* api.patch(resources.nodeImage, { name: "node-1" }, { spec: { images: manyImages(256, v, v) } })
       const error = yield* Effect.flip(pull)
       assert.strictEqual((error as { _tag?: string })._tag, "Gone")
     }).pipe(Effect.provide(InMemoryKubeApi.layerWith({ historyLimit: 1000, historyLimitBytes: 64 * 1024 })))
