@@ -49,9 +49,9 @@ export const withRenewal = (status: ImageTagStatus, providers: ReadonlyArray<str
  * `uncachedIntervalMillis` for one that is not kept, never sooner than `minIntervalMillis`.
  */
 export const nextAskAt = (answers: ReadonlyArray<ProviderAnswer>, askedAt: number, pace: RenewalPace = renewalPace): number => {
-  let next = askedAt + pace.uncachedIntervalMillis
+  const uncached = askedAt + pace.uncachedIntervalMillis
   // An entry is used while the clock is at or before its expiry (answerCache.ts isFresh): one past it runs the plugin.
-  for (const { expiresAt } of answers) if (expiresAt !== undefined) next = Math.min(next, expiresAt + 1)
+  const next = answers.length === 0 ? uncached : Math.min(...answers.map((a) => (a.expiresAt === undefined ? uncached : a.expiresAt + 1)))
   return Math.max(next, askedAt + pace.minIntervalMillis)
 }
 
