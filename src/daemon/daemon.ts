@@ -72,7 +72,8 @@ const daemonWork = Effect.fnUntraced(function* (
   yield* Effect.forkScoped(disk.check)
   // Provided by the command with --image-credential-provider-config; without it, pull secrets only.
   const credentialProviders = Option.getOrUndefined(yield* Effect.serviceOption(CredentialProviders))
-  const renewal = credentialProviders === undefined ? undefined : yield* makeProviderRenewal(credentialProviders)
+  const renewal =
+    credentialProviders === undefined ? undefined : yield* makeProviderRenewal(credentialProviders, options.providerRenewalPace)
   const puller = yield* makePuller({
     nodeName: options.nodeName,
     secretNamespace: options.secretNamespace,
