@@ -57,6 +57,30 @@ export const makeProviderRenewal = Effect.fnUntraced(function* (
   /** The repository of each watched tag. */
   const repositoryOfTag = new Map<string, string>()
 
+  /** One question for the repository's failed tags, and what it means for each. */
+  const ask = Effect.fn("ProviderRenewal.ask")(function* (name: string, repository: Repository, reference: string) {
+    yield* Effect.annotateCurrentSpan({ repository: name, tags: repository.tags.size })
+    const { answers } = yield* providers.lookup(reference)
+    const at = yield* Clock.currentTimeMillis
+    repository.answers = answers
+    repository.askedAt = at
+    for (const [key, watched] of [...repository.tags]) {
+      if (watched.refused === undefined) {
+        watched.refused = answers.filter((a) => watched.tag.providers.includes(a.provider))
+        continue
+      }
+      const renewed = renewedProviders(watched.refused, answers)
+      if (renewed.length === 0) continue
+      repository.tags.delete(key)
+      repositoryOfTag.delete(key)
+      yield* Effect.logInfo("credential provider answers anew; the failed tag is marked for another pull").pipe(
+        Effect.annotateLogs({ image: watched.tag.reference, providers: renewed.join(",") })
+      )
+      yield* watched.tag.renewed(renewed, at)
+    }
+  })
+
+  /** The repository's questions, each once the answers it last heard expire, while it has failed tags. */
   const follow = (name: string, repository: Repository): Effect.Effect<void> =>
     Effect.gen(function* () {
       while (repository.tags.size > 0) {
@@ -66,27 +90,10 @@ export const makeProviderRenewal = Effect.fnUntraced(function* (
         if (due > now) yield* Effect.sleep(Duration.millis(due - now))
         const first = repository.tags.values().next()
         if (first.done === true) break
-        const { answers } = yield* providers.lookup(first.value.tag.reference)
-        const at = yield* Clock.currentTimeMillis
-        repository.answers = answers
-        repository.askedAt = at
-        for (const [key, watched] of [...repository.tags]) {
-          if (watched.refused === undefined) {
-            watched.refused = answers.filter((a) => watched.tag.providers.includes(a.provider))
-            continue
-          }
-          const renewed = renewedProviders(watched.refused, answers)
-          if (renewed.length === 0) continue
-          repository.tags.delete(key)
-          repositoryOfTag.delete(key)
-          yield* Effect.logInfo("credential provider answers anew; the failed tag is marked for another pull").pipe(
-            Effect.annotateLogs({ image: watched.tag.reference, providers: renewed.join(",") })
-          )
-          yield* watched.tag.renewed(renewed, at)
-        }
+        yield* ask(name, repository, first.value.tag.reference)
       }
-      repositories.delete(name)
-    }).pipe(Effect.withSpan("ProviderRenewal.follow", { attributes: { repository: name } }))
+      if (repositories.get(name) === repository) repositories.delete(name)
+    })
 
   const forget = (key: string): Effect.Effect<void> =>
     Effect.suspend(() => {
