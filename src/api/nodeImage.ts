@@ -138,6 +138,22 @@ export const NodeImageSpec = Schema.Struct({
 }).pipe(described("The pull tasks of this node, written by the controller (or by hand for one node)."))
 export type NodeImageSpec = typeof NodeImageSpec.Type
 
+/** A bound for the CRD's CEL cost; a node's config names a handful of providers. */
+const maxCredentialProvidersPerTag = 64
+
+export const TagCredentialProvider = Schema.Struct({
+  name: Schema.String.pipe(withOpenApi({ maxLength: 253 }), described("The provider's name in the credential provider config.")),
+  renewedAt: Schema.optionalKey(
+    Timestamp.pipe(
+      described(
+        "When the daemon found the provider answering for the image otherwise than at the failed attempt: the controller " +
+          "then gives a job's failed tag its next version (Normal event CredentialsChanged)."
+      )
+    )
+  )
+}).pipe(described("A credential provider asked for the image at the tag's failed attempt."))
+export type TagCredentialProvider = typeof TagCredentialProvider.Type
+
 export const ImageTagStatus = Schema.Struct({
   tag: Schema.String.pipe(described("The tag or digest.")),
   phase: Schema.Literals(tagPhases).pipe(described("Waiting, Pulling, Succeeded or Failed.")),
@@ -167,6 +183,17 @@ export const ImageTagStatus = Schema.Struct({
           "when it pulled anonymously or the image was there already. The node's kubelet did not pull the image, so its " +
           "imagePullCredentialsVerificationPolicy (kubeletImageVerification) decides whether other pods may start it without " +
           "credentials (the job's PreloadedImageUnverified condition)."
+      )
+    )
+  ),
+  credentialProviders: Schema.optionalKey(
+    Schema.Array(TagCredentialProvider).pipe(
+      withOpenApi({ maxItems: maxCredentialProvidersPerTag }),
+      described(
+        "On a Failed tag whose last attempt the registry refused (or a credential provider failed for): the credential " +
+          "providers (--image-credential-provider-config) asked for the image then. The daemon asks them again as their " +
+          "answers expire (at least a minute apart; every 5 minutes for an answer it may not keep) and marks the ones whose " +
+          "answer changed; never a credential."
       )
     )
   ),

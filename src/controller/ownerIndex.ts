@@ -1,5 +1,6 @@
 import { isThrottledReport } from "../api/registryThrottle.ts"
-import type { ImageSpec, NodeImage } from "../api/nodeImage.ts"
+import type { ImageSpec, ImageTagStatus, NodeImage } from "../api/nodeImage.ts"
+import { renewedProviders } from "../api/providerRenewal.ts"
 import type { Stored, StoreIndex } from "../kube/store.ts"
 import { NodeNumbers, NodeSet } from "./nodeSet.ts"
 
@@ -157,9 +158,12 @@ const outcome = (report: { readonly phase: string; readonly version?: number; re
     ? "active"
     : `${report.phase}@${report.version ?? 0}:${report.message ?? ""}`
 
-/** What a job reads from a tag's report: its outcome, and each throttled attempt's report. */
-const jobOutcome = (report: Parameters<typeof outcome>[0]) =>
-  isThrottledReport(report) ? `throttled:${report?.message ?? ""}` : outcome(report)
+/**
+ * What a job reads from a tag's report: its outcome, each throttled attempt's report, and a failed
+ * tag's credential providers found answering anew (a reason to pull again).
+ */
+const jobOutcome = (report: ImageTagStatus | undefined) =>
+  isThrottledReport(report) ? `throttled:${report?.message ?? ""}` : `${outcome(report)}|renewed:${renewedProviders(report).join(",")}`
 
 /** Identity first (stores share unchanged subtrees), then content (a live server does not). */
 const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)

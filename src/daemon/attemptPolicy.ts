@@ -1,4 +1,5 @@
 import { Cause, Data, Duration, Effect, Random, Schedule } from "effect"
+import type { ProviderAnswer } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriError } from "../cri/errors.ts"
 import type { InsufficientDisk } from "./minFreeDisk.ts"
 import { deadlinePassed } from "./pullMessages.ts"
@@ -76,6 +77,8 @@ export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{
   readonly problems: ReadonlyArray<string>
   /** A credential provider failed for the image in this attempt (the Event's reason then says so). */
   readonly providerFailed: boolean
+  /** What the credential providers asked in this attempt said: a refusal of theirs is watched for a new answer. */
+  readonly providerAnswers: ReadonlyArray<ProviderAnswer>
   /** How far the attempt came. */
   readonly progress: number
 }> {}
@@ -150,6 +153,7 @@ export interface PullFailure {
   readonly detail: string
   readonly problems: ReadonlyArray<string>
   readonly providerFailed: boolean
+  readonly providerAnswers: ReadonlyArray<ProviderAnswer>
   readonly progress: number
   /** The last attempt's error; undefined when the deadline ended the pull. */
   readonly failure: PullError | undefined
@@ -159,7 +163,16 @@ export const pullFailure = (error: AttemptError, verdict: AfterFailure): PullFai
   const last = error._tag === "NoTimeLeft" ? error.previous : error
   const deadline = error._tag === "NoTimeLeft" || (verdict._tag === "GiveUp" && verdict.deadline)
   if (last === undefined) {
-    return { _tag: "GaveUp", attempts: 0, detail: deadlinePassed, problems: [], providerFailed: false, progress: 0, failure: undefined }
+    return {
+      _tag: "GaveUp",
+      attempts: 0,
+      detail: deadlinePassed,
+      problems: [],
+      providerFailed: false,
+      providerAnswers: [],
+      progress: 0,
+      failure: undefined
+    }
   }
   return {
     _tag: "GaveUp",
@@ -167,6 +180,7 @@ export const pullFailure = (error: AttemptError, verdict: AfterFailure): PullFai
     detail: deadline ? `${deadlinePassed}; last error: ${last.detail}` : last.detail,
     problems: last.problems,
     providerFailed: last.providerFailed,
+    providerAnswers: last.providerAnswers,
     progress: last.progress,
     failure: deadline ? undefined : last.failure
   }

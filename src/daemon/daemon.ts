@@ -19,6 +19,7 @@ import { nodeImageSpecs } from "./nodeImageSpec.ts"
 import { watchKubeletConfig } from "./kubeletConfig/watch.ts"
 import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
+import { makeProviderRenewal } from "./providerRenewal/watch.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
 import { withEventCorrelation } from "../kube/events.ts"
@@ -71,6 +72,8 @@ const daemonWork = Effect.fnUntraced(function* (
   yield* Effect.forkScoped(disk.check)
   // Provided by the command with --image-credential-provider-config; without it, pull secrets only.
   const credentialProviders = Option.getOrUndefined(yield* Effect.serviceOption(CredentialProviders))
+  const renewal =
+    credentialProviders === undefined ? undefined : yield* makeProviderRenewal(credentialProviders, options.providerRenewalPace)
   const puller = yield* makePuller({
     nodeName: options.nodeName,
     secretNamespace: options.secretNamespace,
@@ -78,6 +81,7 @@ const daemonWork = Effect.fnUntraced(function* (
     slots,
     disk,
     credentialProviders,
+    renewal,
     reporter,
     current: () => watched.get(options.nodeName)
   })

@@ -1,6 +1,7 @@
 import { Duration } from "effect"
 import type { KubeletConfigPaths } from "./kubeletConfig/read.ts"
 import { defaultMinFreeDisk, type MinFreeDisk } from "./minFreeDisk.ts"
+import { type RenewalPace, renewalPace } from "./providerRenewal/decide.ts"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
 export interface DaemonOptions {
@@ -30,6 +31,8 @@ export interface DaemonOptions {
    * policy (kubeletConfig/); undefined, it is not read (simulated nodes) and the status keeps what it says.
    */
   readonly kubeletConfig?: KubeletConfigPaths | undefined
+  /** How often the credential providers of a tag refused on their credentials are asked again (providerRenewal/); no flag. */
+  readonly providerRenewalPace: RenewalPace
 }
 
 /** The kubelet's configuration file where kubeadm puts it (`kubelet --config`). */
@@ -53,7 +56,8 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   pullingWriteDelay: Duration.seconds(2),
   component: "preheat-daemon",
   pinImages: false,
-  pinResyncInterval: Duration.minutes(10)
+  pinResyncInterval: Duration.minutes(10),
+  providerRenewalPace: renewalPace
 }
 
 /** Defaults for everything but the node name. */

@@ -1,6 +1,6 @@
 import { Effect, Result } from "effect"
 import type { ReferenceObject } from "../api/nodeImage.ts"
-import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
+import type { CredentialProviders, ProviderAnswer } from "../cri/credentialProvider/CredentialProviders.ts"
 import { credentialsFor, distinctCredentials, type ParsedSecret, parsePullSecret, type SourcedCredential } from "../cri/credentials.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
@@ -13,6 +13,8 @@ export interface PullCredentials {
   readonly problems: ReadonlyArray<string>
   /** A credential provider failed for the image (its run ended without an answer). */
   readonly providerFailed: boolean
+  /** What each credential provider asked for the image said (in memory only: daemon/providerRenewal/). */
+  readonly providerAnswers: ReadonlyArray<ProviderAnswer>
 }
 
 /**
@@ -30,12 +32,13 @@ export const pullCredentials = (
 ): Effect.Effect<PullCredentials, never, KubeApi> =>
   Effect.gen(function* () {
     const secrets = yield* secretCredentials(reference, pullSecrets, namespace)
-    if (providers === undefined) return { ...secrets, providerFailed: false }
+    if (providers === undefined) return { ...secrets, providerFailed: false, providerAnswers: [] }
     const provided = yield* providers.lookup(reference)
     return {
       credentials: distinctCredentials([...secrets.credentials, ...provided.credentials]),
       problems: [...secrets.problems, ...provided.problems],
-      providerFailed: provided.failed
+      providerFailed: provided.failed,
+      providerAnswers: provided.answers
     }
   })
 
@@ -44,7 +47,7 @@ const secretCredentials = (
   reference: string,
   pullSecrets: ReadonlyArray<ReferenceObject>,
   namespace: string
-): Effect.Effect<Omit<PullCredentials, "providerFailed">, never, KubeApi> =>
+): Effect.Effect<Omit<PullCredentials, "providerFailed" | "providerAnswers">, never, KubeApi> =>
   Effect.gen(function* () {
     if (pullSecrets.length === 0) return { credentials: [], problems: [] }
     const api = yield* KubeApi

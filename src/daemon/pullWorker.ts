@@ -1,7 +1,7 @@
 import { Clock, Duration, Effect, Option, Result, Schedule } from "effect"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { registryThrottledReason } from "../api/registryThrottle.ts"
-import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
+import type { CredentialProviders, ProviderAnswer } from "../cri/credentialProvider/CredentialProviders.ts"
 import { CriRuntime, type ImageInfo, type PullProgress, type RegistryAuth } from "../cri/CriRuntime.ts"
 import { DeadlineExceeded } from "../cri/errors.ts"
 import type { KubeApi } from "../kube/KubeApi.ts"
@@ -37,6 +37,7 @@ import {
 } from "./pullMessages.ts"
 import { credentialProviderFailedReason, insufficientDiskReason } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
+import { refusedAnswers, withProvidersAsked } from "./providerRenewal/decide.ts"
 import { failedStatus, pullingStatus, succeededStatus, waitingStatus } from "./tagStatus.ts"
 import type { TagTask } from "./tagTask.ts"
 
@@ -60,6 +61,11 @@ export interface WorkerContext {
   readonly report: (status: ImageTagStatus) => Effect.Effect<void>
   /** Called once with the final result (Events). */
   readonly finished: (result: PullResult) => Effect.Effect<void>
+  /**
+   * The pull failed with these credential providers' answers refused (or failing), after its
+   * final status was reported: they are asked again for a new answer (providerRenewal/).
+   */
+  readonly refused: (status: ImageTagStatus, answers: ReadonlyArray<ProviderAnswer>) => Effect.Effect<void>
 }
 
 /** A runtime that overruns the deadline it was given still gets cut off, a little later. */
@@ -75,6 +81,7 @@ type AttemptResult =
       readonly tried: ReadonlyArray<string>
       readonly problems: ReadonlyArray<string>
       readonly providerFailed: boolean
+      readonly providerAnswers: ReadonlyArray<ProviderAnswer>
     }
 
 /** The image is on the node after `attempt` attempts. */
@@ -124,8 +131,8 @@ const attemptPull = (
   Effect.gen(function* () {
     const cri = yield* CriRuntime
     const short = yield* context.disk.check
-    if (short !== undefined) return { _tag: "Failed", error: short, tried: [], problems: [], providerFailed: false }
-    const { credentials, problems, providerFailed } = yield* pullCredentials(
+    if (short !== undefined) return { _tag: "Failed", error: short, tried: [], problems: [], providerFailed: false, providerAnswers: [] }
+    const { credentials, problems, providerFailed, providerAnswers } = yield* pullCredentials(
       task.reference,
       task.pullSecrets,
       context.secretNamespace,
@@ -137,7 +144,7 @@ const attemptPull = (
       Effect.annotateLogs({ credentials: credentials.length, timeout: `${timeoutMillis / 1000}s` })
     )
     const tried = [...new Set(credentials.map((c) => c.source))]
-    const failed = (error: PullError): AttemptResult => ({ _tag: "Failed", error, tried, problems, providerFailed })
+    const failed = (error: PullError): AttemptResult => ({ _tag: "Failed", error, tried, problems, providerFailed, providerAnswers })
     for (let i = 0; i < auths.length; i++) {
       const left = timeoutMillis - ((yield* Clock.currentTimeMillis) - started)
       if (left <= 0) return failed(new DeadlineExceeded({ image: task.reference }))
@@ -212,6 +219,7 @@ const runAttempt = Effect.fn("PullWorker.attempt")(function* (
     detail: result.error._tag === "Unauthorized" ? unauthorizedDetail(described, result.tried) : described,
     problems: result.problems,
     providerFailed: result.providerFailed,
+    providerAnswers: result.providerAnswers,
     progress: seen.percent
   })
 })
@@ -310,12 +318,15 @@ export const runPullWorker = (task: TagTask, context: WorkerContext): Effect.Eff
     }
     const message = withCredentialProblems(failedMessage(task.reference, outcome.attempts, outcome.detail), outcome.problems)
     yield* Effect.logWarning("pull failed").pipe(Effect.annotateLogs({ attempts: outcome.attempts, failure: message }))
-    return yield* finish(
-      failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message),
+    const refused = refusedAnswers(outcome.failure, outcome.providerFailed, outcome.providerAnswers)
+    const status = withProvidersAsked(failedStatus(task, startedAt, yield* Clock.currentTimeMillis, outcome.progress, message), refused)
+    yield* finish(
+      status,
       outcome.failure === undefined ? { result: "failed", reason: "deadline" } : pullFailureOf(outcome.failure),
       `${message} (node ${context.node})`,
       eventReasonOf(outcome.failure, outcome.providerFailed)
     )
+    if (refused.length > 0) yield* context.refused(status, refused)
   }).pipe(
     Effect.annotateLogs({ node: context.node, image: task.reference, version: task.version }),
     Effect.withSpan("PullWorker.pull", { attributes: { node: context.node, image: task.reference, version: task.version } })

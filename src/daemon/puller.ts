@@ -1,7 +1,7 @@
 import { Effect, FiberMap, Result, Semaphore } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus, NodeImageStatus } from "../api/nodeImage.ts"
-import type { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
+import type { CredentialProviders, ProviderAnswer } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../kube/KubeApi.ts"
 import type { Metrics } from "../ops/metrics.ts"
@@ -12,7 +12,9 @@ import { pullEventOf, recordPullEvent } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { type PullResult, runPullWorker } from "./pullWorker.ts"
 import type { StatusReporter } from "./statusReporter.ts"
-import { type TagTask, tagTasks } from "./tagTask.ts"
+import { providersOfStoredFailure, withRenewal } from "./providerRenewal/decide.ts"
+import type { ProviderRenewal } from "./providerRenewal/watch.ts"
+import { storedTagStatus, type TagTask, tagTasks } from "./tagTask.ts"
 import { failUnreadableTag, invalidTagReason } from "./unreadableTag.ts"
 import { planWorkers } from "./workerPlan.ts"
 
@@ -35,6 +37,8 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   readonly slots: PullSlots
   readonly disk: DiskCheck
   readonly credentialProviders: CredentialProviders["Service"] | undefined
+  /** Asks the providers of tags that failed on their credentials again; none without providers. */
+  readonly renewal: ProviderRenewal | undefined
   readonly reporter: StatusReporter
   /** The NodeImage as stored now, for Events. */
   readonly current: () => KubeObject | undefined
@@ -80,6 +84,41 @@ export const makePuller = Effect.fnUntraced(function* (options: {
       tasks.delete(key)
       yield* FiberMap.remove(workers, key)
       yield* options.reporter.forget(task.image, task.tag)
+      if (options.renewal !== undefined) yield* options.renewal.forget(key)
+    })
+
+  /**
+   * Watches a failed tag's providers; once one answers anew, the failed status (`status`) goes
+   * out again marked, unless the tag moved on meanwhile.
+   */
+  const watchProviders = (
+    task: TagTask,
+    status: ImageTagStatus,
+    providers: ReadonlyArray<string>,
+    refused: ReadonlyArray<ProviderAnswer> | undefined
+  ) =>
+    options.renewal === undefined || tasks.get(task.key) !== task
+      ? Effect.void
+      : options.renewal.watch({
+          key: task.key,
+          reference: task.reference,
+          providers,
+          refused,
+          renewed: (renewed, at) =>
+            tasks.get(task.key) === task ? options.reporter.report(task.image, withRenewal(status, renewed, at)) : Effect.void
+        })
+
+  /**
+   * A tag that failed on its providers' credentials before this daemon started: what they said
+   * then is not known, so their first answer now is the one compared with. Known as a task of this
+   * process (without a worker), so a new version or its removal ends the watch.
+   */
+  const watchStoredFailure = (task: TagTask, status: ImageTagStatus | undefined) =>
+    Effect.suspend(() => {
+      const providers = providersOfStoredFailure(status, task.version)
+      if (status === undefined || providers.length === 0) return Effect.void
+      tasks.set(task.key, task)
+      return watchProviders(task, status, providers, undefined)
     })
 
   const start = (task: TagTask) =>
@@ -98,7 +137,14 @@ export const makePuller = Effect.fnUntraced(function* (options: {
           return current() && event !== undefined
             ? recordPullEvent(options.component, options.current(), task.owners, event).pipe(Effect.provideContext(services))
             : Effect.void
-        }
+        },
+        refused: (status: ImageTagStatus, answers: ReadonlyArray<ProviderAnswer>) =>
+          watchProviders(
+            task,
+            status,
+            answers.map((a) => a.provider),
+            answers
+          )
       }
       const unreadable = task.unreadable
       const run = (unreadable === undefined ? runPullWorker(task, context) : failUnreadableTag({ ...task, unreadable }, context)).pipe(
@@ -123,7 +169,8 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const view: NodeImageSpecView = decoded.success
         yield* announce(view.problems)
         const spec = view.spec
-        if (lastView === undefined) yield* options.reporter.setInitial(initialTags(spec))
+        const first = lastView === undefined
+        if (first) yield* options.reporter.setInitial(initialTags(spec))
         // A new view with the same text (a version decoded afresh) is no change of the spec.
         let specChanged = false
         if (lastView?.view !== view) {
@@ -136,6 +183,12 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         const plan = planWorkers(lastView.tasks, status?.imageStatuses, known)
         for (const key of plan.stop) yield* stop(key)
         for (const task of plan.start) yield* start(task)
+        // Only at the first look: a tag failing later fails in a worker of this process.
+        if (first && options.renewal !== undefined) {
+          for (const task of lastView.tasks) {
+            if (!tasks.has(task.key)) yield* watchStoredFailure(task, storedTagStatus(status?.imageStatuses, task.image, task.tag))
+          }
+        }
         // New workers report (a Pulling within the start delay, statusReporter.ts), and that write carries the spec's changes too.
         if (specChanged) {
           if (plan.start.length === 0) yield* options.reporter.specChanged

@@ -2,10 +2,11 @@
 // the job's decision): when a change counts, which failed nodes are due and for how long, and how
 // the decision writes them within parallelism and registry room.
 import { describe, expect, it } from "vitest"
-import type { NodeImage } from "../../src/api/nodeImage.ts"
-import { credentialsOf, renewed, retriesDue } from "../../src/controller/imagePullJob/credentialRenewal.ts"
+import type { ImageTagStatus, NodeImage } from "../../src/api/nodeImage.ts"
+import { renewedProviders } from "../../src/api/providerRenewal.ts"
+import { changedCredentials, credentialsOf, renewed, retriesDue, retriesOf } from "../../src/controller/imagePullJob/credentialRenewal.ts"
 import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
-import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
+import { type JobTask, nodeState } from "../../src/controller/imagePullJob/nodeTask.ts"
 import { tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
 
@@ -15,8 +16,13 @@ const copy = { namespace: "preheat-daemon-config", name: "default.registry" }
 const task: JobTask = { image: "nginx", tag: "1.9.1", owner, imagePullPolicy: "IfNotPresent", pullSecrets: [copy] }
 const never = makeJob({ image: "nginx:1.9.1", parallelism: 2, completionPolicy: { type: "Never" } })
 
-/** A node with the job's tag at `version`, reported in `phase`. */
-const node = (name: string, phase: "Pulling" | "Succeeded" | "Failed" | undefined, version = 0): NodeImage =>
+/** A node with the job's tag at `version`, reported in `phase` (with `extra` status fields). */
+const node = (
+  name: string,
+  phase: "Pulling" | "Succeeded" | "Failed" | undefined,
+  version = 0,
+  extra: Record<string, unknown> = {}
+): NodeImage =>
   makeNodeImage(name, {
     images: {
       nginx: {
@@ -32,7 +38,7 @@ const node = (name: string, phase: "Pulling" | "Succeeded" | "Failed" | undefine
         ]
       }
     },
-    ...(phase === undefined ? {} : { statuses: { nginx: [{ tag: "1.9.1", phase, version, message: "401 Unauthorized" }] } })
+    ...(phase === undefined ? {} : { statuses: { nginx: [{ tag: "1.9.1", phase, version, message: "401 Unauthorized", ...extra }] } })
   })
 
 describe("credentials renewed", () => {
@@ -78,6 +84,9 @@ describe("retries due", () => {
   })
 })
 
+/** A failed node due since the pull secrets changed. */
+const bySecrets = (node: NodeImage) => ({ node, secrets: true, providers: [] })
+
 describe("the decision with failed nodes due for a retry", () => {
   it("gives their tag its next version, created now, within parallelism after the nodes without a tag; they count as active", () => {
     const targets = [node("a", "Failed", 2), makeNodeImage("b"), node("c", "Failed"), node("d", "Failed")]
@@ -88,7 +97,7 @@ describe("the decision with failed nodes due for a retry", () => {
       stale: [],
       now: t0,
       propagateEdits: false,
-      credentialRetries: [targets[0]!, targets[2]!, targets[3]!]
+      credentialRetries: [targets[0]!, targets[2]!, targets[3]!].map(bySecrets)
     })
     expect(decision.writes.map((w) => w.node)).toEqual(["b", "a"])
     const retried = decision.writes[1]!.entry!
@@ -111,7 +120,7 @@ describe("the decision with failed nodes due for a retry", () => {
         now: t0,
         propagateEdits: false,
         registry: { registry: "docker.io", limit: 1, room },
-        credentialRetries: targets
+        credentialRetries: targets.map(bySecrets)
       })
     expect(decide(0)).toMatchObject({ writes: [], heldBack: 2 })
     const one = decide(1)
@@ -125,8 +134,94 @@ describe("the decision with failed nodes due for a retry", () => {
       { status: { startTime: "2026-12-02T09:00:00Z" } }
     )
     const targets = [node("a", "Failed"), node("b", "Pulling")]
-    const decision = decideImagePullJob({ job, task, targets, stale: [], now: t0, propagateEdits: false, credentialRetries: [targets[0]!] })
+    const decision = decideImagePullJob({
+      job,
+      task,
+      targets,
+      stale: [],
+      now: t0,
+      propagateEdits: false,
+      credentialRetries: [bySecrets(targets[0]!)]
+    })
     expect(decision.writes).toEqual([])
     expect(decision.status.failedNodes).toEqual(["a", "b"])
+  })
+})
+
+describe("a credential provider answering anew", () => {
+  const renewedAt = "2026-12-02T09:00:00Z"
+  const asked = (renewed: boolean) => ({
+    credentialProviders: [{ name: "ecr", ...(renewed ? { renewedAt } : {}) }, { name: "other" }]
+  })
+
+  it("is read from the failed tag's status, at the spec's version only", () => {
+    expect(nodeState(node("a", "Failed", 0, asked(true)), task)).toMatchObject({ phase: "failed", renewedBy: ["ecr"] })
+    expect(nodeState(node("b", "Failed", 0, asked(false)), task)).toMatchObject({ phase: "failed", renewedBy: [] })
+    expect(nodeState(node("c", "Failed"), task)).toMatchObject({ phase: "failed", renewedBy: [] })
+    // Written by hand into a shape the schema would refuse: no mark.
+    const handWritten = { tag: "1.9.1", phase: "Failed", credentialProviders: [{ name: 1, renewedAt }, "ecr", { name: "gcr", renewedAt }] }
+    expect(renewedProviders(handWritten as unknown as ImageTagStatus)).toEqual(["gcr"])
+    expect(renewedProviders({ tag: "1.9.1", phase: "Pulling", credentialProviders: [{ name: "ecr", renewedAt }] })).toEqual([])
+    // A mark on a version before the spec's is not the current tag's.
+    const moved = makeNodeImage("e", {
+      images: { nginx: { tags: [{ tag: "1.9.1", version: 1, ownerReferences: [owner], createdAt: "2026-12-01T10:00:00Z" }] } },
+      statuses: { nginx: [{ tag: "1.9.1", phase: "Failed", version: 0, ...asked(true) }] }
+    })
+    expect(nodeState(moved, task)).toEqual({ phase: "active" })
+  })
+
+  it("makes a failed node due, beside those due for the pull secrets, in target order", () => {
+    const failed = [
+      { node: "a", renewedBy: [] },
+      { node: "b", renewedBy: ["ecr"] },
+      { node: "c", renewedBy: ["ecr"] }
+    ]
+    expect(retriesOf(failed, new Map())).toEqual([
+      { node: "b", secrets: false, providers: ["ecr"] },
+      { node: "c", secrets: false, providers: ["ecr"] }
+    ])
+    expect(
+      retriesOf(
+        failed,
+        new Map([
+          ["c", 0],
+          ["a", 0]
+        ])
+      )
+    ).toEqual([
+      { node: "a", secrets: true, providers: [] },
+      { node: "b", secrets: false, providers: ["ecr"] },
+      { node: "c", secrets: true, providers: ["ecr"] }
+    ])
+  })
+
+  it("is named in the event, as pull secrets are", () => {
+    const retry = (secrets: boolean, providers: ReadonlyArray<string>) => ({ node: "n", secrets, providers })
+    expect(changedCredentials([retry(true, [])])).toBe("pull secrets")
+    expect(changedCredentials([retry(false, ["ecr"]), retry(false, ["ecr"])])).toBe('the answer of credential provider "ecr"')
+    expect(changedCredentials([retry(false, ["gcr"]), retry(true, ["ecr"])])).toBe(
+      'pull secrets and the answers of credential providers "ecr", "gcr"'
+    )
+    expect(changedCredentials([retry(false, ["a", "b", "c", "d", "e"])])).toBe(
+      'the answers of credential providers "a", "b", "c" and 2 more'
+    )
+  })
+
+  it("gives the marked nodes their tag's next version, saying which provider answered anew", () => {
+    const targets = [node("a", "Failed", 4, asked(true)), node("b", "Succeeded")]
+    const decision = decideImagePullJob({
+      job: never,
+      task,
+      targets,
+      stale: [],
+      now: t0,
+      propagateEdits: false,
+      credentialRetries: [{ node: targets[0]!, secrets: false, providers: ["ecr"] }]
+    })
+    expect(decision.writes.map((w) => [w.node, w.entry?.tags[0]?.version])).toEqual([["a", 5]])
+    expect(decision.status).toMatchObject({ active: 1, succeeded: 1, failed: 0 })
+    expect(decision.events.find((e) => e.reason === "CredentialsChanged")?.message).toBe(
+      'the answer of credential provider "ecr" changed: pulling "nginx:1.9.1" again on 1 node where it failed'
+    )
   })
 })

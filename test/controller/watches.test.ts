@@ -136,6 +136,24 @@ describe("a NodeImage change wakes (SPEC §4.8)", () => {
     expect(sorted(jobsForNodeImage(again, stores.jobs))).toEqual(["default/a"])
   })
 
+  it("the owner of a failed tag its daemon marks for a credential provider answering anew, not the NodeImage itself", () => {
+    const stores = withJobs(...jobs)
+    const failed = (renewedAt?: string) => ({
+      tag: "tag-a",
+      phase: "Failed",
+      version: 0,
+      message: "401 Unauthorized",
+      credentialProviders: [{ name: "ecr", ...(renewedAt === undefined ? {} : { renewedAt }) }]
+    })
+    const change = lastChange(
+      stores.nodeImages,
+      nodeImage("n1", 1, { owners: ["a", "b"], reports: [failed(), pulling("b", 0)] }),
+      nodeImage("n1", 2, { owners: ["a", "b"], reports: [failed("2026-12-03T10:00:00Z"), pulling("b", 0)] })
+    )
+    expect(sorted(jobsForNodeImage(change, stores.jobs))).toEqual(["default/a"])
+    expect(nodeImageForItself(change)).toEqual([])
+  })
+
   it("on a label change, only the jobs whose selection of the node changes", () => {
     const stores = withJobs(
       job("zone-a", { selector: { matchLabels: { zone: "a" } } }),

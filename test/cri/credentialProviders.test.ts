@@ -2,9 +2,10 @@
 // what it is sent, how its answers are kept (the kubelet's cache keys and durations), runs shared
 // by concurrent asks, the bound on a run, and failures named without the plugin's output.
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Fiber } from "effect"
+import { type Duration, Effect, Fiber, Redacted } from "effect"
 import { TestClock } from "effect/testing"
 import type { CredentialProvider } from "../../src/cri/credentialProvider/config.ts"
+import { samePrint } from "../../src/cri/credentialProvider/answerPrint.ts"
 import { makeCredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
 import { answer, fakePluginRunner, type PluginBehaviour, responseJson } from "../support/fakePluginRunner.ts"
@@ -248,6 +249,47 @@ describe("credential providers: answers kept as the kubelet keeps them", () => {
   )
 })
 
+describe("credential providers: what each answered, as the daemon remembers a refused answer", () => {
+  it.effect("a digest of the credentials for the image (redacted when printed), and when the kept answer expires", () =>
+    run(
+      Effect.gen(function* () {
+        const { fake, service } = yield* setup(
+          [provider("kept", { defaultCacheMillis: 600_000 }), provider("fresh"), provider("broken"), provider("other")],
+          {
+            kept: answer(responseJson({ auth: creds("a") })),
+            fresh: answer(responseJson({ auth: creds("a") })),
+            broken: { _tag: "Fail", reason: "failed", message: "its plugin exited with code 1" },
+            other: answer(responseJson({ auth: creds("x", "elsewhere.example.com") }))
+          }
+        )
+        yield* TestClock.adjust("1 second")
+        const first = (yield* service.lookup("registry.example.com/app:1")).answers
+        expect(first.map((a) => [a.provider, a.expiresAt])).toEqual([
+          ["kept", 601_000],
+          ["fresh", undefined],
+          ["broken", undefined],
+          ["other", undefined]
+        ])
+        const [kept, fresh, broken, other] = first
+        // The same credentials from two providers print alike; a failure prints nothing; an answer without a matching key is one too.
+        expect(samePrint(kept!.print!, fresh!.print!)).toBe(true)
+        expect(broken!.print).toBeUndefined()
+        expect(samePrint(other!.print!, kept!.print!)).toBe(false)
+        expect(String(kept!.print)).toBe("<redacted>")
+        expect(JSON.stringify(first)).not.toContain(Redacted.value(kept!.print!))
+
+        fake.set("fresh", answer(responseJson({ auth: creds("b") })))
+        fake.set("kept", answer(responseJson({ auth: creds("b") })))
+        const second = (yield* service.lookup("registry.example.com/app:2")).answers
+        // The kept answer is the same until it expires; the one not kept is new.
+        expect(samePrint(second[0]!.print!, kept!.print!)).toBe(true)
+        expect(second[0]!.expiresAt).toBe(601_000)
+        expect(samePrint(second[1]!.print!, fresh!.print!)).toBe(false)
+      })
+    )
+  )
+})
+
 describe("credential providers: one run at a time per image", () => {
   it.effect("asks for the same repository at once share one run; another repository has its own (the kubelet's single flight)", () =>
     run(
@@ -294,7 +336,8 @@ describe("credential providers: one run at a time per image", () => {
           problems: [
             'credential provider "slow" failed for image "registry.example.com/app": its plugin gave no answer within 1m and was stopped'
           ],
-          failed: true
+          failed: true,
+          answers: [{ provider: "slow", print: undefined, expiresAt: undefined }]
         })
         const metrics = yield* Metrics
         expect(yield* metrics.read("preheat_credential_provider_runs_total", { provider: "slow", result: "timeout" })).toBe(1)

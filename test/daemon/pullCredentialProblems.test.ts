@@ -29,7 +29,8 @@ describe("pull secrets the daemon may not read", () => {
           'pull secret preheat-daemon-config/regcred could not be read: forbidden: get secrets "regcred" in namespace "preheat-daemon-config" ' +
             '(verb=get, group="", resource=secrets): grant it in deploy/rbac.yaml or your RoleBinding: secrets "regcred" is forbidden'
         ],
-        providerFailed: false
+        providerFailed: false,
+        providerAnswers: []
       })
     }).pipe(Effect.provide(InMemoryKubeApi.layerWith({})))
   )

@@ -24,6 +24,7 @@ const failed = (attempt: number, progress = 0) =>
     detail: `image not found (attempt ${attempt})`,
     problems: [],
     providerFailed: false,
+    providerAnswers: [],
     progress
   })
 
@@ -82,6 +83,7 @@ describe("attemptSchedule", () => {
         detail: `${deadlinePassed}; last error: image not found (attempt 3)`,
         problems: [],
         providerFailed: false,
+        providerAnswers: [],
         progress: 0,
         failure: undefined
       })
@@ -120,6 +122,7 @@ describe("pullFailure", () => {
       detail: deadlinePassed,
       problems: [],
       providerFailed: false,
+      providerAnswers: [],
       progress: 0,
       failure: undefined
     })

@@ -48,6 +48,7 @@ const run = (policy: AttemptPolicy, failureAt: (n: number) => CriError) =>
           detail: failure._tag,
           problems: [],
           providerFailed: false,
+          providerAnswers: [],
           progress: 0
         }) as AttemptError
       )

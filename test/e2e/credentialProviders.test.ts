@@ -1,7 +1,8 @@
 // Credential provider plugins on the real containerd: a registry that requires authentication
-// (runtime.sh's htpasswd registry), shell-script plugins that hand out its credentials, fail or
-// hang, and an in-process daemon with the layer `preheat daemon --image-credential-provider-config`
-// builds (its run bound lowered to 2 s; the flag keeps the kubelet's minute).
+// (runtime.sh's htpasswd registry), shell-script plugins that hand out its credentials (or those
+// of a file the test rewrites), fail or hang, and an in-process daemon with the layer `preheat
+// daemon --image-credential-provider-config` builds (its run bound lowered to 2 s; the flag keeps
+// the kubelet's minute).
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,7 +16,7 @@ import { WorkQueuesLive } from "../../layers/workQueues.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
-import { daemonOptions } from "../../src/daemon/options.ts"
+import { type DaemonOptions, daemonOptions } from "../../src/daemon/options.ts"
 import { KubeApi, type KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
@@ -46,6 +47,7 @@ const suite = (e: E2eRuntime) =>
     const plugins = writeProviderPlugins(binDir)
     const repository = (name: string) => `${e.authRegistry}/e2e/${name}-${run}`
     const configPath = join(dir, "providers.yaml")
+    const credentialsFile = join(dir, "credentials")
     writeFileSync(
       configPath,
       providerConfigYaml(
@@ -57,7 +59,12 @@ const suite = (e: E2eRuntime) =>
           },
           // Both print the registry's password among their output, which must never show.
           { name: "failing", matchImages: [repository("failing")], env: { PASSWORD: e.password } },
-          { name: "hanging", matchImages: [repository("hanging")] }
+          { name: "hanging", matchImages: [repository("hanging")] },
+          {
+            name: "file",
+            matchImages: [repository("renewed")],
+            env: { REGISTRY: e.authRegistry, CREDENTIALS_FILE: credentialsFile, CACHE_DURATION: "1s" }
+          }
         ],
         plugins.runsFile
       )
@@ -89,6 +96,12 @@ const suite = (e: E2eRuntime) =>
         [{ size: 20_000, seed: `${run}-provided` }],
         ["v1", "v2"]
       )
+      await publishImage(
+        { host: e.authRegistry, auth: { username: e.user, password: e.password } },
+        `e2e/renewed-${run}`,
+        [{ size: 20_000, seed: `${run}-renewed` }],
+        ["v1"]
+      )
     })
 
     afterAll(async () => {
@@ -97,7 +110,12 @@ const suite = (e: E2eRuntime) =>
 
     const node = (name: string) => `${name}-${run}`
 
-    const withDaemon = async (nodeName: string, images: Record<string, unknown>, body: () => Promise<void>) => {
+    const withDaemon = async (
+      nodeName: string,
+      images: Record<string, unknown>,
+      body: () => Promise<void>,
+      options: Partial<DaemonOptions> = {}
+    ) => {
       const object: KubeObject = {
         apiVersion: "apps.kruise.io/v1alpha1",
         kind: "NodeImage",
@@ -107,7 +125,7 @@ const suite = (e: E2eRuntime) =>
       await exec(api.create(resources.nodeImage, object))
       const scope = await exec(Scope.make())
       try {
-        const daemon = await exec(startDaemon(daemonOptions({ nodeName })).pipe(Scope.provide(scope)))
+        const daemon = await exec(startDaemon(daemonOptions({ nodeName, ...options })).pipe(Scope.provide(scope)))
         await exec(daemon.synced)
         await body()
       } finally {
@@ -121,15 +139,25 @@ const suite = (e: E2eRuntime) =>
       return status?.imageStatuses?.[image]?.tags.find((t) => t.tag === tag)
     }
 
-    const finished = async (nodeName: string, image: string, tag: string, timeoutMillis = 60_000): Promise<ImageTagStatus> => {
+    /** The tag's status once `done` holds for it. */
+    const until = async (
+      nodeName: string,
+      image: string,
+      tag: string,
+      done: (status: ImageTagStatus) => boolean,
+      timeoutMillis = 60_000
+    ): Promise<ImageTagStatus> => {
       const deadline = performance.now() + timeoutMillis
       for (;;) {
         const status = await tagStatus(nodeName, image, tag)
-        if (status !== undefined && (status.phase === "Succeeded" || status.phase === "Failed")) return status
+        if (status !== undefined && done(status)) return status
         if (performance.now() > deadline) throw new Error(`${image}:${tag} still ${JSON.stringify(status)}`)
         await new Promise((resolve) => setTimeout(resolve, 50))
       }
     }
+
+    const finished = (nodeName: string, image: string, tag: string, version = 0) =>
+      until(nodeName, image, tag, (s) => (s.version ?? 0) === version && (s.phase === "Succeeded" || s.phase === "Failed"))
 
     it("a job pulls from the registry with the plugin's credentials and no pull secret; one run serves both tags", async () => {
       const image = repository("provided")
@@ -192,6 +220,41 @@ const suite = (e: E2eRuntime) =>
         expect(output).not.toContain("plugin-stdout-secret")
         expect(output).not.toContain("plugin-stderr-secret")
       }
+    })
+
+    it("a plugin whose credentials the registry refused is asked again; its new answer marks the failed tag, and the next version pulls", async () => {
+      const image = repository("renewed")
+      const nodeName = node("renewed")
+      const logsBefore = logs.length
+      writeFileSync(credentialsFile, `${e.user}:not-${e.password}\n`)
+      const tags = (version: number) => ({ [image]: { tags: [{ tag: "v1", version, pullPolicy: { backoffLimit: 0 } }] } })
+      await withDaemon(
+        nodeName,
+        tags(0),
+        async () => {
+          const failed = await finished(nodeName, image, "v1")
+          expect(failed).toMatchObject({ phase: "Failed", credentialProviders: [{ name: "file" }] })
+          expect(failed.message).toMatch(/registry refused the credentials: .*401 Unauthorized.*\(tried credential provider file\)$/)
+          // Asked again as its answer (kept 1 s) expires: the same refused answer marks nothing.
+          const runsAtFailure = plugins.runs().length
+          await new Promise((resolve) => setTimeout(resolve, 2500))
+          expect(plugins.runs().length).toBeGreaterThan(runsAtFailure)
+          expect((await tagStatus(nodeName, image, "v1"))?.credentialProviders).toEqual([{ name: "file" }])
+          writeFileSync(credentialsFile, `${e.user}:${e.password}\n`)
+          const marked = await until(nodeName, image, "v1", (s) => s.credentialProviders?.[0]?.renewedAt !== undefined, 30_000)
+          expect(marked).toMatchObject({ phase: "Failed", version: 0, message: failed.message })
+          // What the controller does with the mark: the tag's next version, which pulls with the new answer.
+          const current = await exec(api.get(resources.nodeImage, { name: nodeName }))
+          await exec(api.update(resources.nodeImage, { ...current, spec: { images: tags(1) } }))
+          const pulled = await finished(nodeName, image, "v1", 1)
+          expect(pulled).toMatchObject({ phase: "Succeeded", authenticated: true })
+          expect(pulled.credentialProviders).toBeUndefined()
+        },
+        { providerRenewalPace: { minIntervalMillis: 500, uncachedIntervalMillis: 1000 } }
+      )
+      const stored = await exec(api.get(resources.nodeImage, { name: nodeName }))
+      for (const output of [JSON.stringify(stored["status"]), ...logs.slice(logsBefore)]) expect(output).not.toContain(e.password)
+      expect(logs.slice(logsBefore).some((line) => line.includes("credential provider answers anew"))).toBe(true)
     })
   })
 

@@ -2,7 +2,8 @@
  * Kubelet image credential provider plugins for tests, as shell scripts in a bin directory, and
  * CredentialProviderConfig files that use them. Every plugin appends its request (one JSON line)
  * and its arguments to `$RUNS_FILE`; `static` hands out `$USERNAME`/`$PASSWORD` under the key
- * `$REGISTRY` (the config's env, so env passing is proven by the answer itself).
+ * `$REGISTRY` (the config's env, so env passing is proven by the answer itself); `file` those of
+ * `$CREDENTIALS_FILE` as it reads at the run.
  */
 import { chmodSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -17,6 +18,12 @@ const scripts = {
   static: [
     ...recordRun,
     `printf '{"kind":"CredentialProviderResponse","apiVersion":"${providerApiVersion}","cacheKeyType":"Registry","cacheDuration":"%s","auth":{"%s":{"username":"%s","password":"%s"}}}\\n' "\${CACHE_DURATION:-0s}" "$REGISTRY" "$USERNAME" "$PASSWORD"`
+  ],
+  /** As `static`, with the credentials read at each run from `$CREDENTIALS_FILE` (`user:password`), which a test rewrites. */
+  file: [
+    ...recordRun,
+    'IFS=: read -r username password < "$CREDENTIALS_FILE"',
+    `printf '{"kind":"CredentialProviderResponse","apiVersion":"${providerApiVersion}","cacheKeyType":"Registry","cacheDuration":"%s","auth":{"%s":{"username":"%s","password":"%s"}}}\\n' "\${CACHE_DURATION:-0s}" "$REGISTRY" "$username" "$password"`
   ],
   /** Exits 1, printing what must never reach a message or a log. */
   failing: [

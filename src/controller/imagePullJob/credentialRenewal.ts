@@ -1,8 +1,10 @@
 // A node whose pull failed keeps its failed tag until the tag's TTL (a day for a Never job): the
 // daemon pulls each version of a tag once. When the credentials the job's nodes pull with change
-// (a pull secret's copy rotated or fixed, a copy that appeared, a secret added to the job), the
-// nodes that failed before are given their tag again, each once per change: pure decisions here,
-// the writes are the job's own (decide.ts).
+// (a pull secret's copy rotated or fixed, a copy that appeared, a secret added to the job), or a
+// node's daemon finds a credential provider answering otherwise than when its pull was refused
+// (daemon/providerRenewal/), the nodes that failed before are given their tag again, each once
+// per change: pure decisions here, the writes are the job's own (decide.ts).
+import { quoteBounded } from "../../api/goQuote.ts"
 import type { ReferenceObject } from "../../api/nodeImage.ts"
 import { keyOf } from "../../kube/objectKey.ts"
 
@@ -56,4 +58,43 @@ export const retriesDue = (
     if (renewal || pending.get(node) === version) due.set(node, version)
   }
   return due
+}
+
+/** A failed target to pull on again, and what changed for it. */
+export interface CredentialRetry<Node = string> {
+  readonly node: Node
+  /** The job's pull secrets changed. */
+  readonly secrets: boolean
+  /** Credential providers the node's daemon found answering anew, by name. */
+  readonly providers: ReadonlyArray<string>
+}
+
+/**
+ * The failed targets to pull on again, in target order: those due since the pull secrets changed
+ * (`secretsDue`), and those whose daemon marked a provider answering anew. The mark stays on the
+ * failed tag until it gets its next version, so a node held back by parallelism is still due
+ * later, and a controller that restarted meanwhile still sees it.
+ */
+export const retriesOf = (
+  failed: ReadonlyArray<{ readonly node: string; readonly renewedBy: ReadonlyArray<string> }>,
+  secretsDue: PendingRetries
+): ReadonlyArray<CredentialRetry> =>
+  failed.flatMap(({ node, renewedBy }) => {
+    const secrets = secretsDue.has(node)
+    return secrets || renewedBy.length > 0 ? [{ node, secrets, providers: renewedBy }] : []
+  })
+
+/** At most this many providers are named in an event; the status is writable by hand. */
+const namedProviders = 3
+
+/** What changed for the retried nodes, for the CredentialsChanged event: `pull secrets`, a provider's answer, or both. */
+export const changedCredentials = (retried: ReadonlyArray<CredentialRetry<unknown>>): string => {
+  const secrets = retried.some((r) => r.secrets)
+  const providers = [...new Set(retried.flatMap((r) => r.providers))].sort()
+  if (providers.length === 0) return "pull secrets"
+  const named = providers.slice(0, namedProviders).map((p) => quoteBounded(p))
+  const more = providers.length - named.length
+  const list = `${named.join(", ")}${more > 0 ? ` and ${more} more` : ""}`
+  const answers = providers.length === 1 ? `the answer of credential provider ${list}` : `the answers of credential providers ${list}`
+  return secrets ? `pull secrets and ${answers}` : answers
 }

@@ -7,6 +7,7 @@ import type { ObjectEvent } from "../../kube/events.ts"
 import { observed, setCondition } from "../status/conditions.ts"
 import { nodeState, reportedVersion, withoutOwner, withRetry, withTask } from "./nodeTask.ts"
 import type { JobTask } from "./nodeTask.ts"
+import { changedCredentials, type CredentialRetry } from "./credentialRenewal.ts"
 import { digestVerdict } from "./digestCondition.ts"
 import { DigestTally, type DigestNodes, imageDigestsOf } from "./digestTally.ts"
 import { preloadedVerdicts } from "./preloadedConditions.ts"
@@ -69,7 +70,7 @@ export interface JobInput {
    * target order: given their tag's next version within parallelism and registry room, after
    * the targets that have no tag yet.
    */
-  readonly credentialRetries?: ReadonlyArray<NodeImage> | undefined
+  readonly credentialRetries?: ReadonlyArray<CredentialRetry<NodeImage>> | undefined
 }
 
 /**
@@ -87,8 +88,8 @@ export interface TargetTally {
    * each new one, so that the registry's limit is stepped on what is new (registryBudget.ts observe).
    */
   readonly throttleReports: number
-  /** Failed targets, in target order. */
-  readonly failed: ReadonlyArray<{ readonly node: string; readonly message: string }>
+  /** Failed targets, in target order, with the credential providers found answering anew since (nodeTask.ts NodeState). */
+  readonly failed: ReadonlyArray<FailedTarget>
   /** The digests the succeeded targets resolved the image to (those that reported one). */
   readonly digests: ReadonlyArray<DigestNodes>
   /** What the succeeded targets' kubelets do with the image, which they did not pull (KEP-2535). */
@@ -104,6 +105,12 @@ export interface TargetTally {
   readonly unfinished: () => ReadonlyArray<string>
   /** Whether a node is a target. */
   readonly targets: (node: string) => boolean
+}
+
+export interface FailedTarget {
+  readonly node: string
+  readonly message: string
+  readonly renewedBy: ReadonlyArray<string>
 }
 
 export interface WaitingTargets {
@@ -126,7 +133,7 @@ export const takeWaiting = (nodes: Iterable<NodeImage>, limit: number, fits: (no
 
 /** The tally of a list of targets, computed by walking them all. */
 export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): TargetTally => {
-  const failed: Array<{ node: string; message: string }> = []
+  const failed: Array<FailedTarget> = []
   const waiting: Array<NodeImage> = []
   const synced: Array<NodeImage> = []
   const unfinished: Array<string> = []
@@ -152,7 +159,7 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
       succeeded++
       if (state.digest !== undefined) digests.add(state.digest, i)
       preloaded.add(i, state.preloaded, state.authenticated)
-    } else failed.push({ node: name, message: state.message })
+    } else failed.push({ node: name, message: state.message, renewedBy: state.renewedBy })
   }
   const names = new Set(targets.map((n) => n.metadata.name ?? ""))
   return {
@@ -306,7 +313,7 @@ export const decideFromTally = ({
       const retries = credentialRetries.slice(0, Math.max(0, parallelism - active))
       const room = registry === undefined ? retries.length : Math.min(retries.length, Math.max(0, registry.room - allowed))
       heldBack += retries.length - room
-      for (const node of retries.slice(0, room)) {
+      for (const { node } of retries.slice(0, room)) {
         const name = node.metadata.name ?? ""
         const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
         writes.push({ node: name, image: task.image, entry: withRetry(node.spec.images?.[task.image], task, policy, nowIso) })
@@ -317,7 +324,7 @@ export const decideFromTally = ({
         events.push({
           type: "Normal",
           reason: "CredentialsChanged",
-          message: `pull secrets changed: pulling ${quoteBounded(spec.image)} again on ${retried.size} ${retried.size === 1 ? "node" : "nodes"} where it failed`
+          message: `${changedCredentials(retries.slice(0, room))} changed: pulling ${quoteBounded(spec.image)} again on ${retried.size} ${retried.size === 1 ? "node" : "nodes"} where it failed`
         })
       }
     }

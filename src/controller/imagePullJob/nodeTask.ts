@@ -3,6 +3,7 @@ import { type PreloadedVerdict, preloadedVerdict } from "../../api/kubeletImageV
 import type { ObjectReference } from "../../api/meta.ts"
 import type { ImageSpec, ImageTagSpec, NodeImage, ReferenceObject, TagPullPolicy } from "../../api/nodeImage.ts"
 import { owns, ownTagStatus } from "../../api/ownTag.ts"
+import { renewedProviders } from "../../api/providerRenewal.ts"
 import { isThrottledReport } from "../../api/registryThrottle.ts"
 
 /** What one job asks of every node: one tag of one image, owned by the job. */
@@ -29,7 +30,8 @@ export type NodeState =
       readonly preloaded: PreloadedVerdict
       readonly authenticated: boolean
     }
-  | { readonly phase: "failed"; readonly message: string }
+  /** `renewedBy`: the credential providers the node's daemon found answering anew since it failed (api/providerRenewal.ts). */
+  | { readonly phase: "failed"; readonly message: string; readonly renewedBy: ReadonlyArray<string> }
 
 /**
  * Where a node stands for a job, judged by the job's own tag (uid and version). A tag the daemon
@@ -47,7 +49,7 @@ export const nodeState = (node: NodeImage, task: JobTask): NodeState => {
         authenticated: status.authenticated === true
       }
     case "Failed":
-      return { phase: "failed", message: status.message ?? "failed" }
+      return { phase: "failed", message: status.message ?? "failed", renewedBy: renewedProviders(status) }
     default:
       return status !== undefined && isThrottledReport(status) ? { phase: "active", throttled: status.message ?? "" } : { phase: "active" }
   }

@@ -21,7 +21,7 @@ export class JobProgress {
   private readonly task: JobTask
   private readonly position = new Map<string, number>()
   private readonly standing: Array<Standing>
-  private readonly failures = new Map<number, string>()
+  private readonly failures = new Map<number, { readonly message: string; readonly renewedBy: ReadonlyArray<string> }>()
   private readonly dirty = new Set<number>()
   private readonly digests = new DigestTally()
   private readonly preloaded = new PreloadedTally()
@@ -81,7 +81,7 @@ export class JobProgress {
   }
 
   tally(lookup: (name: string) => NodeImage | undefined): TargetTally {
-    const failed = [...this.failures].sort(([a], [b]) => a - b).map(([i, message]) => ({ node: this.names[i]!, message }))
+    const failed = [...this.failures].sort(([a], [b]) => a - b).map(([i, failure]) => ({ node: this.names[i]!, ...failure }))
     return {
       desired: this.names.length - this.missing,
       active: this.active,
@@ -146,7 +146,7 @@ export class JobProgress {
       if (delta === 1) this.digests.add(s.digest, i)
       else this.digests.remove(s.digest, i)
     } else if (s.phase === "failed") {
-      if (delta === 1) this.failures.set(i, s.message)
+      if (delta === 1) this.failures.set(i, { message: s.message, renewedBy: s.renewedBy })
       else this.failures.delete(i)
     }
   }

@@ -22,9 +22,9 @@ import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { heldFinalizers, releasedFinalizers } from "./finalizers.ts"
 import { changesStillApply, patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
-import { credentialsOf, renewed, retriesDue } from "./credentialRenewal.ts"
+import { type CredentialRetry, credentialsOf, renewed, retriesDue, retriesOf } from "./credentialRenewal.ts"
 import { decideFromTally } from "./decide.ts"
-import type { NodeWrite } from "./decide.ts"
+import type { NodeWrite, TargetTally } from "./decide.ts"
 import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
@@ -404,14 +404,15 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
 /**
  * The failed targets to pull on again since the credentials the job's nodes pull with changed:
  * the copies its task points at, as the store has them (so a retry is written only once the copy
- * it needs is on the server, for the daemon to read at its next attempt).
+ * it needs is on the server, for the daemon to read at its next attempt), and the credential
+ * providers the nodes' daemons found answering anew.
  */
 const credentialRetries = (
   ctx: JobReconcileContext,
   key: string,
   task: JobTask,
-  failed: ReadonlyArray<{ readonly node: string }>
-): ReadonlyArray<NodeImage> => {
+  failed: TargetTally["failed"]
+): ReadonlyArray<CredentialRetry<NodeImage>> => {
   const seen = credentialsOf(task.pullSecrets, (ref) => {
     const data = ctx.secretCopies.get(keyOf(ref.namespace, ref.name ?? ""))?.["data"]
     return Predicate.isObject(data) ? ctx.books.digestOf(data) : undefined
@@ -419,7 +420,10 @@ const credentialRetries = (
   const versionOf = (node: string) => ctx.nodeImages.view(node)?.spec.images?.[task.image]?.tags.find((t) => t.tag === task.tag)?.version
   const due = retriesDue(ctx.books.retries.get(key) ?? noRetries, renewed(ctx.books.credentials.get(key), seen), failed, versionOf)
   ctx.books.setCredentials(key, seen, due)
-  return due.size === 0 ? [] : failed.flatMap(({ node }) => (due.has(node) ? [ctx.nodeImages.view(node)!] : []))
+  return retriesOf(failed, due).flatMap((retry) => {
+    const node = ctx.nodeImages.view(retry.node)
+    return node === undefined ? [] : [{ ...retry, node }]
+  })
 }
 
 const noRetries: ReadonlyMap<string, number> = new Map()

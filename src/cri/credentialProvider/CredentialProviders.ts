@@ -27,6 +27,7 @@ import type { Scope } from "effect"
 import { quoteBounded } from "../../api/goQuote.ts"
 import { Metrics, type ProviderRunResult } from "../../ops/metrics.ts"
 import { distinctCredentials, keyringLookup, matchesRepository, repositoryOf, type SourcedCredential } from "../credentials.ts"
+import { type AnswerPrint, printOf } from "./answerPrint.ts"
 import { cacheKeyOf, expiryOf, isFresh, lookupKeys } from "./answerCache.ts"
 import type { CredentialProvider, CredentialProviderConfig } from "./config.ts"
 import { PluginRunner } from "./PluginRunner.ts"
@@ -44,6 +45,18 @@ class CredentialProviderFailed extends Data.TaggedError("CredentialProviderFaile
   }
 }
 
+/**
+ * What one provider asked for an image said, as the daemon remembers a refused answer to tell a
+ * new one from it (daemon/providerRenewal/): never the credentials.
+ */
+export interface ProviderAnswer {
+  readonly provider: string
+  /** The digest of the credentials it gave for the image (none matching counts as an answer too); undefined: it failed. */
+  readonly print: AnswerPrint | undefined
+  /** When its kept answer expires (Clock milliseconds); undefined when it is not kept (a cacheDuration of 0, or a failure). */
+  readonly expiresAt: number | undefined
+}
+
 /** What the providers said for one image. */
 export interface ProviderLookup {
   /** Every matching credential of every answer, in the kubelet's keyring order. */
@@ -52,9 +65,11 @@ export interface ProviderLookup {
   readonly problems: ReadonlyArray<string>
   /** Whether one of them failed (a run that ended without an answer). */
   readonly failed: boolean
+  /** Each provider asked (matched and not skipped), in config order. */
+  readonly answers: ReadonlyArray<ProviderAnswer>
 }
 
-const noProviders: ProviderLookup = { credentials: [], problems: [], failed: false }
+const noProviders: ProviderLookup = { credentials: [], problems: [], failed: false, answers: [] }
 
 /** How a failed pull names a provider among the sources it tried. */
 const providerSource = (name: string): string => `credential provider ${name}`
@@ -79,7 +94,7 @@ export class CredentialProviders extends Context.Service<
 >()("preheat/cri/credentialProvider/CredentialProviders") {}
 
 type Answer =
-  | { readonly _tag: "Answered"; readonly response: ProviderResponse }
+  | { readonly _tag: "Answered"; readonly response: ProviderResponse; readonly expiresAt: number | undefined }
   | { readonly _tag: "Skipped"; readonly reason: string }
   | { readonly _tag: "NotMatched" }
 
@@ -88,19 +103,25 @@ interface Kept {
   readonly expiresAt: number
 }
 
+/** A run's answer, and when it expires if it is kept. */
+interface Fresh {
+  readonly response: ProviderResponse
+  readonly expiresAt: number | undefined
+}
+
 /** One provider: its kept answers and its runs under way, for the life of the daemon. */
 const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, timeout: Duration.Duration) {
   const runner = yield* PluginRunner
   const metrics = yield* Metrics
   const scope = yield* Effect.scope
   const kept = new Map<string, Kept>()
-  const flights = new Map<string, Deferred.Deferred<ProviderResponse, CredentialProviderFailed>>()
+  const flights = new Map<string, Deferred.Deferred<Fresh, CredentialProviderFailed>>()
 
   const failure = (repository: string, result: CredentialProviderFailed["result"], reason: string) =>
     new CredentialProviderFailed({ provider: provider.name, repository, result, reason })
 
   /** One run for `repository`: the decoded answer, kept as it asks; counted whatever its end. */
-  const run = (repository: string): Effect.Effect<ProviderResponse, CredentialProviderFailed> =>
+  const run = (repository: string): Effect.Effect<Fresh, CredentialProviderFailed> =>
     runner.run({ name: provider.name, args: provider.args, env: provider.env, stdin: encodeRequest(provider.apiVersion, repository) }).pipe(
       Effect.mapError((error) => failure(repository, error.reason, error.message)),
       Effect.timeoutOrElse({
@@ -114,12 +135,13 @@ const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, 
           onSuccess: Effect.succeed
         })
       ),
-      Effect.tap((response) =>
+      Effect.flatMap((response) =>
         Effect.clockWith((clock) =>
-          Effect.sync(() => {
+          Effect.sync((): Fresh => {
             const now = clock.currentTimeMillisUnsafe()
             const expiresAt = expiryOf(response, provider.defaultCacheMillis, now)
             if (expiresAt !== undefined) kept.set(cacheKeyOf(response.cacheKeyType, repository), { response, expiresAt })
+            return { response, expiresAt }
           })
         )
       ),
@@ -136,11 +158,11 @@ const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, 
     )
 
   /** The run under way for `repository`, or a new one in the daemon's scope (a caller giving up leaves it to the others). */
-  const shared = (repository: string): Effect.Effect<ProviderResponse, CredentialProviderFailed> =>
+  const shared = (repository: string): Effect.Effect<Fresh, CredentialProviderFailed> =>
     Effect.suspend(() => {
       const running = flights.get(repository)
       if (running !== undefined) return Deferred.await(running)
-      const result = Deferred.makeUnsafe<ProviderResponse, CredentialProviderFailed>()
+      const result = Deferred.makeUnsafe<Fresh, CredentialProviderFailed>()
       flights.set(repository, result)
       const flight = run(repository).pipe(
         Effect.onExit((exit) =>
@@ -166,9 +188,9 @@ const makeProvider = Effect.fnUntraced(function* (provider: CredentialProvider, 
       for (const [key, entry] of kept) if (!isFresh(entry.expiresAt, now)) kept.delete(key)
       for (const key of lookupKeys(repository)) {
         const entry = kept.get(key)
-        if (entry !== undefined) return { _tag: "Answered", response: entry.response } as const
+        if (entry !== undefined) return { _tag: "Answered", response: entry.response, expiresAt: entry.expiresAt } as const
       }
-      return { _tag: "Answered", response: yield* shared(repository) } as const
+      return { _tag: "Answered", ...(yield* shared(repository)) } as const
     })
 
   return { name: provider.name, answer }
@@ -208,12 +230,14 @@ export const makeCredentialProviders = Effect.fnUntraced(function* (
       if (repository === undefined) return noProviders
       const entries: Array<{ readonly key: string; readonly value: SourcedCredential }> = []
       const problems: Array<string> = []
+      const answers: Array<ProviderAnswer> = []
       let failed = false
       for (const provider of providers) {
         const answer = yield* Effect.result(provider.answer(repository))
         if (Result.isFailure(answer)) {
           failed = true
           problems.push(answer.failure.message)
+          answers.push({ provider: provider.name, print: undefined, expiresAt: undefined })
           continue
         }
         const said = answer.success
@@ -226,6 +250,7 @@ export const makeCredentialProviders = Effect.fnUntraced(function* (
             repository,
             said.response.auth.map(({ key, credential }) => ({ key, value: credential }))
           )
+          answers.push({ provider: provider.name, print: printOf(matching), expiresAt: said.expiresAt })
           if (matching.length === 0) {
             problems.push(
               `credential provider ${quoteBounded(provider.name)} answered with no credentials for image ${quoteBounded(repository)}`
@@ -236,7 +261,7 @@ export const makeCredentialProviders = Effect.fnUntraced(function* (
           }
         }
       }
-      return { credentials: distinctCredentials(keyringLookup(repository, entries)), problems, failed }
+      return { credentials: distinctCredentials(keyringLookup(repository, entries)), problems, failed, answers }
     })
 
   return CredentialProviders.of({ lookup })

@@ -84,7 +84,12 @@ describe("credential provider plugins, run as the kubelet runs them", () => {
             `credential provider "absent" failed ${about}: its plugin was not found in the bin directory`,
             `credential provider "not-executable" failed ${about}: its plugin is not executable`
           ],
-          failed: true
+          failed: true,
+          answers: ["failing", "bad-json", "absent", "not-executable"].map((provider) => ({
+            provider,
+            print: undefined,
+            expiresAt: undefined
+          }))
         })
         expect(found.problems.join()).not.toContain("hunter2")
         const metrics = yield* Metrics
