@@ -11,9 +11,8 @@ import { WorkQueues } from "../workqueue/WorkQueues.ts"
 import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
-import { allSecretCopies } from "./context.ts"
 import { withEventCorrelation } from "../kube/events.ts"
-import type { ControllerQueues, ControllerSettings } from "./context.ts"
+import type { ControllerSettings } from "./settings.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
@@ -31,13 +30,25 @@ import { nodeWarmingWatches } from "./nodeWarming/watches.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
 import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
-import { pullSecretsWatches } from "./pullSecrets/watches.ts"
+import { allSecretCopies, pullSecretsWatches } from "./pullSecrets/watches.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import type { ControllerStores } from "./stores.ts"
 import { wake } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
 import { WorkloadState } from "./workload/state.ts"
 import { workloadWatches } from "./workload/watches.ts"
+
+/** The queues the watches feed, one per reconciler (a type, not an interface: the gauges walk its entries). */
+export type ControllerQueues = {
+  readonly [K in
+    | "nodeImage"
+    | "imagePullJob"
+    | "imageListPullJob"
+    | "advancedCronJob"
+    | "pullSecrets"
+    | "workload"
+    | "nodeWarming"]: WorkQueue
+}
 
 export interface Controller {
   readonly stores: ControllerStores

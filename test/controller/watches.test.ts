@@ -1,7 +1,6 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
-import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
 import {
   jobForItself,
@@ -12,7 +11,7 @@ import {
 } from "../../src/controller/imagePullJob/watches.ts"
 import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
 import { nodeWarmingWatches } from "../../src/controller/nodeWarming/watches.ts"
-import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
+import { allSecretCopies, copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
 import { controllerStores } from "../../src/controller/stores.ts"
 import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"

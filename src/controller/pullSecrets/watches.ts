@@ -4,11 +4,13 @@ import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { after, before } from "../../kube/store.ts"
 import type { Change, Stored } from "../../kube/store.ts"
-import { allSecretCopies } from "../context.ts"
 import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
 import type { Decoded } from "../stores.ts"
 import type { Watch } from "../wake.ts"
 import { holdingCopies } from "./copies.ts"
+
+/** The one key of the pull-secret copies reconcile: they are planned together. */
+export const allSecretCopies = "all"
 
 /**
  * The pull secrets a job references, as the reconcile counts them: an invalid, finished or
