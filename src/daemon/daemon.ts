@@ -52,8 +52,7 @@ const daemonWork = Effect.fnUntraced(function* (
 ): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
-  // One object: its versions share their unchanged parts with each other only (store.ts, Sharing).
-  const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs(), sharing: "previous" })
+  const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs() })
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,

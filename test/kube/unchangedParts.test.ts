@@ -52,11 +52,10 @@ describe("keepUnchanged", () => {
   })
 })
 
-describe("a store sharing with the previous version only", () => {
+describe("a store", () => {
   it("keeps an unchanged spec the same object, so its view is not decoded again", () => {
     const decoded: Array<unknown> = []
     const store = makeStore(resources.nodeImage, {
-      sharing: "previous",
       decode: (raw) => {
         decoded.push(raw["spec"])
         return raw["spec"]
