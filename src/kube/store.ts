@@ -3,7 +3,7 @@
 // write. One writer fills it (the reflector, reflector.ts); our own writes go in through
 // `written`/`removed` so the next reconcile reads them before the watch event arrives.
 import { Deferred, Effect } from "effect"
-import { keepUnchanged } from "./unchangedParts.ts"
+import { keepUnchanged } from "../json/unchangedParts.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { isNewer, objectKey } from "./objectKey.ts"
 import type { Resource } from "./resources.ts"

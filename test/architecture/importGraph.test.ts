@@ -21,7 +21,8 @@ const layers = [
   { name: "roles", rank: 3, prefixes: ["src/controller/", "src/daemon/", "src/statusView/", "src/allowlist/"] },
   { name: "bodies", rank: 2, prefixes: ["layers/", "harness/layers/", "harness/apiserver/"] },
   { name: "services", rank: 1, prefixes: ["src/kube/", "src/cri/", "src/workqueue/", "src/ops/"] },
-  { name: "model", rank: 0, prefixes: ["src/api/", "src/version.ts"] }
+  { name: "model", rank: 0, prefixes: ["src/api/", "src/version.ts"] },
+  { name: "JSON values", rank: -1, prefixes: ["src/json/"] }
 ] as const
 
 type Layer = (typeof layers)[number]
@@ -154,6 +155,8 @@ describe("import graph", () => {
     )
     expect(violation({ from: "src/kube/store.ts", to: "src/controller/stores.ts" })).toBe("services import roles")
     expect(violation({ from: "src/api/nodeImage.ts", to: "src/kube/KubeApi.ts" })).toBe("model import services")
+    expect(violation({ from: "src/json/mergePatch.ts", to: "src/api/time.ts" })).toBe("JSON values import model")
+    expect(violation({ from: "src/api/nodeImage.ts", to: "src/json/plainObject.ts" })).toBeUndefined()
     expect(violation({ from: "src/statusView/render.ts", to: "harness/apiserver/tables/age.ts" })).toBe(
       "the product does not import the harness"
     )

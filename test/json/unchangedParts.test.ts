@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
-import { keepUnchanged } from "../../src/kube/unchangedParts.ts"
+import { keepUnchanged } from "../../src/json/unchangedParts.ts"
 
 const copy = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
 

@@ -1,7 +1,7 @@
 // How every store shares a new version's unchanged parts with the previous version (store.ts): what
 // readers need of it is that the parts a new version did not change are the previous version's
 // objects, so that what was decoded or compared by identity from them stays valid.
-import { setOwn } from "./frozenJson.ts"
+import { setOwn } from "./plainObject.ts"
 
 type Json = unknown
 
