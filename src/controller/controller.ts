@@ -18,18 +18,17 @@ import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
 import { ImagePullJobState, imagePullJobBookkeeping } from "./imagePullJob/state.ts"
-import type { ImagePullJobBooks } from "./imagePullJob/state.ts"
 import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watches.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { NodeImageState } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { reconcileNodeWarming } from "./nodeWarming/reconcile.ts"
 import { NodeWarmingState } from "./nodeWarming/state.ts"
-import type { NodeWarmingBooks } from "./nodeWarming/state.ts"
+import type { WarmingEnded } from "./nodeWarming/state.ts"
 import { nodeWarmingWatches } from "./nodeWarming/watches.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
 import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
-import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
+import type { Resynced } from "./pullSecrets/sourceSecrets.ts"
 import { allSecretCopies, pullSecretsWatches } from "./pullSecrets/watches.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import type { ControllerStores } from "./stores.ts"
@@ -50,15 +49,20 @@ export type ControllerQueues = {
     | "nodeWarming"]: WorkQueue
 }
 
+/** What the gauges read of the reconcilers' books (role.ts), and all that the controller shows of them. */
+export interface ControllerGauges {
+  /** Nodes the startup taint holds now (preheat_nodes_warming). */
+  readonly nodesWarming: () => number
+  /** Each registry's concurrent-pull limit now, where one holds (preheat_registry_pull_limit). */
+  readonly registryPullLimits: () => ReadonlyMap<string, number>
+  /** The warmings that ended since the last call, oldest first (preheat_node_warm_seconds). */
+  readonly drainEndedWarmings: () => ReadonlyArray<WarmingEnded>
+}
+
 export interface Controller {
   readonly stores: ControllerStores
   readonly queues: ControllerQueues
-  /** The books of the reconcilers that keep any, for the gauges and tests to read. */
-  readonly books: {
-    readonly imagePullJob: ImagePullJobBooks
-    readonly sourceSecrets: SourceSecretBook
-    readonly nodeWarming: NodeWarmingBooks
-  }
+  readonly gauges: ControllerGauges
   /** Resolves once every store has its first list. */
   readonly synced: Effect.Effect<void>
   readonly hasSynced: () => boolean
@@ -224,7 +228,11 @@ const buildController = Effect.fnUntraced(function* (
   return {
     stores,
     queues,
-    books: { imagePullJob: jobBooks, sourceSecrets, nodeWarming: warmingBooks },
+    gauges: {
+      nodesWarming: warmingBooks.warming,
+      registryPullLimits: () => jobBooks.registries.limits(),
+      drainEndedWarmings: warmingBooks.drainEnded
+    },
     synced,
     hasSynced: () => all.every((store) => store.hasSynced()),
     reconcile
