@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
@@ -17,24 +17,23 @@ import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
-import { ImagePullJobState, imagePullJobBookkeeping } from "./imagePullJob/state.ts"
-import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watches.ts"
+import { imagePullJobBookkeeping, makeImagePullJobBooks } from "./imagePullJob/state.ts"
+import { imagePullJobWatches } from "./imagePullJob/watches.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
-import { NodeImageState } from "./nodeImage/state.ts"
+import { makeNodeImageBooks } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { reconcileNodeWarming } from "./nodeWarming/reconcile.ts"
-import { NodeWarmingState } from "./nodeWarming/state.ts"
+import { makeNodeWarmingBooks } from "./nodeWarming/state.ts"
 import type { WarmingEnded } from "./nodeWarming/state.ts"
 import { nodeWarmingWatches } from "./nodeWarming/watches.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
-import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
-import type { Resynced } from "./pullSecrets/sourceSecrets.ts"
-import { allSecretCopies, pullSecretsWatches } from "./pullSecrets/watches.ts"
+import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import { pullSecretsWatches, sourceSecretsResynced } from "./pullSecrets/watches.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import type { ControllerStores } from "./stores.ts"
 import { wake } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
-import { WorkloadState } from "./workload/state.ts"
+import { makeWorkloadBooks } from "./workload/state.ts"
 import { workloadWatches } from "./workload/watches.ts"
 
 /** The queues the watches feed, one per reconciler (a type, not an interface: the gauges walk its entries). */
@@ -70,30 +69,13 @@ export interface Controller {
   readonly reconcile: (observe?: (controller: string) => WorkerObserver) => Effect.Effect<never, never, KubeApi>
 }
 
-/** The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership, as before). */
-const controllerState = (settings: ControllerSettings) =>
-  Layer.mergeAll(
-    ImagePullJobState.layer(settings.maxConcurrentPullsPerRegistry),
-    NodeImageState.layer,
-    WorkloadState.layer,
-    SourceSecrets.layer,
-    NodeWarmingState.layer
-  )
-
 /**
  * The stores (watching from the start, so a new leader begins warm) and the reconcilers
  * that feed on them (SPEC §2).
  */
-export const makeController = (settings: ControllerSettings): Effect.Effect<Controller, never, KubeApi | WorkQueues | Scope.Scope> =>
-  Effect.provide(buildController(settings), controllerState(settings))
-
-const buildController = Effect.fnUntraced(function* (
+export const makeController = Effect.fnUntraced(function* (
   settings: ControllerSettings
-): Effect.fn.Return<
-  Controller,
-  never,
-  KubeApi | WorkQueues | Scope.Scope | ImagePullJobState | NodeImageState | WorkloadState | SourceSecrets | NodeWarmingState
-> {
+): Effect.fn.Return<Controller, never, KubeApi | WorkQueues | Scope.Scope> {
   const workQueues = yield* WorkQueues
   const queues: ControllerQueues = {
     nodeImage: yield* workQueues.queue("nodeimage"),
@@ -105,18 +87,19 @@ const buildController = Effect.fnUntraced(function* (
     nodeWarming: yield* workQueues.queue("nodewarming")
   }
   const stores = controllerStores()
-  const jobBooks = yield* ImagePullJobState
-  const sourceSecrets = yield* SourceSecrets
-  const warmingBooks = yield* NodeWarmingState
+  // The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership).
+  const jobBooks = makeImagePullJobBooks(settings.maxConcurrentPullsPerRegistry)
+  const sourceSecrets = makeSourceSecrets()
+  const warmingBooks = makeNodeWarmingBooks()
   // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
   const reconcilers = {
-    nodeImage: yield* reconcileNodeImage(stores, settings),
-    imagePullJob: yield* reconcileImagePullJob(stores, settings, queues.imagePullJob),
+    nodeImage: reconcileNodeImage(stores, settings, makeNodeImageBooks(), sourceSecrets),
+    imagePullJob: reconcileImagePullJob(stores, settings, queues.imagePullJob, jobBooks, sourceSecrets),
     imageListPullJob: reconcileImageListPullJob(stores),
     advancedCronJob: reconcileAdvancedCronJob(stores),
-    pullSecrets: yield* reconcilePullSecrets(stores, settings.secretNamespace),
-    workload: yield* reconcileWorkload(stores),
-    nodeWarming: yield* reconcileNodeWarming(stores, settings)
+    pullSecrets: reconcilePullSecrets(stores, settings.secretNamespace, sourceSecrets),
+    workload: reconcileWorkload(stores, makeWorkloadBooks()),
+    nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -124,6 +107,7 @@ const buildController = Effect.fnUntraced(function* (
   const lists = imageListPullJobWatches(queues.imageListPullJob)
   const crons = advancedCronJobWatches(queues.advancedCronJob)
   const secrets = pullSecretsWatches(queues.pullSecrets)
+  const sourceSecretsChanged = sourceSecretsResynced(queues, stores)
   const workloads = workloadWatches(queues.workload, stores)
   const warming = nodeWarmingWatches(queues.nodeWarming, stores.nodes, settings.warmTaintKey)
   // The only books that follow the stores; the other reconcilers' books change in their reconciles.
@@ -159,29 +143,6 @@ const buildController = Effect.fnUntraced(function* (
     all.map((store) => store.synced),
     { discard: true }
   )
-
-  /**
-   * Source secrets that changed, appeared or went since the last resync: the jobs naming them, and
-   * the copies; for a secret no longer usable, also the NodeImages of those jobs, which drop their
-   * references to its copy (it is deleted).
-   */
-  const sourceSecretsChanged = ({ changed, withdrawn }: Resynced) =>
-    Effect.suspend(() => {
-      if (changed.length === 0) return Effect.void
-      const jobs = jobsReferencingSecrets(new Set(changed), stores.jobs)
-      const nodes = new Set(
-        jobsReferencingSecrets(new Set(withdrawn), stores.jobs).flatMap((key) => [
-          ...stores.nodeImages.indexes.owners.nodesOf(stores.jobs.get(key)?.metadata.uid ?? "")
-        ])
-      )
-      return Effect.andThen(
-        Effect.forEach(jobs, (key) => queues.imagePullJob.add(key), { discard: true }),
-        Effect.andThen(
-          Effect.forEach(nodes, (node) => queues.nodeImage.add(node), { discard: true }),
-          queues.pullSecrets.add(allSecretCopies)
-        )
-      )
-    })
 
   const reconcileAll = (observe?: (controller: string) => WorkerObserver) =>
     Effect.gen(function* () {

@@ -19,7 +19,7 @@ export interface Watch<A> {
 }
 
 /**
- * What a change means to one reconciler's books (its state service), and the keys the update
+ * What a change means to one reconciler's books (its state.ts), and the keys the update
  * frees: a deleted job's registry room, the jobs that waited for a newer NodeImage.
  */
 export interface Bookkeeping<A> {

@@ -34,7 +34,7 @@ const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool 
 /**
  * State at module level is shared by every instance in the process (two controllers in one test,
  * the API server and its clients), outlives them and is invisible in their signatures: it belongs
- * to whoever runs (a store, a reconciler's state service, a server). Constants are fine: a
+ * to whoever runs (a store, a reconciler's books, a server). Constants are fine: a
  * top-level instance is allowed when its type says it is read-only or it keeps nothing that changes.
  */
 const declarationsIn = (file: string, text: string): Array<string> => {
