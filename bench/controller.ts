@@ -22,7 +22,7 @@ import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../layers/workQueues.ts"
+import { SchedulerLive } from "../layers/scheduler.ts"
 import { defaultSettings } from "../src/controller/settings.ts"
 import { defaultDaemonOptions } from "../src/daemon/options.ts"
 import { makeController } from "../src/controller/controller.ts"
@@ -201,7 +201,7 @@ const program = Effect.gen(function* () {
 // One store: the instrumented KubeApi (listed last, so it is the one provided) wraps the same
 // in-memory server whose InMemoryKubeStore handle the benchmark reads (layers are shared by reference).
 const server = InMemoryKubeApi.layerWith({ historyLimit: Number(process.env["PREHEAT_BENCH_HISTORY"] ?? 10_000) })
-const layer = Layer.mergeAll(server, withApiMetrics(server), WorkQueuesLive.layer(), TestClock.layer()).pipe(
+const layer = Layer.mergeAll(server, withApiMetrics(server), SchedulerLive.layer(), TestClock.layer()).pipe(
   Layer.provideMerge(Metrics.layerTest)
 )
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer))).catch((error) => {

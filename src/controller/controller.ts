@@ -7,8 +7,8 @@ import { watcher } from "../kube/watcher.ts"
 import { makeItemRateLimiter } from "../workqueue/itemRateLimiter.ts"
 import { runWorkers } from "../workqueue/runWorkers.ts"
 import type { Reconcile, WorkerObserver } from "../workqueue/runWorkers.ts"
-import { WorkQueues } from "../workqueue/WorkQueues.ts"
-import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import { Scheduler } from "../workqueue/Scheduler.ts"
+import type { WorkQueue } from "../workqueue/Scheduler.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { withEventCorrelation } from "../kube/events.ts"
@@ -75,16 +75,16 @@ export interface Controller {
  */
 export const makeController = Effect.fnUntraced(function* (
   settings: ControllerSettings
-): Effect.fn.Return<Controller, never, KubeApi | WorkQueues | Scope.Scope> {
-  const workQueues = yield* WorkQueues
+): Effect.fn.Return<Controller, never, KubeApi | Scheduler | Scope.Scope> {
+  const scheduler = yield* Scheduler
   const queues: ControllerQueues = {
-    nodeImage: yield* workQueues.queue("nodeimage"),
-    imagePullJob: yield* workQueues.queue("imagepulljob"),
-    imageListPullJob: yield* workQueues.queue("imagelistpulljob"),
-    advancedCronJob: yield* workQueues.queue("advancedcronjob"),
-    pullSecrets: yield* workQueues.queue("pullsecrets"),
-    workload: yield* workQueues.queue("workload"),
-    nodeWarming: yield* workQueues.queue("nodewarming")
+    nodeImage: yield* scheduler.queue("nodeimage"),
+    imagePullJob: yield* scheduler.queue("imagepulljob"),
+    imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
+    advancedCronJob: yield* scheduler.queue("advancedcronjob"),
+    pullSecrets: yield* scheduler.queue("pullsecrets"),
+    workload: yield* scheduler.queue("workload"),
+    nodeWarming: yield* scheduler.queue("nodewarming")
   }
   const stores = controllerStores()
   // The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership).

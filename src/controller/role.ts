@@ -9,7 +9,7 @@ import { Metrics } from "../ops/metrics.ts"
 import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
 import type { WorkerObserver } from "../workqueue/runWorkers.ts"
-import type { WorkQueues } from "../workqueue/WorkQueues.ts"
+import type { Scheduler } from "../workqueue/Scheduler.ts"
 import type { ControllerSettings } from "./settings.ts"
 import { makeController } from "./controller.ts"
 import type { Controller } from "./controller.ts"
@@ -66,7 +66,7 @@ const sampleGauges = ({ gauges, queues, stores }: Controller) =>
  * so the next replica takes over at once.
  */
 export const runControllerRole = (options: ControllerRoleOptions) =>
-  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | WorkQueues | Metrics | Scope.Scope> {
+  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)

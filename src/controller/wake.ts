@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { keyOf, objectKey } from "../kube/objectKey.ts"
 import { changed } from "../kube/store.ts"
 import type { Change } from "../kube/store.ts"
-import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../workqueue/Scheduler.ts"
 
 /**
  * One reconciler's interest in a kind: which of its keys a change wakes. `keys` is a pure mapping

@@ -149,7 +149,7 @@ describe("import graph", () => {
   })
 
   it("refuses what it should", () => {
-    expect(violation({ from: "src/controller/role.ts", to: "layers/workQueues.ts" })).toBe("only the commands choose service bodies")
+    expect(violation({ from: "src/controller/role.ts", to: "layers/scheduler.ts" })).toBe("only the commands choose service bodies")
     expect(violation({ from: "src/daemon/pullEvents.ts", to: "src/controller/imagePullJob/decide.ts" })).toBe(
       "roles do not import each other"
     )
@@ -173,7 +173,7 @@ describe("import graph", () => {
     expect(violation({ ...harnessEntry, dynamic: true })).toBeUndefined()
     expect(violation({ from: "harness/fleet/fleet.ts", to: "harness/apiserver/embeddedApiServer.ts" })).toMatch(/embed the API server/)
     expect(violation({ from: "harness/cluster/devCluster.ts", to: "harness/apiserver/embeddedApiServer.ts" })).toBeUndefined()
-    expect(violation({ from: "harness/apiserver/storage/store.ts", to: "layers/workQueues.ts" })).toBe(
+    expect(violation({ from: "harness/apiserver/storage/store.ts", to: "layers/scheduler.ts" })).toBe(
       "the API server does not use service bodies"
     )
     expect(violation({ from: "harness/apiserver/storage/store.ts", to: "harness/cluster/devNodes.ts" })).toBe("bodies import compositions")

@@ -16,7 +16,7 @@ import { controllerStores } from "../../src/controller/stores.ts"
 import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import type { Change, StoreWriter } from "../../src/kube/store.ts"
-import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../src/workqueue/Scheduler.ts"
 
 const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: uid, uid })
 

@@ -1,6 +1,6 @@
 import { type Duration, Effect, Layer, ManagedRuntime } from "effect"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
@@ -8,11 +8,11 @@ import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import type { KubeApi } from "../../src/kube/KubeApi.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { E2eRuntime } from "./e2eEnv.ts"
 
 /** What an in-process daemon needs: an in-memory API server, the live CRI client to the e2e containerd (image labels for pins), metrics, queues. */
-export type DaemonServices = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | WorkQueues
+export type DaemonServices = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | Scheduler
 
 /**
  * The services of the e2e suites that run daemons in process against the real containerd. Logs
@@ -28,7 +28,7 @@ export const daemonRuntime = (
       InMemoryKubeApi.layer,
       CriLive.layer({ socket: e.socket, progressInterval: options.progressInterval }),
       Metrics.layerTest,
-      WorkQueuesLive.layer(),
+      SchedulerLive.layer(),
       logs === undefined
         ? loggingLayer({ format: "json", level: "Warn", sink: () => {} })
         : loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })

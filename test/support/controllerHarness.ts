@@ -2,7 +2,7 @@ import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../../src/controller/settings.ts"
 import type { ControllerSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
@@ -10,11 +10,11 @@ import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import type { Resource } from "../../src/kube/resources.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import { simulateDaemons } from "./simulatedDaemons.ts"
 import type { SimulatedDaemonOptions } from "./simulatedDaemons.ts"
 
-export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layer, WorkQueuesLive.layer())
+export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layer, SchedulerLive.layer())
 
 /** Lets every fiber that can run do so, then moves simulated time on in steps. */
 export const advance = (millis: number, step = 1000) =>
@@ -41,7 +41,7 @@ export const startCluster = (
   nodes: ReadonlyArray<KubeObject>,
   daemons: SimulatedDaemonOptions,
   settings: Partial<ControllerSettings> = {}
-): Effect.Effect<{ readonly pulls: Map<string, number> }, unknown, KubeApi | Scope.Scope | WorkQueues> =>
+): Effect.Effect<{ readonly pulls: Map<string, number> }, unknown, KubeApi | Scope.Scope | Scheduler> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     for (const node of nodes) yield* api.create(resources.node, node)
