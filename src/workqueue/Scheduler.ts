@@ -18,7 +18,7 @@ export interface WorkQueue {
 }
 
 /**
- * The design's Scheduler (DESIGN.md, Services): delayed, de-duplicated work, "reconcile this key no
+ * One of the four services (README, Layout): delayed, de-duplicated work, "reconcile this key no
  * earlier than T", as kube-rs's scheduler; shared by the controllers and the daemon, each of which
  * takes named queues of keys from it.
  */
