@@ -22,8 +22,8 @@ import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../layers/workQueues.ts"
-import { defaultSettings } from "../src/controller/context.ts"
+import { SchedulerLive } from "../layers/scheduler.ts"
+import { defaultSettings } from "../src/controller/settings.ts"
 import { defaultDaemonOptions } from "../src/daemon/options.ts"
 import { makeController } from "../src/controller/controller.ts"
 import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
@@ -207,7 +207,7 @@ const server = InMemoryKubeApi.layerWith({
   historyLimit: Number(process.env["PREHEAT_BENCH_HISTORY"] ?? 10_000),
   admission: false
 })
-const layer = Layer.mergeAll(server, withApiMetrics(server), WorkQueuesLive.layer(), TestClock.layer()).pipe(
+const layer = Layer.mergeAll(server, withApiMetrics(server), SchedulerLive.layer(), TestClock.layer()).pipe(
   Layer.provideMerge(Metrics.layerTest)
 )
 Effect.runPromise(program.pipe(Effect.scoped, Effect.provide(layer))).catch((error) => {

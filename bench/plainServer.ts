@@ -1,11 +1,11 @@
 /**
  * The least an API server does for a merge patch, as a baseline for bench/client.ts: plain
- * node:http, objects in a Map by path, the body parsed, applied (src/kube/mergePatch.ts, as the
+ * node:http, objects in a Map by path, the body parsed, applied (src/json/mergePatch.ts, as the
  * embedded API server applies it), a new resourceVersion, the result serialised and sent. No
  * authentication, admission, field management, storage history or watches.
  */
 import http from "node:http"
-import { applyMergePatch } from "../src/kube/mergePatch.ts"
+import { applyMergePatch } from "../src/json/mergePatch.ts"
 
 type Stored = { metadata: { name: string; resourceVersion?: string } }
 

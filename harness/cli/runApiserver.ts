@@ -1,5 +1,5 @@
 import { Console, Effect, FileSystem, Option } from "effect"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/http/kubeconfig.ts"
@@ -20,7 +20,7 @@ export const runApiserver = (flags: ApiserverFlags) =>
       // Beside the server on its own store, as kube-controller-manager and kube-scheduler run beside
       // kube-apiserver. The nodes' runtimes live in other processes (their daemons'), so no kubelet
       // here knows one: a pod is bound to its node and stays Pending there (kubelet.ts).
-      yield* startWorkloads(new Map()).pipe(Effect.provideService(KubeApi, server.api), Effect.provide(WorkQueuesLive.layer()))
+      yield* startWorkloads(new Map()).pipe(Effect.provideService(KubeApi, server.api), Effect.provide(SchedulerLive.layer()))
     }
     if (Option.isSome(flags.kubeconfigOut)) {
       const fs = yield* FileSystem.FileSystem

@@ -1,7 +1,7 @@
 import { Effect, Layer, Option } from "effect"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { MissingBinDir } from "../../src/cli/flags.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
@@ -38,7 +38,7 @@ export const runDev = (flags: DevFlags) =>
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
-    Effect.provide(WorkQueuesLive.layer()),
+    Effect.provide(SchedulerLive.layer()),
     // One line per message, warnings and errors only: the terminal is for kubectl's output.
     Effect.provide(loggingLayer({ format: "text", level: "Warn" }))
   )

@@ -1,6 +1,6 @@
 import { Effect, Layer, Option } from "effect"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { ApiAccess } from "../../src/kube/ApiAccess.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
@@ -55,7 +55,7 @@ export const runFleet = (flags: FleetFlags) =>
     }).pipe(
       Effect.scoped,
       // One ApiAccess for all the clients: one WARN per cause, not one per group of nodes.
-      Effect.provide(Layer.mergeAll(WorkQueuesLive.layer(), ApiAccess.layer).pipe(Layer.provideMerge(Metrics.layer))),
+      Effect.provide(Layer.mergeAll(SchedulerLive.layer(), ApiAccess.layer).pipe(Layer.provideMerge(Metrics.layer))),
       Effect.provide(loggingLayer({ format: flags.logFormat }))
     )
   })

@@ -3,7 +3,7 @@ import type { Scope } from "effect"
 import { startEmbeddedApiServer } from "../apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../../src/api/time.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import type { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { RuntimeUnavailable } from "../../src/cri/errors.ts"
@@ -12,7 +12,7 @@ import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
 import { simulateNodes } from "./nodeSimulator.ts"
 import type { NodeRuntime, SimulatedNodeOptions } from "./nodeSimulator.ts"
@@ -40,9 +40,7 @@ export interface DevCluster {
  * for the workload controllers, the scheduler and the kubelets (./workloadStandIns/) make Deployments,
  * StatefulSets and DaemonSets run pods on the simulated nodes.
  */
-export const startDevCluster = (
-  options: DevOptions
-): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | WorkQueues> =>
+export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | Scheduler> =>
   Effect.gen(function* () {
     const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
     const fs = yield* FileSystem.FileSystem

@@ -19,7 +19,7 @@ import type { Change } from "../../src/kube/store.ts"
 import { watcher } from "../../src/kube/watcher.ts"
 import type { CredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
 import { followTagMoves } from "./devRegistry.ts"
@@ -53,9 +53,9 @@ export interface SimulatedNodes {
 export const simulateNodes = Effect.fnUntraced(function* (
   prebuilt: ReadonlyMap<string, NodeRuntime>,
   nodeOptions: SimulatedNodeOptions = { minFreeDisk: defaultDaemonOptions.minFreeDisk }
-): Effect.fn.Return<SimulatedNodes, never, KubeApi | Metrics | WorkQueues | Scope.Scope> {
+): Effect.fn.Return<SimulatedNodes, never, KubeApi | Metrics | Scheduler | Scope.Scope> {
   const parent = yield* Effect.scope
-  const services = yield* Effect.context<KubeApi | Metrics | WorkQueues>()
+  const services = yield* Effect.context<KubeApi | Metrics | Scheduler>()
   const api = yield* KubeApi
   const runtimes = new Map<string, CriRuntime["Service"]>()
   const scopes = new Map<string, Scope.Closeable>()

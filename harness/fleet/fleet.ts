@@ -12,7 +12,7 @@ import type { KubeError } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 
 export interface FleetOptions {
   /** The nodes: node-(first+1) .. node-(first+count) (the names and labels of `preheat dev`). */
@@ -34,7 +34,7 @@ export interface FleetOptions {
  */
 export const startFleet = (
   options: FleetOptions
-): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | WorkQueues | Scope.Scope> =>
+): Effect.Effect<ReadonlyArray<Daemon>, KubeError, KubeApi | Metrics | Scheduler | Scope.Scope> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     // Ready long enough ago that the controller gives each node its NodeImage at once.

@@ -2,8 +2,8 @@ import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
 import { integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
-import { defaultSettings } from "../controller/context.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
+import { defaultSettings } from "../controller/settings.ts"
 import { autoscalerStartupTaintPrefix, defaultWarmTaintKey } from "../api/warmTaint.ts"
 import { runControllerRole } from "../controller/role.ts"
 import { parseGoDuration } from "../api/goDuration.ts"
@@ -102,7 +102,7 @@ export const controllerCommand = Command.make(
         metrics: { host: flags.metricsHost, port: flags.metricsPort }
       }).pipe(
         Effect.scoped,
-        Effect.provide(Layer.mergeAll(kube, WorkQueuesLive.layerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
+        Effect.provide(Layer.mergeAll(kube, SchedulerLive.layerWithMetrics).pipe(Layer.provideMerge(Metrics.layer))),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )
     })

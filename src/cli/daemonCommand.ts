@@ -4,7 +4,7 @@ import { credentialProviderBinDirFlag, credentialProviderConfigFlag, integer, Mi
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { runDaemon } from "../daemon/daemon.ts"
 import { daemonOptions, defaultDaemonOptions, defaultKubeletConfig } from "../daemon/options.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
@@ -127,7 +127,7 @@ export const daemonCommand = Command.make(
       ).pipe(
         // The providers' config is read first: a bad one stops the daemon before any other start-up work.
         Effect.provide(
-          Layer.mergeAll(kube, runtime, WorkQueuesLive.layer()).pipe(Layer.provideMerge(Layer.provideMerge(providers, Metrics.layer)))
+          Layer.mergeAll(kube, runtime, SchedulerLive.layer()).pipe(Layer.provideMerge(Layer.provideMerge(providers, Metrics.layer)))
         ),
         Effect.provide(loggingLayer({ format: flags.logFormat }))
       )

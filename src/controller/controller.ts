@@ -1,4 +1,4 @@
-import { Duration, Effect, Layer, Schedule } from "effect"
+import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
@@ -7,47 +7,61 @@ import { watcher } from "../kube/watcher.ts"
 import { makeItemRateLimiter } from "../workqueue/itemRateLimiter.ts"
 import { runWorkers } from "../workqueue/runWorkers.ts"
 import type { Reconcile, WorkerObserver } from "../workqueue/runWorkers.ts"
-import { WorkQueues } from "../workqueue/WorkQueues.ts"
-import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import { Scheduler } from "../workqueue/Scheduler.ts"
+import type { WorkQueue } from "../workqueue/Scheduler.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
-import { allSecretCopies } from "./context.ts"
 import { withEventCorrelation } from "../kube/events.ts"
-import type { ControllerQueues, ControllerSettings } from "./context.ts"
+import type { ControllerSettings } from "./settings.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
 import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
-import { ImagePullJobState, imagePullJobBookkeeping } from "./imagePullJob/state.ts"
-import type { ImagePullJobBooks } from "./imagePullJob/state.ts"
-import { imagePullJobWatches, jobsReferencingSecrets } from "./imagePullJob/watches.ts"
+import { imagePullJobBookkeeping, makeImagePullJobBooks } from "./imagePullJob/state.ts"
+import { imagePullJobWatches } from "./imagePullJob/watches.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
-import { NodeImageState } from "./nodeImage/state.ts"
+import { makeNodeImageBooks } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
 import { reconcileNodeWarming } from "./nodeWarming/reconcile.ts"
-import { NodeWarmingState } from "./nodeWarming/state.ts"
-import type { NodeWarmingBooks } from "./nodeWarming/state.ts"
+import { makeNodeWarmingBooks } from "./nodeWarming/state.ts"
+import type { WarmingEnded } from "./nodeWarming/state.ts"
 import { nodeWarmingWatches } from "./nodeWarming/watches.ts"
 import { reconcilePullSecrets } from "./pullSecrets/reconcile.ts"
-import { SourceSecrets } from "./pullSecrets/sourceSecrets.ts"
-import type { Resynced, SourceSecretBook } from "./pullSecrets/sourceSecrets.ts"
-import { pullSecretsWatches } from "./pullSecrets/watches.ts"
+import { makeSourceSecrets } from "./pullSecrets/sourceSecrets.ts"
+import { pullSecretsWatches, sourceSecretsResynced } from "./pullSecrets/watches.ts"
 import { controllerStores, jobKeyOf } from "./stores.ts"
 import type { ControllerStores } from "./stores.ts"
 import { wake } from "./wake.ts"
 import { reconcileWorkload } from "./workload/reconcile.ts"
-import { WorkloadState } from "./workload/state.ts"
+import { makeWorkloadBooks } from "./workload/state.ts"
 import { workloadWatches } from "./workload/watches.ts"
+
+/** The queues the watches feed, one per reconciler (a type, not an interface: the gauges walk its entries). */
+export type ControllerQueues = {
+  readonly [K in
+    | "nodeImage"
+    | "imagePullJob"
+    | "imageListPullJob"
+    | "advancedCronJob"
+    | "pullSecrets"
+    | "workload"
+    | "nodeWarming"]: WorkQueue
+}
+
+/** What the gauges read of the reconcilers' books (role.ts), and all that the controller shows of them. */
+export interface ControllerGauges {
+  /** Nodes the startup taint holds now (preheat_nodes_warming). */
+  readonly nodesWarming: () => number
+  /** Each registry's concurrent-pull limit now, where one holds (preheat_registry_pull_limit). */
+  readonly registryPullLimits: () => ReadonlyMap<string, number>
+  /** The warmings that ended since the last call, oldest first (preheat_node_warm_seconds). */
+  readonly drainEndedWarmings: () => ReadonlyArray<WarmingEnded>
+}
 
 export interface Controller {
   readonly stores: ControllerStores
   readonly queues: ControllerQueues
-  /** The books of the reconcilers that keep any, for the gauges and tests to read. */
-  readonly books: {
-    readonly imagePullJob: ImagePullJobBooks
-    readonly sourceSecrets: SourceSecretBook
-    readonly nodeWarming: NodeWarmingBooks
-  }
+  readonly gauges: ControllerGauges
   /** Resolves once every store has its first list. */
   readonly synced: Effect.Effect<void>
   readonly hasSynced: () => boolean
@@ -55,53 +69,37 @@ export interface Controller {
   readonly reconcile: (observe?: (controller: string) => WorkerObserver) => Effect.Effect<never, never, KubeApi>
 }
 
-/** The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership, as before). */
-const controllerState = (settings: ControllerSettings) =>
-  Layer.mergeAll(
-    ImagePullJobState.layer(settings.maxConcurrentPullsPerRegistry),
-    NodeImageState.layer,
-    WorkloadState.layer,
-    SourceSecrets.layer,
-    NodeWarmingState.layer
-  )
-
 /**
  * The stores (watching from the start, so a new leader begins warm) and the reconcilers
  * that feed on them (SPEC §2).
  */
-export const makeController = (settings: ControllerSettings): Effect.Effect<Controller, never, KubeApi | WorkQueues | Scope.Scope> =>
-  Effect.provide(buildController(settings), controllerState(settings))
-
-const buildController = Effect.fnUntraced(function* (
+export const makeController = Effect.fnUntraced(function* (
   settings: ControllerSettings
-): Effect.fn.Return<
-  Controller,
-  never,
-  KubeApi | WorkQueues | Scope.Scope | ImagePullJobState | NodeImageState | WorkloadState | SourceSecrets | NodeWarmingState
-> {
-  const workQueues = yield* WorkQueues
+): Effect.fn.Return<Controller, never, KubeApi | Scheduler | Scope.Scope> {
+  const scheduler = yield* Scheduler
   const queues: ControllerQueues = {
-    nodeImage: yield* workQueues.queue("nodeimage"),
-    imagePullJob: yield* workQueues.queue("imagepulljob"),
-    imageListPullJob: yield* workQueues.queue("imagelistpulljob"),
-    advancedCronJob: yield* workQueues.queue("advancedcronjob"),
-    pullSecrets: yield* workQueues.queue("pullsecrets"),
-    workload: yield* workQueues.queue("workload"),
-    nodeWarming: yield* workQueues.queue("nodewarming")
+    nodeImage: yield* scheduler.queue("nodeimage"),
+    imagePullJob: yield* scheduler.queue("imagepulljob"),
+    imageListPullJob: yield* scheduler.queue("imagelistpulljob"),
+    advancedCronJob: yield* scheduler.queue("advancedcronjob"),
+    pullSecrets: yield* scheduler.queue("pullsecrets"),
+    workload: yield* scheduler.queue("workload"),
+    nodeWarming: yield* scheduler.queue("nodewarming")
   }
   const stores = controllerStores()
-  const jobBooks = yield* ImagePullJobState
-  const sourceSecrets = yield* SourceSecrets
-  const warmingBooks = yield* NodeWarmingState
+  // The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership).
+  const jobBooks = makeImagePullJobBooks(settings.maxConcurrentPullsPerRegistry)
+  const sourceSecrets = makeSourceSecrets()
+  const warmingBooks = makeNodeWarmingBooks()
   // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
   const reconcilers = {
-    nodeImage: yield* reconcileNodeImage(stores, settings),
-    imagePullJob: yield* reconcileImagePullJob(stores, settings, queues.imagePullJob),
+    nodeImage: reconcileNodeImage(stores, settings, makeNodeImageBooks(), sourceSecrets),
+    imagePullJob: reconcileImagePullJob(stores, settings, queues.imagePullJob, jobBooks, sourceSecrets),
     imageListPullJob: reconcileImageListPullJob(stores),
     advancedCronJob: reconcileAdvancedCronJob(stores),
-    pullSecrets: yield* reconcilePullSecrets(stores, settings.secretNamespace),
-    workload: yield* reconcileWorkload(stores),
-    nodeWarming: yield* reconcileNodeWarming(stores, settings)
+    pullSecrets: reconcilePullSecrets(stores, settings.secretNamespace, sourceSecrets),
+    workload: reconcileWorkload(stores, makeWorkloadBooks()),
+    nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -109,6 +107,7 @@ const buildController = Effect.fnUntraced(function* (
   const lists = imageListPullJobWatches(queues.imageListPullJob)
   const crons = advancedCronJobWatches(queues.advancedCronJob)
   const secrets = pullSecretsWatches(queues.pullSecrets)
+  const sourceSecretsChanged = sourceSecretsResynced(queues, stores)
   const workloads = workloadWatches(queues.workload, stores)
   const warming = nodeWarmingWatches(queues.nodeWarming, stores.nodes, settings.warmTaintKey)
   // The only books that follow the stores; the other reconcilers' books change in their reconciles.
@@ -144,29 +143,6 @@ const buildController = Effect.fnUntraced(function* (
     all.map((store) => store.synced),
     { discard: true }
   )
-
-  /**
-   * Source secrets that changed, appeared or went since the last resync: the jobs naming them, and
-   * the copies; for a secret no longer usable, also the NodeImages of those jobs, which drop their
-   * references to its copy (it is deleted).
-   */
-  const sourceSecretsChanged = ({ changed, withdrawn }: Resynced) =>
-    Effect.suspend(() => {
-      if (changed.length === 0) return Effect.void
-      const jobs = jobsReferencingSecrets(new Set(changed), stores.jobs)
-      const nodes = new Set(
-        jobsReferencingSecrets(new Set(withdrawn), stores.jobs).flatMap((key) => [
-          ...stores.nodeImages.indexes.owners.nodesOf(stores.jobs.get(key)?.metadata.uid ?? "")
-        ])
-      )
-      return Effect.andThen(
-        Effect.forEach(jobs, (key) => queues.imagePullJob.add(key), { discard: true }),
-        Effect.andThen(
-          Effect.forEach(nodes, (node) => queues.nodeImage.add(node), { discard: true }),
-          queues.pullSecrets.add(allSecretCopies)
-        )
-      )
-    })
 
   const reconcileAll = (observe?: (controller: string) => WorkerObserver) =>
     Effect.gen(function* () {
@@ -213,7 +189,11 @@ const buildController = Effect.fnUntraced(function* (
   return {
     stores,
     queues,
-    books: { imagePullJob: jobBooks, sourceSecrets, nodeWarming: warmingBooks },
+    gauges: {
+      nodesWarming: warmingBooks.warming,
+      registryPullLimits: () => jobBooks.registries.limits(),
+      drainEndedWarmings: warmingBooks.drainEnded
+    },
     synced,
     hasSynced: () => all.every((store) => store.hasSynced()),
     reconcile

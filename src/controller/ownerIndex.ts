@@ -86,7 +86,7 @@ const ownersOf = (entry: ImageSpec | undefined): Set<string> => {
  * the tag itself (owners, version, policy) or its outcome. Progress and Pulling-vs-unreported are
  * not news to a job (both count as active), so a daemon's progress reports wake no job; a change
  * to another job's tag of the same image wakes only that job (SPEC §4.8). A throttled attempt's
- * report is news: it lowers the registry's limit (registryBudget.ts observe). So is a new image
+ * report is news: it lowers the registry's limit (imagePullJob/registryBudget.ts observe). So is a new image
  * verification policy of the node's kubelet, to every job with a tag there (the node's
  * Preloaded* conditions): it comes with a daemon's start or its kubelet's new configuration, rarely.
  */

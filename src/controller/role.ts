@@ -9,8 +9,8 @@ import { Metrics } from "../ops/metrics.ts"
 import type { JobPhase } from "../ops/metrics.ts"
 import { serveOps } from "../ops/server.ts"
 import type { WorkerObserver } from "../workqueue/runWorkers.ts"
-import type { WorkQueues } from "../workqueue/WorkQueues.ts"
-import type { ControllerSettings } from "./context.ts"
+import type { Scheduler } from "../workqueue/Scheduler.ts"
+import type { ControllerSettings } from "./settings.ts"
 import { makeController } from "./controller.ts"
 import type { Controller } from "./controller.ts"
 import type { Decoded } from "./stores.ts"
@@ -34,11 +34,11 @@ const phaseOf = (nodes: number, job: Decoded<ImagePullJob>): JobPhase => {
 }
 
 /**
- * Gauges read from the stores (jobs by phase, nodes pulling, queue depth), the registry budget (each
- * registry's pull limit) and the warming books (nodes held, and the warmings that ended since, into
- * their histogram), every few seconds.
+ * Gauges read from the stores (jobs by phase, nodes pulling), the queues (depth) and what the
+ * controller shows of its books (each registry's pull limit, nodes held, and the warmings that
+ * ended since, into their histogram), every few seconds.
  */
-const sampleGauges = ({ books, queues, stores }: Controller) =>
+const sampleGauges = ({ gauges, queues, stores }: Controller) =>
   Effect.gen(function* () {
     const metrics = yield* Metrics
     const jobs: Record<JobPhase, number> = { running: 0, completed: 0, paused: 0, invalid: 0 }
@@ -54,9 +54,9 @@ const sampleGauges = ({ books, queues, stores }: Controller) =>
     let pulling = 0
     for (const { view } of stores.nodeImages.entries()) if ((view.status?.pulling ?? 0) > 0) pulling++
     yield* metrics.setNodesPulling(pulling)
-    yield* metrics.setNodesWarming(books.nodeWarming.warming())
-    yield* metrics.setRegistryPullLimits(books.imagePullJob.registries.limits())
-    for (const { outcome, seconds } of books.nodeWarming.drainEnded()) yield* metrics.recordNodeWarm(outcome, seconds)
+    yield* metrics.setNodesWarming(gauges.nodesWarming())
+    yield* metrics.setRegistryPullLimits(gauges.registryPullLimits())
+    for (const { outcome, seconds } of gauges.drainEndedWarmings()) yield* metrics.recordNodeWarm(outcome, seconds)
     for (const [name, queue] of Object.entries(queues)) yield* metrics.setWorkqueueDepth(name, yield* queue.size)
   })
 
@@ -66,7 +66,7 @@ const sampleGauges = ({ books, queues, stores }: Controller) =>
  * so the next replica takes over at once.
  */
 export const runControllerRole = (options: ControllerRoleOptions) =>
-  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | WorkQueues | Metrics | Scope.Scope> {
+  Effect.gen(function* (): Effect.fn.Return<never, unknown, KubeApi | Scheduler | Metrics | Scope.Scope> {
     const metrics = yield* Metrics
     const controller = yield* makeController(options.settings)
     const elector = yield* makeLeaderElector(options.leaderElection)

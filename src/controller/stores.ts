@@ -43,15 +43,7 @@ export const controllerStores = () => ({
   nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
   // Its status subresource makes the API server move the generation with every spec change, and
   // only then (the controller's own task writes are tested on it): status reports keep the spec.
-  // Each version shares its unchanged parts with the previous one only, not through the pool:
-  // pooling every version's changed parts was the largest part of the controller's own CPU in
-  // bench:scale (docs/benchmarks.md), for no memory it measured.
-  nodeImages: makeStore(resources.nodeImage, {
-    decode: nodeImageView,
-    indexes: { owners: new OwnerIndex() },
-    specFollowsGeneration: true,
-    sharing: "previous"
-  })
+  nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() }, specFollowsGeneration: true })
 })
 
 type Writers = ReturnType<typeof controllerStores>

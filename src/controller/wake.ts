@@ -4,7 +4,7 @@ import { Effect } from "effect"
 import { keyOf, objectKey } from "../kube/objectKey.ts"
 import { changed } from "../kube/store.ts"
 import type { Change } from "../kube/store.ts"
-import type { WorkQueue } from "../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../workqueue/Scheduler.ts"
 
 /**
  * One reconciler's interest in a kind: which of its keys a change wakes. `keys` is a pure mapping
@@ -19,7 +19,7 @@ export interface Watch<A> {
 }
 
 /**
- * What a change means to one reconciler's books (its state service), and the keys the update
+ * What a change means to one reconciler's books (its state.ts), and the keys the update
  * frees: a deleted job's registry room, the jobs that waited for a newer NodeImage.
  */
 export interface Bookkeeping<A> {

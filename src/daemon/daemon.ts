@@ -11,7 +11,7 @@ import { makeStore } from "../kube/store.ts"
 import { watcher } from "../kube/watcher.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
-import type { WorkQueues } from "../workqueue/WorkQueues.ts"
+import type { Scheduler } from "../workqueue/Scheduler.ts"
 import { makeDiskCheck } from "./diskCheck.ts"
 import { runtimeCheck, watchCheck } from "./health.ts"
 import type { DaemonOptions } from "./options.ts"
@@ -44,17 +44,16 @@ export interface Daemon {
  */
 export const startDaemon = (
   options: DaemonOptions
-): Effect.Effect<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> =>
+): Effect.Effect<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | Scheduler | Scope.Scope> =>
   // The daemon's own event correlation (eventCorrelation.ts), which its workers' Events go through.
   withEventCorrelation(daemonWork(options))
 
 const daemonWork = Effect.fnUntraced(function* (
   options: DaemonOptions
-): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope> {
+): Effect.fn.Return<Daemon, never, KubeApi | CriRuntime | FilesystemStats | Metrics | Scheduler | Scope.Scope> {
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
-  // One object: its versions share their unchanged parts with each other only (store.ts, Sharing).
-  const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs(), sharing: "previous" })
+  const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs() })
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
@@ -129,7 +128,7 @@ export const serveDaemon = Effect.fnUntraced(function* (
 ): Effect.fn.Return<
   { readonly daemon: Daemon; readonly port: number },
   OpsServerError,
-  KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues | Scope.Scope
+  KubeApi | CriRuntime | FilesystemStats | Metrics | Scheduler | Scope.Scope
 > {
   const daemon = yield* startDaemon(options)
   const { port } = yield* serveOps({ host: options.metricsHost, port: options.metricsPort, health: daemon.health, ready: daemon.ready })
@@ -149,11 +148,11 @@ export const serveDaemon = Effect.fnUntraced(function* (
 
 /**
  * `preheat daemon`: the daemon and its ops endpoint, until interrupted. The command provides every
- * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and WorkQueues.
+ * service: the runtime (the live CRI one, or the simulated one), KubeApi, Metrics and Scheduler.
  */
 export const runDaemon = (
   options: DaemonOptions
-): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | FilesystemStats | Metrics | WorkQueues> =>
+): Effect.Effect<never, OpsServerError, KubeApi | CriRuntime | FilesystemStats | Metrics | Scheduler> =>
   Effect.gen(function* () {
     yield* serveDaemon(options)
     return yield* Effect.never

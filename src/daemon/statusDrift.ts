@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from "node:util"
-import { isPlainObject } from "../kube/frozenJson.ts"
-import { mergePatchBetween } from "../kube/mergePatch.ts"
+import { isPlainObject } from "../json/plainObject.ts"
+import { mergePatchBetween } from "../json/mergePatch.ts"
 
 /** Whether every value `patch` sets is set to the same by `sent` (objects key by key, anything else whole). */
 const within = (patch: unknown, sent: unknown): boolean => {

@@ -4,11 +4,11 @@ import type { Scope } from "effect"
 import type { KubeletImageVerification } from "../api/kubeletImageVerification.ts"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
-import { applyMergePatch, mergePatchBetween } from "../kube/mergePatch.ts"
+import { applyMergePatch, mergePatchBetween } from "../json/mergePatch.ts"
 import { othersChangedStatus } from "./statusDrift.ts"
 import { resources } from "../kube/resources.ts"
 import type { Store } from "../kube/store.ts"
-import { WorkQueues } from "../workqueue/WorkQueues.ts"
+import { Scheduler } from "../workqueue/Scheduler.ts"
 import type { InitialTag } from "./firstSync.ts"
 import type { SpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { desiredNodeStatus } from "./nodeStatus.ts"
@@ -70,9 +70,9 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeImages: Store<SpecView>
   readonly progressInterval: Duration.Input
   readonly startDelay: Duration.Input
-}): Effect.fn.Return<StatusReporter, never, KubeApi | WorkQueues | Scope.Scope> {
+}): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
-  const queue = yield* (yield* WorkQueues).queue("nodeimage-status")
+  const queue = yield* (yield* Scheduler).queue("nodeimage-status")
   const intervalMillis = Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval))
   const startDelayMillis = Duration.toMillis(Duration.fromInputUnsafe(options.startDelay))
   const live = new Map<string, Map<string, ImageTagStatus>>()

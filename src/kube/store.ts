@@ -3,8 +3,7 @@
 // write. One writer fills it (the reflector, reflector.ts); our own writes go in through
 // `written`/`removed` so the next reconcile reads them before the watch event arrives.
 import { Deferred, Effect } from "effect"
-import { intern } from "./frozenJson.ts"
-import { keepUnchanged } from "./unchangedParts.ts"
+import { keepUnchanged } from "../json/unchangedParts.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { isNewer, objectKey } from "./objectKey.ts"
 import type { Resource } from "./resources.ts"
@@ -69,25 +68,24 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
 }
 
 /**
- * The object as the store holds it: a live server sends every version as fresh JSON, so it is
- * interned against the previous one. Unchanged parts then stay the same objects (the change
- * mappings compare them by identity, and 10,000 NodeImages do not each hold their own copy of
- * every tag), and equal values across objects are held once. Objects of the in-process server
- * are interned already and pass through as they are.
+ * The object as the store holds it: a live server sends every version as fresh JSON, so the parts
+ * equal to the previous version's are replaced by that version's (unchangedParts.ts). Unchanged
+ * parts then stay the same objects: the change mappings compare them by identity, a view decoded
+ * from them stays valid, and 10,000 NodeImages do not each hold a second copy of every tag. Only
+ * the previous version of the same object is shared with, not equal values across objects (a
+ * process-wide pool did that, and cost more CPU than anything else in the store for no memory
+ * that was measured: docs/benchmarks.md). Objects of the in-process server share their unchanged
+ * parts already, and are compared no further than where they differ.
  *
  * `specFollowsGeneration`: the kind's spec changes only with its metadata.generation (a custom
  * resource with a status subresource: the API server moves the generation with every change of
  * the spec, and only then), so a version at the stored generation has the stored spec, taken as it
  * is instead of compared member by member: a NodeImage's status reports leave its spec as it was.
  */
-const held = (
-  incoming: KubeObject,
-  previous: KubeObject | undefined,
-  how: { readonly specFollowsGeneration: boolean; readonly sharing: Sharing }
-): KubeObject => {
+const held = (incoming: KubeObject, previous: KubeObject | undefined, specFollowsGeneration: boolean): KubeObject => {
   let kept = withoutManagedFields(incoming)
   if (
-    how.specFollowsGeneration &&
+    specFollowsGeneration &&
     previous !== undefined &&
     // The same object: one deleted and made again starts again at generation 1.
     kept.metadata.uid === previous.metadata.uid &&
@@ -100,23 +98,8 @@ const held = (
   ) {
     kept = { ...kept, spec: previous["spec"] }
   }
-  if (how.sharing === "previous") return keepUnchanged(kept, previous) as KubeObject
-  try {
-    return intern(kept, previous) as KubeObject
-  } catch {
-    return kept
-  }
+  return keepUnchanged(kept, previous) as KubeObject
 }
-
-/**
- * What a store shares its objects' unchanged parts with. `pool`: the previous version and, through
- * the process-wide pool, every store (held once however many objects repeat a value; frozen).
- * `previous`: only the previous version of the same object, as they come (not frozen): for a kind
- * whose versions come often and differ in their own values (NodeImages: the daemon's one, the
- * controller's thousands), where pooling every version's changed parts costs the most of the
- * store's CPU and saves no memory that was measured.
- */
-export type Sharing = "pool" | "previous"
 
 /**
  * All of an object but metadata.managedFields, as controller-runtime's TransformStripManagedFields
@@ -168,12 +151,10 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
     readonly indexes?: I
     /** The kind moves metadata.generation with every change of its spec (`held`). */
     readonly specFollowsGeneration?: boolean
-    readonly sharing?: Sharing
   } = {}
 ): StoreWriter<A, I> => {
   const specFollowsGeneration = options.specFollowsGeneration === true
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
-  const sharing = options.sharing ?? "pool"
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
   const objects = new Map<string, Stored<A>>()
@@ -194,7 +175,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const raw = held(incoming, old?.raw, { specFollowsGeneration, sharing })
+      const raw = held(incoming, old?.raw, specFollowsGeneration)
       const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })

@@ -1,5 +1,5 @@
 import { preloadedImageReverified, preloadedImageUnverified } from "../api/imagePullJob.ts"
-import { humanDuration } from "../kube/humanDuration.ts"
+import { humanDuration } from "../api/humanDuration.ts"
 import { estimateRemaining } from "./eta.ts"
 import { seg, toLine } from "./line.ts"
 import type { Segment, Style } from "./line.ts"

@@ -1,7 +1,7 @@
 import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
 import type { ItemRateLimiter } from "./itemRateLimiter.ts"
 import type { ReconcileError } from "./ReconcileError.ts"
-import type { WorkQueue } from "./WorkQueues.ts"
+import type { WorkQueue } from "./Scheduler.ts"
 
 /** What a successful reconcile asks for next (controller-runtime's Result). */
 export interface Outcome {
@@ -16,7 +16,7 @@ export type ReconcileResult = "success" | "error" | "requeue"
 
 /**
  * Hooks for metrics: reconcile duration and result per key. Queue depth is the queue's `size`;
- * the wait from due to taken is seen by the queue itself (QueueObserver in layers/workQueues.ts),
+ * the wait from due to taken is seen by the queue itself (QueueObserver in layers/scheduler.ts),
  * since only the queue knows when a key fell due. Hooks run on the worker, so they must be cheap.
  */
 export interface WorkerObserver {

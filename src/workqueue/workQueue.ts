@@ -1,6 +1,6 @@
 import { Clock, Deferred, Duration, Effect } from "effect"
 import type { Scope } from "effect"
-import type { WorkQueue } from "./WorkQueues.ts"
+import type { WorkQueue } from "./Scheduler.ts"
 
 /**
  * What only the queue knows, for metrics: how long a due key waited for a worker. Depth is not

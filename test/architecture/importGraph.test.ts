@@ -21,7 +21,8 @@ const layers = [
   { name: "roles", rank: 3, prefixes: ["src/controller/", "src/daemon/", "src/statusView/", "src/allowlist/"] },
   { name: "bodies", rank: 2, prefixes: ["layers/", "harness/layers/", "harness/apiserver/"] },
   { name: "services", rank: 1, prefixes: ["src/kube/", "src/cri/", "src/workqueue/", "src/ops/"] },
-  { name: "model", rank: 0, prefixes: ["src/api/", "src/version.ts"] }
+  { name: "model", rank: 0, prefixes: ["src/api/", "src/version.ts"] },
+  { name: "JSON values", rank: -1, prefixes: ["src/json/"] }
 ] as const
 
 type Layer = (typeof layers)[number]
@@ -148,12 +149,14 @@ describe("import graph", () => {
   })
 
   it("refuses what it should", () => {
-    expect(violation({ from: "src/controller/role.ts", to: "layers/workQueues.ts" })).toBe("only the commands choose service bodies")
+    expect(violation({ from: "src/controller/role.ts", to: "layers/scheduler.ts" })).toBe("only the commands choose service bodies")
     expect(violation({ from: "src/daemon/pullEvents.ts", to: "src/controller/imagePullJob/decide.ts" })).toBe(
       "roles do not import each other"
     )
     expect(violation({ from: "src/kube/store.ts", to: "src/controller/stores.ts" })).toBe("services import roles")
     expect(violation({ from: "src/api/nodeImage.ts", to: "src/kube/KubeApi.ts" })).toBe("model import services")
+    expect(violation({ from: "src/json/mergePatch.ts", to: "src/api/time.ts" })).toBe("JSON values import model")
+    expect(violation({ from: "src/api/nodeImage.ts", to: "src/json/plainObject.ts" })).toBeUndefined()
     expect(violation({ from: "src/statusView/render.ts", to: "harness/apiserver/tables/age.ts" })).toBe(
       "the product does not import the harness"
     )
@@ -170,7 +173,7 @@ describe("import graph", () => {
     expect(violation({ ...harnessEntry, dynamic: true })).toBeUndefined()
     expect(violation({ from: "harness/fleet/fleet.ts", to: "harness/apiserver/embeddedApiServer.ts" })).toMatch(/embed the API server/)
     expect(violation({ from: "harness/cluster/devCluster.ts", to: "harness/apiserver/embeddedApiServer.ts" })).toBeUndefined()
-    expect(violation({ from: "harness/apiserver/storage/store.ts", to: "layers/workQueues.ts" })).toBe(
+    expect(violation({ from: "harness/apiserver/storage/store.ts", to: "layers/scheduler.ts" })).toBe(
       "the API server does not use service bodies"
     )
     expect(violation({ from: "harness/apiserver/storage/store.ts", to: "harness/cluster/devNodes.ts" })).toBe("bodies import compositions")

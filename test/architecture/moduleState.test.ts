@@ -23,10 +23,9 @@ const stateless = (made: string, args: string): boolean => (made === "RegExp" &&
 
 /**
  * Process-wide on purpose, each for its reason (by file name, which a move keeps):
- * - frozenJson.ts `pool`: the intern pool. Pooled values are frozen, so every store shares them,
- *   and the in-process API server's objects reach a client store already settled instead of being
- *   walked and copied again; what it holds is not observable (`intern` returns equal values either
- *   way), and it is bounded (two generations, valuePool.ts).
+ * - frozenJson.ts `pool`: the embedded API server's intern pool. Pooled values are frozen, so every
+ *   server's storage in the process may share them; what it holds is not observable (`intern`
+ *   returns equal values either way), and it is bounded (two generations, valuePool.ts).
  * - undiciOverNodeHttp.ts `defaultAgent`: undici's global dispatcher, which `fetch` uses when it
  *   is given none (as node's http.globalAgent): keep-alive connections, nothing a caller can see.
  */
@@ -35,7 +34,7 @@ const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool 
 /**
  * State at module level is shared by every instance in the process (two controllers in one test,
  * the API server and its clients), outlives them and is invisible in their signatures: it belongs
- * to whoever runs (a store, a reconciler's state service, a server). Constants are fine: a
+ * to whoever runs (a store, a reconciler's books, a server). Constants are fine: a
  * top-level instance is allowed when its type says it is read-only or it keeps nothing that changes.
  */
 const declarationsIn = (file: string, text: string): Array<string> => {
@@ -62,7 +61,7 @@ describe("module state", () => {
     expect(
       kept("src/x.ts", 'const a: ReadonlyMap<string, number> = new Map()\nconst b = new RegExp(pattern)\nconst c = new RegExp(p, "g")')
     ).toEqual(["c"])
-    expect(kept("src/kube/frozenJson.ts", "const pool = new ValuePool()")).toEqual([])
+    expect(kept("harness/apiserver/storage/frozenJson.ts", "const pool = new ValuePool()")).toEqual([])
     expect(kept("src/kube/other.ts", "const pool = new ValuePool()")).toEqual(["pool"])
   })
 

@@ -4,7 +4,7 @@
 // NodeImages as upstream's daemon leaves them, is test/system/migration.system.ts.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"

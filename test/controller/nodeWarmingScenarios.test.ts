@@ -4,7 +4,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { rfc3339 } from "../../src/api/time.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
@@ -167,7 +167,7 @@ const racingLayer = Layer.mergeAll(
       })
     })
   ).pipe(Layer.provide(InMemoryKubeApi.layer)),
-  WorkQueuesLive.layer()
+  SchedulerLive.layer()
 )
 
 describe("the conditional write", () => {

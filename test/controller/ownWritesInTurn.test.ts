@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
@@ -61,6 +61,6 @@ describe("jobs started together on the same nodes", () => {
       }
       // One task per node and job.
       expect(counts).toEqual({ sent: nodes.length * images.length, conflicts: 0 })
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(slowTaskWrites(counts), WorkQueuesLive.layer())))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(slowTaskWrites(counts), SchedulerLive.layer())))
   )
 })

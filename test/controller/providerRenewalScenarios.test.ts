@@ -9,7 +9,7 @@ import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import type { CredentialProvider } from "../../src/cri/credentialProvider/config.ts"
 import { CredentialProviders, makeCredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"

@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import type { Condition } from "../../src/api/meta.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"

@@ -8,7 +8,7 @@ import { decideImagePullJob } from "../../src/controller/imagePullJob/decide.ts"
 import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
 import { pullsUnderWay, registryOf, roomOnRegistry } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { tagPullPolicy } from "../../src/controller/imagePullJob/tagPolicy.ts"
-import { RegistryBudget } from "../../src/controller/registryBudget.ts"
+import { RegistryBudget } from "../../src/controller/imagePullJob/registryBudget.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
 
 const t0 = Date.parse("2026-12-02T10:00:00Z")

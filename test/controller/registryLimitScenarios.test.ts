@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber } from "effect"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { registryOf } from "../../src/controller/imagePullJob/registryRoom.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"

@@ -1,7 +1,7 @@
 /** The AIMD step of a registry's concurrent-pull limit (issue 28, part 3), and the budget that feeds it. */
 import { describe, expect, it } from "vitest"
-import { decreaseWindowMillis, type LimitSignals, stepPullLimit } from "../../src/controller/registryPullLimit.ts"
-import { RegistryBudget } from "../../src/controller/registryBudget.ts"
+import { decreaseWindowMillis, type LimitSignals, stepPullLimit } from "../../src/controller/imagePullJob/registryPullLimit.ts"
+import { RegistryBudget } from "../../src/controller/imagePullJob/registryBudget.ts"
 
 const quiet: LimitSignals = { now: 0, throttled: 0, succeeded: 0, inFlight: 0, held: 0, max: undefined }
 

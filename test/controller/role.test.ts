@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Fiber, Layer } from "effect"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { runControllerRole } from "../../src/controller/role.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { makeMetrics, Metrics } from "../../src/ops/metrics.ts"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { advance, get, readyNode } from "../support/controllerHarness.ts"
 import { simulateDaemons } from "../support/simulatedDaemons.ts"
 
@@ -16,7 +16,7 @@ const replica = (identity: string, metrics: Metrics["Service"]) =>
     settings: defaultSettings,
     leaderElection: { namespace: "preheat-system", name: "preheat-controller", identity },
     metrics: { host: "127.0.0.1", port: 0 }
-  }).pipe(Effect.scoped, Effect.provide(WorkQueuesLive.layerWithMetrics.pipe(Layer.provideMerge(Layer.succeed(Metrics, metrics)))))
+  }).pipe(Effect.scoped, Effect.provide(SchedulerLive.layerWithMetrics.pipe(Layer.provideMerge(Layer.succeed(Metrics, metrics)))))
 
 const reconciles = (metrics: Metrics["Service"]) => metrics.read("preheat_reconciles_total")
 

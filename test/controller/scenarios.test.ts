@@ -3,7 +3,7 @@ import { Effect } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { advance, get, harnessLayer, readyNode, startCluster, unadmitted } from "../support/controllerHarness.ts"
 
 const job = (name: string, spec: Record<string, unknown>): KubeObject => ({

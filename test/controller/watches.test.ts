@@ -1,7 +1,6 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "vitest"
 import { cronJobOfChild } from "../../src/controller/advancedCronJob/watches.ts"
-import { allSecretCopies } from "../../src/controller/context.ts"
 import { listJobOfChild } from "../../src/controller/imageListPullJob/watches.ts"
 import {
   jobForItself,
@@ -12,12 +11,12 @@ import {
 } from "../../src/controller/imagePullJob/watches.ts"
 import { nodeImageForItself, nodeImagesOfDeletedJob, nodeImagesOfFinishedJob } from "../../src/controller/nodeImage/watches.ts"
 import { nodeWarmingWatches } from "../../src/controller/nodeWarming/watches.ts"
-import { copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
+import { allSecretCopies, copiesForCopy, copiesForJob } from "../../src/controller/pullSecrets/watches.ts"
 import { controllerStores } from "../../src/controller/stores.ts"
 import { controllerOf, itself, wake } from "../../src/controller/wake.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import type { Change, StoreWriter } from "../../src/kube/store.ts"
-import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../src/workqueue/Scheduler.ts"
 
 const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: uid, uid })
 

@@ -3,10 +3,10 @@ import { Effect, Layer } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { Forbidden } from "../../src/kube/errors.ts"
 import { advance, harnessLayer, readyNode, startCluster } from "../support/controllerHarness.ts"
 import { controllerRevision, daemonSet, deployment, pod, replicaSet, statefulSet, template } from "../support/workloads.ts"
@@ -229,7 +229,7 @@ describe("workload-driven pre-pull, through the controller", () => {
       yield* store.setFault(undefined)
       yield* advance(30_000)
       expect(summary(yield* jobs)).toEqual([["web-bbb-app", "web:2"]])
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), WorkQueuesLive.layer())))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layerWith(), SchedulerLive.layer())))
   )
 
   it.effect(

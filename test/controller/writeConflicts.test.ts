@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { Conflict } from "../../src/kube/errors.ts"
 import { isJsonPatch, KubeApi } from "../../src/kube/KubeApi.ts"
@@ -54,6 +54,6 @@ describe("a job whose NodeImage writes conflict", () => {
       yield* advance(20_000, 100)
       const status = (yield* get(resources.imagePullJob, "busy", "default"))["status"]
       expect(status).toMatchObject({ desired: 1, succeeded: 1, message: "job has completed" })
-    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(conflicting(14), WorkQueuesLive.layer())))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(conflicting(14), SchedulerLive.layer())))
   )
 })

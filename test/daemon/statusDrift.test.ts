@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { othersChangedStatus } from "../../src/daemon/statusDrift.ts"
-import { applyMergePatch } from "../../src/kube/mergePatch.ts"
+import { applyMergePatch } from "../../src/json/mergePatch.ts"
 
 const pulling = { tag: "a", version: 0, phase: "Pulling" }
 const succeeded = { tag: "b", version: 0, phase: "Succeeded", digest: "sha256:1" }

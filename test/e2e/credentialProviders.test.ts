@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
@@ -83,7 +83,7 @@ const suite = (e: E2eRuntime) =>
               InMemoryKubeApi.layer,
               CriLive.layer({ socket: e.socket }),
               Metrics.layerTest,
-              WorkQueuesLive.layer(),
+              SchedulerLive.layer(),
               loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })
             )
           )

@@ -1,7 +1,7 @@
 import { type Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
@@ -13,11 +13,11 @@ import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { E2eRuntime } from "./e2eEnv.ts"
 
 /** What an in-process daemon needs: an in-memory API server, the live CRI client to the e2e containerd (image labels for pins), metrics, queues. */
-export type DaemonServices = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | WorkQueues
+export type DaemonServices = KubeApi | CriRuntime | ImageLabels | FilesystemStats | Metrics | Scheduler
 
 export interface DaemonRuntimeOptions {
   readonly progressInterval?: Duration.Input
@@ -33,7 +33,7 @@ const daemonRuntime = (e: E2eRuntime, options: DaemonRuntimeOptions): ManagedRun
       InMemoryKubeApi.layer,
       CriLive.layer({ socket: e.socket, progressInterval: options.progressInterval }),
       Metrics.layerTest,
-      WorkQueuesLive.layer(),
+      SchedulerLive.layer(),
       logs === undefined
         ? loggingLayer({ format: "json", level: "Warn", sink: () => {} })
         : loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })

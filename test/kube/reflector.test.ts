@@ -42,18 +42,14 @@ const nodeImage = (name: string, resourceVersion?: string): KubeObject => ({
 const imagesOf = (o: KubeObject | undefined) => (o!["spec"] as { images: Record<string, unknown> }).images
 
 describe("reflector", () => {
-  it.effect("holds objects from a live server with unchanged parts shared between versions and equal values once", () =>
+  it.effect("holds objects from a live server with unchanged parts shared between versions", () =>
     Effect.gen(function* () {
       const api = yield* KubeApi
-      // Equal values are one object once they have been met a few times (valuePool.ts).
-      const names = Array.from({ length: 8 }, (_, i) => `n${i + 1}`)
-      for (const name of names) yield* api.create(resources.nodeImage, nodeImage(name))
+      yield* api.create(resources.nodeImage, nodeImage("n1"))
       const store = makeStore(resources.nodeImage)
       yield* reflect(store, watcher(resources.nodeImage, {}), () => Effect.void)
       yield* store.synced
       const before = store.get("n1")
-      expect(imagesOf(store.get("n8"))["nginx"]).toBe(imagesOf(store.get("n7"))["nginx"])
-      expect(Object.isFrozen(before)).toBe(true)
 
       yield* api.patch(resources.nodeImage, { name: "n1" }, { status: { desired: 1 } }, "status")
       const statusWritten = Effect.suspend(() => (store.get("n1")?.["status"] === undefined ? Effect.fail("not yet") : Effect.void))

@@ -8,11 +8,11 @@ import { join } from "node:path"
 import { Clock, Context, Effect, Exit, Layer, References, Scope } from "effect"
 import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
 import type { SimulatedRuntimeHandle } from "../../layers/cri/simulated/SimulatedRuntime.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { startEmbeddedApiServer } from "../../harness/apiserver/embeddedApiServer.ts"
 import { kubeconfigFor } from "../../harness/apiserver/http/kubeconfig.ts"
 import { rfc3339 } from "../../src/api/time.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
@@ -37,7 +37,7 @@ export const startRolloutCluster = async (options: { readonly nodes: number; rea
   const started = await Effect.runPromise(
     Effect.gen(function* () {
       const server = yield* startEmbeddedApiServer({})
-      const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), WorkQueuesLive.layer()).pipe(
+      const inProcess = Layer.mergeAll(Layer.succeed(KubeApi, server.api), SchedulerLive.layer()).pipe(
         Layer.provideMerge(Metrics.layerTest)
       )
       const runtimes = yield* Effect.gen(function* () {

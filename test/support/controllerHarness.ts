@@ -2,22 +2,22 @@ import { Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
-import { defaultSettings } from "../../src/controller/context.ts"
-import type { ControllerSettings } from "../../src/controller/context.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
+import { defaultSettings } from "../../src/controller/settings.ts"
+import type { ControllerSettings } from "../../src/controller/settings.ts"
 import { makeController } from "../../src/controller/controller.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import type { Resource } from "../../src/kube/resources.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import { simulateDaemons } from "./simulatedDaemons.ts"
 import type { SimulatedDaemonOptions } from "./simulatedDaemons.ts"
 
-export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith(), WorkQueuesLive.layer())
+export const harnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith(), SchedulerLive.layer())
 
 /** The same on an API server without the custom kinds' schemas: every write is stored as sent. */
-export const schemalessHarnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith({ admission: false }), WorkQueuesLive.layer())
+export const schemalessHarnessLayer = Layer.mergeAll(InMemoryKubeApi.layerWith({ admission: false }), SchedulerLive.layer())
 
 /** The in-memory API server past its admission: for objects a real one refuses (InMemoryKubeStore.unadmitted). */
 export const unadmitted = Effect.map(Effect.service(InMemoryKubeStore), (store) => store.unadmitted)
@@ -56,7 +56,7 @@ export const startCluster = (
   nodes: ReadonlyArray<KubeObject>,
   daemons: SimulatedDaemonOptions,
   settings: Partial<ControllerSettings> = {}
-): Effect.Effect<{ readonly pulls: Map<string, number> }, unknown, KubeApi | Scope.Scope | WorkQueues> =>
+): Effect.Effect<{ readonly pulls: Map<string, number> }, unknown, KubeApi | Scope.Scope | Scheduler> =>
   Effect.gen(function* () {
     const api = yield* KubeApi
     for (const node of nodes) yield* api.create(resources.node, node)

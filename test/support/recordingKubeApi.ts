@@ -3,11 +3,11 @@
 // GETs a poll costs, whether a status write comes before a NodeImage write).
 import { Context, Effect, Layer } from "effect"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { ListOptions, ObjectKey, Patch, Subresource } from "../../src/kube/KubeApi.ts"
 import type { Resource } from "../../src/kube/resources.ts"
-import type { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 
 export interface ApiRequest {
   readonly verb: "get" | "list" | "watch" | "create" | "update" | "patch" | "delete"
@@ -43,7 +43,7 @@ const keyed = (verb: ApiRequest["verb"], resource: string, key: ObjectKey, body?
 })
 
 /** The controller harness's services (controllerHarness.ts harnessLayer), with ApiRequests beside them. */
-export const recordingHarnessLayer = (): Layer.Layer<KubeApi | ApiRequests | WorkQueues> => {
+export const recordingHarnessLayer = (): Layer.Layer<KubeApi | ApiRequests | Scheduler> => {
   const seen: Array<ApiRequest> = []
   const recording = Layer.effect(
     KubeApi,
@@ -84,5 +84,5 @@ export const recordingHarnessLayer = (): Layer.Layer<KubeApi | ApiRequests | Wor
       })
     })
   ).pipe(Layer.provide(InMemoryKubeApi.layer))
-  return Layer.mergeAll(recording, Layer.succeed(ApiRequests, { seen }), WorkQueuesLive.layer())
+  return Layer.mergeAll(recording, Layer.succeed(ApiRequests, { seen }), SchedulerLive.layer())
 }

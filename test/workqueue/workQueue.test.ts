@@ -2,14 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Cause, Duration, Effect, Exit, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
-import { WorkQueuesLive } from "../../layers/workQueues.ts"
+import { SchedulerLive } from "../../layers/scheduler.ts"
 import { makeWorkQueue } from "../../src/workqueue/workQueue.ts"
 import { exponentialDelayMillis, makeItemRateLimiter } from "../../src/workqueue/itemRateLimiter.ts"
 import { RetryableError, TerminalError } from "../../src/workqueue/ReconcileError.ts"
 import { runWorkers } from "../../src/workqueue/runWorkers.ts"
 import type { ReconcileResult } from "../../src/workqueue/runWorkers.ts"
-import { WorkQueues } from "../../src/workqueue/WorkQueues.ts"
-import type { WorkQueue } from "../../src/workqueue/WorkQueues.ts"
+import { Scheduler } from "../../src/workqueue/Scheduler.ts"
+import type { WorkQueue } from "../../src/workqueue/Scheduler.ts"
 
 /** The key take would hand out right now, or undefined if it would wait (the wait is abandoned). */
 const tryTake = (queue: WorkQueue) =>
@@ -234,11 +234,11 @@ describe("WorkQueue", () => {
     })
   )
 
-  it.effect("the WorkQueues layer reports how long a due key waited for a worker", () =>
+  it.effect("the Scheduler layer reports how long a due key waited for a worker", () =>
     Effect.gen(function* () {
       const seen: Array<[string, string, number]> = []
-      const q = yield* WorkQueues.use((workQueues) => workQueues.queue("nodeimage")).pipe(
-        Effect.provide(WorkQueuesLive.layer({ onTaken: (name, key, waited) => Effect.sync(() => void seen.push([name, key, waited])) }))
+      const q = yield* Scheduler.use((scheduler) => scheduler.queue("nodeimage")).pipe(
+        Effect.provide(SchedulerLive.layer({ onTaken: (name, key, waited) => Effect.sync(() => void seen.push([name, key, waited])) }))
       )
       yield* q.add("a", "1 second")
       yield* TestClock.adjust("3 seconds")

@@ -1,7 +1,7 @@
 // What kube-apiserver's registry strategies do to the built-in kinds' bodies on a write, for the
 // fields this server's users touch.
 import type { ServedKind } from "../catalog.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { workloadDefaults } from "./workloadRules.ts"
 
 type Body = Record<string, unknown>

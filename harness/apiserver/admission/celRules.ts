@@ -2,7 +2,7 @@
 // value of its schema node as `self`, its failure reported at that node's path.
 import { parse } from "@marcbachmann/cel-js"
 import type { ParseResult } from "@marcbachmann/cel-js"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { servedKinds } from "../catalog.ts"
 import { childPath, childSchemas, storedChild, storedItem, unchanged } from "./structuralSchema.ts"
 import type { StructuralSchema } from "./structuralSchema.ts"

@@ -3,8 +3,8 @@
 // added, changed or removed while it runs. Writing one unchanged is accepted (`kubectl apply -f
 // deploy/crds/`, `kubectl replace`, `kubectl annotate`: metadata is free), a change is refused at
 // the first field that differs, in kube-apiserver's words for a field that may not change.
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import type { Subresource } from "../../../src/kube/KubeApi.ts"
 import { ApiFailure, invalidFailure } from "../http/apiStatus.ts"
 import type { ServedKind } from "../catalog.ts"

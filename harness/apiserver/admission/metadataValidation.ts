@@ -1,6 +1,6 @@
 import { validateLabelValue, validateQualifiedName } from "../../../src/api/objectNames.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import { quote } from "../storage/storeErrors.ts"
 import type { Cause } from "../storage/storeErrors.ts"
 

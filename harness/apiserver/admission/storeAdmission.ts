@@ -7,8 +7,8 @@
 // and a create into a missing namespace as Invalid on metadata.namespace.
 import { Result } from "effect"
 import { Forbidden, Invalid } from "../../../src/kube/errors.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import type { ObjectKey } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import type { Resource } from "../../../src/kube/resources.ts"

@@ -1,8 +1,8 @@
 // What kube-apiserver does with a CRD's structural OpenAPI v3 schema before it stores an object:
 // prune the fields the schema does not declare (and nulls where null is not allowed), apply the
 // defaults, and validate types, enums, bounds and formats, with kube-openapi's messages.
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import { servedKinds } from "../catalog.ts"
 import { quote } from "../storage/storeErrors.ts"
 import type { Cause } from "../storage/storeErrors.ts"

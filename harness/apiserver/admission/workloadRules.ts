@@ -3,7 +3,7 @@
 // selector that selects the template's own pods), in kube-apiserver's words.
 import { matchesLabelSelector } from "../../../src/api/labelSelector.ts"
 import type { LabelSelector } from "../../../src/api/labelSelector.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Cause } from "../storage/storeErrors.ts"
 
 type Body = Record<string, unknown>

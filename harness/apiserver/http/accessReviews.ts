@@ -6,7 +6,7 @@ import { Effect } from "effect"
 import { ApiFailure, badRequest, methodNotAllowed } from "./apiStatus.ts"
 import { objectBody } from "./objectContext.ts"
 import type { ApiRequest } from "./apiRequest.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { jsonReply } from "./reply.ts"
 import type { Reply } from "./reply.ts"
 

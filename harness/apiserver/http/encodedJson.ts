@@ -34,7 +34,7 @@ export class EncodedJson {
 
   /**
    * `JSON.stringify(value)`, made once for a frozen value: every frozen value this server hands
-   * out is a stored version or a view of one, built from deeply frozen parts (src/kube/frozenJson.ts,
+   * out is a stored version or a view of one, built from deeply frozen parts (storage/frozenJson.ts,
    * storage/servedVersion.ts), so it cannot change after its text is made.
    */
   of(value: unknown): string {

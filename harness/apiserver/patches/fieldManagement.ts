@@ -3,8 +3,8 @@
 // metadata.managedFields after the write. The decisions themselves are in apply/ownership.ts.
 import { Clock, Effect } from "effect"
 import type { KubeObject, Subresource } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import { rfc3339 } from "../../../src/api/time.ts"
 import { ApiFailure } from "../http/apiStatus.ts"
 import { query } from "../http/apiRequest.ts"

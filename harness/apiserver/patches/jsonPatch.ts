@@ -2,7 +2,7 @@
 // the library kube-apiserver applies them with. The document is never mutated: each operation
 // copies the path it changes and shares the rest.
 import { Data, Result } from "effect"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 
 /** The patch could not be applied; `malformed` distinguishes a bad patch (400) from a failed one (422). */
 class JsonPatchError extends Data.TaggedError("JsonPatchError")<{

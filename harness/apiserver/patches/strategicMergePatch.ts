@@ -5,8 +5,8 @@
 // `$deleteFromPrimitiveList/` directives of k8s.io/apimachinery's strategicpatch apply.
 import { Data, Result } from "effect"
 import type { MergeKeys } from "../catalog.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 
 class StrategicPatchError extends Data.TaggedError("StrategicPatchError")<{ readonly message: string }> {}
 

@@ -2,8 +2,8 @@
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import { kindId } from "../kindRules.ts"
 
 // metadata.name and metadata.namespace: every kind.

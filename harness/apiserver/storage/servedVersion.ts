@@ -5,7 +5,7 @@
 // same schema costs a shallow copy, once per stored object.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { servedKinds } from "../catalog.ts"
 import type { ServedKind } from "../catalog.ts"
 import type { StructuralSchema } from "../admission/structuralSchema.ts"

@@ -28,8 +28,9 @@ import { resources } from "../../../src/kube/resources.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
 import { parseFieldSelector, parseLabelSelector } from "./selectorQuery.ts"
 import { fieldValue, isSelectableField } from "./fieldSelection.ts"
-import { intern, isPlainObject, NotJson, withMetadata } from "../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../src/kube/frozenJson.ts"
+import { intern, NotJson, withMetadata } from "./frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
 import {
   createdBody,
   deletionStatus,
@@ -39,7 +40,7 @@ import {
   pendingFinalizers,
   storedApiVersion
 } from "../kindRules.ts"
-import { applyMergePatch } from "../../../src/kube/mergePatch.ts"
+import { applyMergePatch } from "../../../src/json/mergePatch.ts"
 import { applyJsonPatch } from "../patches/jsonPatch.ts"
 import { servedViews } from "./servedVersion.ts"
 import { metadataCauses } from "../admission/metadataValidation.ts"

@@ -1,5 +1,5 @@
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { maxPooledEntries } from "../../../src/kube/valuePool.ts"
+import { maxPooledEntries } from "./valuePool.ts"
 
 export interface HistoryEvent {
   readonly rv: number

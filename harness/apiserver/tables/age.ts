@@ -1,4 +1,4 @@
-import { humanDuration } from "../../../src/kube/humanDuration.ts"
+import { humanDuration } from "../../../src/api/humanDuration.ts"
 
 /** A timestamp's age for a table cell: `<unknown>` without one, as kube-apiserver prints. */
 export const ageOf = (timestamp: unknown, now: number): string => {

@@ -1,7 +1,7 @@
 // The tables kube-apiserver prints for the apps/v1 workload kinds (the columns of
 // k8s.io/kubernetes pkg/printers/internalversion), computed from the fields they carry here.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { age, created } from "./coreTables.ts"
 import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"

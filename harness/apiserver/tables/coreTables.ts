@@ -1,7 +1,7 @@
 // The tables kube-apiserver prints for the built-in kinds this server serves (the columns of
 // k8s.io/kubernetes pkg/printers), computed from the fields those kinds carry here.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { ageOf } from "./age.ts"
 import { jsonPathValue } from "./printerColumns.ts"
 import { column, nameColumn } from "./table.ts"

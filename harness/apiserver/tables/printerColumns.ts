@@ -1,7 +1,7 @@
 // A custom resource's table from its CRD's additionalPrinterColumns, as apiextensions-apiserver's
 // tableconvertor builds it: the name first, then one cell per column from its simple JSONPath.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import { ageOf } from "./age.ts"
 import { column, nameColumn } from "./table.ts"
 import type { TableConvertor } from "./table.ts"

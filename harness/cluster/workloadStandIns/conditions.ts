@@ -1,7 +1,7 @@
 // Workload conditions with kube's timestamps: lastTransitionTime moves only when the status
 // flips, lastUpdateTime when anything about the condition changes; an unchanged condition keeps
 // both, so an unchanged status writes nothing.
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 
 export interface ConditionInput {
   readonly type: string

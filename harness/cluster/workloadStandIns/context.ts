@@ -1,6 +1,6 @@
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import type { Store } from "../../../src/kube/store.ts"
-import type { WorkQueue } from "../../../src/workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../../src/workqueue/Scheduler.ts"
 
 /** The dev cluster's local copies of what its workload controllers read. */
 export interface WorkloadStores {

@@ -9,7 +9,7 @@ import { formatImageReference, parseImageReference, pullReference, toNodeImageTa
 import { rfc3339 } from "../../../src/api/time.ts"
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import type { KubeApi, KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Outcome } from "../../../src/workqueue/runWorkers.ts"
 import type { WorkloadContext } from "./context.ts"
 import { isTerminating, spec, status, stringAt } from "./objects.ts"

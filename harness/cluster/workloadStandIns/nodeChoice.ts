@@ -4,7 +4,7 @@
 import { isNodeReady } from "./objects.ts"
 import { untoleratedTaint } from "./taints.ts"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 
 export type NodeChoice = { readonly _tag: "Node"; readonly name: string } | { readonly _tag: "Unschedulable"; readonly message: string }
 

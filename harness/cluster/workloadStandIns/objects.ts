@@ -2,7 +2,7 @@
 // the plain JSON objects they act on. Other code (the pre-pull reconciler, kubectl) relies on
 // exactly these keys, so they are named once here.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
 
 /** On a Deployment's ReplicaSets, their selector and their pods. */

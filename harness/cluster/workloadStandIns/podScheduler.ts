@@ -3,7 +3,7 @@
 import { Clock, Effect } from "effect"
 import { rfc3339 } from "../../../src/api/time.ts"
 import type { KubeApi, KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Outcome } from "../../../src/workqueue/runWorkers.ts"
 import type { WorkloadContext } from "./context.ts"
 import { chooseNode } from "./nodeChoice.ts"

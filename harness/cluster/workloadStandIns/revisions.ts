@@ -4,7 +4,7 @@
 // increasing; a template that comes back gets its old revision renumbered as the newest.
 import { Effect } from "effect"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Resource } from "../../../src/kube/resources.ts"
 import type { WorkloadContext } from "./context.ts"
 import { controllerRef, controllerRevisionHashLabel, field, isTerminating, numberAt, ownedBy, spec, type Json } from "./objects.ts"

@@ -2,7 +2,7 @@
 // read them (k8s.io/api core/v1 Toleration.ToleratesTaint): NoSchedule and NoExecute taints keep
 // off every pod that does not tolerate them; PreferNoSchedule is only a preference and is ignored.
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 import type { Json } from "./objects.ts"
 import { stringAt } from "./objects.ts"
 

@@ -4,7 +4,7 @@
 // look-alikes). Kubernetes feeds the hash with a dump of the Go struct; here it is the template's
 // canonical JSON (keys sorted), so the names differ from a real cluster's but follow its rules:
 // deterministic, the same template always gives the same name, any change gives another.
-import { isPlainObject } from "../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../src/json/plainObject.ts"
 
 const safeAlphabet = "bcdfghjklmnpqrstvwxz2456789"
 

@@ -16,8 +16,8 @@ import { makeItemRateLimiter } from "../../../src/workqueue/itemRateLimiter.ts"
 import { retryable } from "../../../src/workqueue/ReconcileError.ts"
 import { runWorkers } from "../../../src/workqueue/runWorkers.ts"
 import type { Outcome } from "../../../src/workqueue/runWorkers.ts"
-import { WorkQueues } from "../../../src/workqueue/WorkQueues.ts"
-import type { WorkQueue } from "../../../src/workqueue/WorkQueues.ts"
+import { Scheduler } from "../../../src/workqueue/Scheduler.ts"
+import type { WorkQueue } from "../../../src/workqueue/Scheduler.ts"
 import type { WorkloadContext, WorkloadQueues, WorkloadStores } from "./context.ts"
 import { reconcileDaemonSet } from "./daemonSetController.ts"
 import { reconcileDeployment } from "./deploymentController.ts"
@@ -75,15 +75,15 @@ const handlers = (queues: WorkloadQueues, stores: WorkloadStores) => ({
  */
 export const startWorkloads = Effect.fnUntraced(function* (
   runtimes: ReadonlyMap<string, CriRuntime["Service"]>
-): Effect.fn.Return<void, never, KubeApi | WorkQueues | Scope.Scope> {
-  const workQueues = yield* WorkQueues
+): Effect.fn.Return<void, never, KubeApi | Scheduler | Scope.Scope> {
+  const scheduler = yield* Scheduler
   const queues: WorkloadQueues = {
-    deployment: yield* workQueues.queue("dev-deployment"),
-    replicaSet: yield* workQueues.queue("dev-replicaset"),
-    statefulSet: yield* workQueues.queue("dev-statefulset"),
-    daemonSet: yield* workQueues.queue("dev-daemonset"),
-    scheduling: yield* workQueues.queue("dev-scheduler"),
-    kubelet: yield* workQueues.queue("dev-kubelet")
+    deployment: yield* scheduler.queue("dev-deployment"),
+    replicaSet: yield* scheduler.queue("dev-replicaset"),
+    statefulSet: yield* scheduler.queue("dev-statefulset"),
+    daemonSet: yield* scheduler.queue("dev-daemonset"),
+    scheduling: yield* scheduler.queue("dev-scheduler"),
+    kubelet: yield* scheduler.queue("dev-kubelet")
   }
   const stores = {
     deployments: makeStore(resources.deployment),

@@ -1,7 +1,7 @@
 // What wakes an AdvancedCronJob: its own changes and those of the ImageListPullJobs it created.
 import type { AdvancedCronJob } from "../../api/advancedCronJob.ts"
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
-import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../workqueue/Scheduler.ts"
 import type { Decoded } from "../stores.ts"
 import { controllerOf, itself } from "../wake.ts"
 import type { Watch } from "../wake.ts"

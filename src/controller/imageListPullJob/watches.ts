@@ -1,7 +1,7 @@
 // What wakes an ImageListPullJob: its own changes and those of the ImagePullJobs it controls.
 import type { ImageListPullJob } from "../../api/imageListPullJob.ts"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
-import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
+import type { WorkQueue } from "../../workqueue/Scheduler.ts"
 import type { Decoded } from "../stores.ts"
 import { controllerOf, itself } from "../wake.ts"
 import type { Watch } from "../wake.ts"

@@ -14,7 +14,9 @@ import { preloadedVerdicts } from "./preloadedConditions.ts"
 import { noPreloaded, type PreloadedSummary, PreloadedTally } from "./preloadedTally.ts"
 import { pullSecretVerdict } from "./pullSecretCondition.ts"
 import type { UnusablePullSecret } from "./pullSecretCondition.ts"
-import { fullNote, hasRoomFor } from "./nodeRoom.ts"
+import { fullNote } from "./nodeRoom.ts"
+import { targetOrder } from "./pullOrder.ts"
+import type { PullOrder } from "./pullOrder.ts"
 import { heldBackNote } from "./registryRoom.ts"
 import type { RegistryRoom } from "./registryRoom.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
@@ -67,10 +69,11 @@ export interface JobInput {
   readonly unusablePullSecrets?: ReadonlyArray<UnusablePullSecret> | undefined
   /**
    * Failed targets to pull on again since the credentials changed (credentialRenewal.ts), in
-   * target order: given their tag's next version within parallelism and registry room, after
-   * the targets that have no tag yet.
+   * target order: given their tag's next version when the pull order says (pullOrder.ts).
    */
   readonly credentialRetries?: ReadonlyArray<CredentialRetry<NodeImage>> | undefined
+  /** Which targets get the tag when; absent: targetOrder (pullOrder.ts). */
+  readonly pullOrder?: PullOrder | undefined
 }
 
 /**
@@ -212,7 +215,8 @@ export const decideFromTally = ({
   tally,
   task,
   unusablePullSecrets = [],
-  credentialRetries = []
+  credentialRetries = [],
+  pullOrder = targetOrder
 }: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
@@ -293,11 +297,21 @@ export const decideFromTally = ({
   let fullNodes: ReadonlyArray<string> = []
   const retried = new Set<string>()
   if (!pastDeadline) {
-    const { ready: wanted, refused } = tally.waiting(Math.max(0, parallelism - active), (node) => hasRoomFor(node, task.image))
-    fullNodes = refused
-    const allowed = registry === undefined ? wanted.length : Math.min(wanted.length, registry.room)
-    heldBack = wanted.length - allowed
-    for (const node of wanted.slice(0, allowed)) {
+    // A job starting over has no failed targets to retry. A retry held back by the registry is
+    // woken like the other nodes held back when room frees.
+    const turn = pullOrder.next({
+      image: task.image,
+      desired,
+      active,
+      succeeded,
+      parallelism,
+      waiting: tally.waiting,
+      registry,
+      retries: repull ? [] : credentialRetries.map((retry) => retry.node)
+    })
+    fullNodes = turn.fullNodes
+    heldBack = turn.heldBack
+    for (const node of turn.start) {
       const name = node.metadata.name ?? ""
       const entry = node.spec.images?.[task.image]
       const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
@@ -308,25 +322,19 @@ export const decideFromTally = ({
       })
       active++
     }
-    if (!repull) {
-      // The registry room the new targets left; a retry held back by it is woken like them when room frees.
-      const retries = credentialRetries.slice(0, Math.max(0, parallelism - active))
-      const room = registry === undefined ? retries.length : Math.min(retries.length, Math.max(0, registry.room - allowed))
-      heldBack += retries.length - room
-      for (const { node } of retries.slice(0, room)) {
-        const name = node.metadata.name ?? ""
-        const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
-        writes.push({ node: name, image: task.image, entry: withRetry(node.spec.images?.[task.image], task, policy, nowIso) })
-        retried.add(name)
-        active++
-      }
-      if (retried.size > 0) {
-        events.push({
-          type: "Normal",
-          reason: "CredentialsChanged",
-          message: `${changedCredentials(retries.slice(0, room))} changed: pulling ${quoteBounded(spec.image)} again on ${retried.size} ${retried.size === 1 ? "node" : "nodes"} where it failed`
-        })
-      }
+    for (const node of turn.retry) {
+      const name = node.metadata.name ?? ""
+      const policy = tagPullPolicy(spec, `${task.owner.uid}/${name}`)
+      writes.push({ node: name, image: task.image, entry: withRetry(node.spec.images?.[task.image], task, policy, nowIso) })
+      retried.add(name)
+      active++
+    }
+    if (retried.size > 0) {
+      events.push({
+        type: "Normal",
+        reason: "CredentialsChanged",
+        message: `${changedCredentials(credentialRetries.filter((retry) => turn.retry.includes(retry.node)))} changed: pulling ${quoteBounded(spec.image)} again on ${retried.size} ${retried.size === 1 ? "node" : "nodes"} where it failed`
+      })
     }
   }
   // A node pulling again is active, no longer failed (failing again, it gets a new NodeFailed).

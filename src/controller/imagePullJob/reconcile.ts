@@ -12,9 +12,8 @@ import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
-import type { ControllerSettings } from "../context.ts"
-import { SourceSecrets } from "../pullSecrets/sourceSecrets.ts"
+import type { WorkQueue } from "../../workqueue/Scheduler.ts"
+import type { ControllerSettings } from "../settings.ts"
 import type { SourceSecretBook } from "../pullSecrets/sourceSecrets.ts"
 import type { ControllerStores } from "../stores.ts"
 import { recordEvent } from "../../kube/events.ts"
@@ -29,10 +28,9 @@ import type { JobTask } from "./nodeTask.ts"
 import { withoutOwner } from "./nodeTask.ts"
 import { JobProgress } from "./progress.ts"
 import { loweredMessage, registryOf } from "./registryRoom.ts"
-import type { LimitLowered } from "../registryBudget.ts"
+import type { LimitLowered } from "./registryBudget.ts"
 import { registryThrottledReason } from "../../api/registryThrottle.ts"
 import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
-import { ImagePullJobState } from "./state.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
 
@@ -292,20 +290,19 @@ const staleOf = (ctx: JobReconcileContext, progress: JobProgress, task: JobTask)
 export const reconcileImagePullJob = (
   stores: Pick<ControllerStores, "jobs" | "nodeImages" | "pods" | "secretCopies">,
   settings: JobReconcileContext["settings"],
-  queue: WorkQueue
-): Effect.Effect<Reconcile<KubeApi>, never, ImagePullJobState | SourceSecrets> =>
-  Effect.gen(function* () {
-    const ctx: JobReconcileContext = {
-      jobs: stores.jobs,
-      nodeImages: stores.nodeImages,
-      pods: stores.pods,
-      secretCopies: stores.secretCopies,
-      settings,
-      queue,
-      books: yield* ImagePullJobState,
-      sourceSecrets: yield* SourceSecrets
-    }
-    return reconcileWith(ctx)
+  queue: WorkQueue,
+  books: ImagePullJobBooks,
+  sourceSecrets: SourceSecretBook
+): Reconcile<KubeApi> =>
+  reconcileWith({
+    jobs: stores.jobs,
+    nodeImages: stores.nodeImages,
+    pods: stores.pods,
+    secretCopies: stores.secretCopies,
+    settings,
+    queue,
+    books,
+    sourceSecrets
   })
 
 const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>

@@ -1,16 +1,15 @@
 // What the ImagePullJob reconciler remembers between reconciles, and the one place where a change
 // of a job, a NodeImage or a pod updates it.
 import { createHash } from "node:crypto"
-import { Context, Layer } from "effect"
 import type { ImagePullJob } from "../../api/imagePullJob.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
 import { objectKey } from "../../kube/objectKey.ts"
 import { changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
-import { makeKeyedLock } from "../keyedLock.ts"
-import type { KeyedLock } from "../keyedLock.ts"
-import { RegistryBudget } from "../registryBudget.ts"
-import type { WorkQueue } from "../../workqueue/WorkQueues.ts"
+import { makeKeyedLock } from "./keyedLock.ts"
+import type { KeyedLock } from "./keyedLock.ts"
+import { RegistryBudget } from "./registryBudget.ts"
+import type { WorkQueue } from "../../workqueue/Scheduler.ts"
 import type { Decoded, JobStore } from "../stores.ts"
 import type { Bookkeeping } from "../wake.ts"
 import type { Credentials, PendingRetries } from "./credentialRenewal.ts"
@@ -60,6 +59,7 @@ export interface ImagePullJobBooks {
 // The same data whatever order a server gave its keys in (Go sorts a map's keys; others need not).
 const sortedEntries = (data: object) => Object.entries(data).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 
+/** The ImagePullJob reconciler's books, one set per controller (makeController makes them). */
 export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | undefined): ImagePullJobBooks => {
   const targets = new Map<string, JobProgress>()
   const propagated = new Map<string, string>()
@@ -126,14 +126,6 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
       if (podPlacementChanged(change)) placement.pods++
     }
   }
-}
-
-/** The ImagePullJob reconciler's books, one set per controller (makeController provides it). */
-export class ImagePullJobState extends Context.Service<ImagePullJobState, ImagePullJobBooks>()(
-  "preheat/controller/imagePullJob/ImagePullJobState"
-) {
-  static readonly layer = (maxConcurrentPullsPerRegistry: number | undefined): Layer.Layer<ImagePullJobState> =>
-    Layer.sync(ImagePullJobState, () => makeImagePullJobBooks(maxConcurrentPullsPerRegistry))
 }
 
 /**

@@ -2,7 +2,8 @@ import type { ImagePullJobSpec } from "../../api/imagePullJob.ts"
 import { matchesLabelSelector } from "../../api/labelSelector.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
-import { jitterSeconds } from "../jitter.ts"
+import { targetOrder } from "./pullOrder.ts"
+import type { PullOrder } from "./pullOrder.ts"
 
 /** The fields of a Pod that decide whether its node is a podSelector target. */
 export interface PodPlacement {
@@ -39,36 +40,27 @@ export const nodeSelected = (selector: ImagePullJobSpec["selector"], name: strin
 }
 
 /**
- * Rotates the (name-sorted) nodes by an offset that is stable per job, so that many jobs started
- * together begin on different nodes: their pulls spread over the cluster and their writes to
- * the same NodeImage rarely collide.
- */
-const rotate = <A>(items: ReadonlyArray<A>, seed: string): ReadonlyArray<A> => {
-  if (items.length < 2) return items
-  const offset = jitterSeconds(seed, 0, items.length - 1)
-  return [...items.slice(offset), ...items.slice(0, offset)]
-}
-
-/**
- * The NodeImages a job pulls on, in the order they get tasks (SPEC §2 ImagePullJob 1): the given
- * names in their order; or the nodes matching the labels; or the nodes running matching active
- * pods of the job's namespace; or, with no selector or an empty one (SPEC §4.5), every node.
- * NodeImages being deleted are not targets.
+ * The NodeImages a job pulls on, in the order they get tasks (SPEC §2 ImagePullJob 1, the pull
+ * order's): the given names, in their order; or the nodes matching the labels; or the nodes running
+ * matching active pods of the job's namespace; or, with no selector or an empty one (SPEC §4.5),
+ * every node. NodeImages being deleted are not targets.
  */
 export const selectTargets = (
   spec: Pick<ImagePullJobSpec, "selector" | "podSelector">,
   job: { readonly namespace: string; readonly uid: string },
   nodes: Iterable<NodeImage>,
-  pods: () => Iterable<PodPlacement>
+  pods: () => Iterable<PodPlacement>,
+  order: PullOrder = targetOrder
 ): ReadonlyArray<NodeImage> => {
   const live = [...nodes].filter((n) => n.metadata.deletionTimestamp === undefined)
   const names = spec.selector?.names ?? []
   if (names.length > 0) {
     const byName = new Map(live.map((n) => [n.metadata.name ?? "", n]))
-    return names.flatMap((name) => {
+    const named = names.flatMap((name) => {
       const node = byName.get(name)
       return node === undefined ? [] : [node]
     })
+    return order.targets(named, { uid: job.uid, named: true })
   }
   let chosen = live
   if (spec.selector !== undefined && hasLabelTerms(spec.selector)) {
@@ -84,6 +76,5 @@ export const selectTargets = (
     }
     chosen = live.filter((n) => podNodes.has(n.metadata.name ?? ""))
   }
-  const sorted = [...chosen].sort((a, b) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1))
-  return rotate(sorted, job.uid)
+  return order.targets(chosen, { uid: job.uid, named: false })
 }

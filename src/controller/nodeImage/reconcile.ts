@@ -8,10 +8,9 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Outcome, Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerSettings } from "../context.ts"
+import type { ControllerSettings } from "../settings.ts"
 import { recordEvent } from "../../kube/events.ts"
 import { copiesOfJob } from "../pullSecrets/copies.ts"
-import { SourceSecrets } from "../pullSecrets/sourceSecrets.ts"
 import type { SourceSecretBook } from "../pullSecrets/sourceSecrets.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { ControllerStores } from "../stores.ts"
@@ -19,7 +18,6 @@ import { patchNodeImages, patchStatus } from "../writes.ts"
 import { decideNodeImage, tagFailureMessage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
 import { carriesWarmTaint } from "../../api/warmTaint.ts"
-import { NodeImageState } from "./state.ts"
 import type { NodeImageBooks } from "./state.ts"
 import { unreadableParts } from "./view.ts"
 
@@ -81,19 +79,11 @@ const announceUnreadable = (ctx: NodeImageReconcileContext, name: string) =>
 
 export const reconcileNodeImage = (
   stores: Pick<ControllerStores, "nodes" | "nodeImages" | "jobs">,
-  settings: NodeImageReconcileContext["settings"]
-): Effect.Effect<Reconcile<KubeApi>, never, NodeImageState | SourceSecrets> =>
-  Effect.gen(function* () {
-    const ctx: NodeImageReconcileContext = {
-      nodes: stores.nodes,
-      nodeImages: stores.nodeImages,
-      jobs: stores.jobs,
-      settings,
-      books: yield* NodeImageState,
-      sourceSecrets: yield* SourceSecrets
-    }
-    return reconcileWith(ctx)
-  })
+  settings: NodeImageReconcileContext["settings"],
+  books: NodeImageBooks,
+  sourceSecrets: SourceSecretBook
+): Reconcile<KubeApi> =>
+  reconcileWith({ nodes: stores.nodes, nodeImages: stores.nodeImages, jobs: stores.jobs, settings, books, sourceSecrets })
 
 const reconcileWith = (ctx: NodeImageReconcileContext): Reconcile<KubeApi> =>
   Effect.fn("reconcile NodeImage")(function* (name: string) {

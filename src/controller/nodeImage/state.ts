@@ -1,5 +1,4 @@
 // What the NodeImage reconciler remembers between reconciles.
-import { Context, Layer } from "effect"
 import { rememberedTimes } from "./tagTimes.ts"
 import type { ParseTime } from "./tagTimes.ts"
 
@@ -19,6 +18,7 @@ export interface NodeImageBooks {
   readonly specChanged: (name: string, spec: unknown) => boolean
 }
 
+/** The NodeImage reconciler's books, one set per controller. */
 export const makeNodeImageBooks = (): NodeImageBooks => {
   const said = new Map<string, string>()
   const specs = new Map<string, unknown>()
@@ -37,9 +37,4 @@ export const makeNodeImageBooks = (): NodeImageBooks => {
       return true
     }
   }
-}
-
-/** The NodeImage reconciler's books, one set per controller. */
-export class NodeImageState extends Context.Service<NodeImageState, NodeImageBooks>()("preheat/controller/nodeImage/NodeImageState") {
-  static readonly layer: Layer.Layer<NodeImageState> = Layer.sync(NodeImageState, makeNodeImageBooks)
 }

@@ -7,12 +7,11 @@ import type { KubeObject } from "../../kube/KubeApi.ts"
 import { resources } from "../../kube/resources.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
-import type { ControllerSettings } from "../context.ts"
+import type { ControllerSettings } from "../settings.ts"
 import type { ControllerStores } from "../stores.ts"
 import { decideWarming, notWarmedText } from "./decide.ts"
 import type { WarmDecision } from "./decide.ts"
 import { gatesOf } from "./gates.ts"
-import { NodeWarmingState } from "./state.ts"
 import type { NodeWarmingBooks } from "./state.ts"
 import { carriesWarmTaint, removeWarmTaint } from "../../api/warmTaint.ts"
 
@@ -80,9 +79,9 @@ const releaseEvents = (ctx: NodeWarmingContext, node: KubeObject, decision: Extr
 
 export const reconcileNodeWarming = (
   stores: Pick<ControllerStores, "nodes" | "nodeImages" | "jobs">,
-  settings: NodeWarmingContext["settings"]
-): Effect.Effect<Reconcile<KubeApi>, never, NodeWarmingState> =>
-  Effect.map(NodeWarmingState, (books) => reconcileWith({ ...stores, settings, books }))
+  settings: NodeWarmingContext["settings"],
+  books: NodeWarmingBooks
+): Reconcile<KubeApi> => reconcileWith({ nodes: stores.nodes, nodeImages: stores.nodeImages, jobs: stores.jobs, settings, books })
 
 /**
  * One Node (issue 27): while it carries preheat's startup taint, hold it until the jobs that must

@@ -1,6 +1,5 @@
 // What the node warming reconciler remembers: when it first saw each node's taint, and the
 // warmings that ended since the metrics last read them.
-import { Context, Layer } from "effect"
 import type { WarmOutcome } from "../../ops/metrics.ts"
 
 export interface WarmingEnded {
@@ -25,7 +24,8 @@ export interface NodeWarmingBooks {
 /** Ended warmings kept for a reader that never comes (a controller without metrics): the oldest go first. */
 const endedKept = 1024
 
-const makeNodeWarmingBooks = (): NodeWarmingBooks => {
+/** The node warming reconciler's books, one set per controller. */
+export const makeNodeWarmingBooks = (): NodeWarmingBooks => {
   const seen = new Map<string, number>()
   let ended: Array<WarmingEnded> = []
   return {
@@ -46,11 +46,4 @@ const makeNodeWarmingBooks = (): NodeWarmingBooks => {
       return drained
     }
   }
-}
-
-/** The node warming reconciler's books, one set per controller. */
-export class NodeWarmingState extends Context.Service<NodeWarmingState, NodeWarmingBooks>()(
-  "preheat/controller/nodeWarming/NodeWarmingState"
-) {
-  static readonly layer: Layer.Layer<NodeWarmingState> = Layer.sync(NodeWarmingState, makeNodeWarmingBooks)
 }

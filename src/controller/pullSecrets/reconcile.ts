@@ -7,7 +7,6 @@ import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { ControllerStores, JobStore } from "../stores.ts"
 import { holdingCopies, isCopy, planCopies } from "./copies.ts"
 import type { SecretReference } from "./copies.ts"
-import { SourceSecrets } from "./sourceSecrets.ts"
 import type { SourceSecretBook } from "./sourceSecrets.ts"
 
 /** The secret references of every job that still needs its copies (alive, unfinished), grouped by source secret. */
@@ -31,11 +30,9 @@ const references = (jobs: JobStore): ReadonlyArray<SecretReference> => {
 /** Creates, syncs and deletes the daemons' copies of pull secrets (SPEC §2 Pull secrets). */
 export const reconcilePullSecrets = (
   stores: Pick<ControllerStores, "jobs" | "secretCopies">,
-  namespace: string
-): Effect.Effect<Reconcile<KubeApi>, never, SourceSecrets> =>
-  Effect.gen(function* () {
-    return reconcileWith({ ...stores, sourceSecrets: yield* SourceSecrets }, namespace)
-  })
+  namespace: string,
+  sourceSecrets: SourceSecretBook
+): Reconcile<KubeApi> => reconcileWith({ jobs: stores.jobs, secretCopies: stores.secretCopies, sourceSecrets }, namespace)
 
 const reconcileWith = (
   ctx: Pick<ControllerStores, "jobs" | "secretCopies"> & { readonly sourceSecrets: SourceSecretBook },

@@ -1,4 +1,4 @@
-import { Context, Deferred, Effect, Layer, Result } from "effect"
+import { Deferred, Effect, Result } from "effect"
 import { type InvalidPullSecret, parsePullSecret } from "../../cri/dockerConfig.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
@@ -17,8 +17,6 @@ import { isPullSecretType } from "./copies.ts"
 export interface SourceSecretBook {
   /** The secret (undefined: it does not exist), read from the API server the first time it is asked for. */
   readonly read: (namespace: string, name: string) => Effect.Effect<KubeObject | undefined, unknown, KubeApi>
-  /** The secret as last read; only for keys `read` has answered. */
-  readonly cached: (namespace: string, name: string) => KubeObject | undefined
   /** Whether `read` has answered for the key (and it was not forgotten since). */
   readonly has: (namespace: string, name: string) => boolean
   /**
@@ -33,7 +31,6 @@ export interface SourceSecretBook {
   readonly retain: (keys: ReadonlySet<string>) => void
   /** Reads every held secret again: the keys of those that changed, appeared or went. */
   readonly resync: Effect.Effect<Resynced, never, KubeApi>
-  readonly size: () => number
 }
 
 export interface Resynced {
@@ -67,6 +64,10 @@ const fetchSecret = (key: string) =>
 
 type Fetched = Deferred.Deferred<KubeObject | undefined, unknown>
 
+/**
+ * The pull-secrets reconciler's book of source secrets (it retains what jobs still reference), read
+ * also by the job and NodeImage reconcilers and the resync: one per controller.
+ */
 export const makeSourceSecrets = (): SourceSecretBook => {
   const held = new Map<string, Held>()
   const entry = (namespace: string, name: string) => held.get(keyOf(namespace, name))
@@ -97,7 +98,6 @@ export const makeSourceSecrets = (): SourceSecretBook => {
         if (found !== undefined) return Effect.succeed(found.secret)
         return Effect.tap(fetchShared(key), (secret) => Effect.sync(() => held.set(key, judged(secret))))
       }),
-    cached: (namespace, name) => entry(namespace, name)?.secret,
     has: (namespace, name) => held.has(keyOf(namespace, name)),
     invalid: (namespace, name) => entry(namespace, name)?.invalid,
     usable: (namespace, name) => {
@@ -134,15 +134,6 @@ export const makeSourceSecrets = (): SourceSecretBook => {
           return { changed: all.map((r) => r.key), withdrawn: all.filter((r) => r.withdrawn).map((r) => r.key) }
         })
       )
-    ),
-    size: () => held.size
+    )
   }
-}
-
-/**
- * The pull-secrets reconciler's book of source secrets (it retains what jobs still reference), read
- * also by the job and NodeImage reconcilers and the resync: one per controller.
- */
-export class SourceSecrets extends Context.Service<SourceSecrets, SourceSecretBook>()("preheat/controller/pullSecrets/SourceSecrets") {
-  static readonly layer: Layer.Layer<SourceSecrets> = Layer.sync(SourceSecrets, makeSourceSecrets)
 }

@@ -19,7 +19,6 @@ import { createdEvent, decideWorkload } from "./decide.ts"
 import { parseWorkloadKey } from "./keys.ts"
 import type { WorkloadKind } from "./revisions.ts"
 import { rolloutOf } from "./revisions.ts"
-import { WorkloadState } from "./state.ts"
 import type { WorkloadBooks } from "./state.ts"
 import { specOf } from "./template.ts"
 
@@ -62,12 +61,7 @@ const selectedPods = (ctx: WorkloadStores, workload: KubeObject): Array<KubeObje
  * Pre-download for one Deployment, StatefulSet or DaemonSet: reads its revisions, pods and jobs
  * from the stores, decides (decide.ts), then deletes and creates ImagePullJobs and records events.
  */
-export const reconcileWorkload = (ctx: WorkloadStores): Effect.Effect<Reconcile<KubeApi>, never, WorkloadState> =>
-  Effect.gen(function* () {
-    return reconcileWith(ctx, yield* WorkloadState)
-  })
-
-const reconcileWith = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<KubeApi> =>
+export const reconcileWorkload = (ctx: WorkloadStores, books: WorkloadBooks): Reconcile<KubeApi> =>
   Effect.fn("reconcile Workload")(function* (
     key: string
   ): Effect.fn.Return<Outcome, PreDownloadCreateFailed | TerminalError | DeleteError, KubeApi> {

@@ -1,5 +1,4 @@
 // What the pre-download reconciler remembers between reconciles.
-import { Context, Layer } from "effect"
 
 export interface WorkloadBooks {
   /** What pre-download last settled for the workload (decide.ts), if it was for this uid (a re-created workload starts afresh). */
@@ -9,6 +8,7 @@ export interface WorkloadBooks {
   readonly size: () => number
 }
 
+/** The pre-download reconciler's books, one set per controller. */
 export const makeWorkloadBooks = (): WorkloadBooks => {
   const preDownloads = new Map<string, { readonly uid: string; readonly settled: string }>()
   return {
@@ -22,9 +22,4 @@ export const makeWorkloadBooks = (): WorkloadBooks => {
     },
     size: () => preDownloads.size
   }
-}
-
-/** The pre-download reconciler's books, one set per controller. */
-export class WorkloadState extends Context.Service<WorkloadState, WorkloadBooks>()("preheat/controller/workload/WorkloadState") {
-  static readonly layer: Layer.Layer<WorkloadState> = Layer.sync(WorkloadState, makeWorkloadBooks)
 }

@@ -4,7 +4,7 @@
 import { Result } from "effect"
 import { parse as parseYaml } from "yaml"
 import { allowlistProblem, type KubeletImageVerification, type KubeletPolicy, kubeletPolicies } from "../../api/kubeletImageVerification.ts"
-import { applyMergePatch } from "../../kube/mergePatch.ts"
+import { applyMergePatch } from "../../json/mergePatch.ts"
 
 /** One configuration file as read: its path on the node and its text. */
 export interface ConfigFile {

@@ -5,7 +5,7 @@ import { CriRuntime } from "../../cri/CriRuntime.ts"
 import type { CriError } from "../../cri/errors.ts"
 import { ImageLabels, type ImageLabelsError } from "../../cri/ImageLabels.ts"
 import type { KubeApi } from "../../kube/KubeApi.ts"
-import { WorkQueues } from "../../workqueue/WorkQueues.ts"
+import { Scheduler } from "../../workqueue/Scheduler.ts"
 import { readableSpec, type StoredNodeImage } from "../nodeImageSpec.ts"
 import { type OwnerPolicyUnknown, readOwnerPolicies } from "./ownerPolicies.ts"
 import {
@@ -55,10 +55,10 @@ const retryCapMillis = 60_000
  */
 export const makeImagePins = Effect.fnUntraced(function* (
   options: ImagePinsOptions
-): Effect.fn.Return<ImagePins, never, KubeApi | CriRuntime | WorkQueues | Scope.Scope> {
+): Effect.fn.Return<ImagePins, never, KubeApi | CriRuntime | Scheduler | Scope.Scope> {
   const services = yield* Effect.context<KubeApi | CriRuntime>()
   const labels = yield* Effect.serviceOption(ImageLabels)
-  const queue = yield* (yield* WorkQueues).queue("image-pins")
+  const queue = yield* (yield* Scheduler).queue("image-pins")
   const resyncMillis = Duration.toMillis(Duration.fromInputUnsafe(options.resyncInterval))
   let previous: ReadonlyArray<PinTag> = []
   let held: ReadonlyArray<HeldPin> = []

@@ -7,7 +7,7 @@
 import { Duration, Effect, Layer } from "effect"
 import * as CriLive from "../../../layers/cri/live/criLive.ts"
 import { filesystemStatsAt } from "../../../layers/cri/live/filesystemStats.ts"
-import { WorkQueuesLive } from "../../../layers/workQueues.ts"
+import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import { FilesystemStats } from "../../../src/cri/FilesystemStats.ts"
 import { serveDaemon } from "../../../src/daemon/daemon.ts"
@@ -70,7 +70,7 @@ const program = Effect.gen(function* () {
       runtime,
       Layer.succeed(FilesystemStats, filesystemStatsAt("/")),
       Metrics.layer,
-      WorkQueuesLive.layer(),
+      SchedulerLive.layer(),
       loggingLayer({ format: "json" })
     )
   )

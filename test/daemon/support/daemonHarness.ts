@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import type { SimulatedRuntimeConfig } from "../../../layers/cri/simulated/config.ts"
 import { SimulatedRuntime } from "../../../layers/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi, InMemoryKubeStore } from "../../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../../layers/workQueues.ts"
+import { SchedulerLive } from "../../../layers/scheduler.ts"
 import type { ImageTagStatus } from "../../../src/api/nodeImage.ts"
 import type { CriRuntime } from "../../../src/cri/CriRuntime.ts"
 import type { FilesystemStats } from "../../../src/cri/FilesystemStats.ts"
@@ -14,7 +14,7 @@ import { isJsonPatch, KubeApi } from "../../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { Metrics } from "../../../src/ops/metrics.ts"
-import type { WorkQueues } from "../../../src/workqueue/WorkQueues.ts"
+import type { Scheduler } from "../../../src/workqueue/Scheduler.ts"
 
 export const node = "node-1"
 export const secretNamespace = "preheat-daemon-config"
@@ -63,10 +63,10 @@ const kubeLayer = (admission: boolean): Layer.Layer<KubeApi | InMemoryKubeStore 
     })
   ).pipe(Layer.provide(InMemoryKubeApi.layerWith({ admission })))
 
-export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | FilesystemStats | SimulatedRuntime | Metrics | WorkQueues
+export type TestServices = KubeApi | InMemoryKubeStore | PatchLog | CriRuntime | FilesystemStats | SimulatedRuntime | Metrics | Scheduler
 
 export const testLayer = (cri: SimulatedRuntimeConfig = {}, options: { readonly admission?: boolean } = {}): Layer.Layer<TestServices> =>
-  Layer.mergeAll(kubeLayer(options.admission ?? true), SimulatedRuntime.layer(cri), Metrics.layerTest, WorkQueuesLive.layer())
+  Layer.mergeAll(kubeLayer(options.admission ?? true), SimulatedRuntime.layer(cri), Metrics.layerTest, SchedulerLive.layer())
 
 /** Lets every fiber that can run do so. */
 export const settle = Effect.gen(function* () {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest"
 import { EncodedJson } from "../../../harness/apiserver/http/encodedJson.ts"
-import { intern } from "../../../src/kube/frozenJson.ts"
+import { intern } from "../../../harness/apiserver/storage/frozenJson.ts"
 
 describe("the JSON text of the versions a server sends", () => {
   it("is JSON.stringify's, made once for a stored (frozen) version and anew for anything else", () => {

@@ -10,12 +10,12 @@ import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { simulateNodes } from "../../../harness/cluster/nodeSimulator.ts"
 import { tagRevisions } from "../../../harness/cluster/devRegistry.ts"
 import { configMapResource } from "../../../harness/apiserver/catalog.ts"
-import { WorkQueuesLive } from "../../../layers/workQueues.ts"
+import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { Metrics } from "../../../src/ops/metrics.ts"
 
-const layer = Layer.mergeAll(InMemoryKubeApi.layer, WorkQueuesLive.layer(), Metrics.layerTest)
+const layer = Layer.mergeAll(InMemoryKubeApi.layer, SchedulerLive.layer(), Metrics.layerTest)
 
 /** Polls until `check` gives a value (30 s at most). */
 const until = <A, R>(what: string, check: Effect.Effect<A | undefined, unknown, R>) =>

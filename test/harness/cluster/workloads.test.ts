@@ -11,13 +11,13 @@ import { Duration, Effect, Layer, Stream } from "effect"
 import { makeSimulatedRuntime } from "../../../layers/cri/simulated/SimulatedRuntime.ts"
 import type { SimulatedRuntimeHandle } from "../../../layers/cri/simulated/SimulatedRuntime.ts"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
-import { WorkQueuesLive } from "../../../layers/workQueues.ts"
+import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { startWorkloads } from "../../../harness/cluster/workloadStandIns/workloads.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 
-const layer = Layer.mergeAll(InMemoryKubeApi.layer, WorkQueuesLive.layer())
+const layer = Layer.mergeAll(InMemoryKubeApi.layer, SchedulerLive.layer())
 
 const node = (name: string, arch: string): KubeObject => ({
   apiVersion: "v1",

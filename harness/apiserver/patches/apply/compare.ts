@@ -1,7 +1,7 @@
 // What changed between two versions of an object, field by field (structured-merge-diff's
 // Compare): the fields added, modified and removed, which decide who owns what after a write.
 import { isDeepStrictEqual } from "node:util"
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
 import { FieldSet, fieldElement } from "./fieldSet.ts"
 import type { PathElement } from "./fieldSet.ts"
 import { resolve } from "./fieldTypes.ts"

@@ -1,7 +1,7 @@
 // What makes an apply configuration unusable before anything merges: list items of a set or map
 // list that collide (two containers named "app"), or a map list item without its key fields.
 // structured-merge-diff refuses to build a typed value of them; so does this server, with its words.
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
 import { fieldElement, formatPath, valueElement } from "./fieldSet.ts"
 import type { PathElement } from "./fieldSet.ts"
 import { resolve } from "./fieldTypes.ts"

@@ -1,7 +1,7 @@
 // An object's metadata.managedFields: one entry per field manager, each with the fields it owns in
 // FieldsV1, as kube-apiserver writes them. A manager is identified by its name, operation
 // (Apply or Update) and subresource, and for Update also by the API version it wrote with.
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
 import { FieldSet } from "./fieldSet.ts"
 
 export type Operation = "Apply" | "Update"

@@ -1,7 +1,7 @@
 // An applied configuration merged into the live object (structured-merge-diff's Merge): the
 // configuration's values win; struct fields and map keys merge one by one; set and map lists merge
 // item by item (live items first, in their order, then new ones); atomic values are replaced whole.
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
 import { resolve } from "./fieldTypes.ts"
 import type { FieldType } from "./fieldTypes.ts"
 import { itemElement } from "./objectFields.ts"

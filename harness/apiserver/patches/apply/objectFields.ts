@@ -1,8 +1,8 @@
 // The fields of a value, walked with its type as structured-merge-diff walks a typed value: the
 // set of fields a configuration sets (what its applier will own), the named fields a set implies,
 // and a value without some of its fields.
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../../src/json/plainObject.ts"
 import { FieldSet, fieldElement, indexElement, keyElement, valueElement } from "./fieldSet.ts"
 import type { PathElement } from "./fieldSet.ts"
 import { resolve } from "./fieldTypes.ts"

@@ -3,8 +3,8 @@
 // the fields of its configuration, conflicts with other managers over values it would change
 // (unless forced), and removes the fields it applied last time, left out now, that no one else owns.
 import { Data, Result } from "effect"
-import { isPlainObject } from "../../../../src/kube/frozenJson.ts"
-import type { JsonObject } from "../../../../src/kube/frozenJson.ts"
+import { isPlainObject } from "../../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../../src/json/plainObject.ts"
 import { compare } from "./compare.ts"
 import { FieldSet, fieldElement } from "./fieldSet.ts"
 import type { FieldPath } from "./fieldSet.ts"

@@ -17,10 +17,15 @@ export interface WorkQueue {
   readonly size: Effect.Effect<number>
 }
 
-export class WorkQueues extends Context.Service<
-  WorkQueues,
+/**
+ * One of the four services (README, Layout): delayed, de-duplicated work, "reconcile this key no
+ * earlier than T", as kube-rs's scheduler; shared by the controllers and the daemon, each of which
+ * takes named queues of keys from it.
+ */
+export class Scheduler extends Context.Service<
+  Scheduler,
   {
     /** A named queue, alive for the scope (the name labels its metrics). */
     readonly queue: (name: string) => Effect.Effect<WorkQueue, never, Scope.Scope>
   }
->()("preheat/workqueue/WorkQueues") {}
+>()("preheat/workqueue/Scheduler") {}

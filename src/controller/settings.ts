@@ -1,4 +1,3 @@
-import type { WorkQueue } from "../workqueue/WorkQueues.ts"
 import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 
 export interface ControllerSettings {
@@ -42,18 +41,3 @@ export const defaultSettings: ControllerSettings = {
   warmTaintKey: defaultWarmTaintKey,
   warmTimeoutMs: 600_000
 }
-
-/** The queues the watches feed, one per reconciler (a type, not an interface: the gauges walk its entries). */
-export type ControllerQueues = {
-  readonly [K in
-    | "nodeImage"
-    | "imagePullJob"
-    | "imageListPullJob"
-    | "advancedCronJob"
-    | "pullSecrets"
-    | "workload"
-    | "nodeWarming"]: WorkQueue
-}
-
-/** The one key of the pull-secret copies reconcile: they are planned together. */
-export const allSecretCopies = "all"

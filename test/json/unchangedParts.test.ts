@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
-import { keepUnchanged } from "../../src/kube/unchangedParts.ts"
+import { keepUnchanged } from "../../src/json/unchangedParts.ts"
 
 const copy = <A>(value: A): A => JSON.parse(JSON.stringify(value)) as A
 
@@ -52,11 +52,10 @@ describe("keepUnchanged", () => {
   })
 })
 
-describe("a store sharing with the previous version only", () => {
+describe("a store", () => {
   it("keeps an unchanged spec the same object, so its view is not decoded again", () => {
     const decoded: Array<unknown> = []
     const store = makeStore(resources.nodeImage, {
-      sharing: "previous",
       decode: (raw) => {
         decoded.push(raw["spec"])
         return raw["spec"]

@@ -1,8 +1,7 @@
-// Sharing with the previous version only (store.ts, Sharing "previous"; the NodeImage stores of the
-// daemon and the controller), instead of the process-wide value pool (frozenJson.ts): what readers
-// need of it is that the parts a new version did not change are the previous version's objects, so
-// that what was decoded or compared by identity from them stays valid.
-import { setOwn } from "./frozenJson.ts"
+// How every store shares a new version's unchanged parts with the previous version (store.ts): what
+// readers need of it is that the parts a new version did not change are the previous version's
+// objects, so that what was decoded or compared by identity from them stays valid.
+import { setOwn } from "./plainObject.ts"
 
 type Json = unknown
 

@@ -1,5 +1,5 @@
-import type { RegistryRoom } from "./imagePullJob/registryRoom.ts"
-import { roomOnRegistry } from "./imagePullJob/registryRoom.ts"
+import type { RegistryRoom } from "./registryRoom.ts"
+import { roomOnRegistry } from "./registryRoom.ts"
 import { stepPullLimit, type ThrottledLimit, wholeLimit } from "./registryPullLimit.ts"
 
 /** One job's standing on its registry, as of its last decision. */

@@ -1,6 +1,6 @@
 // RFC 7386 JSON merge patches, both ways: the controller and the daemon compute the patch of a
 // status they changed, and the embedded API server applies the patches clients send.
-import { isPlainObject, setOwn } from "./frozenJson.ts"
+import { isPlainObject, setOwn } from "./plainObject.ts"
 
 type Json = unknown
 

@@ -1,6 +1,6 @@
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { applyMergePatch, mergePatchBetween } from "../../src/kube/mergePatch.ts"
+import { applyMergePatch, mergePatchBetween } from "../../src/json/mergePatch.ts"
 
 describe("mergePatchBetween", () => {
   it("names only what changed, with null for removed keys", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { humanDuration } from "../../src/kube/humanDuration.ts"
+import { humanDuration } from "../../src/api/humanDuration.ts"
 
 const s = 1000
 const m = 60 * s

@@ -1,10 +1,10 @@
 import { Effect } from "effect"
 import { describe, expect, it } from "@effect/vitest"
-import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
-import { intern } from "../../src/kube/frozenJson.ts"
-import { maxPooledEntries, ValuePool } from "../../src/kube/valuePool.ts"
-import { KubeApi } from "../../src/kube/KubeApi.ts"
-import { resources } from "../../src/kube/resources.ts"
+import { InMemoryKubeApi } from "../../../../harness/layers/inMemoryKubeApi.ts"
+import { intern } from "../../../../harness/apiserver/storage/frozenJson.ts"
+import { maxPooledEntries, ValuePool } from "../../../../harness/apiserver/storage/valuePool.ts"
+import { KubeApi } from "../../../../src/kube/KubeApi.ts"
+import { resources } from "../../../../src/kube/resources.ts"
 
 const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "job", uid })
 const frozen = <A extends object>(a: A): A => Object.freeze(a)

@@ -4,7 +4,7 @@
  */
 import fc from "fast-check"
 import { describe, expect, it } from "vitest"
-import { intern, NotJson } from "../../src/kube/frozenJson.ts"
+import { intern, NotJson } from "../../../../harness/apiserver/storage/frozenJson.ts"
 
 const version = (phase: string, extra: object = {}) => ({
   metadata: { name: "n1", resourceVersion: "7", labels: { "kubernetes.io/hostname": "n1" } },

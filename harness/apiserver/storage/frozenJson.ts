@@ -1,15 +1,16 @@
 // Stored objects are deeply frozen JSON and handed as they are to every reader and watcher; a
 // write shares the unchanged subtrees of the previous version, so that keeping a bounded watch
 // history costs only what changed.
-import type { KubeObject } from "./KubeApi.ts"
+import { isPlainObject, setOwn } from "../../../src/json/plainObject.ts"
+import type { JsonObject } from "../../../src/json/plainObject.ts"
+import type { KubeObject } from "../../../src/kube/KubeApi.ts"
 import { maxPooledEntries, recordOf, ValuePool } from "./valuePool.ts"
 
 /**
- * One pool for the process, on purpose: pooled values are frozen, so every store may share them,
- * and the in-process API server's objects handed to a client store are recognised as settled at
- * once instead of being walked and copied (a pool per store would hold each value once per store
- * and walk every object twice). What it holds is not observable: `intern` returns equal values
- * either way. Listed as process-wide on purpose in test/architecture/moduleState.test.ts.
+ * One pool for the process, on purpose: pooled values are frozen, so every API server's storage in
+ * the process may share them (one outside tests; the clients' stores share with an object's
+ * previous version only, src/kube/store.ts). What it holds is not observable: `intern` returns
+ * equal values either way. Listed as process-wide on purpose in test/architecture/moduleState.test.ts.
  */
 const pool = new ValuePool()
 
@@ -17,14 +18,6 @@ const settled = <A extends object>(value: A): A => pool.settle(Object.freeze(val
 
 /** Whether `value` is deeply frozen JSON that came out of `intern`. */
 const isInterned = (value: object): boolean => pool.settled(value)
-
-export type JsonObject = { readonly [key: string]: unknown }
-
-export const isPlainObject = (u: unknown): u is JsonObject => {
-  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
-  const proto = Object.getPrototypeOf(u)
-  return proto === Object.prototype || proto === null
-}
 
 /** A value that cannot be stored as JSON, with where it was found. */
 export class NotJson {
@@ -37,12 +30,6 @@ export class NotJson {
 }
 
 const maxDepth = 256
-
-export const setOwn = (target: Record<string, unknown>, key: string, value: unknown): void => {
-  // A JSON key "__proto__" is data, not the prototype.
-  if (key === "__proto__") Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
-  else target[key] = value
-}
 
 /**
  * `value` as deeply frozen JSON, reusing `previous` (and its subtrees) wherever they are equal, so

@@ -1,0 +1,124 @@
+/**
+ * The pull order (imagePullJob/pullOrder.ts): which of a job's targets get its tag, in what order
+ * and when; and that the decision and the target selection follow whichever order they are handed.
+ */
+import { describe, expect, it } from "vitest"
+import { maxNodeImages } from "../../src/api/nodeImage.ts"
+import type { NodeImage } from "../../src/api/nodeImage.ts"
+import { decideImagePullJob, takeWaiting } from "../../src/controller/imagePullJob/decide.ts"
+import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
+import { targetOrder } from "../../src/controller/imagePullJob/pullOrder.ts"
+import type { PullOrder, PullTurnInput } from "../../src/controller/imagePullJob/pullOrder.ts"
+import { selectTargets } from "../../src/controller/imagePullJob/targets.ts"
+import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
+
+const t0 = Date.parse("2026-12-02T10:00:00Z")
+const owner = { apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: "job-1", namespace: "default", uid: jobUid }
+const task: JobTask = { image: "nginx", tag: "1.9.1", owner, imagePullPolicy: "IfNotPresent", pullSecrets: [] }
+const nodes = (n: number) => Array.from({ length: n }, (_, i) => makeNodeImage(`node-${i}`))
+const names = (list: ReadonlyArray<NodeImage>) => list.map((n) => n.metadata.name)
+
+/** A node whose NodeImage holds as many images as it may, none of them the job's. */
+const full = (name: string) =>
+  makeNodeImage(name, {
+    images: Object.fromEntries(Array.from({ length: maxNodeImages }, (_, i) => [`image-${i}`, { tags: [{ tag: "1", version: 0 }] }]))
+  })
+
+const succeeded = (name: string) =>
+  makeNodeImage(name, {
+    images: { nginx: { tags: [{ tag: "1.9.1", version: 0, ownerReferences: [owner], createdAt: "2026-12-02T10:00:00Z" }] } },
+    statuses: { nginx: [{ tag: "1.9.1", phase: "Succeeded", version: 0 }] }
+  })
+
+const turn = (waiting: ReadonlyArray<NodeImage>, input: Partial<PullTurnInput>) =>
+  targetOrder.next({
+    image: "nginx",
+    desired: 10,
+    active: 0,
+    succeeded: 0,
+    parallelism: 4,
+    waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
+    registry: undefined,
+    retries: [],
+    ...input
+  })
+
+describe("targetOrder", () => {
+  it("keeps named nodes in the job's order, and takes the others by name from an offset of the job's own", () => {
+    const selected = [makeNodeImage("c"), makeNodeImage("a"), makeNodeImage("b")]
+    expect(names(targetOrder.targets(selected, { uid: "u1", named: true }))).toEqual(["c", "a", "b"])
+    const all = nodes(10).reverse()
+    const sorted = names(nodes(10))
+    const orders = ["u1", "u2", "u3", "u4", "u5", "u6"].map((uid) => names(targetOrder.targets(all, { uid, named: false })))
+    for (const order of orders) {
+      const offset = sorted.indexOf(order[0])
+      expect(order).toEqual([...sorted.slice(offset), ...sorted.slice(0, offset)])
+    }
+    expect(new Set(orders.map((order) => order[0])).size).toBeGreaterThan(1)
+    expect(names(targetOrder.targets(all, { uid: "u1", named: false }))).toEqual(orders[0])
+  })
+
+  it("starts the first targets parallelism leaves room for, passing over full nodes, and holds back what the registry has no room for", () => {
+    const waiting = [makeNodeImage("n0"), full("n1"), makeNodeImage("n2"), makeNodeImage("n3"), makeNodeImage("n4")]
+    const free = turn(waiting, { active: 1 })
+    expect([names(free.start), free.heldBack, free.fullNodes]).toEqual([["n0", "n2", "n3"], 0, ["n1"]])
+    const limited = turn(waiting, { active: 1, registry: { registry: "docker.io", limit: 10, room: 2 } })
+    expect([names(limited.start), limited.heldBack, limited.fullNodes]).toEqual([["n0", "n2"], 1, ["n1"]])
+  })
+
+  it("retries failed nodes after the nodes still without the tag, within what parallelism and the registry's room leave", () => {
+    const retries = [makeNodeImage("r0"), makeNodeImage("r1"), makeNodeImage("r2")]
+    // Parallelism goes to the new nodes first: the retries wait for it (not held back by the registry).
+    const busy = turn(nodes(4), { retries })
+    expect([names(busy.start), names(busy.retry), busy.heldBack]).toEqual([["node-0", "node-1", "node-2", "node-3"], [], 0])
+    const some = turn(nodes(1), { retries })
+    expect([names(some.start), names(some.retry), some.heldBack]).toEqual([["node-0"], ["r0", "r1", "r2"], 0])
+    // The registry's room goes to the new node first; the retry parallelism allows but the room does not is held back.
+    const limited = turn(nodes(1), { retries, parallelism: 3, registry: { registry: "docker.io", limit: 4, room: 2 } })
+    expect([names(limited.start), names(limited.retry), limited.heldBack]).toEqual([["node-0"], ["r0"], 1])
+  })
+})
+
+describe("another pull order", () => {
+  /** Seed-first fan-out, as a test's own order: `seeds` nodes first, the rest once they succeeded. */
+  const seedsFirst = (seeds: number): PullOrder => ({
+    targets: targetOrder.targets,
+    next: (input) =>
+      targetOrder.next(
+        input.succeeded >= Math.min(seeds, input.desired) ? input : { ...input, parallelism: Math.min(input.parallelism, seeds) }
+      )
+  })
+  const decide = (targets: ReadonlyArray<NodeImage>, pullOrder?: PullOrder) =>
+    decideImagePullJob({
+      job: makeJob({ image: "nginx:1.9.1", parallelism: 4 }),
+      task,
+      targets,
+      stale: [],
+      now: t0,
+      propagateEdits: false,
+      ...(pullOrder === undefined ? {} : { pullOrder })
+    })
+
+  it("decides who pulls when, in place of the target order", () => {
+    expect(decide(nodes(5)).writes.map((w) => w.node)).toEqual(["node-0", "node-1", "node-2", "node-3"])
+    expect(decide(nodes(5), seedsFirst(1)).writes.map((w) => w.node)).toEqual(["node-0"])
+    expect(decide([succeeded("node-0"), ...nodes(5).slice(1)], seedsFirst(1)).writes.map((w) => w.node)).toEqual([
+      "node-1",
+      "node-2",
+      "node-3",
+      "node-4"
+    ])
+  })
+
+  it("orders the selected targets", () => {
+    const lastFirst: PullOrder = { targets: (selected) => [...selected].reverse(), next: targetOrder.next }
+    const selected = selectTargets(
+      { selector: { names: ["node-0", "node-2"] } },
+      { namespace: "default", uid: jobUid },
+      nodes(3),
+      () => [],
+      lastFirst
+    )
+    expect(names(selected)).toEqual(["node-2", "node-0"])
+  })
+})
