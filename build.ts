@@ -412,7 +412,12 @@ const summary = async (path: string, what: string): Promise<void> => {
 /** Bundles a role's entry (the product, the daemon), refusing any harness module in it. */
 const roleBundle = async (entryPoint: string, outfile: string, format: "esm" | "cjs", beside?: Beside): Promise<void> => {
   const metafile = await bundleTo(entryPoint, outfile, format, !noMinify, beside)
-  refuseHarness(metafile, outfile)
+  try {
+    refuseHarness(metafile, outfile)
+  } catch (error) {
+    await rm(outfile, { force: true }) // not left where it could be shipped
+    throw error
+  }
   await writeMeta(outfile, metafile)
 }
 
