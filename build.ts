@@ -306,10 +306,10 @@ export interface SeaTarget {
 
 /**
  * Writes the SEA blob (dist/sea-main.cjs, with dist/preheat.cjs, dist/preheat-daemon.cjs and
- * dist/preheat-harness.cjs as assets) with this machine's Node 24 and injects it into a copy of `target.node`. The blob carries
- * no code cache and no snapshot, so it is portable across architectures: that is how the arm64
- * image's executable is assembled on amd64. (V8's code cache would only cover the small main
- * script, not the bundles it runs.)
+ * dist/preheat-harness.cjs as assets) with this machine's Node 24 and injects it into a copy of
+ * `target.node`. The blob carries no code cache and no snapshot, so it is portable across
+ * architectures: that is how the arm64 image's executable is assembled on amd64. (V8's code cache
+ * would only cover the small main script, not the bundles it runs.)
  */
 export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
   const work = await mkdtemp(join(tmpdir(), "preheat-sea-"))
