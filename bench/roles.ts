@@ -5,7 +5,10 @@
  *   npm run build && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat.mjs [--runs 5] [--idle 10]
  *   npm run build:bin && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat --new dist/preheat
  *
- * A bundle (.mjs, .cjs) runs on this Node; anything else is run as an executable (the SEA).
+ * A bundle (.mjs, .cjs) runs on this Node; anything else is run as an executable (the SEA). Compare
+ * executables copied at the same moment: an executable's pages are file-backed, and how many of
+ * them a process maps (RssFile) depends on how much of the file the page cache holds, all of it
+ * for a file just written (docs/benchmarks.md, "Each role ships only itself").
  *
  * One `preheat apiserver` (from the new bundle) serves every run. Each run starts, one at a time
  * and round-robin across the cases so background load spreads evenly, `preheat controller` and
