@@ -6,9 +6,9 @@
  *   npm run build:bin && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat --new dist/preheat
  *
  * A bundle (.mjs, .cjs) runs on this Node; anything else is run as an executable (the SEA). Compare
- * executables copied at the same moment: an executable's pages are file-backed, and how many of
- * them a process maps (RssFile) depends on how much of the file the page cache holds, all of it
- * for a file just written (docs/benchmarks.md, "Each role ships only itself").
+ * copies of executables, not the file build:bin has just written: that one sits in the page cache
+ * in large folios, which a process maps whole, megabytes more RSS (docs/benchmarks.md, "Each role
+ * ships only itself").
  *
  * One `preheat apiserver` (from the new bundle) serves every run. Each run starts, one at a time
  * and round-robin across the cases so background load spreads evenly, `preheat controller` and
