@@ -1,11 +1,20 @@
 /**
  * Builds the shipped artifacts of preheat.
  *
- *   npm run build       -> dist/preheat.mjs  ESM bundle for Node >= 22.19 and Deno (self-contained)
- *   npm run build:bin   -> dist/preheat.cjs         CommonJS bundle of the whole (a SEA asset)
- *                          dist/preheat-daemon.cjs  CommonJS bundle of `preheat daemon` alone (a SEA asset)
- *                          dist/sea-main.cjs        the SEA main script, which runs one of the two
- *                          dist/preheat             Node 24 single executable application (SEA)
+ *   npm run build       -> dist/preheat.mjs          ESM bundle of the product (src/main.ts), for Node >= 22.19 and Deno
+ *                          dist/preheat-harness.mjs  ESM bundle of every command (harness/main.ts), which the
+ *                                                    product's loads from beside itself for `apiserver`, `dev`, `fleet`
+ *   npm run build:bin   -> dist/preheat.cjs          CommonJS bundle of the product (a SEA asset)
+ *                          dist/preheat-daemon.cjs   CommonJS bundle of `preheat daemon` alone (a SEA asset)
+ *                          dist/preheat-harness.cjs  CommonJS bundle of every command (a SEA asset)
+ *                          dist/sea-main.cjs         the SEA main script, which runs one of the three
+ *                          dist/preheat              Node 24 single executable application (SEA)
+ *   both                -> dist/meta/NAME.json       esbuild's metafile of each bundle (its inputs, for analysis)
+ *
+ * Each role ships only itself: the product's and the daemon's bundles hold no module of harness/
+ * (the embedded API server, the dev cluster, the fleet), and the build fails if one does
+ * (`refuseHarness`). The two ESM files go together (nothing else is needed at run time); the
+ * executable carries its three bundles and picks one by the command line (src/cli/treeFor.ts).
  *
  * Run by Node 24 with type stripping (`node --experimental-strip-types build.ts <bundle|bin>`).
  * Prints one summary line per artifact; exits 2 on a usage error and 1 on any other failure.
@@ -15,21 +24,26 @@ import { existsSync } from "node:fs"
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { createRequire, isBuiltin } from "node:module"
 import { tmpdir } from "node:os"
-import { dirname, join, relative } from "node:path"
+import { basename, dirname, join, relative, resolve } from "node:path"
 import { fileURLToPath } from "node:url"
-import { build, type BuildOptions, type Message, type Plugin } from "esbuild"
+import { build, type BuildOptions, type Message, type Metafile, type Plugin } from "esbuild"
 
 const root = dirname(fileURLToPath(import.meta.url))
 const dist = join(root, "dist")
 const entry = join(root, "src", "main.ts")
+const harnessEntry = join(root, "harness", "main.ts")
 const daemonEntry = join(root, "src", "daemonMain.ts")
 const seaMainEntry = join(root, "src", "seaMain.ts")
 
 export const bundlePath = join(dist, "preheat.mjs")
+export const harnessBundlePath = join(dist, "preheat-harness.mjs")
 export const cjsPath = join(dist, "preheat.cjs")
 export const daemonCjsPath = join(dist, "preheat-daemon.cjs")
+export const harnessCjsPath = join(dist, "preheat-harness.cjs")
 export const seaMainPath = join(dist, "sea-main.cjs")
 export const exePath = join(dist, "preheat")
+/** esbuild's metafile of the bundle at `outfile`. */
+export const metaPathOf = (outfile: string): string => join(dist, "meta", `${basename(outfile)}.json`)
 
 const shebang = "#!/usr/bin/env node"
 /** Node's SEA fuse; postject flips its trailing ":0" to ":1" so the binary looks for the blob. */
@@ -110,22 +124,60 @@ export const clientNodeNarrowed: Plugin = {
 }
 
 /**
- * esbuild options shared by both bundles. Nothing is external: the artifacts run with no
- * node_modules. Minified, no source map: a linked map would be a second file to ship and only
- * helps with `--enable-source-maps`, which costs start-up on every run; stack traces of the CLI
- * go through Effect's Cause rendering, which names the failing operation anyway.
+ * Leaves `module` out of a bundle: the `import()` of it loads `file`, a bundle of its own in the
+ * same directory, instead. A relative specifier is resolved against the importing file (its
+ * import.meta.url in ESM, its path in CommonJS), so the pair works wherever it is copied together.
+ * This is how the product's bundle hands over to the harness's (src/main.ts). Only `import()` is
+ * rewritten: a static import of `module` would bundle it, and `refuseHarness` fail the build.
+ */
+export const loadedBeside = (module: string, file: string): Plugin => ({
+  name: "loaded-beside",
+  setup(build) {
+    const name = basename(module).replace(/[.]/g, "\\.")
+    build.onResolve({ filter: new RegExp(`/${name}$`) }, (args) =>
+      args.kind === "dynamic-import" && resolve(args.resolveDir, args.path) === module ? { path: `./${file}`, external: true } : undefined
+    )
+  }
+})
+
+/** A module evaluated in its own bundle only when `import()` asks for it (`loadedBeside`). */
+export interface Beside {
+  readonly module: string
+  readonly file: string
+}
+
+/**
+ * esbuild options shared by every bundle. Nothing is external (but a bundle `loadedBeside`): the
+ * artifacts run with no node_modules. Minified, no source map: a linked map would be a second file
+ * to ship and only helps with `--enable-source-maps`, which costs start-up on every run; stack
+ * traces of the CLI go through Effect's Cause rendering, which names the failing operation anyway.
+ * The metafile lists what went into each bundle, its paths relative to the repository's root.
  */
 export const commonOptions = (entryPoint: string, minify = true): BuildOptions => ({
   entryPoints: [entryPoint],
+  absWorkingDir: root,
   bundle: true,
   platform: "node",
   target: "node24",
   minify,
   sourcemap: false,
   legalComments: "eof",
+  metafile: true,
   write: false,
   logLevel: "silent"
 })
+
+/** The modules of harness/ that went into a bundle, by its metafile. */
+export const harnessInputs = (metafile: Metafile): Array<string> =>
+  Object.keys(metafile.inputs).filter((path) => path.startsWith("harness/"))
+
+/** Fails the build of a role's bundle that holds any of the harness (build.ts's header). */
+export const refuseHarness = (metafile: Metafile, outfile: string): void => {
+  const found = harnessInputs(metafile)
+  if (found.length > 0) {
+    throw new BuildError(`${relative(root, outfile)} holds modules of harness/, which only dist/preheat-harness.* may: ${found.join(", ")}`)
+  }
+}
 
 /**
  * ESM cannot call `require`, but bundled CommonJS dependencies (ws, @grpc/grpc-js) do
@@ -154,13 +206,23 @@ const describe = (messages: ReadonlyArray<Message>): string =>
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the range is "not ASCII", control characters included on purpose
 const asciiOnly = (text: string): string => text.replace(/[^\x00-\x7f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
 
-/** Bundles `entryPoint` into `outfile`; fails on errors and on warnings (they mean a broken artifact). */
-export const bundleTo = async (entryPoint: string, outfile: string, format: "esm" | "cjs", minify = !noMinify): Promise<void> => {
+/**
+ * Bundles `entryPoint` into `outfile` (and `beside.module` not: `loadedBeside`); fails on errors and
+ * on warnings (they mean a broken artifact). Returns esbuild's metafile.
+ */
+export const bundleTo = async (
+  entryPoint: string,
+  outfile: string,
+  format: "esm" | "cjs",
+  minify = !noMinify,
+  beside?: Beside
+): Promise<Metafile> => {
+  const plugins = format === "esm" ? [clientNodeNarrowed, builtinsThroughRequire] : [clientNodeNarrowed]
   const options: BuildOptions = {
     ...commonOptions(entryPoint, minify),
     format,
     outfile,
-    plugins: format === "esm" ? [clientNodeNarrowed, builtinsThroughRequire] : [clientNodeNarrowed],
+    plugins: beside === undefined ? plugins : [loadedBeside(beside.module, beside.file), ...plugins],
     ...(format === "esm" ? { banner: { js: esmBanner } } : {})
   }
   let result: Awaited<ReturnType<typeof build>>
@@ -180,6 +242,14 @@ export const bundleTo = async (entryPoint: string, outfile: string, format: "esm
   await mkdir(dirname(outfile), { recursive: true })
   await writeFile(outfile, text, { mode: 0o755 })
   await chmod(outfile, 0o755)
+  if (result.metafile === undefined) throw new BuildError(`esbuild gave no metafile for ${outfile}`)
+  return result.metafile
+}
+
+/** Writes a bundle's metafile to dist/meta/ (for esbuild's analyzer, and the build tests). */
+const writeMeta = async (outfile: string, metafile: Metafile): Promise<void> => {
+  await mkdir(dirname(metaPathOf(outfile)), { recursive: true })
+  await writeFile(metaPathOf(outfile), JSON.stringify(metafile))
 }
 
 export const run = (command: string, args: ReadonlyArray<string>, what: string): string => {
@@ -235,11 +305,11 @@ export interface SeaTarget {
 }
 
 /**
- * Writes the SEA blob (dist/sea-main.cjs, with dist/preheat.cjs and dist/preheat-daemon.cjs as
- * assets) with this machine's Node 24 and injects it into a copy of `target.node`. The blob carries
- * no code cache and no snapshot, so it is portable across architectures: that is how the arm64
- * image's executable is assembled on amd64. (V8's code cache would only cover the small main
- * script, not the bundles it runs.)
+ * Writes the SEA blob (dist/sea-main.cjs, with dist/preheat.cjs, dist/preheat-daemon.cjs and
+ * dist/preheat-harness.cjs as assets) with this machine's Node 24 and injects it into a copy of
+ * `target.node`. The blob carries no code cache and no snapshot, so it is portable across
+ * architectures: that is how the arm64 image's executable is assembled on amd64. (V8's code cache
+ * would only cover the small main script, not the bundles it runs.)
  */
 export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
   const work = await mkdtemp(join(tmpdir(), "preheat-sea-"))
@@ -250,7 +320,8 @@ export const assembleExecutable = async (target: SeaTarget): Promise<void> => {
     const assets: Record<string, string> = {}
     for (const [name, path] of [
       ["preheat.cjs", cjsPath],
-      ["daemon.cjs", daemonCjsPath]
+      ["daemon.cjs", daemonCjsPath],
+      ["harness.cjs", harnessCjsPath]
     ] as const) {
       assets[name] = join(work, name)
       await writeFile(assets[name], (await readFile(path, "utf8")).replace(/^#!.*/, ""))
@@ -318,30 +389,68 @@ export const smokeDaemon = (command: string, args: ReadonlyArray<string>): void 
   }
 }
 
+/**
+ * Runs `--log-level info apiserver --help` on an artifact that must run the harness's commands: a
+ * flag first, so the product's bundle hands over by the rule of src/cli/treeFor.ts.
+ */
+export const smokeHarness = (command: string, args: ReadonlyArray<string>): void => {
+  const out = run(
+    command,
+    [...args, "--log-level", "info", "apiserver", "--help"],
+    `smoke test of ${relative(root, args[0] ?? command)} apiserver`
+  )
+  if (!out.includes("--kubeconfig-out")) {
+    throw new BuildError(`smoke test: \`${[command, ...args].join(" ")} apiserver --help\` printed ${JSON.stringify(out.slice(0, 400))}`)
+  }
+}
+
 const summary = async (path: string, what: string): Promise<void> => {
   const { size } = await stat(path)
-  console.log(`${relative(root, path).padEnd(18)} ${(size / 1024 / 1024).toFixed(2).padStart(7)} MiB  ${what}`)
+  console.log(`${relative(root, path).padEnd(25)} ${(size / 1024 / 1024).toFixed(2).padStart(7)} MiB  ${what}`)
 }
+
+/** Bundles a role's entry (the product, the daemon), refusing any harness module in it. */
+const roleBundle = async (entryPoint: string, outfile: string, format: "esm" | "cjs", beside?: Beside): Promise<void> => {
+  const metafile = await bundleTo(entryPoint, outfile, format, !noMinify, beside)
+  try {
+    refuseHarness(metafile, outfile)
+  } catch (error) {
+    await rm(outfile, { force: true }) // not left where it could be shipped
+    throw error
+  }
+  await writeMeta(outfile, metafile)
+}
+
+const harnessBundle = async (outfile: string, format: "esm" | "cjs"): Promise<void> =>
+  writeMeta(outfile, await bundleTo(harnessEntry, outfile, format))
 
 const modes = {
   bundle: async () => {
-    await bundleTo(entry, bundlePath, "esm")
+    await roleBundle(entry, bundlePath, "esm", { module: harnessEntry, file: basename(harnessBundlePath) })
+    await harnessBundle(harnessBundlePath, "esm")
     smoke(node24Binary(), [bundlePath])
-    await summary(bundlePath, "ESM bundle (node >= 22.19, deno run -A)")
+    smokeHarness(node24Binary(), [bundlePath])
+    await summary(bundlePath, "ESM bundle of the product (node >= 22.19, deno run -A)")
+    await summary(harnessBundlePath, "ESM bundle of every command (loaded by the product's for the harness's)")
   },
   bin: async () => {
     requireStrip()
     node24Binary()
-    await bundleTo(entry, cjsPath, "cjs")
+    await roleBundle(entry, cjsPath, "cjs", { module: harnessEntry, file: basename(harnessCjsPath) })
     smoke(node24Binary(), [cjsPath])
-    await summary(cjsPath, "CommonJS bundle (SEA asset)")
-    await bundleTo(daemonEntry, daemonCjsPath, "cjs")
+    await summary(cjsPath, "CommonJS bundle of the product (SEA asset)")
+    await roleBundle(daemonEntry, daemonCjsPath, "cjs")
     smokeDaemon(node24Binary(), [daemonCjsPath])
     await summary(daemonCjsPath, "CommonJS bundle of the daemon (SEA asset)")
+    await harnessBundle(harnessCjsPath, "cjs")
+    smokeHarness(node24Binary(), [harnessCjsPath])
+    smokeHarness(node24Binary(), [cjsPath])
+    await summary(harnessCjsPath, "CommonJS bundle of every command (SEA asset)")
     await bundleTo(seaMainEntry, seaMainPath, "cjs")
     await buildExecutable()
     smoke(exePath, [])
     smokeDaemon(exePath, [])
+    smokeHarness(exePath, [])
     await summary(
       exePath,
       `Node ${process.versions.node.split(".")[0] === "24" ? process.versions.node : "24"} SEA, stripped (linux-${process.arch})`

@@ -15,7 +15,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { gunzipSync } from "node:zlib"
-import { bundlePath, exePath, node24Binary } from "../build.ts"
+import { bundlePath, exePath, harnessBundlePath, node24Binary } from "../build.ts"
 import { platformImage } from "../build/oci.ts"
 import { caBundlePath, readelf, rootfsEntries, type LibraryLayout } from "../build/rootfs.ts"
 import { runConfig } from "../build/image.ts"
@@ -33,7 +33,8 @@ const fail = (message: string): never => {
 }
 if (process.arch !== "x64") fail("measures the linux/amd64 image; run on x64")
 if (process.getuid?.() !== 0) fail("needs root (chroot)")
-for (const path of [exePath, bundlePath]) if (!existsSync(path)) fail(`${path} is missing: npm run build && npm run build:bin`)
+for (const path of [exePath, bundlePath, harnessBundlePath])
+  if (!existsSync(path)) fail(`${path} is missing: npm run build && npm run build:bin`)
 
 interface Variant {
   readonly key: string
@@ -47,11 +48,12 @@ const variants: ReadonlyArray<Variant> = [
   { key: "sea", name: "preheat image: SEA (stripped, code cache)", executable: exePath, extra: [], command: ["/usr/local/bin/preheat"] },
   {
     key: "node",
-    name: "distroless layout: node binary + dist/preheat.mjs",
+    name: "distroless layout: node binary + dist/preheat*.mjs",
     executable: node24Binary(),
     extra: [
       { kind: "dir", path: "/app", mode: 0o755 },
-      { kind: "file", path: "/app/preheat.mjs", mode: 0o644, content: readFileSync(bundlePath) }
+      { kind: "file", path: "/app/preheat.mjs", mode: 0o644, content: readFileSync(bundlePath) },
+      { kind: "file", path: "/app/preheat-harness.mjs", mode: 0o644, content: readFileSync(harnessBundlePath) }
     ],
     command: ["/usr/local/bin/preheat", "/app/preheat.mjs"]
   }

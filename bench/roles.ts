@@ -3,6 +3,12 @@
  * product apart from its harness).
  *
  *   npm run build && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat.mjs [--runs 5] [--idle 10]
+ *   npm run build:bin && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat --new dist/preheat
+ *
+ * A bundle (.mjs, .cjs) runs on this Node; anything else is run as an executable (the SEA). Compare
+ * copies of executables, not the file build:bin has just written: that one sits in the page cache
+ * in large folios, which a process maps whole, megabytes more RSS (docs/benchmarks.md, "Each role
+ * ships only itself").
  *
  * One `preheat apiserver` (from the new bundle) serves every run. Each run starts, one at a time
  * and round-robin across the cases so background load spreads evenly, `preheat controller` and
@@ -51,7 +57,8 @@ const children = new Set<ChildProcess>()
 
 const start = (bundle: string, args: ReadonlyArray<string>, env: Record<string, string>, log: string): ChildProcess => {
   const fd = openSync(log, "a")
-  const child = spawn(process.execPath, [bundle, ...args], { stdio: ["ignore", fd, fd], env: { ...process.env, ...env } })
+  const [file, prefix] = /\.[cm]?js$/.test(bundle) ? [process.execPath, [bundle]] : [bundle, []]
+  const child = spawn(file, [...prefix, ...args], { stdio: ["ignore", fd, fd], env: { ...process.env, ...env } })
   closeSync(fd)
   children.add(child)
   child.once("exit", () => children.delete(child))

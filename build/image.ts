@@ -15,7 +15,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { mkdir, rm } from "node:fs/promises"
 import { dirname, join, relative } from "node:path"
 import { fileURLToPath } from "node:url"
-import { assembleExecutable, BuildError, cjsPath, daemonCjsPath, exePath, run, seaMainPath, smoke } from "../build.ts"
+import { assembleExecutable, BuildError, cjsPath, daemonCjsPath, exePath, harnessCjsPath, run, seaMainPath, smoke } from "../build.ts"
 import { imageIndex, platformImage, writeLayout, type Platform, type RunConfig } from "./oci.ts"
 import { caBundlePath, executablePath, nonrootUid, RootfsError, rootfsEntries, type LibraryLayout } from "./rootfs.ts"
 import { TarError } from "./tar.ts"
@@ -130,7 +130,7 @@ const executableFor = async (target: Target): Promise<{ path: string; note: stri
 }
 
 const main = async (): Promise<void> => {
-  for (const needed of [exePath, cjsPath, daemonCjsPath, seaMainPath]) {
+  for (const needed of [exePath, cjsPath, daemonCjsPath, harnessCjsPath, seaMainPath]) {
     if (!existsSync(needed)) throw new BuildError(`${relative(root, needed)} is missing: run \`npm run build:bin\` first`)
   }
   if (!existsSync(caBundlePath)) throw new BuildError(`${caBundlePath} is missing: apt-get install ca-certificates`)

@@ -1,30 +1,23 @@
 #!/usr/bin/env node
-import { Effect } from "effect"
-import { roleOnlyCommand } from "./cli/roleOnlyCommand.ts"
-import { runPreheat } from "./cli/runPreheat.ts"
+import { treeFor } from "./cli/treeFor.ts"
 
 /**
- * `preheat controller` and `preheat daemon` (the roles, one on every node) load only their own
- * command's modules; everything else (and `preheat --log-level debug daemon`, whose first argument
- * is a flag) gets every command, the harness's too: harness/commands.ts is the one module of
- * harness/ the product names, and only here, through `import()`. The bundles keep all of it in one
- * file; esbuild evaluates a module only once an `import()` asks for it. The single executable
- * goes further for the daemon (daemonMain.ts).
+ * The product's entry (dist/preheat.mjs; dist/preheat.cjs in the single executable): `preheat
+ * controller`, `daemon`, `rollout`, `status`, `crds`, `version` and `--help`, each run loading only
+ * the tree its command line needs (src/cli/treeFor.ts). Any other command line, the harness's
+ * commands' (`apiserver`, `dev`, `fleet`) first, goes to harness/main.ts, every command: the one
+ * module of harness/ the product names, and only here, through `import()`. The bundles do not
+ * carry it: build.ts makes this `import()` load the harness's own bundle beside this one
+ * (dist/preheat-harness.mjs), so what the roles run holds no harness code at all. Nothing else is
+ * imported before the tree is known, so a handover evaluates nothing of the product's bundle.
  */
-runPreheat(
-  Effect.promise(async () => {
-    switch (process.argv[2]) {
-      case "controller":
-        return roleOnlyCommand((await import("./cli/controllerCommand.ts")).controllerCommand)
-      case "daemon":
-        return roleOnlyCommand((await import("./cli/daemonCommand.ts")).daemonCommand)
-      default: {
-        const [{ preheatCommand }, { harnessCommands }] = await Promise.all([
-          import("./cli/preheatCommand.ts"),
-          import("../harness/commands.ts")
-        ])
-        return preheatCommand(harnessCommands)
-      }
-    }
+const tree = treeFor(process.argv.slice(2))
+if (tree === "harness") {
+  import("../harness/main.ts").catch((error: unknown) => {
+    // A bundle copied without the harness's beside it, say: one line, not a stack trace.
+    process.stderr.write(`error: cannot load the harness's commands: ${error instanceof Error ? error.message : String(error)}\n`)
+    process.exitCode = 1
   })
-)
+} else {
+  void import("./cli/runProduct.ts").then(({ runProduct }) => runProduct(tree))
+}

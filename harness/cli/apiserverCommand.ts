@@ -1,6 +1,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { text } from "../../src/cli/flags.ts"
+import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
   host: text("host", "Address to listen on; plain http, so loopback unless you mean it (default 127.0.0.1).").pipe(
@@ -32,10 +33,4 @@ export const apiserverCommand = Command.make("apiserver", flags, (input) =>
     Effect.promise(() => import("./runApiserver.ts")),
     ({ runApiserver }) => runApiserver(input)
   )
-).pipe(
-  Command.withDescription(
-    "Run a throwaway in-memory Kubernetes API server for Namespace, Node, Pod, Secret, Event, Lease and the " +
-      "ImagePullJob, ImageListPullJob, NodeImage and AdvancedCronJob CRDs, over plain http (kubectl and client-node work against it); with --workloads, also " +
-      "schedules the apps/v1 workloads' pods."
-  )
-)
+).pipe(Command.withDescription(harnessDescriptions.apiserver))

@@ -3,6 +3,7 @@ import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { bytesFlag, credentialProviderBinDirFlag, credentialProviderConfigFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
+import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
@@ -34,9 +35,4 @@ export const devCommand = Command.make("dev", flags, (input) =>
     Effect.promise(() => import("./runDev.ts")),
     ({ runDev }) => runDev(input)
   )
-).pipe(
-  Command.withDescription(
-    "Run a local cluster in one process: an API server, the controller and simulated nodes with daemons; " +
-      "kubectl works against it at once."
-  )
-)
+).pipe(Command.withDescription(harnessDescriptions.dev))

@@ -4,6 +4,7 @@ import { daemonRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { bytesFlag, integer, minFreeDiskFlag, text } from "../../src/cli/flags.ts"
 import { defaultDaemonOptions } from "../../src/daemon/options.ts"
 import { logFormatFlag } from "../../src/ops/logging.ts"
+import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes, node-1..node-N (default 3)."), Flag.withDefault(3)),
@@ -40,9 +41,4 @@ export const fleetCommand = Command.make("fleet", flags, (input) =>
     Effect.promise(() => import("./runFleet.ts")),
     ({ runFleet }) => runFleet(input)
   )
-).pipe(
-  Command.withDescription(
-    "Run N simulated nodes in one process: each registered as a Ready Node and running the daemon on the simulated " +
-      "runtime with its own NodeImage watch, for scale tests against a real API server and controller."
-  )
-)
+).pipe(Command.withDescription(harnessDescriptions.fleet))

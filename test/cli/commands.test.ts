@@ -9,13 +9,16 @@ import { version } from "../../src/version.ts"
 import { rawControls } from "../support/hostileText.ts"
 
 const main = join(import.meta.dirname, "../../src/main.ts")
-const preheat = (...args: ReadonlyArray<string>) => {
-  const result = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", main, ...args], {
+/** The tree of every command, as the harness's bundle runs it. */
+const everyCommand = join(import.meta.dirname, "../../harness/main.ts")
+const runEntry = (entry: string, args: ReadonlyArray<string>) => {
+  const result = spawnSync(process.execPath, ["--experimental-strip-types", "--no-warnings", entry, ...args], {
     encoding: "utf8",
     env: { ...process.env, NO_COLOR: "1" }
   })
   return { code: result.status, stdout: result.stdout, stderr: result.stderr }
 }
+const preheat = (...args: ReadonlyArray<string>) => runEntry(main, args)
 
 /** The modules of this repository (paths from its root) that `preheat ...args` evaluates. */
 const modulesEvaluated = (...args: ReadonlyArray<string>): Array<string> => {
@@ -64,7 +67,7 @@ describe("preheat command line", () => {
     expect(stdout.replace(/\s+/g, " ")).toContain("NodeImage of apps.kruise.io v1alpha1 and v1beta1")
   })
 
-  it("the roles evaluate none of the harness, the daemon none of the simulated runtime; --help only the harness's flags", () => {
+  it("the roles and --help evaluate none of the harness, the daemon none of the simulated runtime; dev --help only the harness's flags", () => {
     const controller = modulesEvaluated("controller", "--help")
     expect(controller).toContain("src/controller/role.ts")
     expect(controller.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/"))).toEqual([])
@@ -72,13 +75,36 @@ describe("preheat command line", () => {
     expect(daemon).toContain("layers/cri/live/criLive.ts")
     expect(daemon.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/simulated/"))).toEqual([])
     const help = modulesEvaluated("--help")
-    expect(help.filter((m) => m.startsWith("harness/")).sort()).toEqual([
+    expect(help).toContain("src/cli/harnessListing.ts")
+    expect(help.filter((m) => m.startsWith("harness/"))).toEqual([])
+    expect(modulesEvaluated("version").filter((m) => m.startsWith("harness/"))).toEqual([])
+    const dev = modulesEvaluated("dev", "--help")
+    expect(dev.filter((m) => m.startsWith("harness/")).sort()).toEqual([
       "harness/cli/apiserverCommand.ts",
       "harness/cli/devCommand.ts",
       "harness/cli/fleetCommand.ts",
-      "harness/commands.ts"
+      "harness/commands.ts",
+      "harness/main.ts"
     ])
+    // Handed over before anything of the product's tree is loaded.
+    expect(dev.filter((m) => m.startsWith("src/")).slice(0, 2)).toEqual(["src/main.ts", "src/cli/treeFor.ts"])
+    expect(dev).not.toContain("src/cli/runProduct.ts")
   })
+
+  it("a harness's command after a flag is handed over to every command (preheat --log-level debug dev)", () => {
+    const dev = preheat("--log-level", "debug", "dev", "--help")
+    expect(dev.code).toBe(0)
+    expect(dev.stdout).toContain("--nodes integer")
+    expect(modulesEvaluated("--log-level", "debug", "dev", "--help")).toContain("harness/cli/devCommand.ts")
+    expect(preheat("--log-level=debug", "apiserver", "--help").stdout).toContain("--kubeconfig-out")
+  })
+
+  it.each([[[]], [["--help"]], [["-h"]], [["--version"]], [["-v"]], [["version"]]])(
+    "the product's tree prints for %j what the tree of every command prints",
+    (args) => {
+      expect(preheat(...args)).toEqual(runEntry(everyCommand, args))
+    }
+  )
 
   it("lists the harness's commands apart", () => {
     const { stdout } = preheat("--help")
