@@ -27,10 +27,8 @@ const stateless = (made: string, args: string): boolean => (made === "RegExp" &&
  *   and the in-process API server's objects reach a client store already settled instead of being
  *   walked and copied again; what it holds is not observable (`intern` returns equal values either
  *   way), and it is bounded (two generations, valuePool.ts).
- * - undiciOverNodeHttp.ts `defaultAgent`: undici's global dispatcher, which `fetch` uses when it
- *   is given none (as node's http.globalAgent): keep-alive connections, nothing a caller can see.
  */
-const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool pool", "undiciOverNodeHttp.ts: new Agent defaultAgent"])
+const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool pool"])
 
 /**
  * State at module level is shared by every instance in the process (two controllers in one test,
