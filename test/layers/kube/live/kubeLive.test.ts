@@ -250,6 +250,41 @@ describe("kubeconfig", () => {
     })
   )
 
+  it.live("an auth provider is asked for its token before every request, so it can refresh it (gcp's cmd-path here)", () =>
+    Effect.gen(function* () {
+      const fake = yield* fakeServer((_, response) => json(response, 200, object("job", "ns")))
+      const dir = mkdtempSync(join(tmpdir(), "preheat-auth-provider-"))
+      const command = join(dir, "refresh.sh")
+      // Each run hands out a new token that has already expired, so every request runs it again.
+      writeFileSync(
+        command,
+        `#!/bin/sh\nn=$(( $(cat ${dir}/runs 2>/dev/null || echo 0) + 1 ))\necho $n > ${dir}/runs\n` +
+          `printf '{"token":"refreshed-%s","expiry":"2000-01-01T00:00:00Z"}' $n\n`,
+        { mode: 0o755 }
+      )
+      const kubeconfig = writeKubeconfig(
+        kubeconfigYaml(fake.url).replace(
+          `    token: ${token}`,
+          [
+            "    auth-provider:",
+            "      name: gcp",
+            "      config:",
+            `        cmd-path: ${command}`,
+            '        token-key: "{.token}"',
+            '        expiry-key: "{.expiry}"'
+          ].join("\n")
+        )
+      )
+      const api = yield* make(options(fake, { kubeconfig }))
+      const seen = fake.received.length
+      yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
+      yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
+      const tokens = fake.received.slice(seen).map((request) => request.headers.authorization)
+      // Run 1 when the client was made, then one per request.
+      assert.deepStrictEqual(tokens, ["Bearer refreshed-2", "Bearer refreshed-3"])
+    })
+  )
+
   it.live("bad rate limits are a configuration error", () =>
     Effect.gen(function* () {
       const fake = yield* fakeServer((_, response) => json(response, 200, {}))
