@@ -142,7 +142,11 @@ export const watchStream = (
       resetTimer()
       const watch = transport.openWatch(request.path, queryOf(request.query), controller.signal)
       watch.answer.then((message) => {
-        if (message.statusCode === 200) return readLines(message, onLine, resetTimer, ended)
+        if (message.statusCode === 200) {
+          // Until now the limit was on the answer's head; from here on it is on silence.
+          resetTimer()
+          return readLines(message, onLine, resetTimer, ended)
+        }
         message.resume()
         // Refused credentials: an exec plugin's are replaced before the caller's loop watches again.
         if (message.statusCode === 401) watch.rejected()
