@@ -75,20 +75,23 @@ export const builtinsThroughRequire: Plugin = {
 }
 
 /**
- * preheat uses five names of @kubernetes/client-node. Its index also re-exports the generated API
+ * preheat uses two names of @kubernetes/client-node. Its index also re-exports the generated API
  * (a class per Kubernetes model and API group), exec, attach, cp and more, and its config.js takes
  * two helpers from the generated index; esbuild cannot drop any of it (the package does not say it
  * is free of side effects), so every process evaluated 0.35 MB of it at start (docs/benchmarks.md,
  * "Daemon overhead and memory"). The bundles take the names from the modules that define them. A
  * name not listed here fails the build (esbuild: no matching export), so nothing goes missing silently.
- * Where client-node imports undici, the bundles give it layers/kube/live/undiciOverNodeHttp.ts instead.
+ *
+ * preheat sends every request over node:http(s) itself (layers/kube/live/transport.ts) and never
+ * calls what client-node does with undici (its fetch, applySecurityAuthentication's dispatchers),
+ * but client-node's config.js and the generated configuration import undici, which would bring
+ * 0.74 MB evaluated at start and llhttp's WebAssembly (7 to 8 MiB of the daemon's RSS,
+ * docs/benchmarks.md). The bundles get a module in its place whose every name throws when used,
+ * so a change that reached undici would fail at once rather than silently weigh on every process.
  */
 const clientNodeModules: Record<string, string> = {
   KubeConfig: "dist/config.js",
-  bufferFromFileOrString: "dist/config.js",
-  Watch: "dist/watch.js",
-  RequestContext: "dist/gen/http/http.js",
-  IsomorphicFetchHttpLibrary: "dist/gen/http/isomorphic-fetch.js"
+  bufferFromFileOrString: "dist/config.js"
 }
 const clientNodeGenerated: Record<string, string> = {
   createConfiguration: "./configuration.js",
@@ -98,6 +101,14 @@ const reexports = (names: Record<string, string>, prefix: string): string =>
   Object.entries(names)
     .map(([name, module]) => `export { ${name} } from ${JSON.stringify(prefix + module)}`)
     .join("\n")
+
+/** undici's names as client-node imports them, each refusing to be used (see above). */
+const undiciRefused = `
+const refused = () => { throw new Error("preheat does not bundle undici: client-node's requests go over node:http(s) (layers/kube/live/transport.ts)") }
+export const fetch = refused
+export class Agent { constructor() { refused() } }
+export class ProxyAgent { constructor() { refused() } }
+`
 
 export const clientNodeNarrowed: Plugin = {
   name: "client-node-narrowed",
@@ -110,15 +121,15 @@ export const clientNodeNarrowed: Plugin = {
         ? { path: "generated", namespace: "client-node-narrowed", pluginData: dirname(args.importer) }
         : undefined
     )
-    // undici's place in client-node goes to layers/kube/live/undiciOverNodeHttp.ts (why: there).
-    const standIn = join(root, "layers", "kube", "live", "undiciOverNodeHttp.ts")
     build.onResolve({ filter: /^undici$/ }, (args) =>
-      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: standIn } : undefined
+      /@kubernetes[\\/]client-node[\\/]/.test(args.importer) ? { path: "undici", namespace: "client-node-narrowed" } : undefined
     )
     build.onLoad({ filter: /.*/, namespace: "client-node-narrowed" }, (args) =>
       args.path === "index"
         ? { contents: reexports(clientNodeModules, "@kubernetes/client-node/"), resolveDir: root, loader: "js" }
-        : { contents: reexports(clientNodeGenerated, ""), resolveDir: join(args.pluginData as string, "gen"), loader: "js" }
+        : args.path === "undici"
+          ? { contents: undiciRefused, loader: "js" }
+          : { contents: reexports(clientNodeGenerated, ""), resolveDir: join(args.pluginData as string, "gen"), loader: "js" }
     )
   }
 }

@@ -2,8 +2,8 @@
  * npm run bench:client -- [--requests K] [--concurrency C] [--rounds R] [--only-live] [--cpu-prof]
  *
  * What one API request costs, against what it must cost. bench/clientLoad.ts, bundled as the
- * shipped bundles are, patches one NodeImage K times through the live KubeApi (client-node's
- * fetch and authentication, rate limiter, retry policy, metrics) and K times through plain
+ * shipped bundles are, patches one NodeImage K times through the live KubeApi (its transport and
+ * credentials, rate limiter, retry policy, metrics) and K times through plain
  * node:http with a keep-alive agent (the same body, the same answer parsed), alternately, against
  * `preheat apiserver` (dist/preheat.mjs) in another process; then K times through plain node:http
  * against bench/plainServer.ts (a third process: the body parsed, merged and the result sent, no

@@ -1,9 +1,9 @@
 /**
- * The load half of bench/client.ts, run bundled (as the shipped bundles are, with client-node's
- * undici replaced by layers/kube/live/undiciOverNodeHttp.ts): K merge patches of one NodeImage through
- * the live KubeApi, and the same through plain node:http, alternately, each measured in this
- * process's own CPU; the API server's CPU for the plain patches, against bench/plainServer.ts's for
- * the same patches; and JSON.parse of the NodeImage's text, which every reader pays per version.
+ * The load half of bench/client.ts, run bundled (as the shipped bundles are, without undici): K
+ * merge patches of one NodeImage through the live KubeApi, and the same through plain node:http,
+ * alternately, each measured in this process's own CPU; the API server's CPU for the plain
+ * patches, against bench/plainServer.ts's for the same patches; and JSON.parse of the NodeImage's
+ * text, which every reader pays per version.
  */
 import http from "node:http"
 import { parseArgs } from "node:util"

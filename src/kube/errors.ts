@@ -79,7 +79,7 @@ export type ConnectionProblem =
   | {
       readonly _tag: "Unreachable"
       readonly reason: string
-      /** Node's or undici's code (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET...). */
+      /** Node's code (ECONNREFUSED, ECONNRESET, EPIPE...). */
       readonly code: string
     }
   | {

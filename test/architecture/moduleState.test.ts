@@ -26,10 +26,8 @@ const stateless = (made: string, args: string): boolean => (made === "RegExp" &&
  * - frozenJson.ts `pool`: the embedded API server's intern pool. Pooled values are frozen, so every
  *   server's storage in the process may share them; what it holds is not observable (`intern`
  *   returns equal values either way), and it is bounded (two generations, valuePool.ts).
- * - undiciOverNodeHttp.ts `defaultAgent`: undici's global dispatcher, which `fetch` uses when it
- *   is given none (as node's http.globalAgent): keep-alive connections, nothing a caller can see.
  */
-const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool pool", "undiciOverNodeHttp.ts: new Agent defaultAgent"])
+const processWide: ReadonlySet<string> = new Set(["frozenJson.ts: new ValuePool pool"])
 
 /**
  * State at module level is shared by every instance in the process (two controllers in one test,

@@ -269,7 +269,7 @@ describe("what the bundles leave out (docs/benchmarks.md, daemon memory)", () =>
     const text = readFileSync(path, "utf8")
     expect(text).not.toContain("llhttp")
     expect(text).not.toContain("V1ObjectMeta")
-    // client-node is there, its requests on node:http through the stand-in.
+    // client-node is there (it reads the kubeconfig); the requests go over node:http(s).
     expect(text).toContain("kubeconfig authentication")
   })
 })

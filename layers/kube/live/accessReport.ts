@@ -59,7 +59,7 @@ const requestName = (request: Request): string =>
  * connection after the handshake, with no alert (node:https does): a closed connection is then
  * worth a look at the certificate, when there is one to look at.
  */
-const closedEarly: ReadonlySet<string> = new Set(["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"])
+const closedEarly: ReadonlySet<string> = new Set(["ECONNRESET", "EPIPE"])
 
 const unreachable = (problem: Extract<ConnectionProblem, { readonly _tag: "Unreachable" }>, origin: KubeconfigOrigin): string =>
   `cannot reach ${origin.server}: ${problem.reason}` +

@@ -1,10 +1,9 @@
-// The KubeApi of a real cluster, over @kubernetes/client-node 2.x.
-//
-// Requests go through client-node's configured fetch and authentication (layers/kube/live/transport.ts)
-// on plain REST paths, not through its KubernetesObjectApi: that API has no status subresource,
-// spends a discovery request per kind to learn what Resource already says (plural, scope), and
-// opens a new connection per request. Watches use client-node's Watch, but the list/watch loop is
-// the caller's (src/kube/informer.ts): client-node's informer stops for good on errors.
+// The KubeApi of a real cluster: the kubeconfig read by @kubernetes/client-node 2.x, requests and
+// watches over node:http(s) (layers/kube/live/transport.ts) on plain REST paths, not through
+// client-node's KubernetesObjectApi: that API has no status subresource, spends a discovery
+// request per kind to learn what Resource already says (plural, scope), and opens a new connection
+// per request. The list/watch loop is the caller's (src/kube/informer.ts): client-node's informer
+// stops for good on errors.
 import type { KubeConfig } from "@kubernetes/client-node"
 import { Duration, Effect, Layer, Random, Stream } from "effect"
 import type { Scope } from "effect"

@@ -146,8 +146,8 @@ export const narrowTo =
       : unavailableOf(request, `unexpected ${error._tag}: ${"message" in error ? error.message : ""}`)
 
 /**
- * What went wrong below HTTP, from fetch's error and its cause (`fetch failed: connect ECONNREFUSED
- * ...`); a failed TLS handshake is explained with the kubeconfig field to fix (tlsErrors.ts).
+ * What went wrong below HTTP, from the request's error and its cause if it has one; a failed TLS
+ * handshake is explained with the kubeconfig field to fix (tlsErrors.ts).
  */
 const reasonOf = (error: unknown): string => {
   const tls = tlsProblemOf(error)
@@ -159,7 +159,7 @@ const reasonOf = (error: unknown): string => {
   return reason.split("\n")[0] ?? reason
 }
 
-/** Node's and undici's codes for a server that cannot be reached or dropped the connection. */
+/** Node's codes for a server that cannot be reached or dropped the connection. */
 const unreachableCodes: ReadonlySet<string> = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
@@ -169,9 +169,7 @@ const unreachableCodes: ReadonlySet<string> = new Set([
   "ETIMEDOUT",
   "EHOSTUNREACH",
   "ENETUNREACH",
-  "EPIPE",
-  "UND_ERR_SOCKET",
-  "UND_ERR_CONNECT_TIMEOUT"
+  "EPIPE"
 ])
 
 const codesOf = (error: unknown): ReadonlyArray<string> => {
@@ -194,7 +192,7 @@ const credentialFailureOf = (error: unknown): ExecPluginError | TokenFileError |
   return undefined
 }
 
-/** Why no connection could be had, when that is what `error` (fetch's rejection) says. */
+/** Why no connection could be had, when that is what `error` (the request's rejection) says. */
 const connectionProblemOf = (error: unknown): ConnectionProblem | undefined => {
   const credential = credentialFailureOf(error)
   if (credential !== undefined) return { _tag: "NoCredential", reason: credential.message }

@@ -1,4 +1,4 @@
-// StrategicPatch over the same client-node transport as KubeLive: the kubeconfig's credentials,
+// StrategicPatch over the same transport as KubeLive: the kubeconfig's credentials,
 // retries of what may be retried, a request timeout.
 import { Duration, Effect, Layer } from "effect"
 import type { KubeConfig } from "@kubernetes/client-node"

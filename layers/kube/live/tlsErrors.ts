@@ -1,8 +1,7 @@
 // A failed TLS handshake with the API server, told as what to fix in the kubeconfig. Node names
-// the failure by an error code: on the error itself (node:https, the bundles' undiciOverNodeHttp.ts)
-// or on its cause (undici's fetch wraps it in "fetch failed"). The codes below are the ones seen
-// against real TLS servers (test/layers/kube/live/tlsErrors.test.ts). Nothing here ever relaxes verification:
-// a failed handshake fails the request.
+// the failure by an error code, on the error itself or on a cause it wraps. The codes below are
+// the ones seen against real TLS servers (test/layers/kube/live/tlsErrors.test.ts). Nothing here
+// ever relaxes verification: a failed handshake fails the request.
 import { Predicate } from "effect"
 import type { ConnectionProblem, TlsProblem } from "../../../src/kube/errors.ts"
 

@@ -1,19 +1,21 @@
-// One request to the API server through client-node's own fetch and authentication. Every request
-// asks the KubeConfig for its headers (OIDC refreshes there; token files are read in tokenFile.ts), but all share one
-// connection pool: client-node would build a new undici Agent, hence a new TCP and TLS connection,
-// for every request whose cluster has TLS settings (any in-cluster config). An exec credential
-// plugin is run here instead of by client-node (execCredentials/): cached until it expires, one run
-// for all requests waiting, replaced after a 401 (the request then goes once more), and its client
+// One request to the API server, over node:http(s) on one keep-alive connection pool made with the
+// kubeconfig's settings as client-node reads them (connectionPool.ts). Its headers are read once,
+// or, for a user with an auth provider (OIDC...), from client-node before every request, which
+// refreshes them there; token files are read in tokenFile.ts. An exec credential plugin is run
+// here instead of by client-node (execCredentials/): cached until it expires, one run for all
+// requests waiting, replaced after a 401 (the request then goes once more), and its client
 // certificates used for new connections as soon as it hands out new ones (certificatePools.ts).
-import { IsomorphicFetchHttpLibrary, RequestContext } from "@kubernetes/client-node"
-import type { HttpMethod, KubeConfig } from "@kubernetes/client-node"
+import type http from "node:http"
+import type { KubeConfig } from "@kubernetes/client-node"
 import { Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { Unavailable } from "../../../src/kube/errors.ts"
-import { type Dispatcher, makeCertificatePools } from "./certificatePools.ts"
+import { makeCertificatePools } from "./certificatePools.ts"
+import { type ConnectionSettings, connectionSettingsOf, makeAgent } from "./connectionPool.ts"
 import { type ExecAuthenticationOptions, makeExecAuthentication, withoutExecPlugin } from "./execCredentials/execAuthentication.ts"
 import { hasExecSection } from "./execCredentials/execConfig.ts"
 import type { ExecCredential } from "./execCredentials/execCredential.ts"
+import { sendRequest, textOf } from "./httpRequest.ts"
 import { tokenFileOf } from "./kubeConfig.ts"
 import type { RateLimiter } from "./rateLimiter.ts"
 import {
@@ -27,6 +29,8 @@ import {
 } from "./retryPolicy.ts"
 import { noAnswerOf, type RequestTarget, unavailableOf } from "./statusErrors.ts"
 import { makeTokenFile, withoutTokenFileProvider } from "./tokenFile.ts"
+
+export type HttpMethod = "GET" | "POST" | "PUT" | "PATCH" | "DELETE"
 
 export interface HttpRequest {
   readonly method: HttpMethod
@@ -51,16 +55,13 @@ export interface Transport {
    * each attempt through the rate limiter; the last answer or failure is the result.
    */
   readonly send: (request: HttpRequest, target: RequestTarget) => Effect.Effect<HttpAnswer, Unavailable>
-  /** What one watch request authenticates with; see WatchAuthentication. */
-  readonly watchAuthentication: () => WatchAuthentication
+  /** One watch request (`watch=true` is added) with the same credentials, User-Agent and pools as `send`'s. */
+  readonly openWatch: (path: string, query: Readonly<Record<string, string | undefined>>, signal: AbortSignal) => OpenWatch
 }
 
-/**
- * The KubeConfig as client-node's Watch should see it for one watch request: the same credentials,
- * User-Agent and connection pool as `send`'s.
- */
-export interface WatchAuthentication {
-  readonly config: KubeConfig
+export interface OpenWatch {
+  /** The answer once its head arrived; rejects when none came (refused, reset, aborted, no credential). */
+  readonly answer: Promise<http.IncomingMessage>
   /** The server answered this watch request 401: an exec plugin's credential it was made with is replaced. */
   readonly rejected: () => void
   /**
@@ -111,81 +112,73 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-/** The connection pool client-node configures for this cluster and user, closed with the scope. */
-const sharedDispatcher = (config: KubeConfig, server: string): Effect.Effect<Dispatcher | undefined, Error, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.tryPromise({
-      try: async () => {
-        const probe = new RequestContext(server, "GET")
-        await config.applySecurityAuthentication(probe)
-        return probe.getDispatcher()
-      },
-      catch: (error) => (error instanceof Error ? error : new Error(String(error)))
-    }),
-    (dispatcher) => (dispatcher === undefined ? Effect.void : Effect.promise(() => dispatcher.destroy().catch(() => undefined)))
-  )
+const toError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
 export const makeTransport = Effect.fnUntraced(function* (
   config: KubeConfig,
   options: TransportOptions
 ): Effect.fn.Return<Transport, Error, Scope.Scope> {
-  const server = config.getCurrentCluster()?.server ?? ""
   const exec = yield* makeExecAuthentication(config, options)
-  // client-node applies everything but the plugin and the token file: CA, server name, proxy,
-  // impersonation. It would also run a plugin that client-go ignores for a user with a token or
-  // certificate of its own.
+  // client-node reads everything but the plugin and the token file: CA, server name, proxy,
+  // impersonation, tokens and auth providers. It would also run a plugin that client-go ignores
+  // for a user with a token or certificate of its own.
   const tokenPath = tokenFileOf(config.getCurrentUser())
   const tokenFile = tokenPath === undefined ? undefined : yield* makeTokenFile(tokenPath)
   const base = withoutTokenFileProvider(hasExecSection(config.getCurrentUser()) ? withoutExecPlugin(config) : config)
-  const dispatcher = yield* sharedDispatcher(base, server)
-  const pools = exec === undefined ? undefined : yield* makeCertificatePools(base, server, dispatcher, options.requestTimeout)
-  const library = new IsomorphicFetchHttpLibrary()
-  // Watches authenticate from client-node's Watch, outside any fiber: they run the cache's effects with these services (its clock).
+  const settings: ConnectionSettings = yield* Effect.tryPromise({ try: () => connectionSettingsOf(base), catch: toError })
+  const shared = yield* Effect.acquireRelease(Effect.try({ try: () => makeAgent(settings), catch: toError }), (agent) =>
+    Effect.sync(() => agent.destroy())
+  )
+  const pools =
+    exec === undefined
+      ? undefined
+      : yield* makeCertificatePools((certificate) => makeAgent(settings, certificate), shared, options.requestTimeout)
+  const agentFor = (credential: ExecCredential | undefined): http.Agent =>
+    credential === undefined || pools === undefined ? shared : pools.agentFor(credential)
+  // An auth provider (OIDC, the cloud ones) may refresh its token: client-node is asked before every request.
+  const refreshed = base.getCurrentUser()?.authProvider ? () => connectionSettingsOf(base).then((fresh) => fresh.headers) : undefined
+  // Watches authenticate outside any fiber: they run the cache's effects with these services (its clock).
   const runPromise = Effect.runPromiseWith(yield* Effect.context<never>())
+  const server = settings.server.href.replace(/\/$/, "")
 
-  // Fresh headers every time (OIDC refreshes there); the dispatcher client-node builds alongside is
-  // dropped unused, as it would open connections of its own.
-  const authenticate = async (context: RequestContext, credential: ExecCredential | undefined): Promise<void> => {
-    await base.applySecurityAuthentication(context)
-    if (tokenFile !== undefined) context.setHeaderParam("Authorization", `Bearer ${tokenFile.token()}`)
-    const pool = credential === undefined || pools === undefined ? dispatcher : await pools.dispatcherFor(credential)
-    if (pool !== undefined) context.setDispatcher(pool)
-    if (credential?.token !== undefined) context.setHeaderParam("Authorization", `Bearer ${credential.token}`)
-    context.setHeaderParam("User-Agent", options.userAgent)
+  const headersFor = async (credential: ExecCredential | undefined): Promise<Record<string, string>> => {
+    const headers: Record<string, string> = {
+      ...(refreshed === undefined ? settings.headers : await refreshed()),
+      "User-Agent": options.userAgent
+    }
+    if (tokenFile !== undefined) headers["Authorization"] = `Bearer ${tokenFile.token()}`
+    if (credential?.token !== undefined) headers["Authorization"] = `Bearer ${credential.token}`
+    return headers
   }
 
-  // Watch calls only getCurrentCluster and applySecurityAuthentication on its config.
-  const watchConfig: KubeConfig = Object.create(config)
-  watchConfig.applySecurityAuthentication = (context) => authenticate(context, undefined)
+  const urlOf = (path: string, query: Readonly<Record<string, string | undefined>>): URL => {
+    const url = new URL(`${server}${path}`)
+    for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, value)
+    return url
+  }
 
-  const watchAuthentication = (): WatchAuthentication => {
-    if (exec === undefined || pools === undefined)
-      return { config: watchConfig, rejected: () => undefined, onRetired: () => () => undefined }
+  const openWatch = (path: string, query: Readonly<Record<string, string | undefined>>, signal: AbortSignal): OpenWatch => {
     let seen: ExecCredential | undefined
-    const perWatch: KubeConfig = Object.create(config)
-    perWatch.applySecurityAuthentication = async (context) => {
-      seen = await runPromise(exec.current)
-      await authenticate(context, seen)
-    }
+    const answer = (async () => {
+      seen = exec === undefined ? undefined : await runPromise(exec.current)
+      const headers = { ...(await headersFor(seen)), Accept: "application/json" }
+      return sendRequest(urlOf(path, { watch: "true", ...query }), { method: "GET", headers, agent: agentFor(seen), signal })
+    })()
     return {
-      config: perWatch,
-      rejected: () => (seen === undefined ? undefined : Effect.runSync(exec.rejected(seen))),
-      onRetired: (end) => pools.onRetired(() => seen, end)
+      answer,
+      rejected: () => (exec === undefined || seen === undefined ? undefined : Effect.runSync(exec.rejected(seen))),
+      onRetired: (end) => (pools === undefined ? () => undefined : pools.onRetired(() => seen, end))
     }
   }
 
   const exchange = async (request: HttpRequest, signal: AbortSignal, credential: ExecCredential | undefined): Promise<HttpAnswer> => {
-    const context = new RequestContext(`${server}${request.path}`, request.method)
-    for (const [key, value] of Object.entries(request.query ?? {})) if (value !== undefined) context.setQueryParam(key, value)
-    await authenticate(context, credential)
-    context.setHeaderParam("Accept", "application/json")
-    if (request.body !== undefined) {
-      context.setHeaderParam("Content-Type", request.contentType ?? "application/json")
-      context.setBody(JSON.stringify(request.body))
-    }
-    context.setSignal(signal)
-    const response = await library.send(context).toPromise()
-    return { status: response.httpStatusCode, body: parseJson(await response.body.text()), retryAfter: response.headers["retry-after"] }
+    const headers: Record<string, string> = { ...(await headersFor(credential)), Accept: "application/json" }
+    const body = request.body === undefined ? undefined : JSON.stringify(request.body)
+    if (body !== undefined) headers["Content-Type"] = request.contentType ?? "application/json"
+    const url = urlOf(request.path, request.query ?? {})
+    const message = await sendRequest(url, { method: request.method, headers, body, agent: agentFor(credential), signal })
+    const retryAfter = message.headers["retry-after"]
+    return { status: message.statusCode ?? 0, body: parseJson(await textOf(message)), retryAfter }
   }
 
   const timeoutMillis = Duration.toMillis(options.requestTimeout)
@@ -284,7 +277,7 @@ export const makeTransport = Effect.fnUntraced(function* (
   }
 
   return {
-    watchAuthentication,
+    openWatch,
     send: (request, target) => attempt(request, target).pipe(Effect.catchTag("RetryWanted", (first) => retried(first, request, target)))
   }
 })

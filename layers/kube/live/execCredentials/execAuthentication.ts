@@ -25,26 +25,19 @@ export interface ExecAuthenticationOptions {
   readonly stdinIsTerminal?: boolean | undefined
 }
 
-/** The user as client-node should apply it when the plugin runs here: no exec section, and the plugin's client certificate if it gave one. */
-const userWithout = (user: User, certificate: { readonly cert: string; readonly key: string } | undefined): User => {
+/** The user as client-node should apply it when the plugin runs here: no exec section. */
+const userWithout = (user: User): User => {
   const { exec: _, authProvider, ...rest } = user
   const isExecProvider = authProvider?.name === "exec" || authProvider?.config?.exec !== undefined
-  const withProvider = authProvider === undefined || authProvider === null || isExecProvider ? rest : { ...rest, authProvider }
-  if (certificate === undefined) return withProvider
-  const { certFile: _certFile, keyFile: _keyFile, ...withoutFiles } = withProvider
-  return {
-    ...withoutFiles,
-    certData: Buffer.from(certificate.cert).toString("base64"),
-    keyData: Buffer.from(certificate.key).toString("base64")
-  }
+  return authProvider === undefined || authProvider === null || isExecProvider ? rest : { ...rest, authProvider }
 }
 
-/** `config` with its current user's exec plugin left to this module (and its client certificate, when given). */
-export const withoutExecPlugin = (config: KubeConfig, certificate?: { readonly cert: string; readonly key: string }): KubeConfig => {
+/** `config` with its current user's exec plugin left to this module. */
+export const withoutExecPlugin = (config: KubeConfig): KubeConfig => {
   const user = config.getCurrentUser()
   if (user === null) return config
   const derived: KubeConfig = Object.create(config)
-  const replaced = userWithout(user, certificate)
+  const replaced = userWithout(user)
   derived.getCurrentUser = () => replaced
   return derived
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { assert, describe, it } from "@effect/vitest"
 import { KubeConfig } from "@kubernetes/client-node"
-import { Effect, Exit, Fiber, Layer, Stream, Tracer } from "effect"
+import { Duration, Effect, Exit, Fiber, Layer, Stream, Tracer } from "effect"
 import type { Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { KubeLive, make, makeFromConfig } from "../../../../layers/kube/live/kubeLive.ts"
@@ -17,6 +17,7 @@ import type { KubeObject, WatchEvent } from "../../../../src/kube/KubeApi.ts"
 import type { KubeError } from "../../../../src/kube/errors.ts"
 import { loadKubeConfig } from "../../../../layers/kube/live/kubeConfig.ts"
 import { makeRateLimiter } from "../../../../layers/kube/live/rateLimiter.ts"
+import { makeTransport } from "../../../../layers/kube/live/transport.ts"
 import { watchStream } from "../../../../layers/kube/live/watchStream.ts"
 import { resources } from "../../../../src/kube/resources.ts"
 import { Metrics } from "../../../../src/ops/metrics.ts"
@@ -217,6 +218,41 @@ describe("kubeconfig", () => {
       const error = yield* Effect.flip(loadKubeConfig({ kubeconfig: path }))
       assert.strictEqual(error._tag, "KubeConfigError")
       noCredentials(error)
+    })
+  )
+
+  it.live("an auth provider is asked for its token before every request, so it can refresh it (gcp's cmd-path here)", () =>
+    Effect.gen(function* () {
+      const fake = yield* fakeServer((_, response) => json(response, 200, object("job", "ns")))
+      const dir = mkdtempSync(join(tmpdir(), "preheat-auth-provider-"))
+      const command = join(dir, "refresh.sh")
+      // Each run hands out a new token that has already expired, so every request runs it again.
+      writeFileSync(
+        command,
+        `#!/bin/sh\nn=$(( $(cat ${dir}/runs 2>/dev/null || echo 0) + 1 ))\necho $n > ${dir}/runs\n` +
+          `printf '{"token":"refreshed-%s","expiry":"2000-01-01T00:00:00Z"}' $n\n`,
+        { mode: 0o755 }
+      )
+      const kubeconfig = writeKubeconfig(
+        kubeconfigYaml(fake.url).replace(
+          `    token: ${token}`,
+          [
+            "    auth-provider:",
+            "      name: gcp",
+            "      config:",
+            `        cmd-path: ${command}`,
+            '        token-key: "{.token}"',
+            '        expiry-key: "{.expiry}"'
+          ].join("\n")
+        )
+      )
+      const api = yield* make(options(fake, { kubeconfig }))
+      const seen = fake.received.length
+      yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
+      yield* api.get(resources.imagePullJob, { name: "job", namespace: "ns" })
+      const tokens = fake.received.slice(seen).map((request) => request.headers.authorization)
+      // Run 1 when the client was made, then one per request.
+      assert.deepStrictEqual(tokens, ["Bearer refreshed-2", "Bearer refreshed-3"])
     })
   )
 
@@ -672,22 +708,52 @@ describe("watch", () => {
     })
   )
 
-  it.live("a watch silent for longer than its idle limit is Unavailable (client-node's Watch honours the limit)", () =>
+  /** watchStream on a fake server with an idle limit of 300 ms. */
+  const idleWatch = (handler: Handler) =>
     Effect.gen(function* () {
-      const fake = yield* fakeServer((_, response) => {
+      const fake = yield* fakeServer(handler)
+      const config = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig })
+      const limiter = makeRateLimiter({ qps: 100, burst: 100 })
+      const transport = yield* makeTransport(config, { userAgent: "preheat-test/1", limiter, requestTimeout: Duration.seconds(5) })
+      return watchStream(
+        transport,
+        limiter,
+        { path: "/api/v1/pods", query: {}, idleTimeoutMillis: 300 },
+        { verb: "watch", resource: resources.pod, name: "" }
+      )
+    })
+
+  it.live("a watch silent for longer than its idle limit is Unavailable", () =>
+    Effect.gen(function* () {
+      const watch = yield* idleWatch((_, response) => {
         response.writeHead(200, { "content-type": "application/json" })
         response.flushHeaders()
       })
-      const config = yield* loadKubeConfig({ kubeconfig: fake.kubeconfig })
       const started = Date.now()
-      const error = yield* watchStream(
-        { watchAuthentication: () => ({ config, rejected: () => undefined, onRetired: () => () => undefined }) },
-        makeRateLimiter({ qps: 100, burst: 100 }),
-        { path: "/api/v1/pods", query: {}, idleTimeoutMillis: 300 },
-        { verb: "watch", resource: resources.pod, name: "" }
-      ).pipe(Stream.runDrain, Effect.flip)
+      const error = yield* watch.pipe(Stream.runDrain, Effect.flip)
       assert.strictEqual(error._tag, "Unavailable")
+      assert.include(error.message, "aborted due to timeout")
       assert.isBelow(Date.now() - started, 5_000)
+    })
+  )
+
+  it.live("the idle limit counts from the last thing that arrived, not from the start", () =>
+    Effect.gen(function* () {
+      const watch = yield* idleWatch((_, response) => {
+        response.writeHead(200, { "content-type": "application/json" })
+        let rv = 10
+        const timer = setInterval(() => {
+          response.write(line(added("a", String(rv++))))
+          if (rv === 18) {
+            clearInterval(timer)
+            response.end()
+          }
+        }, 100)
+        response.on("close", () => clearInterval(timer))
+      })
+      // 8 events 100 ms apart: 800 ms in all, more than twice the limit.
+      const events = yield* watch.pipe(Stream.runCollect)
+      assert.lengthOf(events, 8)
     })
   )
 })
