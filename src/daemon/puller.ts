@@ -34,6 +34,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   readonly component: string
   readonly slots: PullSlots
   readonly disk: DiskCheck
+  readonly pullProgressTimeoutMillis: number
   readonly credentialProviders: CredentialProviders["Service"] | undefined
   readonly reporter: StatusReporter
   /** The NodeImage as stored now, for Events. */
@@ -91,6 +92,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         secretNamespace: options.secretNamespace,
         slots: options.slots,
         disk: options.disk,
+        pullProgressTimeoutMillis: options.pullProgressTimeoutMillis,
         credentialProviders: options.credentialProviders,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
         finished: (result: PullResult) => {

@@ -3,6 +3,7 @@ import type { PullProgress } from "../../../src/cri/CriRuntime.ts"
 import type { GrpcCallFailed } from "./grpcCalls.ts"
 import type { ContentInfo, IngestStatus, LeaseResource } from "./grpcPackages.ts"
 import {
+  awaitingBlobBytes,
   type BlobRef,
   bytesDone,
   distinctBlobs,
@@ -28,6 +29,12 @@ import {
  * their sum; done counts committed blobs whole and in-flight ingests (`Content/ListStatuses`,
  * refs `layer-sha256:...`) by their written offset. A layer shared with another pull running at
  * the same time is counted by both, which is true: both wait for it.
+ *
+ * Whether the pull waits on the registry (`awaitingBytes`, the daemon's stall clock): yes while its
+ * lease holds no manifest yet (resolving, fetching the index and manifest), then while one of the
+ * manifest's blobs has an ingest not yet written to its size; no once none has (containerd unpacks
+ * the layers it has, which shows no bytes). Not said at all without a lease of ours, or while the
+ * readings fail: what cannot be seen is not watched.
  *
  * Anything that goes wrong here only costs progress (it falls back to 0 then 100); it never fails
  * or slows the pull, which runs in its own fiber from the start.
@@ -72,22 +79,31 @@ const monotoneReporter = (report: Report) => {
   let last: PullProgress = { bytesDone: 0, bytesTotal: 0, percent: 0 }
   return {
     start: report(last),
-    observe: (done: number, total: number): Effect.Effect<void> => {
+    /** `awaitingBytes` undefined: this reading could not tell. */
+    observe: (done: number, total: number, awaitingBytes: boolean | undefined): Effect.Effect<void> => {
       const bytesTotal = Math.max(last.bytesTotal, total)
       const bytesDone = Math.max(last.bytesDone, done)
       const percent = Math.max(last.percent, runningPercent(bytesDone, bytesTotal))
-      if (bytesTotal === last.bytesTotal && bytesDone === last.bytesDone && percent === last.percent) return Effect.void
-      last = { bytesDone, bytesTotal, percent }
+      const same = bytesTotal === last.bytesTotal && bytesDone === last.bytesDone && percent === last.percent
+      if (same && awaitingBytes === last.awaitingBytes) return Effect.void
+      last = { bytesDone, bytesTotal, percent, ...(awaitingBytes === undefined ? {} : { awaitingBytes }) }
       return report(last)
     },
     finish: Effect.suspend(() => {
-      last = { bytesDone: Math.max(last.bytesDone, last.bytesTotal), bytesTotal: last.bytesTotal, percent: 100 }
+      last = { bytesDone: Math.max(last.bytesDone, last.bytesTotal), bytesTotal: last.bytesTotal, percent: 100, awaitingBytes: false }
       return report(last)
     })
   }
 }
 
-/** One pull's reading of its lease: which manifest, which blobs are already here. */
+/** One reading of a pull's lease. */
+interface Reading {
+  readonly done: number
+  readonly total: number
+  readonly awaitingBytes: boolean
+}
+
+/** One pull's reading of its lease: which manifest, which blobs are already here, which are coming. */
 const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
   /** Content of the lease that is not a manifest (layers, configs, indexes): never looked at again. */
   const examined = new Set<string>()
@@ -127,7 +143,10 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
     const content = resources.filter((r) => r.type === "content").map((r) => r.id)
     yield* findManifest(content)
     const blobs = distinctBlobs([...accepted.values()])
-    if (blobs.length === 0) return Option.none()
+    // No manifest of ours yet: containerd is still resolving, or fetching the index or manifest,
+    // from the registry. Only another repository's manifest (the lease may be another client's):
+    // nothing to say the pull waits.
+    if (blobs.length === 0) return { done: 0, total: 0, awaitingBytes: parsed.size === 0 } satisfies Reading
     for (const digest of content) present.add(digest)
     const offsets = new Map<string, number>()
     for (const ingest of yield* api.ingests) {
@@ -139,7 +158,11 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
       if (present.has(blob.digest) || offsets.has(blob.digest)) continue
       if (Option.isSome(yield* api.info(blob.digest))) present.add(blob.digest)
     }
-    return Option.some({ done: bytesDone(blobs, present, offsets), total: totalBytes(blobs) })
+    return {
+      done: bytesDone(blobs, present, offsets),
+      total: totalBytes(blobs),
+      awaitingBytes: awaitingBlobBytes(blobs, present, offsets)
+    } satisfies Reading
   })
 }
 
@@ -192,9 +215,9 @@ export const makePullTracker = (api: ContainerdApi, options: ProgressOptions = d
                 const read = leaseReader(api, lease.value, image)
                 while (true) {
                   const reading = yield* Effect.option(read)
-                  if (Option.isSome(reading) && Option.isSome(reading.value)) {
-                    yield* reporter.observe(reading.value.value.done, reading.value.value.total)
-                  }
+                  yield* Option.isSome(reading)
+                    ? reporter.observe(reading.value.done, reading.value.total, reading.value.awaitingBytes)
+                    : reporter.observe(0, 0, undefined)
                   yield* Effect.sleep(options.interval)
                 }
               })
