@@ -76,7 +76,9 @@ describeE2e("a registry that stalls, before a real containerd", (e) => {
     expect(seen.at(-1)).toMatchObject({ phase: "Succeeded", imageID: pushed.imageId })
     // Attempt 1 stalled: its bytes reached, of the image's (config and layer), in the words of the tag's status.
     const retry = messages.find((m) => m.startsWith("attempt 1 of 2 failed: "))
-    expect(retry).toMatch(/^attempt 1 of 2 failed: pull stalled: no bytes received for 3s, at [\d.]+Mi of 7\.6Mi \(--pull-progress-timeout\); retrying in 1s$/)
+    expect(retry).toMatch(
+      /^attempt 1 of 2 failed: pull stalled: no bytes received for 3s, at [\d.]+Mi of 7\.6Mi \(--pull-progress-timeout\); retrying in 1s$/
+    )
     const requests = proxy.blobRequests.filter((r) => r.digest === layer.digest)
     expect(requests[0]).toMatchObject({ range: undefined, sent: 3 * MB, end: "stalled" })
     // The retry fetched the rest of the layer: from where the stalled one stopped, or all of it again.
