@@ -5,10 +5,13 @@
  * unpack that takes longer than the timeout, are let finish. The suite also records whether
  * containerd resumed the partial layer on the retry (a Range request) or fetched it again whole.
  */
+import { spawnSync } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import type { Duration } from "effect"
+import { Duration, Effect, Result } from "effect"
 import { afterAll, beforeAll, expect, it } from "vitest"
+import { pullLeaseLabel } from "../../layers/cri/live/pullLeases.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
+import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import { daemonOptions } from "../../src/daemon/options.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { buildImage, type LayerSpec, pushImage } from "../support/imageBuilder.ts"
@@ -19,6 +22,13 @@ import { type StallingProxy, startStallingProxy } from "./stallingProxy.ts"
 
 const run = randomBytes(4).toString("hex")
 const MB = 1_000_000
+
+/** `ctr` in CRI's namespace on the suite's containerd. */
+const ctr = (socket: string, ...args: ReadonlyArray<string>): string => {
+  const result = spawnSync("ctr", ["--address", socket, "--namespace", "k8s.io", ...args], { encoding: "utf8" })
+  if (result.status !== 0) throw new Error(`ctr ${args.join(" ")}: ${result.stderr}`)
+  return result.stdout
+}
 
 describeE2e("a registry that stalls, before a real containerd", (e) => {
   let proxy: StallingProxy
@@ -81,16 +91,44 @@ describeE2e("a registry that stalls, before a real containerd", (e) => {
     )
     const requests = proxy.blobRequests.filter((r) => r.digest === layer.digest)
     expect(requests[0]).toMatchObject({ range: undefined, sent: 3 * MB, end: "stalled" })
-    // The retry fetched the rest of the layer: from where the stalled one stopped, or all of it again.
+    // The retry fetched the rest of the layer only: the attempts share preheat's lease, which kept the partial layer.
     expect(requests).toHaveLength(2)
     const second = requests[1]!
-    expect(second.end).toBe("complete")
-    const resumedFrom = second.range === undefined ? 0 : Number(/^bytes=(\d+)-/.exec(second.range)?.[1])
-    expect(resumedFrom + second.sent).toBe(layer.size)
+    expect(second).toMatchObject({ range: `bytes=${3 * MB}-`, sent: layer.size - 3 * MB, end: "complete" })
+    const resumedFrom = Number(/^bytes=(\d+)-/.exec(second.range ?? "")?.[1] ?? 0)
     console.log(
       `containerd ${resumedFrom > 0 ? `resumed the layer from byte ${resumedFrom} (Range: ${second.range}, ${second.sent} bytes sent)` : `fetched the layer again whole (${second.sent} bytes, no Range)`}; ` +
         `the stalled request had sent ${requests[0]!.sent} bytes; report: ${retry}`
     )
+  })
+
+  it("a pull that ends without the image keeps its downloads under preheat's lease; the next pull resumes them and lets the lease go", async () => {
+    const { pushed, layers, name } = await publish("lease", [{ size: 6 * MB, seed: `${run}-lease` }])
+    const layer = layers[0]!
+    const image = `${name}:v1`
+    proxy.stallBlob(layer.digest, 2 * MB)
+    const pull = (timeout: Duration.Duration) =>
+      exec(Effect.flatMap(Effect.service(CriRuntime), (cri) => cri.pullImage({ image, timeout })).pipe(Effect.result))
+    const ours = () =>
+      ctr(e.socket, "leases", "ls")
+        .split("\n")
+        .filter((line) => line.includes(`${pullLeaseLabel}=${image}`))
+
+    const cut = await pull(Duration.seconds(3))
+    expect(Result.isFailure(cut) && cut.failure._tag).toBe("DeadlineExceeded")
+    // containerd collects what no lease holds within moments: the partial layer is still there after a while.
+    await new Promise((resolve) => setTimeout(resolve, 1_000))
+    expect(ours()).toHaveLength(1)
+    expect(ctr(e.socket, "content", "active")).toContain(`layer-${layer.digest}`)
+
+    expect(await pull(Duration.seconds(30))).toEqual(Result.succeed(pushed.imageId))
+    const requests = proxy.blobRequests.filter((r) => r.digest === layer.digest)
+    expect(requests.map((r) => [r.range, r.sent, r.end])).toEqual([
+      [undefined, 2 * MB, "stalled"],
+      [`bytes=${2 * MB}-`, layer.size - 2 * MB, "complete"]
+    ])
+    // The image holds its content now; the lease is gone.
+    expect(ours()).toEqual([])
   })
 
   it("a slow pull whose bytes keep moving is let finish", async () => {
@@ -107,19 +145,20 @@ describeE2e("a registry that stalls, before a real containerd", (e) => {
   })
 
   it("unpacking that takes longer than the progress timeout is no stall", async () => {
-    // A small blob that unpacks to 400 MB: containerd writes and hashes it after the last byte.
-    const { pushed, layers, name } = await publish("unpack", [{ size: 400 * MB, seed: `${run}-unpack`, zeros: true }])
-    const layer = layers[0]!
-    const { seen, messages } = await pullWithDaemon(name, "500 millis", { backoffLimit: 1, timeoutSeconds: 60 })
+    // Small blobs that unpack to 250 MB each: containerd writes and hashes them, one after the other, after the last byte.
+    const zeros = [1, 2, 3].map((n) => ({ size: 250 * MB, seed: `${run}-unpack-${n}`, zeros: true }))
+    const { pushed, layers, name } = await publish("unpack", zeros)
+    const { seen, messages } = await pullWithDaemon(name, "500 millis", { backoffLimit: 1, timeoutSeconds: 120 })
     const ended = Date.now()
 
     expect(seen.at(-1)).toMatchObject({ phase: "Succeeded", imageID: pushed.imageId })
     expect(messages.filter((m) => m.includes("attempt"))).toEqual([])
-    const requests = proxy.blobRequests.filter((r) => r.digest === layer.digest)
-    expect(requests).toMatchObject([{ end: "complete" }])
-    // The test means something only if the pull went on well past its last byte.
-    const afterLastByte = ended - (requests[0]!.completedAt ?? ended)
-    expect(afterLastByte).toBeGreaterThan(1_000)
-    console.log(`blob of ${layer.size} bytes; the pull ended ${afterLastByte} ms after its last byte`)
+    const digests = new Set(layers.map((layer) => layer.digest))
+    const requests = proxy.blobRequests.filter((r) => digests.has(r.digest))
+    expect(requests.map((r) => r.end)).toEqual(["complete", "complete", "complete"])
+    // The test means something only if the pull went on well past its last byte: three timeouts and more.
+    const afterLastByte = ended - Math.max(...requests.map((r) => r.completedAt ?? ended))
+    expect(afterLastByte).toBeGreaterThan(1_500)
+    console.log(`blobs of ${layers.map((l) => l.size).join(", ")} bytes; the pull ended ${afterLastByte} ms after its last byte`)
   })
 })

@@ -95,9 +95,16 @@ export interface ImageFsInfoResponse {
   readonly image_filesystems: ReadonlyArray<FilesystemUsageMessage>
 }
 
+export interface ProtoTimestamp {
+  readonly seconds: number
+  readonly nanos: number
+}
+
 export interface ContentInfo {
   readonly digest: string
   readonly size: number
+  /** Null when the runtime left it out. */
+  readonly created_at: ProtoTimestamp | null
   readonly labels: Readonly<Record<string, string>>
 }
 
@@ -119,14 +126,6 @@ export interface IngestStatus {
 
 export interface ListStatusesResponse {
   readonly statuses: ReadonlyArray<IngestStatus>
-}
-
-export interface LeaseMessage {
-  readonly id: string
-}
-
-export interface ListLeasesResponse {
-  readonly leases: ReadonlyArray<LeaseMessage>
 }
 
 export interface LeaseResource {

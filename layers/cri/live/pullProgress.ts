@@ -69,6 +69,13 @@ export const awaitingBlobBytes = (
   ingestOffsets: ReadonlyMap<string, number>
 ): boolean => blobs.some((blob) => !committed.has(blob.digest) && (ingestOffsets.get(blob.digest) ?? blob.size) < blob.size)
 
+/**
+ * Of the manifests of our repository in a pull's lease, the one containerd wrote last: the tag's
+ * current one, should it have moved between two attempts made under the same lease.
+ */
+export const newestManifest = <M extends { readonly createdAt: number }>(manifests: ReadonlyArray<M>): M | undefined =>
+  manifests.reduce<M | undefined>((newest, m) => (newest === undefined || m.createdAt > newest.createdAt ? m : newest), undefined)
+
 export const totalBytes = (blobs: ReadonlyArray<BlobRef>): number => blobs.reduce((sum, blob) => sum + blob.size, 0)
 
 /**
