@@ -2,7 +2,13 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bytesFlag, credentialProviderBinDirFlag, credentialProviderConfigFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
+import {
+  bytesFlag,
+  credentialProviderBinDirFlag,
+  credentialProviderConfigFlag,
+  minFreeDiskFlag,
+  pullProgressTimeoutFlag
+} from "../../src/cli/flags.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
@@ -17,6 +23,7 @@ const flags = {
     Flag.optional
   ),
   minFreeDisk: minFreeDiskFlag,
+  pullProgressTimeout: pullProgressTimeoutFlag,
   credentialProviderConfig: credentialProviderConfigFlag,
   credentialProviderBinDir: credentialProviderBinDirFlag,
   nodeDisk: bytesFlag(
