@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest"
+import { parseTimeout } from "../../src/cli/flags.ts"
 import type { PullProgress } from "../../src/cri/CriRuntime.ts"
 import { stalledDetail } from "../../src/daemon/pullMessages.ts"
 import { clockAfter, PullStalled, type StallClock, stallVerdict, stoppedClock } from "../../src/daemon/stallClock.ts"
@@ -95,5 +96,22 @@ describe("the stall clock (--pull-progress-timeout)", () => {
       stalledDetail(new PullStalled({ image: "app:1", stalledMillis: timeout, bytesDone, bytesTotal }))
     expect(stalled(3.25 * Mi, 48 * Mi)).toBe("pull stalled: no bytes received for 120s, at 3.2Mi of 48Mi (--pull-progress-timeout)")
     expect(stalled(0, 0)).toBe("pull stalled: no bytes received for 120s, before the image's manifest came (--pull-progress-timeout)")
+  })
+})
+
+describe("--pull-progress-timeout", () => {
+  it.each([
+    ["2m", 120_000],
+    ["90s", 90_000],
+    ["1m30s", 90_000],
+    ["1.5s", 1_500],
+    ["0", 0],
+    ["0s", 0]
+  ])("%s is %d ms", (text, millis) => {
+    expect(parseTimeout(text)).toBe(millis)
+  })
+
+  it.each(["", "2", "-1s", "soon", "2 minutes"])("%j is refused", (text) => {
+    expect(parseTimeout(text)).toBeUndefined()
   })
 })

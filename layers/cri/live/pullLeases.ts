@@ -43,7 +43,7 @@ export interface PullLeaseOptions {
   readonly sweepEvery: Duration.Duration
 }
 
-export const defaultPullLeaseOptions: PullLeaseOptions = { keepFor: Duration.hours(1), sweepEvery: Duration.minutes(5) }
+const defaultPullLeaseOptions: PullLeaseOptions = { keepFor: Duration.hours(1), sweepEvery: Duration.minutes(5) }
 
 /** containerd's own pull leases expire after a day; a pull takes less, or containerd's would expire under it too. */
 const leaseExpiry = Duration.hours(24)
@@ -63,7 +63,7 @@ interface Kept {
 }
 
 /** The images whose kept lease has waited `keepFor` or longer at `now`. */
-export const staleKept = (kept: ReadonlyMap<string, Kept>, now: number, keepFor: Duration.Duration): ReadonlyArray<string> =>
+const staleKept = (kept: ReadonlyMap<string, Kept>, now: number, keepFor: Duration.Duration): ReadonlyArray<string> =>
   [...kept].filter(([, entry]) => now - entry.keptAt >= Duration.toMillis(keepFor)).map(([image]) => image)
 
 export const makePullLeases = (
