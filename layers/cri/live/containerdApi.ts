@@ -2,7 +2,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Duration, Effect, Option } from "effect"
 import type { ContainerdApi } from "./containerdProgress.ts"
 import { isGrpcCode, serverStream, unary } from "./grpcCalls.ts"
-import type { InfoResponse, ListResourcesResponse, ListStatusesResponse, ReadContentResponse } from "./grpcPackages.ts"
+import type { InfoResponse, ListLeasesResponse, ListResourcesResponse, ListStatusesResponse, ReadContentResponse } from "./grpcPackages.ts"
 import type { LeaseApi } from "./pullLeases.ts"
 
 /** containerd keeps what CRI pulls in this namespace. */
@@ -33,5 +33,14 @@ export const containerdApi = (content: grpc.Client, leases: grpc.Client): Contai
 /** containerd's lease service as the pulls' leases use it (pullLeases.ts). */
 export const containerdLeases = (leases: grpc.Client): LeaseApi => ({
   create: (id, labels) => Effect.asVoid(unary<unknown>(leases, "Create", { id, labels }, options)),
-  remove: (id) => Effect.asVoid(unary<unknown>(leases, "Delete", { id, sync: false }, options))
+  remove: (id) => Effect.asVoid(unary<unknown>(leases, "Delete", { id, sync: false }, options)),
+  list: Effect.map(unary<ListLeasesResponse>(leases, "List", {}, options), (response) => response.leases),
+  exists: (id) =>
+    unary<unknown>(leases, "ListResources", { id }, options).pipe(
+      Effect.as(true),
+      Effect.catchIf(
+        (error) => isGrpcCode(error, grpc.status.NOT_FOUND),
+        () => Effect.succeed(false)
+      )
+    )
 })

@@ -76,6 +76,7 @@ package containerd.services.leases.v1;
 service Leases {
   rpc Create(CreateRequest) returns (CreateResponse);
   rpc Delete(DeleteRequest) returns (Empty);
+  rpc List(ListRequest) returns (ListResponse);
   rpc ListResources(ListResourcesRequest) returns (ListResourcesResponse);
 }
 
@@ -104,6 +105,14 @@ message CreateResponse {
 message DeleteRequest {
   string id = 1;
   bool sync = 2;
+}
+
+message ListRequest {
+  repeated string filters = 1;
+}
+
+message ListResponse {
+  repeated Lease leases = 1;
 }
 
 message Resource {

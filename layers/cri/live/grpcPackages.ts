@@ -128,6 +128,15 @@ export interface ListStatusesResponse {
   readonly statuses: ReadonlyArray<IngestStatus>
 }
 
+export interface LeaseMessage {
+  readonly id: string
+  readonly labels: Readonly<Record<string, string>>
+}
+
+export interface ListLeasesResponse {
+  readonly leases: ReadonlyArray<LeaseMessage>
+}
+
 export interface LeaseResource {
   readonly id: string
   readonly type: string

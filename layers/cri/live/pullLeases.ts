@@ -3,6 +3,7 @@ import * as grpc from "@grpc/grpc-js"
 import { Clock, Duration, Effect } from "effect"
 import type { Scope } from "effect"
 import { type GrpcCallFailed, isGrpcCode } from "./grpcCalls.ts"
+import type { LeaseMessage } from "./grpcPackages.ts"
 
 /**
  * The leases CRI pulls are made under, so that a failed pull's downloads wait for its retry
@@ -17,16 +18,23 @@ import { type GrpcCallFailed, isGrpcCode } from "./grpcCalls.ts"
  * reference, which continues each blob where it stopped (an HTTP Range request), and the lease of a
  * pull that succeeded is deleted, its image holding the content now.
  *
- * A kept lease not taken again within `keepFor` is deleted, and so is every kept one when the
- * layer's scope closes; leases of a daemon that died are collected by containerd at their expiry
- * (`containerd.io/gc.expire`, 24 hours, as CRI's own). A runtime without containerd's lease
- * service (CRI-O, cri-dockerd) gets no lease: its pulls go as before.
+ * A kept lease not taken again within `keepFor` is deleted. Kept leases outlive the daemon: the
+ * ones a stopped or restarted daemon left (labelled with their image) are kept by the next as if
+ * their pulls had just failed, so a pull cut by a restart resumes too, and what nobody pulls again
+ * goes `keepFor` later; without a next daemon containerd collects them at their expiry
+ * (`containerd.io/gc.expire`, 24 hours on, as CRI's own). A kept lease is checked before it is
+ * used again, and one gone meanwhile (deleted by hand, or by another daemon on the same containerd)
+ * is replaced by a new one: a pull never names a lease containerd no longer has. A runtime without
+ * containerd's lease service (CRI-O, cri-dockerd) gets no lease: its pulls go as before.
  */
 
 /** containerd's lease service, as the pulls' leases need it (namespace `k8s.io`). */
 export interface LeaseApi {
   readonly create: (id: string, labels: Readonly<Record<string, string>>) => Effect.Effect<void, GrpcCallFailed>
   readonly remove: (id: string) => Effect.Effect<void, GrpcCallFailed>
+  readonly list: Effect.Effect<ReadonlyArray<LeaseMessage>, GrpcCallFailed>
+  /** Whether containerd still has the lease. */
+  readonly exists: (id: string) => Effect.Effect<boolean, GrpcCallFailed>
 }
 
 export interface PullLeases {
@@ -104,7 +112,9 @@ export const makePullLeases = (
         const entry = kept.get(image)
         if (entry === undefined) return create(image)
         kept.delete(image)
-        return Effect.succeed(entry.lease)
+        return Effect.flatMap(api.exists(entry.lease).pipe(Effect.orElseSucceed(() => false)), (exists) =>
+          exists ? Effect.succeed(entry.lease) : create(image)
+        )
       })
 
     const release = (image: string, lease: string, pulled: boolean): Effect.Effect<void> =>
@@ -123,13 +133,20 @@ export const makePullLeases = (
       }
     })
 
+    /** The leases an earlier daemon left, kept from now; two for one image (two pulls cut at once): the one listed last. */
+    const adopt = Effect.gen(function* () {
+      const listed = yield* api.list.pipe(Effect.orElseSucceed((): ReadonlyArray<LeaseMessage> => []))
+      const now = yield* Clock.currentTimeMillis
+      for (const { id, labels } of listed) {
+        const image = labels[pullLeaseLabel]
+        if (image === undefined) continue
+        const before = kept.get(image)
+        kept.set(image, { lease: id, keptAt: now })
+        if (before !== undefined) yield* remove(before.lease)
+      }
+    })
+
+    yield* adopt
     yield* Effect.forkScoped(Effect.forever(Effect.andThen(Effect.sleep(options.sweepEvery), sweep)))
-    yield* Effect.addFinalizer(() =>
-      Effect.suspend(() => {
-        const leases = [...kept.values()].map((entry) => entry.lease)
-        kept.clear()
-        return Effect.forEach(leases, remove, { discard: true })
-      })
-    )
     return { acquire, release }
   })

@@ -5,11 +5,13 @@ import { TestClock } from "effect/testing"
 import { GrpcCallFailed } from "../../../../layers/cri/live/grpcCalls.ts"
 import { type LeaseApi, makePullLeases, pullLeaseLabel, pullLeaseLabels } from "../../../../layers/cri/live/pullLeases.ts"
 
-/** containerd's lease service as a list of leases, and the calls made to it. */
-const fakeLeases = (failCreate?: number) => {
-  const leases = new Map<string, Readonly<Record<string, string>>>()
+/** containerd's lease service as a list of leases (`left`: there at start), and the calls made to it. */
+const fakeLeases = (failCreate?: number, left: ReadonlyArray<readonly [string, Readonly<Record<string, string>>]> = []) => {
+  const leases = new Map<string, Readonly<Record<string, string>>>(left)
   const calls: Array<string> = []
   const api: LeaseApi = {
+    list: Effect.sync(() => [...leases].map(([id, labels]) => ({ id, labels }))),
+    exists: (id) => Effect.sync(() => leases.has(id)),
     create: (id, labels) =>
       Effect.suspend(() => {
         calls.push(`create ${labels[pullLeaseLabel]}`)
@@ -75,16 +77,40 @@ describe("the leases pulls are made under", () => {
     }).pipe(Effect.scoped)
   )
 
-  it.effect("closing the layer deletes the kept leases", () =>
+  it.effect("kept leases outlive the daemon: the next one takes them for its pulls, and deletes the unused an hour on", () =>
     Effect.gen(function* () {
       const { api, leases } = fakeLeases()
       const scope = yield* Scope.make()
-      const pulls = yield* makePullLeases(api, options).pipe(Scope.provide(scope))
+      const before = yield* makePullLeases(api, options).pipe(Scope.provide(scope))
+      const a = yield* before.acquire("app:1")
+      const b = yield* before.acquire("web:2")
+      yield* before.release("app:1", a!, false)
+      yield* before.release("web:2", b!, false)
+      yield* Scope.close(scope, Exit.void)
+      assert.strictEqual(leases.size, 2)
+      // A daemon that died mid-pull left nothing kept in memory, only its lease.
+      leases.set("preheat-pull-cut", { [pullLeaseLabel]: "db:3" })
+      leases.set("someone-elses", { "containerd.io/gc.expire": "2026-12-07T00:00:00Z" })
+      const after = yield* makePullLeases(api, options)
+      assert.strictEqual(yield* after.acquire("app:1"), a)
+      assert.strictEqual(yield* after.acquire("db:3"), "preheat-pull-cut")
+      yield* TestClock.adjust("65 minutes")
+      assert.deepStrictEqual([...leases.keys()].sort(), [a, "preheat-pull-cut", "someone-elses"].sort())
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a kept lease gone meanwhile is replaced by a new one: a pull never names a lease containerd no longer has", () =>
+    Effect.gen(function* () {
+      const { api, leases } = fakeLeases()
+      const pulls = yield* makePullLeases(api, options)
       const lease = yield* pulls.acquire("app:1")
       yield* pulls.release("app:1", lease!, false)
-      yield* Scope.close(scope, Exit.void)
-      assert.strictEqual(leases.size, 0)
-    })
+      leases.delete(lease!)
+      const next = yield* pulls.acquire("app:1")
+      assert.isDefined(next)
+      assert.notStrictEqual(next, lease)
+      assert.isTrue(leases.has(next!))
+    }).pipe(Effect.scoped)
   )
 
   it.effect("a runtime without containerd's lease service (UNIMPLEMENTED) gets no lease, and is not asked again", () =>
