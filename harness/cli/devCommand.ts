@@ -2,7 +2,13 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bytesFlag, credentialProviderBinDirFlag, credentialProviderConfigFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
+import {
+  bytesFlag,
+  credentialProviderBinDirFlag,
+  credentialProviderConfigFlag,
+  minFreeDiskFlag,
+  pullProgressTimeoutFlag
+} from "../../src/cli/flags.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
@@ -18,6 +24,7 @@ const flags = {
     Flag.optional
   ),
   minFreeDisk: minFreeDiskFlag,
+  pullProgressTimeout: pullProgressTimeoutFlag,
   credentialProviderConfig: credentialProviderConfigFlag,
   credentialProviderBinDir: credentialProviderBinDirFlag,
   nodeDisk: bytesFlag(

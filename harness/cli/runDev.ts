@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
@@ -30,6 +30,7 @@ export const runDev = (flags: DevFlags) =>
       node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
       node: {
         minFreeDisk: flags.minFreeDisk,
+        pullProgressTimeout: Duration.millis(flags.pullProgressTimeout),
         disk: { capacity: flags.nodeDisk },
         ...(credentialProviders === undefined ? {} : { credentialProviders })
       }

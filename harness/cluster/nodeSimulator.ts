@@ -2,7 +2,7 @@
 // appears (the dev cluster's own, or one created with `kubectl apply`, with or without taints)
 // gets a container runtime and a preheat daemon of its own, and is reported Ready as its kubelet
 // would; a Node deleted takes its daemon and runtime with it.
-import { Clock, Context, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, type Duration, Effect, Exit, Layer, Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
@@ -30,12 +30,13 @@ import { isNodeReady } from "./workloadStandIns/objects.ts"
 export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
 /**
- * How each simulated node is set up: its daemon's --min-free-disk, its disk (default 1 TiB), and
- * its daemon's credential providers (`preheat dev --image-credential-provider-config`), each
+ * How each simulated node is set up: its daemon's --min-free-disk and --pull-progress-timeout
+ * (default 2m), its disk (default 1 TiB), and its daemon's credential providers (`preheat dev --image-credential-provider-config`), each
  * node with its own, as each node's daemon has (its own cache, its own runs).
  */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
+  readonly pullProgressTimeout?: Duration.Input
   readonly disk?: SimulatedDisk
   readonly credentialProviders?: Layer.Layer<CredentialProviders, unknown, Metrics>
 }
@@ -88,10 +89,14 @@ export const simulateNodes = Effect.fnUntraced(function* (
                 )
               )
             )
-      yield* startDaemon(daemonOptions({ nodeName: name, minFreeDisk: nodeOptions.minFreeDisk })).pipe(
-        Effect.provideContext(Context.merge(Context.merge(services, runtime), providers)),
-        Scope.provide(scope)
-      )
+      const pullProgressTimeout = nodeOptions.pullProgressTimeout
+      yield* startDaemon(
+        daemonOptions({
+          nodeName: name,
+          minFreeDisk: nodeOptions.minFreeDisk,
+          ...(pullProgressTimeout === undefined ? {} : { pullProgressTimeout })
+        })
+      ).pipe(Effect.provideContext(Context.merge(Context.merge(services, runtime), providers)), Scope.provide(scope))
       runtimes.set(name, Context.get(runtime, CriRuntime))
       // The kubelet reports its node Ready once it runs: a Node written by hand has no status yet.
       if (!isNodeReady(node)) {

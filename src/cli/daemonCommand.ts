@@ -1,6 +1,14 @@
-import { Effect, Layer, Option } from "effect"
+import { Duration, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { credentialProviderBinDirFlag, credentialProviderConfigFlag, integer, MissingBinDir, minFreeDiskFlag, text } from "./flags.ts"
+import {
+  credentialProviderBinDirFlag,
+  credentialProviderConfigFlag,
+  integer,
+  MissingBinDir,
+  minFreeDiskFlag,
+  pullProgressTimeoutFlag,
+  text
+} from "./flags.ts"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { daemonRateLimit, KubeLive } from "../../layers/kube/live/kubeLive.ts"
@@ -59,6 +67,7 @@ export const daemonCommand = Command.make(
       defaultDaemonOptions.maxConcurrentPulls
     ),
     minFreeDisk: minFreeDiskFlag,
+    pullProgressTimeout: pullProgressTimeoutFlag,
     credentialProviderConfig: credentialProviderConfigFlag,
     credentialProviderBinDir: credentialProviderBinDirFlag,
     pinImages: Flag.Boolean("pin-images").pipe(
@@ -111,6 +120,7 @@ export const daemonCommand = Command.make(
           secretNamespace: flags.secretNamespace,
           maxConcurrentPulls: flags.maxConcurrentPulls,
           minFreeDisk: flags.minFreeDisk,
+          pullProgressTimeout: Duration.millis(flags.pullProgressTimeout),
           pinImages: flags.pinImages,
           metricsHost: flags.metricsHost,
           metricsPort: flags.metricsPort,

@@ -1,5 +1,6 @@
 import { Option, Result } from "effect"
 import { Flag } from "effect/cli"
+import { parseGoDuration } from "../api/goDuration.ts"
 import { defaultMinFreeDisk, parseBytes, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
 
 /** A string flag with its help text. */
@@ -19,6 +20,26 @@ export const minFreeDiskFlag = Flag.String("min-free-disk").pipe(
   Flag.filterMap(
     (value) => Result.getSuccess(parseMinFreeDisk(value)),
     (value) => Result.match(parseMinFreeDisk(value), { onFailure: (problem) => problem, onSuccess: () => "" })
+  )
+)
+
+/** A duration as Go writes one (90s, 2m, 1m30s), not negative: milliseconds. */
+export const parseTimeout = (text: string): number | undefined => {
+  const millis = parseGoDuration(text.trim())
+  return millis === undefined || millis < 0 ? undefined : millis
+}
+
+/** `--pull-progress-timeout` (src/daemon/stallClock.ts), in milliseconds; a bad value stops the command saying what is expected. */
+export const pullProgressTimeoutFlag = Flag.String("pull-progress-timeout").pipe(
+  Flag.withDescription(
+    "Fail a pull attempt with PullStalled, retried within backoffLimit, when its byte count has not moved for this long while " +
+      "the runtime awaits bytes from the registry (a duration: 90s, 2m); unpacking after the last byte does not count, and " +
+      "runtimes that show no byte progress are not watched. 0 turns it off (default 2m)"
+  ),
+  Flag.withDefault("2m"),
+  Flag.filterMap(
+    (value) => Option.fromUndefinedOr(parseTimeout(value)),
+    () => "a duration such as 90s, 2m or 1m30s (0 turns it off)"
   )
 )
 

@@ -47,6 +47,13 @@ export interface PullProgress {
   readonly bytesDone: number
   readonly bytesTotal: number
   readonly percent: number
+  /**
+   * Whether the pull waits on bytes from the registry now, as far as the runtime shows it: true
+   * before the image's manifest is in and while one of its blobs is being written; false while
+   * none is (containerd unpacking what it fetched, the blobs already on the node). Absent from
+   * runtimes, and pulls, whose bytes are not seen: `--pull-progress-timeout` does not watch those.
+   */
+  readonly awaitingBytes?: boolean
 }
 
 export interface PullRequest {

@@ -2,6 +2,7 @@ import { Cause, Data, Duration, Effect, Random, Schedule } from "effect"
 import type { ProviderAnswer } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriError } from "../cri/errors.ts"
 import type { InsufficientDisk } from "./minFreeDisk.ts"
+import type { PullStalled } from "./stallClock.ts"
 import { deadlinePassed } from "./pullMessages.ts"
 import type { TagTask } from "./tagTask.ts"
 
@@ -61,8 +62,8 @@ export const throttleBackoffMillis = (throttled: number, jitter: number): number
 export const timeLeftAfter = (policy: AttemptPolicy, now: number, delay: number): boolean =>
   policy.deadlineAt === undefined || now + delay < policy.deadlineAt
 
-/** What ends an attempt without the image: the runtime's error, or too little disk to start it. */
-export type PullError = CriError | InsufficientDisk
+/** What ends an attempt without the image: the runtime's error, too little disk to start it, or bytes that stopped coming. */
+export type PullError = CriError | InsufficientDisk | PullStalled
 
 /** One attempt that ended without the image. */
 export class AttemptFailed extends Data.TaggedError("AttemptFailed")<{

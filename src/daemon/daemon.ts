@@ -1,4 +1,4 @@
-import { Effect, FileSystem, Option } from "effect"
+import { Duration, Effect, FileSystem, Option } from "effect"
 import type { Scope } from "effect"
 import { CredentialProviders } from "../cri/credentialProvider/CredentialProviders.ts"
 import type { CriRuntime } from "../cri/CriRuntime.ts"
@@ -79,6 +79,7 @@ const daemonWork = Effect.fnUntraced(function* (
     component: options.component,
     slots,
     disk,
+    pullProgressTimeoutMillis: Duration.toMillis(Duration.fromInputUnsafe(options.pullProgressTimeout)),
     credentialProviders,
     renewal,
     reporter,
@@ -140,6 +141,7 @@ export const serveDaemon = Effect.fnUntraced(function* (
       secretNamespace: options.secretNamespace,
       pinImages: options.pinImages,
       minFreeDisk: options.minFreeDisk.text,
+      pullProgressTimeout: Duration.format(Duration.fromInputUnsafe(options.pullProgressTimeout)),
       kubeletConfig: options.kubeletConfig?.file ?? "not read"
     })
   )

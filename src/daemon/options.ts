@@ -2,6 +2,7 @@ import { Duration } from "effect"
 import type { KubeletConfigPaths } from "./kubeletConfig/read.ts"
 import { defaultMinFreeDisk, type MinFreeDisk } from "./minFreeDisk.ts"
 import { type RenewalPace, renewalPace } from "./providerRenewal/decide.ts"
+import { defaultPullProgressTimeoutMillis } from "./stallClock.ts"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
 export interface DaemonOptions {
@@ -13,6 +14,11 @@ export interface DaemonOptions {
   readonly maxConcurrentPulls: number
   /** `--min-free-disk`: a pull starts only with this much free on the runtime's image filesystem. */
   readonly minFreeDisk: MinFreeDisk
+  /**
+   * `--pull-progress-timeout`: an attempt whose bytes have not moved this long, while the runtime
+   * shows it awaits some, fails with PullStalled (stallClock.ts); zero turns it off.
+   */
+  readonly pullProgressTimeout: Duration.Input
   /** The ops endpoint (/healthz, /readyz, /metrics); 0 picks a free port. */
   readonly metricsPort: number
   readonly metricsHost: string
@@ -46,6 +52,7 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   secretNamespace: defaultSecretNamespace,
   maxConcurrentPulls: defaultMaxConcurrentPulls,
   minFreeDisk: defaultMinFreeDisk,
+  pullProgressTimeout: Duration.millis(defaultPullProgressTimeoutMillis),
   metricsPort: defaultMetricsPort,
   metricsHost: "0.0.0.0",
   // Upstream's daemon writes its NodeImage status at 0.5 a second sustained (statusUpdateQPS); a

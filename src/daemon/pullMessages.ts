@@ -1,7 +1,8 @@
 import { escapeForeignText, quoteBounded } from "../api/goQuote.ts"
 import { throttledMessage } from "../api/registryThrottle.ts"
 import type { PullError } from "./attemptPolicy.ts"
-import { insufficientDiskDetail } from "./minFreeDisk.ts"
+import { formatBytes, insufficientDiskDetail } from "./minFreeDisk.ts"
+import type { PullStalled } from "./stallClock.ts"
 
 /**
  * Words for status messages, events and logs. They are built from the reference, counts and the
@@ -35,8 +36,16 @@ export const describePullError = (error: PullError, timeoutMillis: number): stri
       return escapeForeignText(error.message)
     case "InsufficientDisk":
       return insufficientDiskDetail(error)
+    case "PullStalled":
+      return stalledDetail(error)
   }
 }
+
+/** How far the stalled pull came: its bytes of the image's, or that the manifest never came. */
+export const stalledDetail = (error: PullStalled): string =>
+  `pull stalled: no bytes received for ${seconds(error.stalledMillis)}, ` +
+  (error.bytesTotal > 0 ? `at ${formatBytes(error.bytesDone)} of ${formatBytes(error.bytesTotal)}` : "before the image's manifest came") +
+  " (--pull-progress-timeout)"
 
 /**
  * When the registry refused every credential tried (or the anonymous pull), say where they came

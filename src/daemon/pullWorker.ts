@@ -38,6 +38,7 @@ import {
 import { credentialProviderFailedReason, insufficientDiskReason } from "./pullEvents.ts"
 import type { PullSlots } from "./pullSlots.ts"
 import { refusedAnswers, withProvidersAsked } from "./providerRenewal/decide.ts"
+import { makeStallWatch } from "./stallWatch.ts"
 import { failedStatus, pullingStatus, succeededStatus, waitingStatus } from "./tagStatus.ts"
 import type { TagTask } from "./tagTask.ts"
 
@@ -55,6 +56,8 @@ export interface WorkerContext {
   readonly slots: PullSlots
   /** `--min-free-disk`, asked before each attempt. */
   readonly disk: DiskCheck
+  /** `--pull-progress-timeout`: a pull whose bytes do not move this long while the runtime awaits some fails, PullStalled; 0: off. */
+  readonly pullProgressTimeoutMillis: number
   /** `--image-credential-provider-config`'s providers, asked before each attempt; none without the flag. */
   readonly credentialProviders: CredentialProviders["Service"] | undefined
   /** Hands a new status of this tag to the status reporter. */
@@ -115,7 +118,8 @@ const presentImage = (reference: string): Effect.Effect<ImageInfo | undefined, n
 /**
  * One attempt: first the room on the image filesystem (`--min-free-disk`), then each matching
  * credential in turn (pull secrets', then credential providers') until one is not refused (a 401
- * moves on to the next), anonymously when none matches, all within `timeoutMillis`.
+ * moves on to the next), anonymously when none matches, all within `timeoutMillis`. Each pull is
+ * cut short, PullStalled, when its bytes stop moving for `--pull-progress-timeout` (stallClock.ts).
  *
  * Too little room fails the attempt without pulling, and the attempt counts as any other: retried
  * after the backoff within backoffLimit. The check costs one CRI call and a statfs, and the room
@@ -149,15 +153,17 @@ const attemptPull = (
       const left = timeoutMillis - ((yield* Clock.currentTimeMillis) - started)
       if (left <= 0) return failed(new DeadlineExceeded({ image: task.reference }))
       const auth = auths[i]
+      const stall = yield* makeStallWatch(task.reference, context.pullProgressTimeoutMillis)
       const pulled = yield* cri
         .pullImage({
           image: task.reference,
           timeout: Duration.millis(left),
-          onProgress,
+          onProgress: (progress) => Effect.andThen(stall.observe(progress), onProgress(progress)),
           ...(auth === undefined ? {} : { auth }),
           ...(task.sandboxConfig === undefined ? {} : { sandboxConfig: task.sandboxConfig })
         })
         .pipe(
+          stall.guard,
           Effect.timeoutOrElse({
             duration: Duration.millis(left + deadlineGraceMillis),
             orElse: () => Effect.fail(new DeadlineExceeded({ image: task.reference }))

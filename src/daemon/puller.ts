@@ -36,6 +36,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
   readonly component: string
   readonly slots: PullSlots
   readonly disk: DiskCheck
+  readonly pullProgressTimeoutMillis: number
   readonly credentialProviders: CredentialProviders["Service"] | undefined
   /** Asks the providers of tags that failed on their credentials again; none without providers. */
   readonly renewal: ProviderRenewal | undefined
@@ -130,6 +131,7 @@ export const makePuller = Effect.fnUntraced(function* (options: {
         secretNamespace: options.secretNamespace,
         slots: options.slots,
         disk: options.disk,
+        pullProgressTimeoutMillis: options.pullProgressTimeoutMillis,
         credentialProviders: options.credentialProviders,
         report: (status: ImageTagStatus) => (current() ? options.reporter.report(task.image, status) : Effect.void),
         finished: (result: PullResult) => {

@@ -43,6 +43,8 @@ export type PullOutcome =
         | "invalid_spec"
         // Less free room on the image filesystem than --min-free-disk (src/daemon/minFreeDisk.ts): not pulled.
         | "insufficient_disk"
+        // The bytes stopped for --pull-progress-timeout while the runtime awaited some (src/daemon/stallClock.ts).
+        | "stalled"
     }
 
 /** How one run of a credential provider's plugin ended (src/cri/credentialProvider/CredentialProviders.ts). */
@@ -60,8 +62,8 @@ export interface Exposition {
   readonly body: string
 }
 
-/** What ends a pull attempt: the runtime's errors, and the daemon's own refusal for want of disk. */
-export type PullFailureTag = CriError["_tag"] | "InsufficientDisk"
+/** What ends a pull attempt: the runtime's errors, the daemon's own refusal for want of disk, and its stall clock. */
+export type PullFailureTag = CriError["_tag"] | "InsufficientDisk" | "PullStalled"
 
 const pullReasonOfTag: Record<PullFailureTag, Extract<PullOutcome, { result: "failed" }>["reason"]> = {
   RuntimeUnavailable: "runtime_unavailable",
@@ -71,7 +73,8 @@ const pullReasonOfTag: Record<PullFailureTag, Extract<PullOutcome, { result: "fa
   RegistryThrottled: "throttled",
   InvalidReference: "invalid_reference",
   RuntimeFailure: "runtime_error",
-  InsufficientDisk: "insufficient_disk"
+  InsufficientDisk: "insufficient_disk",
+  PullStalled: "stalled"
 }
 
 /** The pulls_total outcome for a pull whose last attempt failed with this error. */

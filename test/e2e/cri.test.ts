@@ -198,8 +198,10 @@ describeE2e("CRI against a real containerd", (e) => {
     expect(events[0]).toEqual({ bytesDone: 0, bytesTotal: 0, percent: 0 })
     expect(events.some((p) => p.percent > 0 && p.percent < 100)).toBe(true)
     expectMonotone(events)
-    expect(events.at(-1)).toEqual({ bytesDone: image.blobBytes, bytesTotal: image.blobBytes, percent: 100 })
+    expect(events.at(-1)).toEqual({ bytesDone: image.blobBytes, bytesTotal: image.blobBytes, percent: 100, awaitingBytes: false })
     expect(events.filter((p) => p.percent === 100)).toHaveLength(1)
+    // The stall clock's signal: bytes awaited while they came.
+    expect(events.some((p) => p.awaitingBytes === true && p.percent > 0 && p.percent < 100)).toBe(true)
     for (const p of events) if (p.bytesTotal > 0) expect(p.bytesTotal).toBe(image.blobBytes)
   })
 
@@ -245,7 +247,7 @@ describeE2e("CRI against a real containerd", (e) => {
       const totals = new Set(events.map((p) => p.bytesTotal).filter((t) => t > 0))
       expect([...totals]).toEqual([image.blobBytes])
       expect(events.some((p) => p.percent > 0 && p.percent < 100)).toBe(true)
-      expect(events.at(-1)).toEqual({ bytesDone: image.blobBytes, bytesTotal: image.blobBytes, percent: 100 })
+      expect(events.at(-1)).toEqual({ bytesDone: image.blobBytes, bytesTotal: image.blobBytes, percent: 100, awaitingBytes: false })
     }
   })
 
@@ -266,7 +268,7 @@ describeE2e("CRI against a real containerd", (e) => {
     const { events, onProgress } = collect()
     expect(await cri(pull({ image: index.digestReference, onProgress }))).toBe(mine.config.digest)
     expectMonotone(events)
-    expect(events.at(-1)).toEqual({ bytesDone: mineBytes, bytesTotal: mineBytes, percent: 100 })
+    expect(events.at(-1)).toEqual({ bytesDone: mineBytes, bytesTotal: mineBytes, percent: 100, awaitingBytes: false })
   })
 
   it("pulling an image already present with progress goes from 0 to 100", async () => {

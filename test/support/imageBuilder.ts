@@ -13,6 +13,8 @@ export interface LayerSpec {
   readonly size: number
   /** Varies the content: a different seed gives a different layer. */
   readonly seed: string
+  /** The file is zeros after a seeded first block: a small blob that unpacks to `size` bytes. */
+  readonly zeros?: boolean
 }
 
 export interface Blob {
@@ -86,7 +88,8 @@ const tarHeader = (name: string, size: number): Buffer => {
 
 /** A tar with one regular file, `layer-<seed>.bin`, mtime 0, owner 0. */
 const layerTar = (layer: LayerSpec): Buffer => {
-  const body = seededBytes(layer.seed, layer.size)
+  const body = layer.zeros === true ? Buffer.alloc(layer.size) : seededBytes(layer.seed, layer.size)
+  if (layer.zeros === true) seededBytes(layer.seed, Math.min(512, layer.size)).copy(body)
   const padding = Buffer.alloc((512 - (layer.size % 512)) % 512)
   const name = `layer-${createHash("sha256").update(layer.seed).digest("hex").slice(0, 16)}.bin`
   return Buffer.concat([tarHeader(name, layer.size), body, padding, Buffer.alloc(1024)])
@@ -115,7 +118,7 @@ export const buildImage = (
 ): ImageContent => {
   const built = layers.map((layer) => {
     const tar = layerTar(layer)
-    const gz = gzipSync(tar, { level: layer.size > 1 << 20 ? 0 : 6 })
+    const gz = gzipSync(tar, { level: layer.zeros === true ? 1 : layer.size > 1 << 20 ? 0 : 6 })
     return { diffId: sha256(tar), blob: blob("application/vnd.oci.image.layer.v1.tar+gzip", gz) }
   })
   const config = blob(

@@ -1,6 +1,6 @@
 /**
  * The part of containerd's own API (same socket as CRI) that byte progress needs: in-flight ingests
- * and committed blobs (content.v1), and the lease each pull holds (leases.v1). Field numbers are
+ * and committed blobs (content.v1), and the lease each pull is made under (leases.v1). Field numbers are
  * containerd's api/services/{content,leases}/v1. Every call needs the `containerd-namespace`
  * metadata header (`k8s.io` for what CRI pulls).
  *
@@ -74,9 +74,13 @@ syntax = "proto3";
 package containerd.services.leases.v1;
 
 service Leases {
+  rpc Create(CreateRequest) returns (CreateResponse);
+  rpc Delete(DeleteRequest) returns (Empty);
   rpc List(ListRequest) returns (ListResponse);
   rpc ListResources(ListResourcesRequest) returns (ListResourcesResponse);
 }
+
+message Empty {}
 
 message Timestamp {
   int64 seconds = 1;
@@ -87,6 +91,20 @@ message Lease {
   string id = 1;
   Timestamp created_at = 2;
   map<string, string> labels = 3;
+}
+
+message CreateRequest {
+  string id = 1;
+  map<string, string> labels = 3;
+}
+
+message CreateResponse {
+  Lease lease = 1;
+}
+
+message DeleteRequest {
+  string id = 1;
+  bool sync = 2;
 }
 
 message ListRequest {

@@ -1,9 +1,10 @@
 import * as grpc from "@grpc/grpc-js"
-import { Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Exit, Layer, Option } from "effect"
 import type { Scope } from "effect"
-import { containerdApi } from "./containerdApi.ts"
+import { containerdApi, containerdLeases } from "./containerdApi.ts"
 import { containerdImageLabels } from "./containerdImages.ts"
 import { defaultProgressOptions, makePullTracker } from "./containerdProgress.ts"
+import { makePullLeases } from "./pullLeases.ts"
 import { pullImageRequest, toImageFsUsage, toImageInfo } from "./criMessages.ts"
 import { CriRuntime, type ImageFsUsage, type ImageInfo, type PullRequest, type RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
 import type { CriError, RuntimeUnavailable } from "../../../src/cri/errors.ts"
@@ -94,13 +95,20 @@ const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, R
     const imageService = client(constructors.imageService)
 
     const callTimeout = options.callTimeout ?? Duration.seconds(30)
-    const call = <Res>(service: grpc.Client, context: CallContext, request: object, timeout: Duration.Input = callTimeout) =>
-      unary<Res>(service, context.method, request, { timeout }).pipe(Effect.mapError((error) => criErrorFrom(error, context)))
+    const call = <Res>(
+      service: grpc.Client,
+      context: CallContext,
+      request: object,
+      timeout: Duration.Input = callTimeout,
+      lease?: string | undefined
+    ) => unary<Res>(service, context.method, request, { timeout, lease }).pipe(Effect.mapError((error) => criErrorFrom(error, context)))
 
-    const tracker = yield* makePullTracker(containerdApi(client(constructors.content), client(constructors.leases)), {
+    const leasesClient = client(constructors.leases)
+    const tracker = makePullTracker(containerdApi(client(constructors.content), leasesClient), {
       ...defaultProgressOptions,
       ...(options.progressInterval === undefined ? {} : { interval: Duration.fromInputUnsafe(options.progressInterval) })
     })
+    const leases = yield* makePullLeases(containerdLeases(leasesClient))
 
     const version: Effect.Effect<RuntimeVersion, CriError> = Effect.map(
       call<VersionResponse>(runtimeService, { method: "Version" }, { version: kubeletApiVersion }),
@@ -111,15 +119,22 @@ const connect = (options: CriLiveOptions = {}): Effect.Effect<RuntimeServices, R
       })
     ).pipe(Effect.withSpan("CriRuntime.version"))
 
+    /**
+     * Under a lease of ours (pullLeases.ts): a failed pull's downloads wait for the next pull of the
+     * image, which resumes them; containerd's lease is also how progress finds the pull's content.
+     */
     const pullImage = Effect.fn("CriRuntime.pullImage")(function* (request: PullRequest): Effect.fn.Return<string, CriError> {
       // The reference only: credentials stay out of spans as out of logs.
       yield* Effect.annotateCurrentSpan("image", request.image)
       const context: CallContext = { method: "PullImage", image: request.image, secrets: secretsOf(request.auth) }
+      const lease = yield* leases.acquire(request.image)
       const pull = Effect.map(
-        call<PullImageResponse>(imageService, context, pullImageRequest(request), request.timeout),
+        call<PullImageResponse>(imageService, context, pullImageRequest(request), request.timeout, lease),
         (response) => response.image_ref
       )
-      return yield* request.onProgress === undefined ? pull : tracker.track(request.image, pull, request.onProgress)
+      return yield* (request.onProgress === undefined ? pull : tracker.track(request.image, lease, pull, request.onProgress)).pipe(
+        Effect.onExit((exit) => (lease === undefined ? Effect.void : leases.release(request.image, lease, Exit.isSuccess(exit))))
+      )
     })
 
     const imageStatus = Effect.fn("CriRuntime.imageStatus")(function* (

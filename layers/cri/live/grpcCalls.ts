@@ -35,6 +35,11 @@ export interface CallOptions {
   readonly timeout: Duration.Input
   /** containerd's own services need the namespace in the `containerd-namespace` header. */
   readonly namespace?: string
+  /**
+   * containerd's lease for what the call creates (`containerd-lease` header): containerd, CRI's pull
+   * included, then keeps it under that lease instead of one of its own (pullLeases.ts).
+   */
+  readonly lease?: string | undefined
 }
 
 type Callback = (error: grpc.ServiceError | null, response?: unknown) => void
@@ -50,6 +55,7 @@ const method = <M>(client: grpc.Client, name: string): M => {
 const metadataFor = (options: CallOptions): grpc.Metadata => {
   const metadata = new grpc.Metadata()
   if (options.namespace !== undefined) metadata.set("containerd-namespace", options.namespace)
+  if (options.lease !== undefined) metadata.set("containerd-lease", options.lease)
   return metadata
 }
 

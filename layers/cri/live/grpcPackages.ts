@@ -95,9 +95,16 @@ export interface ImageFsInfoResponse {
   readonly image_filesystems: ReadonlyArray<FilesystemUsageMessage>
 }
 
+export interface ProtoTimestamp {
+  readonly seconds: number
+  readonly nanos: number
+}
+
 export interface ContentInfo {
   readonly digest: string
   readonly size: number
+  /** Null when the runtime left it out. */
+  readonly created_at: ProtoTimestamp | null
   readonly labels: Readonly<Record<string, string>>
 }
 
@@ -123,6 +130,7 @@ export interface ListStatusesResponse {
 
 export interface LeaseMessage {
   readonly id: string
+  readonly labels: Readonly<Record<string, string>>
 }
 
 export interface ListLeasesResponse {

@@ -57,6 +57,25 @@ export const bytesDone = (
 ): number =>
   blobs.reduce((sum, blob) => sum + (committed.has(blob.digest) ? blob.size : Math.min(blob.size, ingestOffsets.get(blob.digest) ?? 0)), 0)
 
+/**
+ * Whether the pull waits on bytes of `blobs`: one of them not committed has an ingest written short
+ * of its size. A blob without an ingest is not waited on: containerd has not started it (it fetches
+ * a few at a time, and each opens its ingest before asking the registry) or skips it (the layer's
+ * snapshot is already there); unpacking, after the last byte, has none.
+ */
+export const awaitingBlobBytes = (
+  blobs: ReadonlyArray<BlobRef>,
+  committed: ReadonlySet<string>,
+  ingestOffsets: ReadonlyMap<string, number>
+): boolean => blobs.some((blob) => !committed.has(blob.digest) && (ingestOffsets.get(blob.digest) ?? blob.size) < blob.size)
+
+/**
+ * Of the manifests of our repository in a pull's lease, the one containerd wrote last: the tag's
+ * current one, should it have moved between two attempts made under the same lease.
+ */
+export const newestManifest = <M extends { readonly createdAt: number }>(manifests: ReadonlyArray<M>): M | undefined =>
+  manifests.reduce<M | undefined>((newest, m) => (newest === undefined || m.createdAt > newest.createdAt ? m : newest), undefined)
+
 export const totalBytes = (blobs: ReadonlyArray<BlobRef>): number => blobs.reduce((sum, blob) => sum + blob.size, 0)
 
 /**

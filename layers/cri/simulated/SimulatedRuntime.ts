@@ -20,7 +20,9 @@
  *
  * Progress, when the request asks for it: 0 of unknown at the start, 0 of the image's size once
  * the "manifest" is in, then `progressSteps` even steps through the latency, and 100 on success
- * only. A failing pull stops reporting where it failed.
+ * only. A failing pull stops reporting where it failed. From the "manifest" to the end the pull
+ * says it awaits bytes (`awaitingBytes`); a stalled pull (`stall`, `stalls`) stops getting them
+ * part way and waits, as on a registry that holds the connection open and sends nothing.
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
@@ -53,7 +55,8 @@ import {
   type SimulatedDisk,
   type SimulatedImage,
   type SimulatedRuntimeConfig,
-  simulatedImageFsMountpoint
+  simulatedImageFsMountpoint,
+  type StallRule
 } from "./config.ts"
 import { defaultRecordLimits, RecordLog } from "./records.ts"
 import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
@@ -83,6 +86,12 @@ export interface SimulatedRuntimeHandle {
   readonly setLatency: (image: string, latency: Duration.Input) => Effect.Effect<void>
   /** Pulls of this image never finish: they end in DeadlineExceeded at the request's timeout. */
   readonly hang: (image: string) => Effect.Effect<void>
+  /**
+   * Pulls of this image stop getting bytes at `atPercent` (default 50) of their transfer, `times`
+   * pulls (default 1): the progress stops there, still awaiting bytes, until the request's
+   * deadline (DeadlineExceeded) or until cancelled. Rules queue up.
+   */
+  readonly stall: (image: string, rule?: StallRule) => Effect.Effect<void>
   /**
    * The registry refuses pulls of this repository (any tag or digest) with Unauthorized unless
    * `accept` approves the request's credentials.
@@ -114,6 +123,15 @@ interface ScriptedFailure {
   readonly rule: FailureRule
   remaining: number
 }
+
+interface ScriptedStall {
+  readonly image: ImageReference
+  readonly atPercent: number
+  remaining: number
+}
+
+/** Where a stall stops the transfer unless told otherwise. */
+const defaultStallPercent = 50
 
 const defaultVersion: RuntimeVersion = {
   runtimeName: "simulated",
@@ -181,6 +199,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
     const served = new Map<string, Served>()
     const node = new Map<string, NodeImage>()
     const failures: Array<ScriptedFailure> = []
+    const stalls: Array<ScriptedStall> = []
     const latencies: Array<{ readonly image: ImageReference; readonly latency: Duration.Duration }> = []
     const authRules: Array<{ readonly repository: string; readonly accept: (auth: RegistryAuth | undefined) => boolean }> = []
     const pulls = new RecordLog<PullRecord>(config.recordLimits ?? defaultRecordLimits)
@@ -311,6 +330,22 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       return scripted.rule
     }
 
+    /** Pulls of each reference stalled so far by `config.stalls`. */
+    const stalledPulls = new Map<string, number>()
+    /** Where this pull stalls (a percentage of its transfer), if it does: a scripted stall first, then `config.stalls`. */
+    const takeStall = (ref: ImageReference): number | undefined => {
+      const scripted = stalls.find((s) => s.remaining > 0 && sameImage(s.image, ref))
+      if (scripted !== undefined) {
+        scripted.remaining -= 1
+        return scripted.atPercent
+      }
+      const key = formatImageReference(ref)
+      const done = stalledPulls.get(key) ?? 0
+      if (done >= (config.stalls?.(ref) ?? 0)) return undefined
+      stalledPulls.set(key, done + 1)
+      return defaultStallPercent
+    }
+
     /** Waits `delay` then runs `then`, unless the request's deadline comes first. */
     const within = <A>(
       image: string,
@@ -328,7 +363,12 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
      * The download: progress steps while the latency runs, cut short by the request's deadline,
      * then the image is stored and 100 reported.
      */
-    const transfer = (request: PullRequest, ref: ImageReference, target: Served): Effect.Effect<string, CriError> => {
+    const transfer = (
+      request: PullRequest,
+      ref: ImageReference,
+      target: Served,
+      stallAt: number | undefined
+    ): Effect.Effect<string, CriError> => {
       const report = (progress: PullProgress) => request.onProgress?.(progress) ?? Effect.void
       const { image, timeout } = request
       const latency = latencyOf(image, ref, target.size)
@@ -343,24 +383,30 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
           )
         }
         store(target.id, target.size, ref, target.digest)
-        return Effect.as(report({ bytesDone: bytesTotal, bytesTotal, percent: 100 }), target.id)
+        return Effect.as(report({ bytesDone: bytesTotal, bytesTotal, percent: 100, awaitingBytes: false }), target.id)
       })
       return Effect.gen(function* () {
         yield* report({ bytesDone: 0, bytesTotal: 0, percent: 0 })
-        if (steps === 0 || !Duration.isFinite(latency)) return yield* within(image, timeout, latency, done)
-        yield* report({ bytesDone: 0, bytesTotal, percent: 0 })
+        const rest = stallAt === undefined ? latency : Duration.infinity
+        if (steps === 0 || !Duration.isFinite(latency)) return yield* within(image, timeout, rest, done)
+        yield* report({ bytesDone: 0, bytesTotal, percent: 0, awaitingBytes: true })
         const total = Duration.toMillis(latency)
         const deadline = Duration.toMillis(timeout)
         let elapsed = 0
         for (let k = 1; k < steps; k++) {
           const at = Math.floor((total * k) / steps)
-          if (at > deadline) break
+          if (at > deadline || (stallAt !== undefined && 100 * k > stallAt * steps)) break
           yield* Effect.sleep(Duration.millis(at - elapsed))
           elapsed = at
-          yield* report({ bytesDone: Math.floor((bytesTotal * k) / steps), bytesTotal, percent: Math.floor((100 * k) / steps) })
+          yield* report({
+            bytesDone: Math.floor((bytesTotal * k) / steps),
+            bytesTotal,
+            percent: Math.floor((100 * k) / steps),
+            awaitingBytes: true
+          })
         }
         const timeLeft = Duration.isFinite(timeout) ? Duration.millis(deadline - elapsed) : timeout
-        return yield* within(image, timeLeft, Duration.millis(total - elapsed), done)
+        return yield* within(image, timeLeft, stallAt === undefined ? Duration.millis(total - elapsed) : rest, done)
       })
     }
 
@@ -396,7 +442,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
           return Effect.fail(new ImageNotFound({ image, message: "simulated registry: manifest unknown" }))
         }
 
-        return transfer(request, ref, target)
+        return transfer(request, ref, target, takeStall(ref))
       })
 
     const pullImage = (request: PullRequest): Effect.Effect<string, CriError> =>
@@ -523,6 +569,15 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       hang: (image) =>
         Effect.sync(() => {
           latencies.push({ image: parseOrThrow(image), latency: Duration.infinity })
+        }),
+      stall: (image, rule = {}) =>
+        Effect.sync(() => {
+          const times = rule.times ?? 1
+          stalls.push({
+            image: parseOrThrow(image),
+            atPercent: rule.atPercent ?? defaultStallPercent,
+            remaining: times === "always" ? Infinity : times
+          })
         }),
       requireAuth: (repo, accept) =>
         Effect.sync(() => {

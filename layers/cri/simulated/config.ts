@@ -81,6 +81,11 @@ export interface SimulatedRuntimeConfig {
   readonly tagRevision?: (reference: ImageReference) => string | undefined
   /** How many pulls of a reference the registry throttles (HTTP 429) before serving it; default none. */
   readonly throttles?: (reference: ImageReference) => number
+  /**
+   * How many pulls of a reference stall halfway (the registry stops sending, the connection held)
+   * before one is served; default none. Scripted stalls (`stall`) come first.
+   */
+  readonly stalls?: (reference: ImageReference) => number
   /** References the registry serves only with credentials (a username or a token): an anonymous pull gets 401. Default none. */
   readonly refusesAnonymous?: (reference: ImageReference) => boolean
   /** Size of made-up images; default 10 MiB. */
@@ -97,6 +102,14 @@ export interface SimulatedRuntimeConfig {
 }
 
 export type FailureKind = CriError["_tag"]
+
+/** A stalled transfer: where it stops, and for how many pulls. */
+export interface StallRule {
+  /** The share of the transfer done when the bytes stop, 0 to 100; default 50. */
+  readonly atPercent?: number
+  /** How many pulls stall before pulls work again; default 1. */
+  readonly times?: number | "always"
+}
 
 export interface FailureRule {
   readonly kind: FailureKind

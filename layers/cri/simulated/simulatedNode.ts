@@ -40,6 +40,13 @@ export const simulatedPullTime = (image: string): Duration.Duration => {
 const simulatedThrottles = (ref: ImageReference): number => (ref.domain.startsWith("throttled.") ? 2 : 0)
 
 /**
+ * A registry host that stalls, to show issue 39's part 4 in `preheat dev`: the first pull of each
+ * image from a host named `stalled.<anything>` (e.g. `stalled.example/app:1`) on each node stops
+ * getting bytes halfway, until the daemon's --pull-progress-timeout fails it; the retry is served.
+ */
+const simulatedStalls = (ref: ImageReference): number => (ref.domain.startsWith("stalled.") ? 1 : 0)
+
+/**
  * A registry host that needs credentials, to try pull secrets and credential provider plugins in
  * `preheat dev` without a cloud: images from a host named `private.<anything>` (e.g.
  * `private.example/app:1`) are refused anonymously (401) and served to any credentials.
@@ -66,6 +73,7 @@ export const simulatedNodeLayer = (
     latency: bandwidthLatency(simulatedLink),
     synthesizedSize: simulatedImageSize,
     throttles: simulatedThrottles,
+    stalls: simulatedStalls,
     refusesAnonymous: simulatedRefusesAnonymous,
     progressSteps: simulatedProgressSteps,
     ...(options.disk === undefined ? {} : { disk: options.disk }),

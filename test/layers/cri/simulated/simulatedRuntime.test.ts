@@ -520,6 +520,54 @@ describe("SimulatedRuntime: progress", () => {
       assert.deepStrictEqual(seen, [[0, 0, 0]])
     })
   )
+
+  it.effect("a stalled pull awaits bytes from its size on, stops at its share, waits for its deadline, and the next pull is served", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds", registry: [{ reference: "app:1", id: idA, size: 1000 }] })
+      yield* fake.stall("app:1", { atPercent: 30 })
+      const seen: Array<readonly [number, number, number]> = []
+      const awaiting: Array<boolean | undefined> = []
+      const onProgress = (p: PullProgress) =>
+        Effect.sync(() => {
+          seen.push([p.bytesDone, p.bytesTotal, p.percent])
+          awaiting.push(p.awaitingBytes)
+        })
+      const request = pull("app:1", { timeout: Duration.minutes(1), onProgress })
+      const fiber = yield* startPull(fake.runtime, request)
+      yield* TestClock.adjust("59 seconds")
+      assert.deepStrictEqual(seen, [
+        [0, 0, 0],
+        [0, 1000, 0],
+        [100, 1000, 10],
+        [200, 1000, 20],
+        [300, 1000, 30]
+      ])
+      assert.deepStrictEqual(awaiting, [undefined, true, true, true, true])
+      assert.strictEqual((yield* fake.pulls)[0]?.outcome._tag, "InFlight")
+      yield* TestClock.adjust("1 second")
+      const result = yield* Fiber.join(fiber)
+      assert.isTrue(Result.isFailure(result) && result.failure._tag === "DeadlineExceeded")
+      const next = watched("app:1")
+      const second = yield* startPull(fake.runtime, next.request)
+      yield* TestClock.adjust("10 seconds")
+      assert.isTrue(Result.isSuccess(yield* Fiber.join(second)))
+      assert.deepStrictEqual(next.seen.at(-1), [1000, 1000, 100])
+    })
+  )
+
+  it.effect("the registry's stalls (preheat dev's stalled.* hosts) stall that many pulls of a reference halfway", () =>
+    Effect.gen(function* () {
+      const fake = yield* makeSimulatedRuntime({ latency: "10 seconds", stalls: (ref) => (ref.domain === "stalled.example" ? 1 : 0) })
+      const first = watched("stalled.example/app:1", { timeout: Duration.seconds(30) })
+      const fiber = yield* startPull(fake.runtime, first.request)
+      yield* TestClock.adjust("30 seconds")
+      assert.isTrue(Result.isFailure(yield* Fiber.join(fiber)))
+      assert.strictEqual(first.seen.at(-1)?.[2], 50)
+      const second = yield* startPull(fake.runtime, pull("stalled.example/app:1"))
+      yield* TestClock.adjust("10 seconds")
+      assert.isTrue(Result.isSuccess(yield* Fiber.join(second)))
+    })
+  )
 })
 
 describe("SimulatedRuntime: interruption", () => {
