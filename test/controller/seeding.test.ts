@@ -44,7 +44,7 @@ const decide = (j: ImagePullJob, targets: ReadonlyArray<NodeImage>, seedNodes: S
   decideImagePullJob({ job: j, task, targets, stale: [], now, propagateEdits: false, seedNodes })
 
 /** The status a decision wrote, as the next reconcile reads it. */
-const after = (j: ImagePullJob, decision: JobDecision): ImagePullJob => ({ ...j, status: decision.status })
+const withStatus = (j: ImagePullJob, decision: JobDecision): ImagePullJob => ({ ...j, status: decision.status })
 
 const started = (decision: JobDecision) => decision.writes.map((w) => w.node)
 const seededOf = (decision: JobDecision) => decision.status.conditions?.find((c) => c.type === "Seeded")
@@ -144,11 +144,11 @@ describe("a job that seeds", () => {
 
     // One seed done, the other pulling: nobody else starts.
     const targets = [node("node-00", "Succeeded"), node("node-01", "Pulling"), ...nodes(6).slice(2)]
-    const waiting = decide(after(j, first), targets, on(2))
+    const waiting = decide(withStatus(j, first), targets, on(2))
     expect(started(waiting)).toEqual([])
     expect(waiting.status.message).toBe("job is seeding, 1 of 2 seed nodes pulled, progress 16.7%")
 
-    const seeded = decide(after(j, waiting), [node("node-00", "Succeeded"), node("node-01", "Succeeded"), ...nodes(6).slice(2)], on(2))
+    const seeded = decide(withStatus(j, waiting), [node("node-00", "Succeeded"), node("node-01", "Succeeded"), ...nodes(6).slice(2)], on(2))
     expect(started(seeded)).toEqual(["node-02", "node-03", "node-04", "node-05"])
     expect(seeded.status.message).toBe("job is running, progress 33.3%")
     expect(seededOf(seeded)).toMatchObject({ status: "True", reason: "SeedsPulled" })
@@ -166,7 +166,7 @@ describe("a job that seeds", () => {
     const j = job()
     const first = decide(j, nodes(4), on(1))
     expect(started(first)).toEqual(["node-00"])
-    const replaced = decide(after(j, first), [node("node-00", "Failed"), ...nodes(4).slice(1)], on(1))
+    const replaced = decide(withStatus(j, first), [node("node-00", "Failed"), ...nodes(4).slice(1)], on(1))
     expect(started(replaced)).toEqual(["node-01"])
     expect(replaced.status.message).toBe("job is seeding, 0 of 1 seed nodes pulled, progress 25.0%")
     expect(replaced.events).toContainEqual(expect.objectContaining({ type: "Warning", reason: "NodeFailed" }))
@@ -176,7 +176,7 @@ describe("a job that seeds", () => {
     // Such a node reports Succeeded as soon as it gets the tag: the seeding ends at the next decision.
     const j = job()
     const targets = [node("node-00", "Succeeded"), ...nodes(4).slice(1)]
-    const decision = decide(after(j, decide(j, nodes(4), on(1))), targets, on(1))
+    const decision = decide(withStatus(j, decide(j, nodes(4), on(1))), targets, on(1))
     expect(started(decision)).toEqual(["node-01", "node-02", "node-03"])
     expect(seededOf(decision)).toMatchObject({ status: "True" })
   })
@@ -193,17 +193,17 @@ describe("a job that seeds", () => {
     const j = job({ parallelism: 10 })
     const first = decide(j, nodes(3), on(5))
     expect(started(first)).toEqual(["node-00", "node-01", "node-02"])
-    const done = decide(after(j, first), nodes(3, "Succeeded"), on(5))
+    const done = decide(withStatus(j, first), nodes(3, "Succeeded"), on(5))
     expect(done.status.completionTime).toBeDefined()
     expect(seededOf(done)).toMatchObject({ status: "True", message: 'every target was a seed: "app:v1" pulled on 3 nodes' })
   })
 
   it("does not seed again once past seeding: a Never job's new node, or its next daily pull, starts at once", () => {
     const j = job({ parallelism: 4, completionPolicy: { type: "Never" } })
-    const seeded = decide(after(j, decide(j, nodes(3), on(1))), [node("node-00", "Succeeded"), ...nodes(3).slice(1)], on(1))
+    const seeded = decide(withStatus(j, decide(j, nodes(3), on(1))), [node("node-00", "Succeeded"), ...nodes(3).slice(1)], on(1))
     expect(seededOf(seeded)?.status).toBe("True")
     // Later every tag expired (the daily pull again) and a node joined: all start within parallelism.
-    const later = decide(after(j, seeded), nodes(4), on(1))
+    const later = decide(withStatus(j, seeded), nodes(4), on(1))
     expect(started(later)).toEqual(["node-00", "node-01", "node-02", "node-03"])
     expect(later.status.message).toBe("job is running, progress 0.0%")
   })
@@ -211,8 +211,8 @@ describe("a job that seeds", () => {
   it("seeds again when an Always-policy job starts over on a new generation", () => {
     const spec = { imagePullPolicy: "Always", parallelism: 4 }
     const j = job(spec)
-    const done = decide(after(j, decide(j, nodes(3), on(1))), [node("node-00", "Succeeded"), ...nodes(3).slice(1)], on(1))
-    const edited = { ...after(j, done), metadata: { ...j.metadata, generation: 2 } }
+    const done = decide(withStatus(j, decide(j, nodes(3), on(1))), [node("node-00", "Succeeded"), ...nodes(3).slice(1)], on(1))
+    const edited = { ...withStatus(j, done), metadata: { ...j.metadata, generation: 2 } }
     const repull = decideImagePullJob({
       job: edited,
       task: { ...task, imagePullPolicy: "Always" },
@@ -232,7 +232,7 @@ describe("a job that seeds", () => {
   it("lets the deadline win: a job past it while seeding ends, and says it never got past seeding", () => {
     const j = job({ completionPolicy: { type: "Always", activeDeadlineSeconds: 60 }, pullPolicy: { timeoutSeconds: 30, backoffLimit: 3 } })
     const first = decide(j, nodes(3), on(1))
-    const late = decide(after(j, first), [node("node-00", "Pulling"), ...nodes(3).slice(1)], on(1), t0 + 61_000)
+    const late = decide(withStatus(j, first), [node("node-00", "Pulling"), ...nodes(3).slice(1)], on(1), t0 + 61_000)
     expect(late.status.message).toBe("job exceeds activeDeadlineSeconds")
     expect(started(late)).toEqual([])
     expect(seededOf(late)).toMatchObject({ status: "False", reason: "NotSeeded" })
