@@ -82,10 +82,12 @@ describe("preheat dev --p2p: seed-first fan-out", () => {
       const nodes = await Promise.all(
         ["node-1", "node-2", "node-3"].map(async (node) => {
           const object = JSON.parse(await kubectl(["get", "nodeimage", node, "-o", "json"]))
-          const tag = (object.spec?.images?.["registry.example.com/size-300mi"]?.tags as ReadonlyArray<Tag>).find((t) => t.tag === "seeded")
-          const reported = (object.status?.imageStatuses?.["registry.example.com/size-300mi"]?.tags as ReadonlyArray<TagStatus>).find(
+          const tag = ((object.spec?.images?.["registry.example.com/size-300mi"]?.tags ?? []) as ReadonlyArray<Tag>).find(
             (t) => t.tag === "seeded"
           )
+          const reported = (
+            (object.status?.imageStatuses?.["registry.example.com/size-300mi"]?.tags ?? []) as ReadonlyArray<TagStatus>
+          ).find((t) => t.tag === "seeded")
           return { node, createdAt: Date.parse(tag?.createdAt ?? ""), completedAt: Date.parse(reported?.completionTime ?? "") }
         })
       )
