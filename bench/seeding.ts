@@ -73,6 +73,7 @@ interface Served {
   readonly registryBytes: number
   readonly peerBytes: number
   readonly pulls: number
+  readonly ended: number
   readonly firstStart?: number
   readonly lastEnd?: number
 }
@@ -105,7 +106,8 @@ const runJob = async (server: string, name: string, seeds: string | undefined) =
     async () => {
       const data = (await call(server, "GET", "/api/v1/namespaces/default/configmaps/simulated-registry-served")).data
       const found = (JSON.parse(data?.images ?? "[]") as ReadonlyArray<Served>).find((s) => s.image === image)
-      return found !== undefined && found.pulls === status.succeeded + status.failed && found.lastEnd !== undefined ? found : undefined
+      const pulls = status.succeeded + status.failed
+      return found !== undefined && found.pulls === pulls && found.ended === pulls ? found : undefined
     },
     60_000,
     250

@@ -22,6 +22,8 @@ export interface ImageServed {
   readonly peerBytes: number
   /** Pulls that fetched something (a pull of an image the node holds whole fetches nothing). */
   readonly pulls: number
+  /** Those of them that ended (any outcome): as many as `pulls` once none is under way. */
+  readonly ended: number
   /** Clock millis of the first pull's start and the last pull's end: the image's makespan in simulated time. */
   readonly firstStart: number | undefined
   readonly lastEnd: number | undefined
@@ -44,6 +46,7 @@ interface Counts {
   registryBytes: number
   peerBytes: number
   pulls: number
+  ended: number
   firstStart: number | undefined
   lastEnd: number | undefined
 }
@@ -104,7 +107,7 @@ export class PeerMirror {
   private countsOf(image: string): Counts {
     let counts = this.served.get(image)
     if (counts === undefined) {
-      counts = { registryBytes: 0, peerBytes: 0, pulls: 0, firstStart: undefined, lastEnd: undefined }
+      counts = { registryBytes: 0, peerBytes: 0, pulls: 0, ended: 0, firstStart: undefined, lastEnd: undefined }
       this.served.set(image, counts)
     }
     return counts
@@ -121,6 +124,7 @@ export class PeerMirror {
   /** A pull of `image` that fetched something ended (any outcome) at `at`. */
   pullEnded(image: string, at: number): void {
     const counts = this.countsOf(image)
+    counts.ended++
     counts.lastEnd = Math.max(counts.lastEnd ?? at, at)
     this.revision++
   }

@@ -33,7 +33,7 @@ describe("the dev cluster's registry counts", () => {
       expect(data["registryBytes"]).toBe(String(gib))
       expect(data["peerBytes"]).toBe(String(gib))
       expect(JSON.parse(data["images"] ?? "[]")).toEqual([
-        { image, registryBytes: gib, peerBytes: gib, pulls: 2, firstStart: 0, lastEnd: 26_400 }
+        { image, registryBytes: gib, peerBytes: gib, pulls: 2, ended: 2, firstStart: 0, lastEnd: 26_400 }
       ])
       expect(lines).toEqual([])
       yield* TestClock.adjust("4 seconds")
@@ -43,7 +43,7 @@ describe("the dev cluster's registry counts", () => {
       // Nothing new: no new line, however long.
       yield* TestClock.adjust("1 minute")
       expect(lines).toHaveLength(1)
-      expect(servedLine({ image, registryBytes: 0, peerBytes: 0, pulls: 0, firstStart: undefined, lastEnd: undefined })).toBe(
+      expect(servedLine({ image, registryBytes: 0, peerBytes: 0, pulls: 0, ended: 0, firstStart: undefined, lastEnd: undefined })).toBe(
         "simulated registry: bench.example/size-1gi:a: 0.00 GiB from the registry, 0.00 GiB from peers, 0 pulls"
       )
     }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layer)))
