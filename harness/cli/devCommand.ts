@@ -24,7 +24,8 @@ const flags = {
       "Peer-to-peer mode: the nodes share a registry mirror, as Spegel does: each layer comes from a node that holds it " +
         "whole, at the peers' speed (250 MB/s), else from the registry (50 MB/s); the registry's bytes are counted " +
         "(ConfigMap simulated-registry-served, and a line per image)."
-    )
+    ),
+    Flag.withDefault(false)
   ),
   nodeDisk: bytesFlag(
     "node-disk",

@@ -15,7 +15,7 @@ export const servedConfigMap = { namespace: "default", name: "simulated-registry
 const quietMs = 3000
 
 /** The ConfigMap's data: byte counts as decimal strings, the images as JSON (ImageServed, times in ms since the epoch). */
-export const servedData = (totals: MirrorTotals): Readonly<Record<string, string>> => ({
+const servedData = (totals: MirrorTotals): Readonly<Record<string, string>> => ({
   registryBytes: String(totals.registryBytes),
   peerBytes: String(totals.peerBytes),
   images: JSON.stringify(totals.images)
