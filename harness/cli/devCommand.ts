@@ -27,6 +27,14 @@ const flags = {
   pullProgressTimeout: pullProgressTimeoutFlag,
   credentialProviderConfig: credentialProviderConfigFlag,
   credentialProviderBinDir: credentialProviderBinDirFlag,
+  p2p: Flag.Boolean("p2p").pipe(
+    Flag.withDescription(
+      "Peer-to-peer mode: the nodes share a registry mirror, as Spegel does: each layer comes from a node that holds it " +
+        "whole, at the peers' speed (250 MB/s), else from the registry (50 MB/s); the registry's bytes are counted " +
+        "(ConfigMap simulated-registry-served, and a line per image)."
+    ),
+    Flag.withDefault(false)
+  ),
   nodeDisk: bytesFlag(
     "node-disk",
     "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",

@@ -27,6 +27,7 @@ export const runDev = (flags: DevFlags) =>
       host: flags.host,
       port: flags.port,
       kubeconfigOut: flags.kubeconfigOut,
+      p2p: flags.p2p,
       node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
       node: {
         minFreeDisk: flags.minFreeDisk,
@@ -35,7 +36,7 @@ export const runDev = (flags: DevFlags) =>
         ...(credentialProviders === undefined ? {} : { credentialProviders })
       }
     })
-    yield* announce(cluster, flags.nodes)
+    yield* announce(cluster, flags.nodes, flags.p2p)
     return yield* Effect.never
   }).pipe(
     Effect.scoped,

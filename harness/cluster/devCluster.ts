@@ -17,6 +17,8 @@ import { devNode, readyStatus } from "./devNodes.ts"
 import { simulateNodes } from "./nodeSimulator.ts"
 import type { NodeRuntime, SimulatedNodeOptions } from "./nodeSimulator.ts"
 import { startWorkloads } from "./workloadStandIns/workloads.ts"
+import { publishServed } from "./devMirror.ts"
+import { makeSimulatedPeerMirror } from "../../layers/cri/simulated/simulatedNode.ts"
 
 export interface DevOptions {
   readonly nodes: number
@@ -27,6 +29,8 @@ export interface DevOptions {
   readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> | undefined
   /** Every node's daemon's --min-free-disk, and the simulated nodes' disk. */
   readonly node: SimulatedNodeOptions
+  /** Peer-to-peer mode: the simulated nodes pull through one mirror (layers/cri/simulated/peerMirror.ts). */
+  readonly p2p?: boolean
 }
 
 export interface DevCluster {
@@ -61,8 +65,10 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
       // node-1's real runtime is built first, so a wrong --runtime-socket fails the start.
       const prebuilt = new Map<string, NodeRuntime>()
       if (options.node1Runtime !== undefined && options.nodes > 0) prebuilt.set("node-1", yield* Layer.build(options.node1Runtime))
+      const mirror = options.p2p === true ? makeSimulatedPeerMirror() : undefined
+      if (mirror !== undefined) yield* publishServed(mirror)
       // Every Node, these and any applied later with kubectl, is a simulated node with its daemon.
-      const { runtimes } = yield* simulateNodes(prebuilt, options.node)
+      const { runtimes } = yield* simulateNodes(prebuilt, mirror === undefined ? options.node : { ...options.node, peerMirror: mirror })
       // Workloads run too: their pods' kubelets pull through the same runtimes as the daemons.
       yield* startWorkloads(runtimes)
       yield* controller.synced
@@ -71,8 +77,8 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
   })
 
 /** What to type next, printed once the cluster is up. */
-const nextSteps = (cluster: DevCluster, nodes: number): string => `
-preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})
+const nextSteps = (cluster: DevCluster, nodes: number, p2p: boolean): string => `
+preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})${p2p ? ", pulling through a peer-to-peer mirror" : ""}
 
   export KUBECONFIG=${cluster.kubeconfig}
   kubectl get nodes --show-labels
@@ -83,9 +89,13 @@ preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (no
   kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
   kubectl rollout status deploy/web && kubectl get pods -o wide
   kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
-  kubectl create configmap simulated-registry --from-literal=push-1=nginx:latest   # move a tag in the simulated registry
+  kubectl create configmap simulated-registry --from-literal=push-1=nginx:latest   # move a tag in the simulated registry${
+    p2p
+      ? "\n  kubectl get configmap simulated-registry-served -o jsonpath='{.data}'             # what the registry and the peers served"
+      : ""
+  }
 
 Ctrl-C stops everything.
 `
 
-export const announce = (cluster: DevCluster, nodes: number) => Console.log(nextSteps(cluster, nodes))
+export const announce = (cluster: DevCluster, nodes: number, p2p = false) => Console.log(nextSteps(cluster, nodes, p2p))

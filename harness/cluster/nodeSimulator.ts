@@ -22,6 +22,7 @@ import type { Metrics } from "../../src/ops/metrics.ts"
 import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
+import type { PeerMirror } from "../../layers/cri/simulated/peerMirror.ts"
 import { followTagMoves } from "./devRegistry.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
@@ -39,6 +40,8 @@ export interface SimulatedNodeOptions {
   readonly pullProgressTimeout?: Duration.Input
   readonly disk?: SimulatedDisk
   readonly credentialProviders?: Layer.Layer<CredentialProviders, unknown, Metrics>
+  /** `preheat dev --p2p`: the mirror every simulated node pulls through (a real runtime of node-1 does not). */
+  readonly peerMirror?: PeerMirror
 }
 
 export interface SimulatedNodes {
@@ -73,7 +76,11 @@ export const simulateNodes = Effect.fnUntraced(function* (
       let runtime = unused.get(name)
       unused.delete(name)
       runtime ??= yield* Layer.buildWithScope(
-        simulatedNodeLayer({ tagRevision, ...(nodeOptions.disk === undefined ? {} : { disk: nodeOptions.disk }) }),
+        simulatedNodeLayer({
+          tagRevision,
+          ...(nodeOptions.disk === undefined ? {} : { disk: nodeOptions.disk }),
+          ...(nodeOptions.peerMirror === undefined ? {} : { peers: { mirror: nodeOptions.peerMirror, node: name } })
+        }),
         scope
       )
       const providers =

@@ -18,6 +18,8 @@ export type ImagePullJobSpec = typeof ImagePullJobSpec.Type
 
 /** The condition of a job whose nodes resolved its image to more than one digest (the controller's, read by `preheat status`). */
 export const digestMismatch = "DigestMismatch"
+/** The condition of a job that seeds (the controller's seed-first fan-out, read by `preheat status`): True once its seed nodes pulled. */
+export const seeded = "Seeded"
 /** The condition of a job whose image needs credentials while nodes' kubelets let any pod start it without them (KEP-2535). */
 export const preloadedImageUnverified = "PreloadedImageUnverified"
 /** The condition of a job whose nodes' kubelets make a pod starting its image check its credentials with the registry first. */

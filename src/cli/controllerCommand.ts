@@ -13,6 +13,7 @@ import { controllerRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { logFormatFlag, loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
+import { parseSeedCount, seedCountGrammar, seedNodesAnnotation } from "../controller/imagePullJob/seedNodes.ts"
 
 class InvalidWarmTimeout extends Data.TaggedError("InvalidWarmTimeout")<{ readonly value: string }> {
   override get message() {
@@ -23,6 +24,12 @@ class InvalidWarmTimeout extends Data.TaggedError("InvalidWarmTimeout")<{ readon
 class InvalidWarmTaintKey extends Data.TaggedError("InvalidWarmTaintKey")<{ readonly value: string; readonly problems: string }> {
   override get message() {
     return `invalid argument "${this.value}" for "--warm-taint-key" flag: a taint key is a qualified name: ${this.problems}`
+  }
+}
+
+class InvalidSeedNodes extends Data.TaggedError("InvalidSeedNodes")<{ readonly value: string }> {
+  override get message() {
+    return `invalid argument "${this.value}" for "--seed-nodes" flag: ${seedCountGrammar}`
   }
 }
 
@@ -66,6 +73,12 @@ export const controllerCommand = Command.make(
       "warm-timeout",
       "Longest a node is held by that taint, from its first sighting, before it is released anyway (a duration) (default 10m)."
     ).pipe(Flag.withDefault("10m")),
+    seedNodes: text(
+      "seed-nodes",
+      "Seed nodes of every job without the annotation " +
+        `${seedNodesAnnotation}: a count or a percentage of its nodes that pull first, the others once they succeeded ` +
+        "(for peer-to-peer mirrors such as Spegel) (default: none)."
+    ).pipe(Flag.optional),
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -80,6 +93,9 @@ export const controllerCommand = Command.make(
       }
       const warmTimeoutMs = parseGoDuration(flags.warmTimeout)
       if (warmTimeoutMs === undefined || warmTimeoutMs <= 0) return yield* Effect.fail(new InvalidWarmTimeout({ value: flags.warmTimeout }))
+      const seedValue = Option.getOrUndefined(flags.seedNodes)
+      const seedNodes = seedValue === undefined ? undefined : parseSeedCount(seedValue)
+      if (seedValue !== undefined && seedNodes === undefined) return yield* Effect.fail(new InvalidSeedNodes({ value: seedValue }))
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
       const kube = KubeLive.layerWithAccess({
         kubeconfig: Option.getOrUndefined(flags.kubeconfig),
@@ -96,7 +112,8 @@ export const controllerCommand = Command.make(
           nodeReadyDelayMs: flags.nodeReadyDelay * 1000,
           maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
           warmTaintKey: flags.warmTaintKey,
-          warmTimeoutMs
+          warmTimeoutMs,
+          seedNodes
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

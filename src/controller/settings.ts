@@ -1,4 +1,5 @@
 import { defaultWarmTaintKey } from "../api/warmTaint.ts"
+import type { SeedCount } from "./imagePullJob/seedNodes.ts"
 
 export interface ControllerSettings {
   /** The namespace the daemons read pull-secret copies from. */
@@ -27,6 +28,8 @@ export interface ControllerSettings {
   readonly warmTaintKey: string
   /** How long a node is held by that taint at most, from its first sighting, ms. */
   readonly warmTimeoutMs: number
+  /** Seed nodes of every job without the annotation `preheat.kruise.io/seed-nodes` (imagePullJob/seedNodes.ts); undefined: none. */
+  readonly seedNodes: SeedCount | undefined
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -39,5 +42,6 @@ export const defaultSettings: ControllerSettings = {
   secretResyncMs: 5000,
   maxConcurrentPullsPerRegistry: undefined,
   warmTaintKey: defaultWarmTaintKey,
-  warmTimeoutMs: 600_000
+  warmTimeoutMs: 600_000,
+  seedNodes: undefined
 }

@@ -2,7 +2,7 @@ import { millisOf } from "../api/time.ts"
 import { Result } from "effect"
 import { decodeImageListPullJob, decodeImagePullJob, decodeNodeImage } from "../api/decode.ts"
 import type { ImageListPullJob } from "../api/imageListPullJob.ts"
-import { digestMismatch, type ImagePullJob } from "../api/imagePullJob.ts"
+import { digestMismatch, type ImagePullJob, seeded } from "../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../api/imageReference.ts"
 import { nodeVerificationPolicies, preloadedVerdict } from "../api/kubeletImageVerification.ts"
 import type { Condition } from "../api/meta.ts"
@@ -173,6 +173,16 @@ const times = (status: (Lifecycle & { readonly startTime?: string }) | undefined
   }
 }
 
+/** Where a running job that seeds stands (its Seeded condition, seedingCondition.ts), and a bad seed-nodes value. */
+const seedingOf = (status: ImagePullJob["status"], phase: JobPhase): Pick<JobView, "stage" | "seedingProblem"> => {
+  const seeding = condition(status?.conditions, seeded)
+  if (seeding?.reason === "InvalidSeedNodes") return seeding.message === undefined ? {} : { seedingProblem: seeding.message }
+  if (phase !== "running" || seeding === undefined) return {}
+  if (seeding.reason === "Seeding") return { stage: "seeding" }
+  const unfinished = (status?.desired ?? 0) - (status?.succeeded ?? 0) - (status?.failed ?? 0)
+  return seeding.status === "True" && unfinished > 0 ? { stage: "fanning out" } : {}
+}
+
 const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobView => {
   const decoded = decodeImagePullJob(object)
   if (Result.isFailure(decoded)) return invalidView("ImagePullJob", object, decoded.failure.message)
@@ -189,6 +199,7 @@ const pullJobView = (object: KubeObject, nodes: ReadonlyArray<NodeImage>): JobVi
     target: job.spec.image,
     ...(parent === undefined ? {} : { parent }),
     phase,
+    ...seedingOf(status, phase),
     message: why ?? status?.message ?? "",
     desired,
     active: status?.active ?? 0,

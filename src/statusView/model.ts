@@ -21,6 +21,13 @@ export interface JobView {
   /** The ImageListPullJob this job belongs to, if any. */
   readonly parent?: string
   readonly phase: JobPhase
+  /**
+   * Of a running job that seeds (its Seeded condition): `seeding` while its seed nodes pull, `fanning
+   * out` once they did and other nodes are still to finish.
+   */
+  readonly stage?: "seeding" | "fanning out"
+  /** The Seeded condition's message when the seed-nodes annotation has a bad value (the job pulls without seeding). */
+  readonly seedingProblem?: string
   readonly message: string
   readonly desired: number
   readonly active: number

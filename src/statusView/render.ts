@@ -107,6 +107,7 @@ const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): R
       seg(job.target === "" ? "" : `  ${job.target}`),
       seg("  "),
       seg(job.phase, phaseStyle[job.phase]),
+      seg(job.stage === undefined ? "" : `  ${job.stage}`, "cyan"),
       seg(job.parent === undefined ? "" : `  (of ${job.parent})`, "dim")
     ],
     [
@@ -118,6 +119,7 @@ const jobLines = (job: JobView, now: number, width: number, mode: RenderMode): R
     ]
   ]
   if (job.message !== "") lines.push([seg(`  ${job.message}`, job.phase === "invalid" ? "red" : "dim")])
+  if (job.seedingProblem !== undefined) lines.push([seg(`  ${job.seedingProblem}`, "yellow")])
   lines.push(...digestLines(job))
   lines.push(...preloadedLines(job))
   const shown = job.nodes.slice(0, maxNodeRows)

@@ -193,4 +193,13 @@ describe("preheat command line", () => {
       stderr: expect.stringContaining('invalid argument "0s" for "--warm-timeout" flag')
     })
   })
+
+  it("controller: a bad --seed-nodes is refused before anything starts", () => {
+    expect(preheat("controller", "--seed-nodes", "half", "--kubeconfig", "/nonexistent")).toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(
+        'invalid argument "half" for "--seed-nodes" flag: a count of nodes (0 to 999999999) or a percentage of the job\'s nodes (0% to 100%)'
+      )
+    })
+  })
 })

@@ -7,7 +7,7 @@ import { maxNodeImages } from "../../src/api/nodeImage.ts"
 import type { NodeImage } from "../../src/api/nodeImage.ts"
 import { decideImagePullJob, takeWaiting } from "../../src/controller/imagePullJob/decide.ts"
 import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
-import { targetOrder } from "../../src/controller/imagePullJob/pullOrder.ts"
+import { seedFirst, targetOrder } from "../../src/controller/imagePullJob/pullOrder.ts"
 import type { PullOrder, PullTurnInput } from "../../src/controller/imagePullJob/pullOrder.ts"
 import { selectTargets } from "../../src/controller/imagePullJob/targets.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
@@ -79,15 +79,58 @@ describe("targetOrder", () => {
   })
 })
 
-describe("another pull order", () => {
-  /** Seed-first fan-out, as a test's own order: `seeds` nodes first, the rest once they succeeded. */
-  const seedsFirst = (seeds: number): PullOrder => ({
-    targets: targetOrder.targets,
-    next: (input) =>
-      targetOrder.next(
-        input.succeeded >= Math.min(seeds, input.desired) ? input : { ...input, parallelism: Math.min(input.parallelism, seeds) }
-      )
+describe("seedFirst", () => {
+  const seeded = (waiting: ReadonlyArray<NodeImage>, seeds: number, input: Partial<PullTurnInput>) =>
+    seedFirst(seeds).next({
+      image: "nginx",
+      desired: 10,
+      active: 0,
+      succeeded: 0,
+      parallelism: 4,
+      waiting: (limit, fits) => takeWaiting(waiting, limit, fits),
+      registry: undefined,
+      retries: [],
+      ...input
+    })
+
+  it("starts only the seeds until they succeeded, then the rest within parallelism", () => {
+    expect(names(seeded(nodes(10), 2, {}).start)).toEqual(["node-0", "node-1"])
+    // The seeds pulling: nobody else starts.
+    expect(names(seeded(nodes(8), 2, { active: 2 }).start)).toEqual([])
+    // One seed done, one pulling: still none.
+    expect(names(seeded(nodes(8), 2, { active: 1, succeeded: 1 }).start)).toEqual([])
+    // Both done: the target order's turn, within parallelism.
+    expect(names(seeded(nodes(8), 2, { succeeded: 2 }).start)).toEqual(["node-0", "node-1", "node-2", "node-3"])
   })
+
+  it("replaces a failed seed by the next target (its place is free again)", () => {
+    // Seed node-0 failed: not active, not succeeded, no longer waiting; the next target takes its place.
+    expect(names(seeded(nodes(8).slice(1), 1, {}).start)).toEqual(["node-1"])
+    expect(names(seeded(nodes(8).slice(2), 2, { active: 1 }).start)).toEqual(["node-2"])
+  })
+
+  it("starts the seeds within parallelism when it is smaller, and within the registry's room", () => {
+    expect(names(seeded(nodes(10), 5, { parallelism: 2 }).start)).toEqual(["node-0", "node-1"])
+    expect(names(seeded(nodes(10), 5, { parallelism: 2, active: 2 }).start)).toEqual([])
+    const limited = seeded(nodes(10), 3, { registry: { registry: "docker.io", limit: 1, room: 1 } })
+    expect([names(limited.start), limited.heldBack]).toEqual([["node-0"], 2])
+  })
+
+  it("retries failed nodes whose credentials changed only within the seeds' room", () => {
+    const retries = [makeNodeImage("r0"), makeNodeImage("r1")]
+    expect(names(seeded([], 1, { retries }).retry)).toEqual(["r0"])
+    expect(names(seeded([], 1, { retries, active: 1 }).retry)).toEqual([])
+  })
+
+  it("orders the targets as the order it wraps", () => {
+    const all = nodes(6).reverse()
+    expect(names(seedFirst(2).targets(all, { uid: "u1", named: false }))).toEqual(
+      names(targetOrder.targets(all, { uid: "u1", named: false }))
+    )
+  })
+})
+
+describe("another pull order", () => {
   const decide = (targets: ReadonlyArray<NodeImage>, pullOrder?: PullOrder) =>
     decideImagePullJob({
       job: makeJob({ image: "nginx:1.9.1", parallelism: 4 }),
@@ -101,13 +144,15 @@ describe("another pull order", () => {
 
   it("decides who pulls when, in place of the target order", () => {
     expect(decide(nodes(5)).writes.map((w) => w.node)).toEqual(["node-0", "node-1", "node-2", "node-3"])
-    expect(decide(nodes(5), seedsFirst(1)).writes.map((w) => w.node)).toEqual(["node-0"])
-    expect(decide([succeeded("node-0"), ...nodes(5).slice(1)], seedsFirst(1)).writes.map((w) => w.node)).toEqual([
+    expect(decide(nodes(5), seedFirst(1)).writes.map((w) => w.node)).toEqual(["node-0"])
+    expect(decide([succeeded("node-0"), ...nodes(5).slice(1)], seedFirst(1)).writes.map((w) => w.node)).toEqual([
       "node-1",
       "node-2",
       "node-3",
       "node-4"
     ])
+    const oneAtATime: PullOrder = { targets: targetOrder.targets, next: (input) => targetOrder.next({ ...input, parallelism: 1 }) }
+    expect(decide(nodes(5), oneAtATime).writes.map((w) => w.node)).toEqual(["node-0"])
   })
 
   it("orders the selected targets", () => {

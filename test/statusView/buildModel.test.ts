@@ -285,3 +285,37 @@ describe("buildModel: the nodes' kubelet image verification", () => {
     expect(model.jobs[0]).not.toHaveProperty("unverified")
   })
 })
+
+describe("a job that seeds", () => {
+  const seeded = (status: "True" | "False", reason: string, message = "") => ({
+    type: "Seeded",
+    status,
+    reason,
+    message,
+    lastTransitionTime: at(0)
+  })
+  const stageOf = (status: Record<string, unknown>) => {
+    const [job] = build({ imagePullJobs: [pullJob("warm", { status })] }).jobs
+    return { stage: job?.stage, seedingProblem: job?.seedingProblem }
+  }
+
+  it("is seeding while its Seeded condition says so, fanning out once the seeds pulled and nodes are left", () => {
+    expect(stageOf({ ...running, conditions: [seeded("False", "Seeding")] })).toEqual({ stage: "seeding", seedingProblem: undefined })
+    expect(stageOf({ ...running, conditions: [seeded("True", "SeedsPulled")] })).toEqual({
+      stage: "fanning out",
+      seedingProblem: undefined
+    })
+    // Every node done (a Never job long past seeding), or finished: no stage.
+    const allDone = { ...running, active: 0, succeeded: 3, failed: 1 }
+    expect(stageOf({ ...allDone, conditions: [seeded("True", "SeedsPulled")] }).stage).toBeUndefined()
+    expect(stageOf({ ...running, completionTime: at(60), conditions: [seeded("False", "Seeding")] }).stage).toBeUndefined()
+    expect(stageOf(running).stage).toBeUndefined()
+  })
+
+  it("carries a bad seed-nodes value's message", () => {
+    expect(stageOf({ ...running, conditions: [seeded("False", "InvalidSeedNodes", "annotation ...: bad")] })).toEqual({
+      stage: undefined,
+      seedingProblem: "annotation ...: bad"
+    })
+  })
+})

@@ -49,6 +49,27 @@ describe("render, plain mode", () => {
     ])
   })
 
+  it("says which phase of seeding a job is in, and a bad seed-nodes value", () => {
+    const [job] = goldenModel.jobs
+    const seeding = { ...job!, stage: "seeding" as const, message: "job is seeding, 0 of 2 seed nodes pulled, progress 0.0%", nodes: [] }
+    const problem = { ...job!, seedingProblem: 'annotation preheat.kruise.io/seed-nodes: "x" is not a count', nodes: [] }
+    const lines = render(
+      { namespace: "default", jobs: [seeding, { ...job!, stage: "fanning out", nodes: [] }, problem] },
+      t0,
+      Number.POSITIVE_INFINITY,
+      "plain"
+    )
+    expect(lines.filter((l) => l.startsWith("ImagePullJob") || l.startsWith("  job") || l.startsWith("  annotation"))).toEqual([
+      "ImagePullJob warm-nginx  nginx:1.9.1  running  seeding",
+      "  job is seeding, 0 of 2 seed nodes pulled, progress 0.0%",
+      "ImagePullJob warm-nginx  nginx:1.9.1  running  fanning out",
+      "  job is running, progress 40.0%",
+      "ImagePullJob warm-nginx  nginx:1.9.1  running",
+      "  job is running, progress 40.0%",
+      '  annotation preheat.kruise.io/seed-nodes: "x" is not a count'
+    ])
+  })
+
   it("cuts every line to the width", () => {
     const lines = render(goldenModel, t0, 30, "plain")
     expect(Math.max(...lines.map((l) => l.length))).toBe(30)

@@ -23,6 +23,11 @@
  * only. A failing pull stops reporting where it failed. From the "manifest" to the end the pull
  * says it awaits bytes (`awaitingBytes`); a stalled pull (`stall`, `stalls`) stops getting them
  * part way and waits, as on a registry that holds the connection open and sends nothing.
+ *
+ * With a peer mirror (`peerMirror`, `preheat dev --p2p`), an image is made of layers (peerMirror.ts
+ * simulatedLayers) and a pull takes each one from the node itself, from a peer that holds it whole,
+ * or from the registry, at that link's speed, reporting the bytes once a second; the node then
+ * offers the layers it completed, until its image is removed or the node goes.
  */
 import { createHash } from "node:crypto"
 import { Clock, Context, Duration, Effect, Layer, Option, Result } from "effect"
@@ -59,6 +64,7 @@ import {
   type StallRule
 } from "./config.ts"
 import { defaultRecordLimits, RecordLog } from "./records.ts"
+import { simulatedLayers } from "./peerMirror.ts"
 import type { CallRecord, PullOutcome, PullRecord } from "./records.ts"
 
 /** The runtime with what scripts it and looks inside it (tests, fault injection). */
@@ -195,6 +201,8 @@ const criError = (kind: FailureKind, image: string, message: string | undefined)
 
 export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effect.Effect<SimulatedRuntimeHandle> =>
   Effect.sync(() => {
+    const peers = config.peerMirror
+    const layersOf = (image: { readonly id: string; readonly size: number }) => simulatedLayers(image.id, image.size, sha256)
     const defaultSize = config.defaultSize ?? 10 * mebibyte
     const served = new Map<string, Served>()
     const node = new Map<string, NodeImage>()
@@ -243,6 +251,12 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
 
     for (const image of config.registry ?? []) serve(image)
     for (const image of config.images ?? []) addImage(image)
+    if (peers !== undefined)
+      for (const image of node.values())
+        peers.mirror.hold(
+          peers.node,
+          layersOf(image).map((l) => l.digest)
+        )
 
     const find = (image: string): NodeImage | undefined => {
       if (isImageId(image)) return node.get(image.startsWith("sha256:") ? image : `sha256:${image}`)
@@ -410,6 +424,83 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
       })
     }
 
+    /**
+     * The download through the peer mirror: the manifest, then each layer from wherever the mirror
+     * says, one second's worth at a time (so progress and the registry's count move as bytes
+     * arrive, and a deadline cuts a layer short where it is), each completed layer offered to the
+     * other nodes at once.
+     */
+    const transferThroughPeers = (
+      request: PullRequest,
+      ref: ImageReference,
+      target: Served,
+      { mirror, node: self, overhead }: NonNullable<SimulatedRuntimeConfig["peerMirror"]>
+    ): Effect.Effect<string, CriError> => {
+      const report = (progress: PullProgress) => request.onProgress?.(progress) ?? Effect.void
+      const { image, timeout } = request
+      const key = servedKey(ref)
+      const deadline = Duration.toMillis(timeout)
+      const size = target.size
+      return Effect.gen(function* () {
+        const startedAt = yield* now
+        let elapsed = 0
+        const wait = (ms: number) => {
+          if (elapsed + ms > deadline)
+            return Effect.andThen(Effect.sleep(Duration.millis(deadline - elapsed)), Effect.fail(new DeadlineExceeded({ image })))
+          elapsed += ms
+          return Effect.sleep(Duration.millis(ms))
+        }
+        yield* report({ bytesDone: 0, bytesTotal: 0, percent: 0 })
+        yield* wait(Duration.toMillis(overhead))
+        yield* report({ bytesDone: 0, bytesTotal: size, percent: 0 })
+        let bytesDone = 0
+        let fetching = false
+        const held: Array<string> = []
+        const fetch = Effect.gen(function* () {
+          for (const layer of layersOf(target)) {
+            const source = mirror.sourceOf(self, layer.digest)
+            if (source === "local") {
+              bytesDone += layer.size
+              continue
+            }
+            if (!fetching) {
+              fetching = true
+              mirror.pullStarted(key, startedAt)
+            }
+            const bytesPerSecond = mirror.bytesPerSecond(source)
+            for (let left = layer.size; left > 0; ) {
+              const chunk = Math.min(left, bytesPerSecond)
+              yield* wait(Math.ceil((chunk * 1000) / bytesPerSecond))
+              mirror.count(key, source, chunk)
+              left -= chunk
+              bytesDone += chunk
+              if (left > 0) yield* report({ bytesDone, bytesTotal: size, percent: Math.min(99, Math.floor((100 * bytesDone) / size)) })
+            }
+            mirror.hold(self, [layer.digest])
+            held.push(layer.digest)
+            yield* report({ bytesDone, bytesTotal: size, percent: Math.min(99, Math.floor((100 * bytesDone) / size)) })
+          }
+          if (!node.has(target.id) && size > freeBytes()) {
+            return yield* Effect.fail(
+              new RuntimeFailure({
+                message: `failed to pull and unpack image "${image}": failed to extract layer: write ${simulatedImageFsMountpoint}: no space left on device`
+              })
+            )
+          }
+          store(target.id, size, ref, target.digest)
+          yield* report({ bytesDone: size, bytesTotal: size, percent: 100 })
+          return target.id
+        })
+        return yield* fetch.pipe(
+          // Layers of an image that never made it onto the node are not offered.
+          Effect.onError(() => Effect.sync(() => (node.has(target.id) ? undefined : mirror.drop(self, held)))),
+          Effect.ensuring(
+            Effect.suspend(() => (fetching ? Effect.flatMap(now, (at) => Effect.sync(() => mirror.pullEnded(key, at))) : Effect.void))
+          )
+        )
+      })
+    }
+
     const attempt = (request: PullRequest): Effect.Effect<string, CriError> =>
       Effect.suspend(() => {
         const { image, timeout } = request
@@ -442,7 +533,7 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
           return Effect.fail(new ImageNotFound({ image, message: "simulated registry: manifest unknown" }))
         }
 
-        return transfer(request, ref, target, takeStall(ref))
+        return peers === undefined ? transfer(request, ref, target, takeStall(ref)) : transferThroughPeers(request, ref, target, peers)
       })
 
     const pullImage = (request: PullRequest): Effect.Effect<string, CriError> =>
@@ -489,6 +580,10 @@ export const makeSimulatedRuntime = (config: SimulatedRuntimeConfig = {}): Effec
               const found = find(image)
               if (found === undefined) return
               node.delete(found.id)
+              peers?.mirror.drop(
+                peers.node,
+                layersOf(found).map((l) => l.digest)
+              )
               for (const name of recordNames(found)) labels.delete(name)
             })
           )
@@ -603,12 +698,18 @@ export class SimulatedRuntime extends Context.Service<SimulatedRuntime, Simulate
     config: SimulatedRuntimeConfig = {}
   ): Layer.Layer<CriRuntime | ImageLabels | FilesystemStats | SimulatedRuntime> =>
     Layer.effectContext(
-      Effect.map(makeSimulatedRuntime(config), (handle) =>
-        Context.make(SimulatedRuntime, handle).pipe(
-          Context.add(CriRuntime, handle.runtime),
-          Context.add(ImageLabels, handle.imageLabels),
-          Context.add(FilesystemStats, handle.filesystemStats)
-        )
+      Effect.map(
+        Effect.tap(makeSimulatedRuntime(config), () => {
+          const peers = config.peerMirror
+          // A node gone serves its layers no more.
+          return peers === undefined ? Effect.void : Effect.addFinalizer(() => Effect.sync(() => peers.mirror.leave(peers.node)))
+        }),
+        (handle) =>
+          Context.make(SimulatedRuntime, handle).pipe(
+            Context.add(CriRuntime, handle.runtime),
+            Context.add(ImageLabels, handle.imageLabels),
+            Context.add(FilesystemStats, handle.filesystemStats)
+          )
       )
     )
 }

@@ -2,6 +2,7 @@ import { Duration } from "effect"
 import type { ImageReference } from "../../../src/api/imageReference.ts"
 import type { RuntimeVersion } from "../../../src/cri/CriRuntime.ts"
 import type { CriError } from "../../../src/cri/errors.ts"
+import type { PeerMirror } from "./peerMirror.ts"
 import type { RecordLimits } from "./records.ts"
 
 // How a simulated runtime is set up: its node's images, its registry, pull times and failures.
@@ -99,6 +100,13 @@ export interface SimulatedRuntimeConfig {
   readonly disk?: SimulatedDisk
   /** How many call and pull records are kept (records.ts; default the newest 10,000 of each, about 4 MiB). */
   readonly recordLimits?: RecordLimits
+  /**
+   * Peer-to-peer mode (`preheat dev --p2p`): this node, `node`, pulls through a mirror shared with
+   * the other nodes (peerMirror.ts), layer by layer, each from the node itself, a peer or the
+   * registry at that link's speed, after `overhead` (the manifest); `latency`, `setLatency` and
+   * `progressSteps` no longer apply (progress is reported once a second and at each layer's end).
+   */
+  readonly peerMirror?: { readonly mirror: PeerMirror; readonly node: string; readonly overhead: Duration.Duration }
 }
 
 export type FailureKind = CriError["_tag"]

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto"
 import { Duration, Result } from "effect"
 import { type ImageReference, parseImageReference } from "../../../src/api/imageReference.ts"
 import { bandwidthLatency, type SimulatedDisk, type SimulatedRuntimeConfig } from "./config.ts"
+import { PeerMirror } from "./peerMirror.ts"
 import { SimulatedRuntime } from "./SimulatedRuntime.ts"
 
 /**
@@ -12,13 +13,31 @@ import { SimulatedRuntime } from "./SimulatedRuntime.ts"
  */
 export const simulatedLink = { bytesPerSecond: 50_000_000, overhead: Duration.millis(200) } as const
 
+/**
+ * A node's link to its peers in `preheat dev --p2p` (peerMirror.ts): 250 MB/s (2 Gbit/s), five
+ * times the registry's, as a cluster's own network outruns its path to a registry outside it
+ * (Spegel's benchmark ran on nodes of 12.5 Gbit/s). One peer serves any number of nodes at this
+ * speed: the model has no upload limit per node.
+ */
+export const simulatedPeerLink = { bytesPerSecond: 250_000_000 } as const
+
+/** The peer-to-peer mirror of one simulated cluster, over the registry link and the peer link above. */
+export const makeSimulatedPeerMirror = (): PeerMirror =>
+  new PeerMirror({ registryBytesPerSecond: simulatedLink.bytesPerSecond, peerBytesPerSecond: simulatedPeerLink.bytesPerSecond })
+
 const mebibyte = 1024 * 1024
 
+/** A repository named `size-<n>mi` or `size-<n>gi` (its last path part, e.g. `bench.example/size-1gi`): an image of that size. */
+const sizedRepository = /(?:^|\/)size-([1-9][0-9]{0,5})(mi|gi)$/
+
 /**
- * Every image the simulated registry is asked for exists; its size (20 to 250 MiB) comes from a
- * hash of the normalised reference, so every daemon, every run and the tests agree on it.
+ * Every image the simulated registry is asked for exists; its size comes from the repository's
+ * name when it says one (`size-1gi`: 1 GiB, for benchmarks), else (20 to 250 MiB) from a hash of
+ * the normalised reference, so every daemon, every run and the tests agree on it.
  */
 export const simulatedImageSize = (ref: ImageReference): number => {
+  const sized = sizedRepository.exec(ref.path)
+  if (sized !== null) return Number(sized[1]) * (sized[2] === "gi" ? 1024 * mebibyte : mebibyte)
   const key = `${ref.domain}/${ref.path}:${ref.tag ?? "latest"}${ref.digest === undefined ? "" : `@${ref.digest}`}`
   const hash = createHash("sha256").update(key).digest().readUInt32BE(0)
   return (20 + (hash % 231)) * mebibyte
@@ -64,10 +83,15 @@ const simulatedProgressSteps = (latency: Duration.Duration): number => Math.max(
 /**
  * One simulated node's runtime: every image exists, pulled over `simulatedLink`, onto `disk`
  * (default 1 TiB; `preheat dev --node-disk` and `preheat fleet --node-disk` make it smaller);
- * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry.
+ * `tagRevision`, shared by the nodes of one cluster, moves tags in their common registry; with
+ * `peers` (`preheat dev --p2p`), the node named `node` pulls through the cluster's peer mirror.
  */
 export const simulatedNodeLayer = (
-  options: { readonly disk?: SimulatedDisk; readonly tagRevision?: SimulatedRuntimeConfig["tagRevision"] } = {}
+  options: {
+    readonly disk?: SimulatedDisk
+    readonly tagRevision?: SimulatedRuntimeConfig["tagRevision"]
+    readonly peers?: { readonly mirror: PeerMirror; readonly node: string }
+  } = {}
 ) =>
   SimulatedRuntime.layer({
     latency: bandwidthLatency(simulatedLink),
@@ -77,5 +101,6 @@ export const simulatedNodeLayer = (
     refusesAnonymous: simulatedRefusesAnonymous,
     progressSteps: simulatedProgressSteps,
     ...(options.disk === undefined ? {} : { disk: options.disk }),
-    ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision })
+    ...(options.tagRevision === undefined ? {} : { tagRevision: options.tagRevision }),
+    ...(options.peers === undefined ? {} : { peerMirror: { ...options.peers, overhead: simulatedLink.overhead } })
   })

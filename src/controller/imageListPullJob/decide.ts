@@ -12,6 +12,7 @@ import { listDigestVerdict } from "./digestMismatches.ts"
 import { listPreloadedVerdicts } from "./listPreloaded.ts"
 import { canonical } from "../workload/template.ts"
 import { rfc3339 } from "../../api/time.ts"
+import { seedNodesAnnotation } from "../imagePullJob/seedNodes.ts"
 
 export const templateHashLabel = "imagelistpulljob.apps.kruise.io/template-hash"
 
@@ -87,6 +88,8 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
   }
   const events: Array<ObjectEvent> = []
   const missing = job.spec.images.filter((image) => !current.has(image))
+  // Each child seeds as the list job asks (read when it is created: an edit reaches children made afterwards).
+  const seedNodes = job.metadata.annotations?.[seedNodesAnnotation]
   const create = missing.map(
     (image): KubeObject => ({
       apiVersion,
@@ -95,6 +98,7 @@ export const decideImageListPullJob = (job: ImageListPullJob, children: Readonly
         name: childName(job, image, hash),
         namespace: job.metadata.namespace ?? "default",
         labels: { ...job.metadata.labels, [templateHashLabel]: hash },
+        ...(seedNodes === undefined ? {} : { annotations: { [seedNodesAnnotation]: seedNodes } }),
         ownerReferences: [
           {
             apiVersion: preferredApiVersion,

@@ -15,11 +15,13 @@ import { noPreloaded, type PreloadedSummary, PreloadedTally } from "./preloadedT
 import { pullSecretVerdict } from "./pullSecretCondition.ts"
 import type { UnusablePullSecret } from "./pullSecretCondition.ts"
 import { fullNote } from "./nodeRoom.ts"
-import { targetOrder } from "./pullOrder.ts"
+import { seedFirst, targetOrder } from "./pullOrder.ts"
 import type { PullOrder } from "./pullOrder.ts"
 import { heldBackNote } from "./registryRoom.ts"
 import type { RegistryRoom } from "./registryRoom.ts"
 import { tagPullPolicy } from "./tagPolicy.ts"
+import type { SeedNodes } from "./seedNodes.ts"
+import { seedingVerdict, unseededAtEnd } from "./seedingCondition.ts"
 import { rfc3339 } from "../../api/time.ts"
 
 /** A new image entry for one node; `entry: undefined` removes the image from the node. */
@@ -74,6 +76,8 @@ export interface JobInput {
   readonly credentialRetries?: ReadonlyArray<CredentialRetry<NodeImage>> | undefined
   /** Which targets get the tag when; absent: targetOrder (pullOrder.ts). */
   readonly pullOrder?: PullOrder | undefined
+  /** Seed-first fan-out (seedNodes.ts): the seeds pull first, within that order; absent: none. */
+  readonly seedNodes?: SeedNodes | undefined
 }
 
 /**
@@ -216,7 +220,8 @@ export const decideFromTally = ({
   task,
   unusablePullSecrets = [],
   credentialRetries = [],
-  pullOrder = targetOrder
+  pullOrder = targetOrder,
+  seedNodes = { _tag: "Off" }
 }: TallyInput): JobDecision => {
   const { spec } = job
   const previous = job.status
@@ -292,6 +297,8 @@ export const decideFromTally = ({
   const deadline = always ? spec.completionPolicy.activeDeadlineSeconds : undefined
   const deadlineAt = deadline === undefined ? undefined : Date.parse(startTime) + deadline * 1000
   const pastDeadline = deadlineAt !== undefined && deadlineAt <= now
+  const seeding = seedingVerdict({ seedNodes, previous: previous?.conditions, repull, desired, succeeded, image: quoteBounded(spec.image) })
+  const order = seeding.seeds === undefined ? pullOrder : seedFirst(seeding.seeds, pullOrder)
 
   let heldBack = 0
   let fullNodes: ReadonlyArray<string> = []
@@ -299,7 +306,7 @@ export const decideFromTally = ({
   if (!pastDeadline) {
     // A job starting over has no failed targets to retry. A retry held back by the registry is
     // woken like the other nodes held back when room frees.
-    const turn = pullOrder.next({
+    const turn = order.next({
       image: task.image,
       desired,
       active,
@@ -371,7 +378,13 @@ export const decideFromTally = ({
     })
   } else {
     const progress = percent(succeeded + failedNodes.length, desired)
-    message = parallelism === 0 ? `job is paused, progress ${progress}%` : `job is running, progress ${progress}%`
+    const state =
+      parallelism === 0
+        ? "is paused"
+        : seeding.seeds === undefined
+          ? "is running"
+          : `is seeding, ${succeeded} of ${seeding.seeds} seed nodes pulled`
+    message = `job ${state}, progress ${progress}%`
     if (heldBack > 0 && registry !== undefined) message += `, ${heldBackNote(heldBack, registry)}`
     if (fullNodes.length > 0) message += `, ${fullNote(fullNodes.length)}`
   }
@@ -390,6 +403,9 @@ export const decideFromTally = ({
   const access = preloadedVerdicts(quoteBounded(spec.image), previous?.conditions, (spec.pullSecrets ?? []).length > 0, preloaded)
   for (const condition of access.conditions) conditions = setCondition(conditions, condition, nowIso)
   events.push(...access.events)
+  const seeded = finished ? unseededAtEnd(seeding, previous?.conditions) : seeding.condition
+  if (seeded !== undefined) conditions = setCondition(conditions, seeded, nowIso)
+  if (seeding.event !== undefined) events.push(seeding.event)
   if (finished) {
     const reason = pastDeadline ? "DeadlineExceeded" : "Completed"
     conditions = setCondition(conditions, { type: "Complete", status: "True", reason, message }, nowIso)

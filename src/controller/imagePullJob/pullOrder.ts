@@ -1,6 +1,6 @@
 // Which of a job's nodes get its tag, in what order and when: the one home of that policy, so that
-// another ordering (seed-first fan-out for peer-to-peer mirrors: a few nodes from the registry
-// first, the rest from them) is one more PullOrder, and tests can hand decide.ts their own. Pure.
+// another ordering (seedFirst: a few nodes from the registry first, the rest from them once they
+// have it, for peer-to-peer mirrors) is one more PullOrder, and tests can hand decide.ts their own. Pure.
 import type { NodeImage } from "../../api/nodeImage.ts"
 import { jitterSeconds } from "../jitter.ts"
 import type { WaitingTargets } from "./decide.ts"
@@ -82,3 +82,18 @@ export const targetOrder: PullOrder = {
     }
   }
 }
+
+/**
+ * Seed-first fan-out: while fewer than `seeds` targets succeeded, `order` starts nodes only up to
+ * that many pulling or done, within parallelism (a failed seed frees its place for the next
+ * target); once they succeeded, `order` alone. For peer-to-peer mirrors (Spegel and the like),
+ * which serve only what some node holds already: started together, every node goes to the
+ * registry; started after the seeds, they fetch from them.
+ */
+export const seedFirst = (seeds: number, order: PullOrder = targetOrder): PullOrder => ({
+  targets: order.targets,
+  next: (input) =>
+    input.succeeded >= seeds
+      ? order.next(input)
+      : order.next({ ...input, parallelism: Math.min(input.parallelism, seeds - input.succeeded) })
+})

@@ -33,6 +33,7 @@ import { registryThrottledReason } from "../../api/registryThrottle.ts"
 import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
+import { seedNodesOf } from "./seedNodes.ts"
 
 /** What the ImagePullJob reconciler reads: its stores, its settings, its queue, its books and the source secrets. */
 interface JobReconcileContext {
@@ -40,7 +41,7 @@ interface JobReconcileContext {
   readonly nodeImages: ControllerStores["nodeImages"]
   readonly pods: ControllerStores["pods"]
   readonly secretCopies: ControllerStores["secretCopies"]
-  readonly settings: Pick<ControllerSettings, "secretNamespace" | "statusIntervalMs">
+  readonly settings: Pick<ControllerSettings, "secretNamespace" | "statusIntervalMs" | "seedNodes">
   readonly queue: WorkQueue
   readonly books: ImagePullJobBooks
   readonly sourceSecrets: SourceSecretBook
@@ -353,7 +354,8 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       propagateEdits,
       registry: room,
       unusablePullSecrets: secrets.success.unusable,
-      credentialRetries: credentialRetries(ctx, key, task, tally.failed)
+      credentialRetries: credentialRetries(ctx, key, task, tally.failed),
+      seedNodes: seedNodesOf(raw.metadata.annotations, ctx.settings.seedNodes)
     })
     const finished = decision.deleteJob || decision.status.completionTime !== undefined
     const waiters = ctx.books.registries.settle(key, registry, finished ? 0 : (decision.status.active ?? 0), decision.heldBack)
