@@ -2,7 +2,13 @@ import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { bytesFlag, credentialProviderBinDirFlag, credentialProviderConfigFlag, minFreeDiskFlag } from "../../src/cli/flags.ts"
+import {
+  bytesFlag,
+  credentialProviderBinDirFlag,
+  credentialProviderConfigFlag,
+  eraserExclusionNamespaceFlag,
+  minFreeDiskFlag
+} from "../../src/cli/flags.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
@@ -23,7 +29,9 @@ const flags = {
     "node-disk",
     "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
     "1Ti"
-  )
+  ),
+  // The controller's; dev creates the namespace, as installing eraser would.
+  eraserExclusionNamespace: eraserExclusionNamespaceFlag
 }
 
 export type DevFlags = Command.Command.Config.Infer<typeof flags>

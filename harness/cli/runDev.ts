@@ -27,6 +27,7 @@ export const runDev = (flags: DevFlags) =>
       host: flags.host,
       port: flags.port,
       kubeconfigOut: flags.kubeconfigOut,
+      eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace),
       node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
       node: {
         minFreeDisk: flags.minFreeDisk,

@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { integer, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -66,6 +66,7 @@ export const controllerCommand = Command.make(
       "warm-timeout",
       "Longest a node is held by that taint, from its first sighting, before it is released anyway (a duration) (default 10m)."
     ).pipe(Flag.withDefault("10m")),
+    eraserExclusionNamespace: eraserExclusionNamespaceFlag,
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -96,7 +97,8 @@ export const controllerCommand = Command.make(
           nodeReadyDelayMs: flags.nodeReadyDelay * 1000,
           maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
           warmTaintKey: flags.warmTaintKey,
-          warmTimeoutMs
+          warmTimeoutMs,
+          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace)
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

@@ -1,6 +1,7 @@
 import { Option, Result } from "effect"
 import { Flag } from "effect/cli"
 import { defaultMinFreeDisk, parseBytes, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
+import { validateDns1123Label } from "../api/objectNames.ts"
 
 /** A string flag with its help text. */
 export const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
@@ -20,6 +21,20 @@ export const minFreeDiskFlag = Flag.String("min-free-disk").pipe(
     (value) => Result.getSuccess(parseMinFreeDisk(value)),
     (value) => Result.match(parseMinFreeDisk(value), { onFailure: (problem) => problem, onSuccess: () => "" })
   )
+)
+
+/** `--eraser-exclusion-namespace` (controller, dev): a namespace name, checked as it is parsed. */
+export const eraserExclusionNamespaceFlag = Flag.String("eraser-exclusion-namespace").pipe(
+  Flag.withDescription(
+    "Namespace eraser (eraser-dev/eraser) reads its exclusion lists from, its own (eraser-system): the controller keeps the " +
+      "ConfigMap preheat-excluded-images there, labelled eraser.sh/exclude.list=true, listing the images Never jobs keep warm, " +
+      "so that eraser does not remove them (default: none kept; RBAC: deploy/components/eraser)."
+  ),
+  Flag.filterMap(
+    (value) => (validateDns1123Label(value).length === 0 ? Option.some(value) : Option.none()),
+    (value) => `a namespace name is a DNS-1123 label: ${validateDns1123Label(value).join("; ")}`
+  ),
+  Flag.optional
 )
 
 /** A size in bytes written as a Kubernetes quantity (100Gi, 500M), whose help text names its default. */

@@ -27,6 +27,11 @@ export interface ControllerSettings {
   readonly warmTaintKey: string
   /** How long a node is held by that taint at most, from its first sighting, ms. */
   readonly warmTimeoutMs: number
+  /**
+   * The namespace eraser reads its exclusion lists from (eraser-system): the controller keeps one
+   * there listing the images Never jobs keep warm (eraserExclusion/); undefined: none.
+   */
+  readonly eraserExclusionNamespace: string | undefined
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -39,5 +44,6 @@ export const defaultSettings: ControllerSettings = {
   secretResyncMs: 5000,
   maxConcurrentPullsPerRegistry: undefined,
   warmTaintKey: defaultWarmTaintKey,
-  warmTimeoutMs: 600_000
+  warmTimeoutMs: 600_000,
+  eraserExclusionNamespace: undefined
 }
