@@ -7,7 +7,8 @@ import {
   credentialProviderBinDirFlag,
   credentialProviderConfigFlag,
   eraserExclusionNamespaceFlag,
-  minFreeDiskFlag
+  minFreeDiskFlag,
+  nodeStatusMaxImagesFlag
 } from "../../src/cli/flags.ts"
 
 const flags = {
@@ -31,7 +32,9 @@ const flags = {
     "1Ti"
   ),
   // The controller's; dev creates the namespace, as installing eraser would.
-  eraserExclusionNamespace: eraserExclusionNamespaceFlag
+  eraserExclusionNamespace: eraserExclusionNamespaceFlag,
+  // The simulated kubelets' cap on the images they list in their nodes' status, and the controller's.
+  nodeStatusMaxImages: nodeStatusMaxImagesFlag
 }
 
 export type DevFlags = Command.Command.Config.Infer<typeof flags>

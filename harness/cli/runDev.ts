@@ -32,6 +32,7 @@ export const runDev = (flags: DevFlags) =>
       node: {
         minFreeDisk: flags.minFreeDisk,
         disk: { capacity: flags.nodeDisk },
+        nodeStatusMaxImages: flags.nodeStatusMaxImages,
         ...(credentialProviders === undefined ? {} : { credentialProviders })
       }
     })

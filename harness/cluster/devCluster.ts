@@ -18,6 +18,9 @@ import { simulateNodes } from "./nodeSimulator.ts"
 import type { NodeRuntime, SimulatedNodeOptions } from "./nodeSimulator.ts"
 import { startWorkloads } from "./workloadStandIns/workloads.ts"
 
+/** How long after a pull dev's controller expects a node to list the image: two of its simulated kubelets' status periods. */
+const devUnreportedGraceMs = 20_000
+
 export interface DevOptions {
   readonly nodes: number
   readonly host: string
@@ -60,7 +63,13 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
         const node = yield* api.create(resources.node, devNode(i))
         yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
       }
-      const controller = yield* makeController({ ...defaultSettings, eraserExclusionNamespace: eraserNamespace })
+      const controller = yield* makeController({
+        ...defaultSettings,
+        eraserExclusionNamespace: eraserNamespace,
+        // The simulated kubelets' cap, and their lag: they list a node's images within 10 s (kubeletImageList.ts).
+        nodeStatusMaxImages: options.node.nodeStatusMaxImages ?? defaultSettings.nodeStatusMaxImages,
+        unreportedGraceMs: devUnreportedGraceMs
+      })
       yield* Effect.forkScoped(controller.reconcile())
       // node-1's real runtime is built first, so a wrong --runtime-socket fails the start.
       const prebuilt = new Map<string, NodeRuntime>()

@@ -23,6 +23,7 @@ import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
 import { followTagMoves } from "./devRegistry.ts"
+import { reportNodeImages } from "./kubeletImageList.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
@@ -30,14 +31,16 @@ import { isNodeReady } from "./workloadStandIns/objects.ts"
 export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
 /**
- * How each simulated node is set up: its daemon's --min-free-disk, its disk (default 1 TiB), and
- * its daemon's credential providers (`preheat dev --image-credential-provider-config`), each
- * node with its own, as each node's daemon has (its own cache, its own runs).
+ * How each simulated node is set up: its daemon's --min-free-disk, its disk (default 1 TiB), its
+ * daemon's credential providers (`preheat dev --image-credential-provider-config`), each node with
+ * its own, as each node's daemon has (its own cache, its own runs), and its kubelet's
+ * nodeStatusMaxImages (default 50).
  */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
   readonly disk?: SimulatedDisk
   readonly credentialProviders?: Layer.Layer<CredentialProviders, unknown, Metrics>
+  readonly nodeStatusMaxImages?: number
 }
 
 export interface SimulatedNodes {
@@ -93,6 +96,11 @@ export const simulateNodes = Effect.fnUntraced(function* (
         Scope.provide(scope)
       )
       runtimes.set(name, Context.get(runtime, CriRuntime))
+      // Its kubelet lists the node's images in its status, as the scheduler reads them.
+      yield* reportNodeImages(name, Context.get(runtime, CriRuntime), nodeOptions.nodeStatusMaxImages).pipe(
+        Scope.provide(scope),
+        Effect.provideService(KubeApi, api)
+      )
       // The kubelet reports its node Ready once it runs: a Node written by hand has no status yet.
       if (!isNodeReady(node)) {
         const since = rfc3339(yield* Clock.currentTimeMillis)

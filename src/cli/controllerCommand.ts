@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { eraserExclusionNamespaceFlag, integer, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, nodeStatusMaxImagesFlag, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -67,6 +67,7 @@ export const controllerCommand = Command.make(
       "Longest a node is held by that taint, from its first sighting, before it is released anyway (a duration) (default 10m)."
     ).pipe(Flag.withDefault("10m")),
     eraserExclusionNamespace: eraserExclusionNamespaceFlag,
+    nodeStatusMaxImages: nodeStatusMaxImagesFlag,
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -98,7 +99,8 @@ export const controllerCommand = Command.make(
           maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
           warmTaintKey: flags.warmTaintKey,
           warmTimeoutMs,
-          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace)
+          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace),
+          nodeStatusMaxImages: flags.nodeStatusMaxImages
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

@@ -2,6 +2,7 @@ import { Option, Result } from "effect"
 import { Flag } from "effect/cli"
 import { defaultMinFreeDisk, parseBytes, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
 import { validateDns1123Label } from "../api/objectNames.ts"
+import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 
 /** A string flag with its help text. */
 export const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
@@ -35,6 +36,20 @@ export const eraserExclusionNamespaceFlag = Flag.String("eraser-exclusion-namesp
     (value) => `a namespace name is a DNS-1123 label: ${validateDns1123Label(value).join("; ")}`
   ),
   Flag.optional
+)
+
+/** `--node-status-max-images` (controller, dev): the kubelets' nodeStatusMaxImages, -1 or more. */
+export const nodeStatusMaxImagesFlag = Flag.Int("node-status-max-images").pipe(
+  Flag.withDescription(
+    "The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave smaller ones out, " +
+      "and a job whose image it leaves out gets the condition ImageUnreported; -1 (no limit) or 0 (no list) turns that " +
+      `off (default ${kubeletDefaultMaxImages}, the kubelet's)`
+  ),
+  Flag.withDefault(kubeletDefaultMaxImages),
+  Flag.filterMap(
+    (value) => (value >= -1 ? Option.some(value) : Option.none()),
+    () => "-1 (no limit), 0 or a positive count, as the kubelet's nodeStatusMaxImages"
+  )
 )
 
 /** A size in bytes written as a Kubernetes quantity (100Gi, 500M), whose help text names its default. */

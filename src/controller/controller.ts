@@ -14,6 +14,8 @@ import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { withEventCorrelation } from "../kube/events.ts"
 import { makeExclusionList, reconcileExclusionList } from "./eraserExclusion/reconcile.ts"
 import { exclusionListWatches } from "./eraserExclusion/watches.ts"
+import { reconcileImageUnreported } from "./imageUnreported/reconcile.ts"
+import { imageUnreportedWatches } from "./imageUnreported/watches.ts"
 import type { ControllerSettings } from "./settings.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
@@ -48,7 +50,8 @@ export type ControllerQueues = {
     | "pullSecrets"
     | "workload"
     | "nodeWarming"
-    | "eraserExclusion"]: WorkQueue
+    | "eraserExclusion"
+    | "imageUnreported"]: WorkQueue
 }
 
 /** What the gauges read of the reconcilers' books (role.ts), and all that the controller shows of them. */
@@ -88,7 +91,8 @@ export const makeController = Effect.fnUntraced(function* (
     pullSecrets: yield* scheduler.queue("pullsecrets"),
     workload: yield* scheduler.queue("workload"),
     nodeWarming: yield* scheduler.queue("nodewarming"),
-    eraserExclusion: yield* scheduler.queue("eraserexclusion")
+    eraserExclusion: yield* scheduler.queue("eraserexclusion"),
+    imageUnreported: yield* scheduler.queue("imageunreported")
   }
   const stores = controllerStores()
   // The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership).
@@ -107,7 +111,8 @@ export const makeController = Effect.fnUntraced(function* (
     pullSecrets: reconcilePullSecrets(stores, settings.secretNamespace, sourceSecrets),
     workload: reconcileWorkload(stores, makeWorkloadBooks()),
     nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks),
-    eraserExclusion: exclusion === undefined ? undefined : reconcileExclusionList(stores.jobs, exclusion)
+    eraserExclusion: exclusion === undefined ? undefined : reconcileExclusionList(stores.jobs, exclusion),
+    imageUnreported: reconcileImageUnreported(stores, settings)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -118,6 +123,7 @@ export const makeController = Effect.fnUntraced(function* (
   const sourceSecretsChanged = sourceSecretsResynced(queues, stores)
   const workloads = workloadWatches(queues.workload, stores)
   const warming = nodeWarmingWatches(queues.nodeWarming, stores.nodes, settings.warmTaintKey)
+  const unreported = imageUnreportedWatches(queues.imageUnreported, stores)
   const excluded =
     exclusion === undefined ? { jobs: [], configMaps: [] } : exclusionListWatches(queues.eraserExclusion, exclusion.namespace)
   // The only books that follow the stores; the other reconcilers' books change in their reconciles.
@@ -126,7 +132,16 @@ export const makeController = Effect.fnUntraced(function* (
     stores.jobs,
     watcher(resources.imagePullJob, {}),
     wake(
-      [...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs, ...warming.jobs, ...excluded.jobs],
+      [
+        ...pulls.jobs,
+        ...nodeImages.jobs,
+        ...lists.jobs,
+        ...secrets.jobs,
+        ...workloads.jobs,
+        ...warming.jobs,
+        ...excluded.jobs,
+        ...unreported.jobs
+      ],
       jobBookkeeping.jobs
     )
   )
@@ -145,11 +160,11 @@ export const makeController = Effect.fnUntraced(function* (
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
   yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
   yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes]))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes, ...unreported.nodes]))
   yield* reflect(
     stores.nodeImages,
     watcher(resources.nodeImage, {}),
-    wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages], jobBookkeeping.nodeImages)
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages, ...unreported.nodeImages], jobBookkeeping.nodeImages)
   )
   if (exclusion !== undefined) yield* reflect(exclusion.store, watcher(resources.configMap, exclusion.watch), wake(excluded.configMaps))
   const all = [...Object.values(stores), ...(exclusion === undefined ? [] : [exclusion.store])]
@@ -192,6 +207,7 @@ export const makeController = Effect.fnUntraced(function* (
           run("pullsecrets", queues.pullSecrets, reconcilers.pullSecrets),
           run("workload", queues.workload, reconcilers.workload),
           run("nodewarming", queues.nodeWarming, reconcilers.nodeWarming),
+          run("imageunreported", queues.imageUnreported, reconcilers.imageUnreported),
           ...(reconcilers.eraserExclusion === undefined
             ? []
             : [run("eraserexclusion", queues.eraserExclusion, reconcilers.eraserExclusion)])

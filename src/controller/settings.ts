@@ -1,3 +1,4 @@
+import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 
 export interface ControllerSettings {
@@ -32,6 +33,13 @@ export interface ControllerSettings {
    * there listing the images Never jobs keep warm (eraserExclusion/); undefined: none.
    */
   readonly eraserExclusionNamespace: string | undefined
+  /**
+   * The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave the
+   * smaller ones out (imageUnreported/); -1 (no limit) or 0 (no list): never judged.
+   */
+  readonly nodeStatusMaxImages: number
+  /** How long after a pull succeeded the node's kubelet must list the image, ms (its list lags by up to 40 s). */
+  readonly unreportedGraceMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -45,5 +53,7 @@ export const defaultSettings: ControllerSettings = {
   maxConcurrentPullsPerRegistry: undefined,
   warmTaintKey: defaultWarmTaintKey,
   warmTimeoutMs: 600_000,
-  eraserExclusionNamespace: undefined
+  eraserExclusionNamespace: undefined,
+  nodeStatusMaxImages: kubeletDefaultMaxImages,
+  unreportedGraceMs: 120_000
 }
