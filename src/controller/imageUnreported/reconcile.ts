@@ -51,10 +51,11 @@ export const reconcileImageUnreported = (
 ): Reconcile<KubeApi> => {
   // A node's list read once per version of it, not once per job and reconcile.
   const lists = new WeakMap<object, ReportedImages>()
+  const none = reportedImages(undefined)
   const listOf = (node: string): ReportedImages => {
     const object = stores.nodes.get(node)
     const images = statusImagesOf(object)
-    if (typeof images !== "object" || images === null) return reportedImages(object)
+    if (typeof images !== "object" || images === null) return none
     let reported = lists.get(images)
     if (reported === undefined) lists.set(images, (reported = reportedImages(object)))
     return reported
