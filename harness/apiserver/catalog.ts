@@ -43,12 +43,6 @@ export interface ServedKind {
   readonly mergeKeys?: MergeKeys
 }
 
-/**
- * ConfigMaps: the product uses none, but `preheat dev` reads one (harness/cluster/devRegistry.ts:
- * the simulated registry's tag moves), so kubectl can create and edit it.
- */
-export const configMapResource: Resource = { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true }
-
 export const listKind = (kind: ServedKind): string => `${kind.resource.kind}List`
 
 // Every kind's metadata merges finalizers as a set and ownerReferences by uid.
@@ -189,7 +183,7 @@ const coreKinds: ReadonlyArray<ServedKind> = [
       immutable: { description: "Immutable, if set to true, ensures that data stored in the Secret cannot be updated.", type: "boolean" }
     }
   }),
-  core(configMapResource, {
+  core(resources.configMap, {
     singular: "configmap",
     shortNames: ["cm"],
     table: configMapTable,

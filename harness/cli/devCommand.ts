@@ -6,7 +6,9 @@ import {
   bytesFlag,
   credentialProviderBinDirFlag,
   credentialProviderConfigFlag,
+  eraserExclusionNamespaceFlag,
   minFreeDiskFlag,
+  nodeStatusMaxImagesFlag,
   pullProgressTimeoutFlag
 } from "../../src/cli/flags.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
@@ -39,7 +41,11 @@ const flags = {
     "node-disk",
     "Size of each simulated node's image disk, which pulled images fill (simulated nodes have no image GC)",
     "1Ti"
-  )
+  ),
+  // The controller's; dev creates the namespace, as installing eraser would.
+  eraserExclusionNamespace: eraserExclusionNamespaceFlag,
+  // The simulated kubelets' cap on the images they list in their nodes' status, and the controller's.
+  nodeStatusMaxImages: nodeStatusMaxImagesFlag
 }
 
 export type DevFlags = Command.Command.Config.Infer<typeof flags>

@@ -28,11 +28,13 @@ export const runDev = (flags: DevFlags) =>
       port: flags.port,
       kubeconfigOut: flags.kubeconfigOut,
       p2p: flags.p2p,
+      eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace),
       node1Runtime: runtimeSocket === undefined ? undefined : CriLive.layer({ socket: runtimeSocket }),
       node: {
         minFreeDisk: flags.minFreeDisk,
         pullProgressTimeout: Duration.millis(flags.pullProgressTimeout),
         disk: { capacity: flags.nodeDisk },
+        nodeStatusMaxImages: flags.nodeStatusMaxImages,
         ...(credentialProviders === undefined ? {} : { credentialProviders })
       }
     })

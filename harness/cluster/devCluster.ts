@@ -20,11 +20,16 @@ import { startWorkloads } from "./workloadStandIns/workloads.ts"
 import { publishServed } from "./devMirror.ts"
 import { makeSimulatedPeerMirror } from "../../layers/cri/simulated/simulatedNode.ts"
 
+/** How long after a pull dev's controller expects a node to list the image: two of its simulated kubelets' status periods. */
+const devUnreportedGraceMs = 20_000
+
 export interface DevOptions {
   readonly nodes: number
   readonly host: string
   readonly port: number
   readonly kubeconfigOut: string
+  /** The controller's --eraser-exclusion-namespace, created here as installing eraser would. */
+  readonly eraserExclusionNamespace?: string | undefined
   /** A real runtime for node-1 (the command's live CRI layer); the other nodes stay simulated. */
   readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> | undefined
   /** Every node's daemon's --min-free-disk, and the simulated nodes' disk. */
@@ -52,15 +57,23 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
     const inProcess = Layer.succeed(KubeApi, server.api).pipe(Layer.provideMerge(Metrics.layerTest))
     yield* Effect.gen(function* () {
       const api = yield* KubeApi
-      const namespace = { apiVersion: "v1", kind: "Namespace", metadata: { name: "preheat-daemon-config" } }
-      yield* api.create(resources.namespace, namespace)
+      const eraserNamespace = options.eraserExclusionNamespace
+      for (const name of new Set(["preheat-daemon-config", ...(eraserNamespace === undefined ? [] : [eraserNamespace])])) {
+        yield* api.create(resources.namespace, { apiVersion: "v1", kind: "Namespace", metadata: { name } })
+      }
       // Ready long enough ago that NodeImages appear at once.
       const since = rfc3339((yield* Clock.currentTimeMillis) - 3_600_000)
       for (let i = 0; i < options.nodes; i++) {
         const node = yield* api.create(resources.node, devNode(i))
         yield* api.patch(resources.node, { name: node.metadata.name ?? "" }, readyStatus(since), "status")
       }
-      const controller = yield* makeController(defaultSettings)
+      const controller = yield* makeController({
+        ...defaultSettings,
+        eraserExclusionNamespace: eraserNamespace,
+        // The simulated kubelets' cap, and their lag: they list a node's images within 10 s (kubeletImageList.ts).
+        nodeStatusMaxImages: options.node.nodeStatusMaxImages ?? defaultSettings.nodeStatusMaxImages,
+        unreportedGraceMs: devUnreportedGraceMs
+      })
       yield* Effect.forkScoped(controller.reconcile())
       // node-1's real runtime is built first, so a wrong --runtime-socket fails the start.
       const prebuilt = new Map<string, NodeRuntime>()

@@ -3,11 +3,11 @@
 // pulls and simulated makespan), rewritten once a second while pulls move bytes; and one line per
 // image on dev's output once its pulls have been quiet for a few seconds.
 import { Clock, Console, Duration, Effect, Schedule } from "effect"
+import { resources } from "../../src/kube/resources.ts"
 import type { Scope } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import type { ImageServed, MirrorTotals, PeerMirror } from "../../layers/cri/simulated/peerMirror.ts"
-import { configMapResource } from "../apiserver/catalog.ts"
 
 export const servedConfigMap = { namespace: "default", name: "simulated-registry-served" } as const
 
@@ -37,8 +37,8 @@ const write = (totals: MirrorTotals) =>
     const api = yield* KubeApi
     const data = servedData(totals)
     const object: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { ...servedConfigMap }, data }
-    yield* api.patch(configMapResource, servedConfigMap, { data }).pipe(
-      Effect.catchTag("NotFound", () => api.create(configMapResource, object)),
+    yield* api.patch(resources.configMap, servedConfigMap, { data }).pipe(
+      Effect.catchTag("NotFound", () => api.create(resources.configMap, object)),
       Effect.catch((error) =>
         Effect.logWarning("simulated registry: counts not written").pipe(Effect.annotateLogs({ error: String(error) }))
       )

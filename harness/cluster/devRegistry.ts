@@ -7,9 +7,9 @@ import type { Scope } from "effect"
 import { type ImageReference, parseImageReference } from "../../src/api/imageReference.ts"
 import type { KubeApi } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
+import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
 import { watcher } from "../../src/kube/watcher.ts"
-import { configMapResource } from "../apiserver/catalog.ts"
 
 const registryConfigMap = { namespace: "default", name: "simulated-registry" } as const
 
@@ -52,8 +52,8 @@ export const followTagMoves = Effect.fnUntraced(function* (): Effect.fn.Return<
   KubeApi | Scope.Scope
 > {
   let current: ReadonlyMap<string, string> = new Map()
-  const store = makeStore(configMapResource)
-  yield* reflect(store, watcher(configMapResource, { namespace: registryConfigMap.namespace }), (change) =>
+  const store = makeStore(resources.configMap)
+  yield* reflect(store, watcher(resources.configMap, { namespace: registryConfigMap.namespace }), (change) =>
     Effect.gen(function* () {
       const object = change.type === "deleted" ? undefined : change.current.raw
       const name = (change.type === "deleted" ? change.old.raw : change.current.raw).metadata.name

@@ -24,6 +24,7 @@ import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
 import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
 import type { PeerMirror } from "../../layers/cri/simulated/peerMirror.ts"
 import { followTagMoves } from "./devRegistry.ts"
+import { reportNodeImages } from "./kubeletImageList.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
@@ -32,8 +33,9 @@ export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemS
 
 /**
  * How each simulated node is set up: its daemon's --min-free-disk and --pull-progress-timeout
- * (default 2m), its disk (default 1 TiB), and its daemon's credential providers (`preheat dev --image-credential-provider-config`), each
- * node with its own, as each node's daemon has (its own cache, its own runs).
+ * (default 2m), its disk (default 1 TiB), its daemon's credential providers (`preheat dev
+ * --image-credential-provider-config`), each node with its own, as each node's daemon has (its own
+ * cache, its own runs), and its kubelet's nodeStatusMaxImages (default 50).
  */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
@@ -42,6 +44,7 @@ export interface SimulatedNodeOptions {
   readonly credentialProviders?: Layer.Layer<CredentialProviders, unknown, Metrics>
   /** `preheat dev --p2p`: the mirror every simulated node pulls through (a real runtime of node-1 does not). */
   readonly peerMirror?: PeerMirror
+  readonly nodeStatusMaxImages?: number
 }
 
 export interface SimulatedNodes {
@@ -105,6 +108,11 @@ export const simulateNodes = Effect.fnUntraced(function* (
         })
       ).pipe(Effect.provideContext(Context.merge(Context.merge(services, runtime), providers)), Scope.provide(scope))
       runtimes.set(name, Context.get(runtime, CriRuntime))
+      // Its kubelet lists the node's images in its status, as the scheduler reads them.
+      yield* reportNodeImages(name, Context.get(runtime, CriRuntime), nodeOptions.nodeStatusMaxImages).pipe(
+        Scope.provide(scope),
+        Effect.provideService(KubeApi, api)
+      )
       // The kubelet reports its node Ready once it runs: a Node written by hand has no status yet.
       if (!isNodeReady(node)) {
         const since = rfc3339(yield* Clock.currentTimeMillis)

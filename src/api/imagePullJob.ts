@@ -24,6 +24,8 @@ export const seeded = "Seeded"
 export const preloadedImageUnverified = "PreloadedImageUnverified"
 /** The condition of a job whose nodes' kubelets make a pod starting its image check its credentials with the registry first. */
 export const preloadedImageReverified = "PreloadedImageReverified"
+/** The condition of a job whose image is on nodes whose Node status.images leaves it out (the kubelet's nodeStatusMaxImages). */
+export const imageUnreported = "ImageUnreported"
 
 export const ImageDigestCount = Schema.Struct({
   digest: Schema.String.pipe(described("A manifest digest, sha256:...")),
@@ -52,8 +54,10 @@ export const ImagePullJobStatus = Schema.Struct({
   conditions: Schema.optionalKey(
     Schema.Array(Condition).pipe(
       described(
-        "Standard conditions: Valid, Complete, PullSecretInvalid, and DigestMismatch (True while the job's nodes resolved " +
-          "the image to more than one digest; its message names the digests and a few nodes of each)."
+        "Standard conditions: Valid, Complete, PullSecretInvalid, DigestMismatch (True while the job's nodes resolved " +
+          "the image to more than one digest; its message names the digests and a few nodes of each), and ImageUnreported " +
+          "(True while nodes that pulled the image leave it out of their Node status.images, so that the scheduler's " +
+          "ImageLocality plugin does not count it: the kubelet's nodeStatusMaxImages)."
       )
     )
   ),

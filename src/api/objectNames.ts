@@ -50,6 +50,19 @@ const labelValueErrMsg =
   "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', " +
   "and must start and end with an alphanumeric character"
 
+const dns1123LabelMaxLength = 63
+const dns1123LabelRegExp = anchored(dns1123Label)
+const dns1123LabelErrMsg =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+
+/** A lowercase RFC 1123 label: Namespace names (apimachinery's IsDNS1123Label). */
+export const validateDns1123Label = (name: string): ReadonlyArray<string> => {
+  const errs: Array<string> = []
+  if (utf8Length(name) > dns1123LabelMaxLength) errs.push(maxLenError(dns1123LabelMaxLength))
+  if (!dns1123LabelRegExp.test(name)) errs.push(regexError(dns1123LabelErrMsg, dns1123Label, "my-name", "123-abc"))
+  return errs
+}
+
 /** A lowercase RFC 1123 subdomain: object names such as Node and Secret names. */
 export const validateDns1123Subdomain = (name: string): ReadonlyArray<string> => {
   const errs: Array<string> = []

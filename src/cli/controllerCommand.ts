@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { integer, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, nodeStatusMaxImagesFlag, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -79,6 +79,8 @@ export const controllerCommand = Command.make(
         `${seedNodesAnnotation}: a count or a percentage of its nodes that pull first, the others once they succeeded ` +
         "(for peer-to-peer mirrors such as Spegel) (default: none)."
     ).pipe(Flag.optional),
+    eraserExclusionNamespace: eraserExclusionNamespaceFlag,
+    nodeStatusMaxImages: nodeStatusMaxImagesFlag,
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -113,7 +115,9 @@ export const controllerCommand = Command.make(
           maxConcurrentPullsPerRegistry: maxPullsPerRegistry,
           warmTaintKey: flags.warmTaintKey,
           warmTimeoutMs,
-          seedNodes
+          seedNodes,
+          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace),
+          nodeStatusMaxImages: flags.nodeStatusMaxImages
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

@@ -2,6 +2,8 @@ import { Option, Result } from "effect"
 import { Flag } from "effect/cli"
 import { parseGoDuration } from "../api/goDuration.ts"
 import { defaultMinFreeDisk, parseBytes, parseMinFreeDisk } from "../daemon/minFreeDisk.ts"
+import { validateDns1123Label } from "../api/objectNames.ts"
+import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 
 /** A string flag with its help text. */
 export const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
@@ -40,6 +42,34 @@ export const pullProgressTimeoutFlag = Flag.String("pull-progress-timeout").pipe
   Flag.filterMap(
     (value) => Option.fromUndefinedOr(parseTimeout(value)),
     () => "a duration such as 90s, 2m or 1m30s (0 turns it off)"
+  )
+)
+
+/** `--eraser-exclusion-namespace` (controller, dev): a namespace name, checked as it is parsed. */
+export const eraserExclusionNamespaceFlag = Flag.String("eraser-exclusion-namespace").pipe(
+  Flag.withDescription(
+    "Namespace eraser (eraser-dev/eraser) reads its exclusion lists from, its own (eraser-system): the controller keeps the " +
+      "ConfigMap preheat-excluded-images there, labelled eraser.sh/exclude.list=true, listing the images Never jobs keep warm, " +
+      "so that eraser does not remove them (default: none kept; RBAC: deploy/components/eraser)."
+  ),
+  Flag.filterMap(
+    (value) => (validateDns1123Label(value).length === 0 ? Option.some(value) : Option.none()),
+    (value) => `a namespace name is a DNS-1123 label: ${validateDns1123Label(value).join("; ")}`
+  ),
+  Flag.optional
+)
+
+/** `--node-status-max-images` (controller, dev): the kubelets' nodeStatusMaxImages, -1 or more. */
+export const nodeStatusMaxImagesFlag = Flag.Int("node-status-max-images").pipe(
+  Flag.withDescription(
+    "The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave smaller ones out, " +
+      "and a job whose image it leaves out gets the condition ImageUnreported; -1 (no limit) or 0 (no list) turns that " +
+      `off (default ${kubeletDefaultMaxImages}, the kubelet's)`
+  ),
+  Flag.withDefault(kubeletDefaultMaxImages),
+  Flag.filterMap(
+    (value) => (value >= -1 ? Option.some(value) : Option.none()),
+    () => "-1 (no limit), 0 or a positive count, as the kubelet's nodeStatusMaxImages"
   )
 )
 

@@ -12,6 +12,10 @@ import type { WorkQueue } from "../workqueue/Scheduler.ts"
 import { reconcileAdvancedCronJob } from "./advancedCronJob/reconcile.ts"
 import { advancedCronJobWatches } from "./advancedCronJob/watches.ts"
 import { withEventCorrelation } from "../kube/events.ts"
+import { makeExclusionList, reconcileExclusionList } from "./eraserExclusion/reconcile.ts"
+import { exclusionListWatches } from "./eraserExclusion/watches.ts"
+import { reconcileImageUnreported } from "./imageUnreported/reconcile.ts"
+import { imageUnreportedWatches } from "./imageUnreported/watches.ts"
 import type { ControllerSettings } from "./settings.ts"
 import { reconcileImageListPullJob } from "./imageListPullJob/reconcile.ts"
 import { imageListPullJobWatches } from "./imageListPullJob/watches.ts"
@@ -45,7 +49,9 @@ export type ControllerQueues = {
     | "advancedCronJob"
     | "pullSecrets"
     | "workload"
-    | "nodeWarming"]: WorkQueue
+    | "nodeWarming"
+    | "eraserExclusion"
+    | "imageUnreported"]: WorkQueue
 }
 
 /** What the gauges read of the reconcilers' books (role.ts), and all that the controller shows of them. */
@@ -84,13 +90,18 @@ export const makeController = Effect.fnUntraced(function* (
     advancedCronJob: yield* scheduler.queue("advancedcronjob"),
     pullSecrets: yield* scheduler.queue("pullsecrets"),
     workload: yield* scheduler.queue("workload"),
-    nodeWarming: yield* scheduler.queue("nodewarming")
+    nodeWarming: yield* scheduler.queue("nodewarming"),
+    eraserExclusion: yield* scheduler.queue("eraserexclusion"),
+    imageUnreported: yield* scheduler.queue("imageunreported")
   }
   const stores = controllerStores()
   // The reconcilers' own state, fresh for each controller made (and kept by it across terms of leadership).
   const jobBooks = makeImagePullJobBooks(settings.maxConcurrentPullsPerRegistry)
   const sourceSecrets = makeSourceSecrets()
   const warmingBooks = makeNodeWarmingBooks()
+  // eraser's exclusion list: its ConfigMap watched and written only with --eraser-exclusion-namespace.
+  const namespace = settings.eraserExclusionNamespace
+  const exclusion = namespace === undefined ? undefined : makeExclusionList(namespace)
   // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
   const reconcilers = {
     nodeImage: reconcileNodeImage(stores, settings, makeNodeImageBooks(), sourceSecrets),
@@ -99,7 +110,9 @@ export const makeController = Effect.fnUntraced(function* (
     advancedCronJob: reconcileAdvancedCronJob(stores),
     pullSecrets: reconcilePullSecrets(stores, settings.secretNamespace, sourceSecrets),
     workload: reconcileWorkload(stores, makeWorkloadBooks()),
-    nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks)
+    nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks),
+    eraserExclusion: exclusion === undefined ? undefined : reconcileExclusionList(stores.jobs, exclusion),
+    imageUnreported: reconcileImageUnreported(stores, settings)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -110,12 +123,27 @@ export const makeController = Effect.fnUntraced(function* (
   const sourceSecretsChanged = sourceSecretsResynced(queues, stores)
   const workloads = workloadWatches(queues.workload, stores)
   const warming = nodeWarmingWatches(queues.nodeWarming, stores.nodes, settings.warmTaintKey)
+  const unreported = imageUnreportedWatches(queues.imageUnreported, stores)
+  const excluded =
+    exclusion === undefined ? { jobs: [], configMaps: [] } : exclusionListWatches(queues.eraserExclusion, exclusion.namespace)
   // The only books that follow the stores; the other reconcilers' books change in their reconciles.
   const jobBookkeeping = imagePullJobBookkeeping(queues.imagePullJob, jobBooks, stores.jobs, settings.nodeReportBatchMs)
   yield* reflect(
     stores.jobs,
     watcher(resources.imagePullJob, {}),
-    wake([...pulls.jobs, ...nodeImages.jobs, ...lists.jobs, ...secrets.jobs, ...workloads.jobs, ...warming.jobs], jobBookkeeping.jobs)
+    wake(
+      [
+        ...pulls.jobs,
+        ...nodeImages.jobs,
+        ...lists.jobs,
+        ...secrets.jobs,
+        ...workloads.jobs,
+        ...warming.jobs,
+        ...excluded.jobs,
+        ...unreported.jobs
+      ],
+      jobBookkeeping.jobs
+    )
   )
   yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
   yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
@@ -132,13 +160,14 @@ export const makeController = Effect.fnUntraced(function* (
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
   yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
   yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes]))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes, ...unreported.nodes]))
   yield* reflect(
     stores.nodeImages,
     watcher(resources.nodeImage, {}),
-    wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages], jobBookkeeping.nodeImages)
+    wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages, ...unreported.nodeImages], jobBookkeeping.nodeImages)
   )
-  const all = Object.values(stores)
+  if (exclusion !== undefined) yield* reflect(exclusion.store, watcher(resources.configMap, exclusion.watch), wake(excluded.configMaps))
+  const all = [...Object.values(stores), ...(exclusion === undefined ? [] : [exclusion.store])]
   const synced = Effect.all(
     all.map((store) => store.synced),
     { discard: true }
@@ -177,7 +206,11 @@ export const makeController = Effect.fnUntraced(function* (
           run("advancedcronjob", queues.advancedCronJob, reconcilers.advancedCronJob),
           run("pullsecrets", queues.pullSecrets, reconcilers.pullSecrets),
           run("workload", queues.workload, reconcilers.workload),
-          run("nodewarming", queues.nodeWarming, reconcilers.nodeWarming)
+          run("nodewarming", queues.nodeWarming, reconcilers.nodeWarming),
+          run("imageunreported", queues.imageUnreported, reconcilers.imageUnreported),
+          ...(reconcilers.eraserExclusion === undefined
+            ? []
+            : [run("eraserexclusion", queues.eraserExclusion, reconcilers.eraserExclusion)])
         ],
         { concurrency: "unbounded" }
       ).pipe(Effect.andThen(Effect.never))

@@ -1,3 +1,4 @@
+import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 import type { SeedCount } from "./imagePullJob/seedNodes.ts"
 
@@ -30,6 +31,18 @@ export interface ControllerSettings {
   readonly warmTimeoutMs: number
   /** Seed nodes of every job without the annotation `preheat.kruise.io/seed-nodes` (imagePullJob/seedNodes.ts); undefined: none. */
   readonly seedNodes: SeedCount | undefined
+  /**
+   * The namespace eraser reads its exclusion lists from (eraser-system): the controller keeps one
+   * there listing the images Never jobs keep warm (eraserExclusion/); undefined: none.
+   */
+  readonly eraserExclusionNamespace: string | undefined
+  /**
+   * The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave the
+   * smaller ones out (imageUnreported/); -1 (no limit) or 0 (no list): never judged.
+   */
+  readonly nodeStatusMaxImages: number
+  /** How long after a pull succeeded the node's kubelet must list the image, ms (its list lags by up to 40 s). */
+  readonly unreportedGraceMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -43,5 +56,8 @@ export const defaultSettings: ControllerSettings = {
   maxConcurrentPullsPerRegistry: undefined,
   warmTaintKey: defaultWarmTaintKey,
   warmTimeoutMs: 600_000,
-  seedNodes: undefined
+  seedNodes: undefined,
+  eraserExclusionNamespace: undefined,
+  nodeStatusMaxImages: kubeletDefaultMaxImages,
+  unreportedGraceMs: 120_000
 }

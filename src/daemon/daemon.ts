@@ -22,6 +22,7 @@ import { makePuller } from "./puller.ts"
 import { makeProviderRenewal } from "./providerRenewal/watch.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
+import { makeUnreportedGauge } from "./unreportedImages.ts"
 import { withEventCorrelation } from "../kube/events.ts"
 
 /** A running daemon, for the ops endpoint and for tests. */
@@ -91,12 +92,19 @@ const daemonWork = Effect.fnUntraced(function* (
     current: () => watched.entry(options.nodeName),
     resyncInterval: options.pinResyncInterval
   })
+  // Its own Node, for what the kubelet lists of the images the tags hold (unreportedImages.ts): by
+  // name, as the kubelet watches its Node (RBAC cannot name a DaemonSet's node: list and watch of
+  // Nodes, deploy/rbac.yaml).
+  const node = makeStore(resources.node)
+  const unreported = makeUnreportedGauge(metrics.setNodeImagesUnreported)
+  const recount = Effect.suspend(() => unreported(watched.get(options.nodeName), node.get(options.nodeName)))
   yield* reflect(watched, watcher(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
     Effect.suspend(() => {
       const current = watched.entry(options.nodeName)
-      return Effect.andThen(puller.sync(current), pins.changed(current))
+      return Effect.andThen(puller.sync(current), pins.changed(current)).pipe(Effect.andThen(recount))
     })
   )
+  yield* reflect(node, watcher(resources.node, { fieldSelector: `metadata.name=${options.nodeName}` }), () => recount)
   // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
   // whose tags went away meanwhile unpins what it pinned.
   yield* Effect.forkScoped(

@@ -17,6 +17,7 @@ export const resources = {
   node: { apiVersion: "v1", kind: "Node", plural: "nodes", namespaced: false },
   pod: { apiVersion: "v1", kind: "Pod", plural: "pods", namespaced: true },
   secret: { apiVersion: "v1", kind: "Secret", plural: "secrets", namespaced: true },
+  configMap: { apiVersion: "v1", kind: "ConfigMap", plural: "configmaps", namespaced: true },
   event: { apiVersion: "v1", kind: "Event", plural: "events", namespaced: true },
   lease: { apiVersion: "coordination.k8s.io/v1", kind: "Lease", plural: "leases", namespaced: true },
   namespace: { apiVersion: "v1", kind: "Namespace", plural: "namespaces", namespaced: false },

@@ -118,6 +118,8 @@ export class Metrics extends Context.Service<
     readonly recordCredentialProviderRun: (provider: string, result: ProviderRunResult) => Effect.Effect<void>
     /** The node's imagePullCredentialsVerificationPolicy as its kubelet configuration says: 1 for it, 0 for the others. */
     readonly setImageVerificationPolicy: (policy: NodeVerificationPolicy) => Effect.Effect<void>
+    /** Images this node's succeeded tags hold that its Node's status.images does not list (the kubelet's nodeStatusMaxImages). */
+    readonly setNodeImagesUnreported: (count: number) => Effect.Effect<void>
     /** The image filesystems as just read; none when their room cannot be told (image_fs_unknown 1). */
     readonly setImageFs: (filesystems: ReadonlyArray<ImageFsFigures>) => Effect.Effect<void>
     /**
@@ -285,6 +287,12 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
     registers
   })
 
+  const nodeImagesUnreported = new Gauge({
+    name: "preheat_node_images_unreported",
+    help: "Images this node's succeeded tags hold that its Node's status.images does not list (the kubelet lists its nodeStatusMaxImages largest, 50 by default), so that the scheduler's ImageLocality plugin does not count them; 0 while the node lists no image at all.",
+    registers
+  })
+
   // No series before the daemon read the kubelet's configuration (the controller never does).
   const imageVerificationPolicy = new Gauge({
     name: "preheat_node_image_verification_policy",
@@ -357,6 +365,7 @@ export const makeMetrics = (options: { readonly processMetrics: boolean }): Metr
       Effect.sync(() => {
         for (const policy of nodeVerificationPolicies) imageVerificationPolicy.set({ policy }, policy === current ? 1 : 0)
       }),
+    setNodeImagesUnreported: (count) => Effect.sync(() => nodeImagesUnreported.set(count)),
     setImageFs: (filesystems) =>
       Effect.sync(() => {
         imageFsFree.reset()

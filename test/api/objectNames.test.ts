@@ -4,6 +4,7 @@ import {
   dns1123SubdomainPattern,
   labelValuePattern,
   qualifiedNamePattern,
+  validateDns1123Label,
   validateDns1123Subdomain,
   validateLabelValue,
   validateQualifiedName
@@ -114,6 +115,25 @@ describe("validateDns1123Subdomain", () => {
     [`${longestSubdomain}-`, ["must be no more than 253 characters", subdomainRegexMsg]]
   ])("rejects %j", (name, expected) => {
     expect(validateDns1123Subdomain(name)).toEqual(expected)
+  })
+})
+
+describe("validateDns1123Label (namespace names)", () => {
+  const labelRegexMsg =
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an " +
+    "alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
+  it.each(["a", "0", "eraser-system", "a".repeat(63)])("accepts %j", (name) => {
+    expect(validateDns1123Label(name)).toEqual([])
+  })
+
+  it.each<[string, ReadonlyArray<string>]>([
+    ["", [labelRegexMsg]],
+    ["Eraser", [labelRegexMsg]],
+    ["eraser.system", [labelRegexMsg]],
+    ["-a", [labelRegexMsg]],
+    ["a".repeat(64), ["must be no more than 63 characters"]]
+  ])("rejects %j", (name, expected) => {
+    expect(validateDns1123Label(name)).toEqual(expected)
   })
 })
 

@@ -23,6 +23,13 @@ export interface ApiUse {
   readonly scope: Scope
   /** RBAC may narrow the grant to the object a flag names (the Lease). */
   readonly resourceNameFlag?: string
+  /** Or to the one object of a fixed name the code uses (eraser's exclusion list). */
+  readonly resourceName?: string
+  /**
+   * Granted by a kustomize component of deploy/components/ (the one its flag needs), not by
+   * deploy/rbac.yaml: the code makes the call only with that flag.
+   */
+  readonly component?: "eraser"
   /**
    * Not a KubeApi call but required by the API server for one: the test checks that this text
    * still occurs in the role's code.
@@ -33,6 +40,8 @@ export interface ApiUse {
 const cluster = "cluster" as const
 const secretNamespace = { namespaceFlag: "secret-namespace" }
 const leaseNamespace = { namespaceFlag: "leader-election-namespace" }
+const eraserNamespace = { namespaceFlag: "eraser-exclusion-namespace" }
+const exclusionList = "preheat-excluded-images"
 
 export const apiUsage: ReadonlyArray<ApiUse> = [
   // controller: informers (src/controller/controller.ts), all namespaces
@@ -117,6 +126,20 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "controller", verb: "create", kind: "lease", scope: leaseNamespace },
   { role: "controller", verb: "get", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
   { role: "controller", verb: "update", kind: "lease", scope: leaseNamespace, resourceNameFlag: "leader-election-name" },
+  // controller: eraser's exclusion list, its one ConfigMap in eraser's namespace (src/controller/eraserExclusion/;
+  // --eraser-exclusion-namespace, deploy/components/eraser). A list or watch by metadata.name is
+  // authorized against resourceNames; a create cannot be.
+  ...(["list", "watch", "update", "delete"] as const).map(
+    (verb): ApiUse => ({
+      role: "controller",
+      verb,
+      kind: "configMap",
+      scope: eraserNamespace,
+      resourceName: exclusionList,
+      component: "eraser"
+    })
+  ),
+  { role: "controller", verb: "create", kind: "configMap", scope: eraserNamespace, component: "eraser" },
 
   // daemon: its NodeImage (informer by field selector, status patches)
   { role: "daemon", verb: "list", kind: "nodeImage", scope: cluster },
@@ -128,7 +151,10 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "daemon", verb: "create", kind: "event", scope: cluster },
   { role: "daemon", verb: "patch", kind: "event", scope: cluster },
   // daemon: --pin-images reads the completion policy of its tags' owner jobs, one by one (src/daemon/pins/ownerPolicies.ts)
-  { role: "daemon", verb: "get", kind: "imagePullJob", scope: cluster }
+  { role: "daemon", verb: "get", kind: "imagePullJob", scope: cluster },
+  // daemon: its own Node, by field selector, for what status.images lists (src/daemon/unreportedImages.ts)
+  { role: "daemon", verb: "list", kind: "node", scope: cluster },
+  { role: "daemon", verb: "watch", kind: "node", scope: cluster }
 ]
 
 /**

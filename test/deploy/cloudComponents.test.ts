@@ -122,11 +122,11 @@ afterAll(() => {
 // ---------------------------------------------------------------------------------------------
 
 describe("the components", () => {
-  it("are the ones this test knows the node images' paths of", () => {
+  it("are the ones this test knows the node images' paths of, and eraser's (eraserComponent.test.ts)", () => {
     const dirs = readdirSync(componentsDir, { withFileTypes: true })
       .filter((d) => d.isDirectory())
       .map((d) => d.name)
-    expect(dirs.sort()).toEqual([...names].sort())
+    expect(dirs.sort()).toEqual([...names, "eraser"].sort())
   })
 
   it.each(names)("%s is a kustomize Component", (name) => {

@@ -19,7 +19,8 @@ import { defaultMetricsPort, defaultSecretNamespace } from "../../src/daemon/opt
 import { apiUsage, roleEntries } from "./apiUsage.ts"
 import { imageVersion, runConfig } from "../../build/image.ts"
 import { executablePath, nonrootUid } from "../../build/rootfs.ts"
-import type { ApiUse, Role } from "./apiUsage.ts"
+import type { Role } from "./apiUsage.ts"
+import { expectedGrants, grantsOf } from "./rbacGrants.ts"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..")
 const deployDir = join(root, "deploy")
@@ -313,7 +314,6 @@ describe("workloads", () => {
 // RBAC: the code's API calls (scanned) = apiUsage.ts = what rbac.yaml grants
 
 const verbs = ["get", "list", "watch", "create", "update", "patch", "delete"] as const
-type ResourceKey = keyof typeof resources
 
 /** The source files a role runs: the closure of non-type relative imports from its entry. */
 const closure = (entry: string): Map<string, string> => {
@@ -413,57 +413,13 @@ const scan = (role: Role): { found: Array<Found>; files: Map<string, string> } =
   return { found, files }
 }
 
-/** One RBAC grant, flattened: `role verb group/resource[/sub] @scope [names]`. */
-const grantKey = (role: string, verb: string, group: string, resource: string, scope: string, names: ReadonlyArray<string>) =>
-  `${role} ${verb} ${group}/${resource} @${scope}${names.length === 0 ? "" : ` [${[...names].sort().join(",")}]`}`
-
-const groupOf = (kind: string) => {
-  const apiVersion = resources[kind as ResourceKey].apiVersion
-  return apiVersion.includes("/") ? apiVersion.split("/")[0]! : ""
-}
-
-const expectedGrants = (): Set<string> =>
-  new Set(
-    apiUsage.map((use: ApiUse) => {
-      const resource = resources[use.kind as ResourceKey]
-      const scope = use.scope === "cluster" ? "cluster" : flagValue(use.role, use.scope.namespaceFlag)
-      const names = use.resourceNameFlag === undefined ? [] : [flagValue(use.role, use.resourceNameFlag)]
-      const plural = `${resource.plural}${use.subresource === undefined ? "" : `/${use.subresource}`}`
-      return grantKey(use.role, use.verb, groupOf(use.kind), plural, scope, names)
-    })
+/** What the base manifests grant, and what apiUsage.ts asks of them: every use but a component's (eraserComponent.test.ts). */
+const grantedByRbac = (): Set<string> =>
+  grantsOf(
+    manifests,
+    new Map<string, Role>(roles.map((r) => [`${workloads[r].metadata.namespace}/${workloads[r].spec.template.spec.serviceAccountName}`, r]))
   )
-
-const grantedByRbac = (): Set<string> => {
-  const roleOfAccount = new Map<string, Role>(
-    roles.map((r) => [`${workloads[r].metadata.namespace}/${workloads[r].spec.template.spec.serviceAccountName}`, r])
-  )
-  const grants = new Set<string>()
-  for (const binding of [...ofKind("ClusterRoleBinding"), ...ofKind("RoleBinding")]) {
-    const namespaced = binding.kind === "RoleBinding"
-    const ref = binding.roleRef
-    expect(ref.apiGroup).toBe("rbac.authorization.k8s.io")
-    const target = namespaced && ref.kind === "Role" ? one("Role", ref.name) : one("ClusterRole", ref.name)
-    if (namespaced && ref.kind === "Role") expect(target.metadata.namespace).toBe(binding.metadata.namespace)
-    const scope = namespaced ? binding.metadata.namespace : "cluster"
-    for (const subject of binding.subjects as Array<Obj>) {
-      expect(subject.kind).toBe("ServiceAccount")
-      const role = roleOfAccount.get(`${subject.namespace}/${subject.name}`)
-      expect(role, `${subject.namespace}/${subject.name} runs a workload`).toBeDefined()
-      for (const rule of target.rules as Array<Obj>) {
-        for (const field of ["apiGroups", "resources", "verbs", "resourceNames"]) {
-          expect(rule[field] ?? [], `${target.kind} ${target.metadata.name} ${field}`).not.toContain("*")
-        }
-        expect(rule.nonResourceURLs).toBeUndefined()
-        for (const group of rule.apiGroups) {
-          for (const resource of rule.resources) {
-            for (const verb of rule.verbs) grants.add(grantKey(role!, verb, group, resource, scope, rule.resourceNames ?? []))
-          }
-        }
-      }
-    }
-  }
-  return grants
-}
+const baseUses = apiUsage.filter((use) => use.component === undefined)
 
 describe("RBAC", () => {
   it.each(roles)("%s: the code's KubeApi calls are exactly those in apiUsage.ts", (role) => {
@@ -489,7 +445,7 @@ describe("RBAC", () => {
 
   it("rbac.yaml grants exactly apiUsage.ts: no wildcard, nothing extra, nothing missing", () => {
     const granted = [...grantedByRbac()].sort()
-    const expected = [...expectedGrants()].sort()
+    const expected = [...expectedGrants(baseUses, flagValue)].sort()
     expect(granted).toEqual(expected)
     for (const verb of new Set(apiUsage.map((u) => u.verb))) expect(verbs).toContain(verb)
   })

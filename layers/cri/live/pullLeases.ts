@@ -75,7 +75,7 @@ const staleKept = (kept: ReadonlyMap<string, Kept>, now: number, keepFor: Durati
   [...kept].filter(([, entry]) => now - entry.keptAt >= Duration.toMillis(keepFor)).map(([image]) => image)
 
 export const makePullLeases = (
-  api: LeaseApi,
+  containerdLeases: LeaseApi,
   options: PullLeaseOptions = defaultPullLeaseOptions
 ): Effect.Effect<PullLeases, never, Scope.Scope> =>
   Effect.gen(function* () {
@@ -84,7 +84,7 @@ export const makePullLeases = (
 
     /** Deleting is tidying: a lease left behind expires on its own. */
     const remove = (lease: string) =>
-      api
+      containerdLeases
         .remove(lease)
         .pipe(
           Effect.catch((error) =>
@@ -95,7 +95,7 @@ export const makePullLeases = (
     const create = Effect.fnUntraced(function* (image: string) {
       if (!supported) return undefined
       const lease = `preheat-pull-${randomBytes(8).toString("hex")}`
-      const created = yield* api.create(lease, pullLeaseLabels(image, yield* Clock.currentTimeMillis)).pipe(Effect.result)
+      const created = yield* containerdLeases.create(lease, pullLeaseLabels(image, yield* Clock.currentTimeMillis)).pipe(Effect.result)
       if (created._tag === "Success") return lease
       if (isGrpcCode(created.failure, grpc.status.UNIMPLEMENTED)) {
         supported = false
@@ -112,7 +112,7 @@ export const makePullLeases = (
         const entry = kept.get(image)
         if (entry === undefined) return create(image)
         kept.delete(image)
-        return Effect.flatMap(api.exists(entry.lease).pipe(Effect.orElseSucceed(() => false)), (exists) =>
+        return Effect.flatMap(containerdLeases.exists(entry.lease).pipe(Effect.orElseSucceed(() => false)), (exists) =>
           exists ? Effect.succeed(entry.lease) : create(image)
         )
       })
@@ -135,7 +135,7 @@ export const makePullLeases = (
 
     /** The leases an earlier daemon left, kept from now; two for one image (two pulls cut at once): the one listed last. */
     const adopt = Effect.gen(function* () {
-      const listed = yield* api.list.pipe(Effect.orElseSucceed((): ReadonlyArray<LeaseMessage> => []))
+      const listed = yield* containerdLeases.list.pipe(Effect.orElseSucceed((): ReadonlyArray<LeaseMessage> => []))
       const now = yield* Clock.currentTimeMillis
       for (const { id, labels } of listed) {
         const image = labels[pullLeaseLabel]

@@ -4,11 +4,11 @@
  * the mirror's counts within a second, and each image gets one line once its pulls are quiet.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { resources } from "../../../src/kube/resources.ts"
 import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { publishServed, servedConfigMap, servedLine } from "../../../harness/cluster/devMirror.ts"
-import { configMapResource } from "../../../harness/apiserver/catalog.ts"
 import { PeerMirror } from "../../../layers/cri/simulated/peerMirror.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 
@@ -29,7 +29,7 @@ describe("the dev cluster's registry counts", () => {
       mirror.count(image, "peer", gib)
       mirror.pullEnded(image, 26_400)
       yield* TestClock.adjust("1100 millis")
-      const data = (yield* api.get(configMapResource, servedConfigMap))["data"] as Record<string, string>
+      const data = (yield* api.get(resources.configMap, servedConfigMap))["data"] as Record<string, string>
       expect(data["registryBytes"]).toBe(String(gib))
       expect(data["peerBytes"]).toBe(String(gib))
       expect(JSON.parse(data["images"] ?? "[]")).toEqual([

@@ -9,7 +9,6 @@ import { Duration, Effect, Layer, Option } from "effect"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { simulateNodes } from "../../../harness/cluster/nodeSimulator.ts"
 import { tagRevisions } from "../../../harness/cluster/devRegistry.ts"
-import { configMapResource } from "../../../harness/apiserver/catalog.ts"
 import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
@@ -136,7 +135,7 @@ describe("the dev cluster's simulated registry", () => {
       })
       const first = yield* digestAt(0)
       expect(first).toMatch(/^sha256:[a-f0-9]{64}$/)
-      yield* api.create(configMapResource, {
+      yield* api.create(resources.configMap, {
         apiVersion: "v1",
         kind: "ConfigMap",
         metadata: { name: "simulated-registry", namespace: "default" },
@@ -154,7 +153,7 @@ describe("the dev cluster's simulated registry", () => {
         })
       )
       expect(moved).toMatch(/^sha256:[a-f0-9]{64}$/)
-      yield* api.delete(configMapResource, { name: "simulated-registry", namespace: "default" })
+      yield* api.delete(resources.configMap, { name: "simulated-registry", namespace: "default" })
       const back = yield* until(
         "the first digest again",
         Effect.gen(function* () {
