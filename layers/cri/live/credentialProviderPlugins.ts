@@ -2,7 +2,6 @@
 // ExecPlugin): BIN_DIR/NAME with the provider's args, the daemon's environment plus the provider's
 // env (the provider's value wins), the request on stdin, the response on stdout. What a plugin
 // prints on stdout or stderr never reaches a message or a log: either may hold the credential.
-import { spawn } from "node:child_process"
 import { constants } from "node:fs"
 import { access, readdir, readFile, stat } from "node:fs/promises"
 import { extname, join } from "node:path"
@@ -15,58 +14,17 @@ import {
 import { CredentialProviders, defaultRunTimeout, makeCredentialProviders } from "../../../src/cri/credentialProvider/CredentialProviders.ts"
 import { type PluginRun, PluginRunFailed, PluginRunner } from "../../../src/cri/credentialProvider/PluginRunner.ts"
 import type { Metrics } from "../../../src/ops/metrics.ts"
+import { maxPluginOutputBytes, type PluginOutcome, runCredentialPlugin } from "../../credentialPluginProcess.ts"
 
-// A response is a few kilobytes; a plugin printing more than this is not printing one.
-const maxOutputBytes = 1024 * 1024
-
-/** How the process ended. */
-type Outcome =
-  | { readonly _tag: "NotStarted"; readonly code: string }
-  | { readonly _tag: "Ended"; readonly exitCode: number | null; readonly signal: string | null; readonly stdout: string }
-  | { readonly _tag: "TooMuchOutput" }
-
-const start = (binDir: string, run: PluginRun): Effect.Effect<Outcome> =>
-  Effect.callback<Outcome>((resume) => {
-    const child = spawn(join(binDir, run.name), [...run.args], {
-      env: { ...process.env, ...Object.fromEntries(run.env.map(({ name, value }) => [name, value])) },
-      stdio: ["pipe", "pipe", "ignore"],
-      // Its own process group, so stopping it also stops whatever it started (a shell's children).
-      detached: true
-    })
-    let settled = false
-    const chunks: Array<Buffer> = []
-    let bytes = 0
-    const stop = () => {
-      try {
-        if (child.pid === undefined) child.kill("SIGKILL")
-        else process.kill(-child.pid, "SIGKILL")
-      } catch {
-        // Already gone.
-      }
-    }
-    const settle = (outcome: Outcome) => {
-      if (settled) return
-      settled = true
-      resume(Effect.succeed(outcome))
-    }
-    child.stdout?.on("data", (chunk: Buffer) => {
-      bytes += chunk.length
-      if (bytes > maxOutputBytes) {
-        stop()
-        settle({ _tag: "TooMuchOutput" })
-      } else chunks.push(chunk)
-    })
-    // A plugin that exits without reading its request closes the pipe under us: not our failure.
-    child.stdin?.on("error", () => {})
-    child.stdin?.end(run.stdin)
-    child.once("error", (error: NodeJS.ErrnoException) => settle({ _tag: "NotStarted", code: error.code ?? "unknown error" }))
-    child.once("close", (exitCode, signal) => settle({ _tag: "Ended", exitCode, signal, stdout: Buffer.concat(chunks).toString("utf8") }))
-    return Effect.sync(() => {
-      if (!settled) stop()
-    })
+const start = (binDir: string, run: PluginRun): Effect.Effect<PluginOutcome> =>
+  runCredentialPlugin({
+    command: join(binDir, run.name),
+    args: run.args,
+    env: { ...process.env, ...Object.fromEntries(run.env.map(({ name, value }) => [name, value])) },
+    stdin: run.stdin
   })
 
-const failureOf = (outcome: Outcome): PluginRunFailed | undefined => {
+const failureOf = (outcome: PluginOutcome): PluginRunFailed | undefined => {
   switch (outcome._tag) {
     case "NotStarted":
       return outcome.code === "ENOENT"
@@ -75,7 +33,10 @@ const failureOf = (outcome: Outcome): PluginRunFailed | undefined => {
           ? new PluginRunFailed({ reason: "not_found", message: "its plugin is not executable" })
           : new PluginRunFailed({ reason: "failed", message: `its plugin could not be started (${outcome.code})` })
     case "TooMuchOutput":
-      return new PluginRunFailed({ reason: "failed", message: `its plugin printed more than ${maxOutputBytes} bytes and was stopped` })
+      return new PluginRunFailed({
+        reason: "failed",
+        message: `its plugin printed more than ${maxPluginOutputBytes} bytes and was stopped`
+      })
     case "Ended":
       if (outcome.signal !== null) return new PluginRunFailed({ reason: "failed", message: `its plugin was ended by ${outcome.signal}` })
       return outcome.exitCode === 0
