@@ -3,7 +3,7 @@
  *
  *   npm run build       -> dist/preheat.mjs          ESM bundle of the product (src/main.ts), for Node >= 22.19 and Deno
  *                          dist/preheat-harness.mjs  ESM bundle of every command (harness/main.ts), which the
- *                                                    product's loads from beside itself for `apiserver`, `dev`, `fleet`
+ *                                                    product's loads from beside itself for the harness's commands
  *   npm run build:bin   -> dist/preheat.cjs          CommonJS bundle of the product (a SEA asset)
  *                          dist/preheat-daemon.cjs   CommonJS bundle of `preheat daemon` alone (a SEA asset)
  *                          dist/preheat-harness.cjs  CommonJS bundle of every command (a SEA asset)
@@ -12,9 +12,10 @@
  *   both                -> dist/meta/NAME.json       esbuild's metafile of each bundle (its inputs, for analysis)
  *
  * Each role ships only itself: the product's and the daemon's bundles hold no module of harness/
- * (the embedded API server, the dev cluster, the fleet), and the build fails if one does
- * (`refuseHarness`). The two ESM files go together (nothing else is needed at run time); the
- * executable carries its three bundles and picks one by the command line (src/cli/treeFor.ts).
+ * (the embedded API server, the dev cluster, the fleet, the simulated runtime), and the build fails
+ * if one does (`refuseHarness`). The two ESM files go together (nothing else is needed at run
+ * time); the executable carries its three bundles and picks one by the command line
+ * (src/cli/treeFor.ts).
  *
  * Run by Node 24 with type stripping (`node --experimental-strip-types build.ts <bundle|bin>`).
  * Prints one summary line per artifact; exits 2 on a usage error and 1 on any other failure.

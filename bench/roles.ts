@@ -2,7 +2,7 @@
  * Start-up time and idle memory of the two roles, for two bundles side by side (issue 25: the
  * product apart from its harness).
  *
- *   npm run build && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat.mjs [--runs 5] [--idle 10]
+ *   npm run build && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat.mjs [--runs 5] [--idle 10] [--runtime-socket S]
  *   npm run build:bin && npm run bench:roles -- --old /tmp/preheat-71f0eff/dist/preheat --new dist/preheat
  *
  * A bundle (.mjs, .cjs) runs on this Node; anything else is run as an executable (the SEA). Compare
@@ -12,11 +12,13 @@
  *
  * One `preheat apiserver` (from the new bundle) serves every run. Each run starts, one at a time
  * and round-robin across the cases so background load spreads evenly, `preheat controller` and
- * `preheat daemon --simulated-runtime` of each bundle, with the NODE_OPTIONS (and, for the
- * daemon, the malloc setting) deploy/ ships. It measures the time from spawn until /readyz
- * answers 200, then VmRSS after `--idle` seconds of idling, and stops the process (SIGTERM).
- * The daemon needs no CRI socket on the simulated runtime; a node's daemon on containerd is not
- * measured here (bench:daemon does that). It also counts the project's modules each role's command
+ * `preheat daemon --runtime-socket S` of each bundle, with the NODE_OPTIONS (and, for the daemon,
+ * the malloc setting) deploy/ ships. The daemon asks a real containerd, the e2e suite's (start it
+ * first: test/e2e/runtime.sh start; PREHEAT_E2E_DIR says where), or the CRI socket of
+ * `--runtime-socket`: the shipped daemon has no other runtime (the simulated one is the harness's,
+ * issue 38), and both bundles' daemons ask the same one. It measures the time from spawn until
+ * /readyz answers 200, then VmRSS after `--idle` seconds of idling, and stops the process (SIGTERM);
+ * pulls are bench:daemon's. It also counts the project's modules each role's command
  * evaluates from the sources beside each bundle (`src/main.ts ROLE --help` under a module hook:
  * the bundles keep no module names). Figures are medians, with new/old ratios; the last line is
  * machine-readable.
@@ -27,6 +29,7 @@ import { tmpdir } from "node:os"
 import { dirname, join, resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import { parseArgs } from "node:util"
+import { envFilePath, readEnvFile } from "../test/e2e/e2eEnv.ts"
 import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
@@ -38,7 +41,8 @@ const { values } = parseArgs({
     old: { type: "string", default: "/tmp/preheat-71f0eff/dist/preheat.mjs" },
     new: { type: "string", default: resolve(import.meta.dirname, "../dist/preheat.mjs") },
     runs: { type: "string", default: "5" },
-    idle: { type: "string", default: "10" }
+    idle: { type: "string", default: "10" },
+    "runtime-socket": { type: "string" }
   }
 })
 const runs = Number(values.runs)
@@ -50,6 +54,17 @@ for (const path of Object.values(bundles)) {
     process.exit(1)
   }
 }
+
+/** The CRI socket the daemons ask: --runtime-socket, else the e2e suite's containerd. */
+const criSocket = (): string => {
+  if (values["runtime-socket"] !== undefined) return values["runtime-socket"]
+  if (existsSync(envFilePath())) return readEnvFile().socket
+  console.error(
+    `bench:roles: no CRI runtime for the daemons: ${envFilePath()} is missing (test/e2e/runtime.sh start), or give --runtime-socket`
+  )
+  return process.exit(1)
+}
+const runtimeSocket = criSocket()
 
 const dir = mkdtempSync(join(tmpdir(), "preheat-bench-roles-"))
 const kubeconfig = join(dir, "kubeconfig")
@@ -91,7 +106,7 @@ const nameOf = (c: Case) => `${c.role} (${c.bundle})`
 const roleArgs = (role: Role, port: number): Array<string> =>
   role === "controller"
     ? ["controller", "--kubeconfig", kubeconfig, "--metrics-host", "127.0.0.1", "--metrics-port", String(port)]
-    : ["daemon", "--kubeconfig", kubeconfig, "--node-name", "bench-node", "--simulated-runtime", "--metrics-port", String(port)]
+    : ["daemon", "--kubeconfig", kubeconfig, "--node-name", "bench-node", "--runtime-socket", runtimeSocket, "--metrics-port", String(port)]
 
 const roleEnv = (role: Role): Record<string, string> =>
   role === "controller" ? { NODE_OPTIONS: shippedControllerNodeOptions() } : daemonSetEnv()

@@ -18,7 +18,7 @@ import { simulateNodes } from "./nodeSimulator.ts"
 import type { NodeRuntime, SimulatedNodeOptions } from "./nodeSimulator.ts"
 import { startWorkloads } from "./workloadStandIns/workloads.ts"
 import { publishServed } from "./devMirror.ts"
-import { makeSimulatedPeerMirror } from "../../layers/cri/simulated/simulatedNode.ts"
+import { makeSimulatedPeerMirror } from "../layers/simulatedRuntime/simulatedNode.ts"
 
 /** How long after a pull dev's controller expects a node to list the image: two of its simulated kubelets' status periods. */
 const devUnreportedGraceMs = 20_000
@@ -34,7 +34,7 @@ export interface DevOptions {
   readonly node1Runtime: Layer.Layer<CriRuntime | ImageLabels | FilesystemStats, RuntimeUnavailable> | undefined
   /** Every node's daemon's --min-free-disk, and the simulated nodes' disk. */
   readonly node: SimulatedNodeOptions
-  /** Peer-to-peer mode: the simulated nodes pull through one mirror (layers/cri/simulated/peerMirror.ts). */
+  /** Peer-to-peer mode: the simulated nodes pull through one mirror (harness/layers/simulatedRuntime/peerMirror.ts). */
   readonly p2p?: boolean
 }
 

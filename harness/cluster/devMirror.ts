@@ -7,7 +7,7 @@ import { resources } from "../../src/kube/resources.ts"
 import type { Scope } from "effect"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
-import type { ImageServed, MirrorTotals, PeerMirror } from "../../layers/cri/simulated/peerMirror.ts"
+import type { ImageServed, MirrorTotals, PeerMirror } from "../layers/simulatedRuntime/peerMirror.ts"
 
 export const servedConfigMap = { namespace: "default", name: "simulated-registry-served" } as const
 

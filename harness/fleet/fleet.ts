@@ -1,8 +1,8 @@
 import { Clock, Effect, Layer } from "effect"
 import type { Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
-import type { SimulatedDisk } from "../../layers/cri/simulated/config.ts"
-import { simulatedNodeLayer } from "../../layers/cri/simulated/simulatedNode.ts"
+import type { SimulatedDisk } from "../layers/simulatedRuntime/config.ts"
+import { simulatedNodeLayer } from "../layers/simulatedRuntime/simulatedNode.ts"
 import { startDaemon } from "../../src/daemon/daemon.ts"
 import type { Daemon } from "../../src/daemon/daemon.ts"
 import type { MinFreeDisk } from "../../src/daemon/minFreeDisk.ts"
@@ -27,7 +27,7 @@ export interface FleetOptions {
 
 /**
  * `preheat fleet`: N simulated nodes in one process, each registered as a Ready Node (as its
- * kubelet would) and each running the daemon exactly as `preheat daemon --simulated-runtime` does:
+ * kubelet would) and each running the daemon exactly as `preheat simulated-daemon` does:
  * its own watch of its own NodeImage and its own status writes, over the API client it is given.
  * Only the process (and the connection pool) is shared, so the API server and the controller see
  * what N daemons cost them.

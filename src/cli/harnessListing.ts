@@ -15,7 +15,10 @@ export const harnessDescriptions = {
     "kubectl works against it at once.",
   fleet:
     "Run N simulated nodes in one process: each registered as a Ready Node and running the daemon on the simulated " +
-    "runtime with its own NodeImage watch, for scale tests against a real API server and controller."
+    "runtime with its own NodeImage watch, for scale tests against a real API server and controller.",
+  "simulated-daemon":
+    "Run the daemon of one node as `preheat daemon` does, with its flags, but pulling on a simulated runtime (every image " +
+    "exists, ~50 MB/s) instead of the node's CRI runtime; registers no Node: for tests and clusters of separate processes."
 } as const
 
 /**
@@ -25,5 +28,6 @@ export const harnessDescriptions = {
 export const harnessListing = [
   Command.make("apiserver").pipe(Command.withDescription(harnessDescriptions.apiserver)),
   Command.make("dev").pipe(Command.withDescription(harnessDescriptions.dev)),
-  Command.make("fleet").pipe(Command.withDescription(harnessDescriptions.fleet))
+  Command.make("fleet").pipe(Command.withDescription(harnessDescriptions.fleet)),
+  Command.make("simulated-daemon").pipe(Command.withDescription(harnessDescriptions["simulated-daemon"]))
 ] as const

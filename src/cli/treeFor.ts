@@ -8,9 +8,10 @@
  *
  * Only a command line that is plainly the product's gets a product tree: a product command first,
  * or nothing but `--help`/`--version`. Everything else gets every command, which parses it exactly
- * as one tree of all commands always did: `apiserver`, `dev` and `fleet`, but also a flag first
- * (`preheat --log-level debug dev`: which word is the command depends on which flags take a
- * value), `--completions` and `--wizard` (they walk every command's flags), an unknown command.
+ * as one tree of all commands always did: the harness's commands (`apiserver`, `dev`, ...), but
+ * also a flag first (`preheat --log-level debug dev`: which word is the command depends on which
+ * flags take a value), `--completions` and `--wizard` (they walk every command's flags), an unknown
+ * command.
  * Nothing here imports a module: the executable's main script bundles it.
  */
 export type Tree = "controller" | "daemon" | "product" | "harness"

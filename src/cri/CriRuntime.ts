@@ -71,7 +71,7 @@ export interface PullRequest {
 
 /**
  * The node's container runtime, as CRI's ImageService (gRPC over the runtime's unix socket).
- * Live body: @grpc/grpc-js (layers/cri/live/criLive.ts); simulated body, driven by Clock: layers/cri/simulated/.
+ * Live body: @grpc/grpc-js (layers/cri/live/criLive.ts); simulated body, driven by Clock: harness/layers/simulatedRuntime/.
  */
 export class CriRuntime extends Context.Service<
   CriRuntime,

@@ -19,7 +19,7 @@ export type ImageLabelsError = ImageLabelsUnsupported | ImageLabelsFailed
  * Labels on the runtime's image records, as containerd's images service (containerd.services.images.v1,
  * namespace k8s.io, the same socket as CRI) keeps them. CRI itself cannot set labels; the kubelet's
  * image garbage collection reads containerd's `io.cri-containerd.pinned` label through CRI's
- * `Image.pinned`. Live body: grpc-js (layers/cri/live/containerdImages.ts); simulated body: layers/cri/simulated/.
+ * `Image.pinned`. Live body: grpc-js (layers/cri/live/containerdImages.ts); simulated body: harness/layers/simulatedRuntime/.
  */
 export class ImageLabels extends Context.Service<
   ImageLabels,

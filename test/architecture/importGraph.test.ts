@@ -101,13 +101,23 @@ const violation = ({ from, to, dynamic = false }: Edge): string | undefined => {
   return undefined
 }
 
+/** The imports evaluated with the importing module: static ones, not of types only. */
+const evaluated = (e: Edge): boolean => e.dynamic !== true && e.typeOnly !== true
+/** The imports a bundle of the importing module holds: `import()` ones too (esbuild bundles them; build.ts's `loadedBeside` aside). */
+const bundled = (e: Edge): boolean => e.typeOnly !== true
+
 /**
- * The modules evaluated with `entry` (static, non-type imports, transitively) that match
+ * The modules evaluated with `entry` (the imports `follow` says, transitively) that match
  * `forbidden`, each with the chain of imports that reaches it.
  */
-const reachedFrom = (entry: string, forbidden: (file: string) => boolean, graph: ReadonlyArray<Edge> = edges): Array<string> => {
+const reachedFrom = (
+  entry: string,
+  forbidden: (file: string) => boolean,
+  graph: ReadonlyArray<Edge> = edges,
+  follow: (e: Edge) => boolean = evaluated
+): Array<string> => {
   const next = new Map<string, Array<string>>()
-  for (const e of graph) if (e.dynamic !== true && e.typeOnly !== true) next.set(e.from, [...(next.get(e.from) ?? []), e.to])
+  for (const e of graph) if (follow(e)) next.set(e.from, [...(next.get(e.from) ?? []), e.to])
   const via = new Map<string, string>([[entry, entry]])
   const queue = [entry]
   const found: Array<string> = []
@@ -127,7 +137,8 @@ describe("import graph", () => {
     expect(edges.length).toBeGreaterThan(500)
     expect(edges).toContainEqual({ from: "src/cli/controllerCommand.ts", to: "layers/kube/live/kubeLive.ts" })
     expect(edges).toContainEqual({ ...harnessEntry, dynamic: true })
-    expect(edges).toContainEqual({ from: "src/cli/daemonCommand.ts", to: "layers/cri/simulated/simulatedNode.ts", dynamic: true })
+    expect(edges).toContainEqual({ from: "harness/cli/runSimulatedDaemon.ts", to: "harness/layers/simulatedRuntime/simulatedNode.ts" })
+    expect(edges).toContainEqual({ from: "harness/cli/simulatedDaemonCommand.ts", to: "src/cli/daemonFlags.ts" })
     expect(edges).toContainEqual({ from: "harness/cli/runDev.ts", to: "harness/cli/devCommand.ts", typeOnly: true })
   })
 
@@ -139,11 +150,13 @@ describe("import graph", () => {
     expect(broken).toEqual([])
   })
 
-  it("the roles' commands evaluate none of the harness; the daemon none of the simulated runtime", () => {
+  it("the roles' commands evaluate none of the harness; the daemon's bundle holds none of it, the simulated runtime included", () => {
     expect(reachedFrom("src/main.ts", inHarness)).toEqual([])
     expect(reachedFrom("src/cli/roleOnlyCommand.ts", inHarness)).toEqual([])
     expect(reachedFrom("src/cli/controllerCommand.ts", (f) => inHarness(f) || f.startsWith("layers/cri/"))).toEqual([])
-    expect(reachedFrom("src/cli/daemonCommand.ts", (f) => inHarness(f) || f.startsWith("layers/cri/simulated/"))).toEqual([])
+    expect(reachedFrom("src/cli/daemonCommand.ts", inHarness)).toEqual([])
+    // Not even through import(): what the daemon's bundle is built from (build.ts refuses it too).
+    expect(reachedFrom("src/daemonMain.ts", inHarness, edges, bundled)).toEqual([])
     // `preheat --help` lists the harness's commands without them; `preheat dev --help` evaluates their flags only.
     expect(reachedFrom("src/cli/harnessListing.ts", inHarness)).toEqual([])
     expect(reachedFrom("src/cli/runProduct.ts", inHarness)).toEqual([])
@@ -180,7 +193,7 @@ describe("import graph", () => {
     expect(violation({ from: "harness/apiserver/storage/store.ts", to: "harness/cluster/devNodes.ts" })).toBe("bodies import compositions")
   })
 
-  it("follows static imports only, and names the chain", () => {
+  it("follows static imports only (a bundle's also import()), and names the chain", () => {
     const graph: ReadonlyArray<Edge> = [
       { from: "a.ts", to: "b.ts" },
       { from: "b.ts", to: "harness/x.ts" },
@@ -188,6 +201,7 @@ describe("import graph", () => {
       { from: "a.ts", to: "harness/types.ts", typeOnly: true }
     ]
     expect(reachedFrom("a.ts", inHarness, graph)).toEqual(["a.ts -> b.ts -> harness/x.ts"])
+    expect(reachedFrom("a.ts", inHarness, graph, bundled)).toEqual(["a.ts -> harness/lazy.ts", "a.ts -> b.ts -> harness/x.ts"])
     expect(importsOf("src/main.ts", 'const m = await import("../harness/main.ts")')).toEqual([{ ...harnessEntry, dynamic: true }])
     expect(importsOf("src/x.ts", 'import type { Scope } from "effect"\nimport { d } from "./d.ts"')).toEqual([
       { from: "src/x.ts", to: "src/d.ts" }

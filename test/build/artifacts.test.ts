@@ -200,14 +200,15 @@ describe("the single executable's daemon (src/seaMain.ts)", () => {
 /**
  * Strings of harness modules that minifying keeps (messages, a flag's name), one per part of the
  * harness: the embedded API server's server-side apply, the `apiserver` command and what it runs,
- * the dev cluster, the fleet.
+ * the dev cluster, the fleet, the simulated runtime (once in the product, issue 38).
  */
 const harnessMarkers = [
   "Apply failed with",
   "kubeconfig-out",
   "preheat apiserver listening on",
   "names a digest, which cannot move",
-  "preheat-fleet/"
+  "preheat-fleet/",
+  "simulated runtime is unavailable"
 ]
 const roleBundles = ["preheat.mjs", "preheat.cjs", "preheat-daemon.cjs"]
 const harnessBundles = ["preheat-harness.mjs", "preheat-harness.cjs"]
@@ -248,7 +249,8 @@ describe("each role ships only itself (build.ts)", () => {
         "harness/main.ts",
         "harness/apiserver/patches/apply/conflictFailure.ts",
         "harness/cluster/devCluster.ts",
-        "harness/fleet/fleet.ts"
+        "harness/fleet/fleet.ts",
+        "harness/layers/simulatedRuntime/SimulatedRuntime.ts"
       ])
     )
     const text = readFileSync(dist(name), "utf8")

@@ -67,13 +67,13 @@ describe("preheat command line", () => {
     expect(stdout.replace(/\s+/g, " ")).toContain("NodeImage of apps.kruise.io v1alpha1 and v1beta1")
   })
 
-  it("the roles and --help evaluate none of the harness, the daemon none of the simulated runtime; dev --help only the harness's flags", () => {
+  it("the roles and --help evaluate none of the harness (the simulated runtime included); dev --help only the harness's flags", () => {
     const controller = modulesEvaluated("controller", "--help")
     expect(controller).toContain("src/controller/role.ts")
     expect(controller.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/"))).toEqual([])
     const daemon = modulesEvaluated("daemon", "--help")
     expect(daemon).toContain("layers/cri/live/criLive.ts")
-    expect(daemon.filter((m) => m.startsWith("harness/") || m.startsWith("layers/cri/simulated/"))).toEqual([])
+    expect(daemon.filter((m) => m.startsWith("harness/"))).toEqual([])
     const help = modulesEvaluated("--help")
     expect(help).toContain("src/cli/harnessListing.ts")
     expect(help.filter((m) => m.startsWith("harness/"))).toEqual([])
@@ -83,6 +83,7 @@ describe("preheat command line", () => {
       "harness/cli/apiserverCommand.ts",
       "harness/cli/devCommand.ts",
       "harness/cli/fleetCommand.ts",
+      "harness/cli/simulatedDaemonCommand.ts",
       "harness/commands.ts",
       "harness/main.ts"
     ])
@@ -108,7 +109,20 @@ describe("preheat command line", () => {
 
   it("lists the harness's commands apart", () => {
     const { stdout } = preheat("--help")
-    expect(stdout).toMatch(/Local clusters and tests \(the harness\):\n\s+apiserver\s.*\n\s+dev\s.*\n\s+fleet\s/)
+    expect(stdout).toMatch(/Local clusters and tests \(the harness\):\n\s+apiserver\s.*\n\s+dev\s.*\n\s+fleet\s.*\n\s+simulated-daemon\s/)
+  })
+
+  it("the simulated runtime is the harness's: simulated-daemon takes the daemon's flags but the runtime's, daemon has no --simulated-runtime", () => {
+    const flagsOf = (help: string) => [...help.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1])
+    const daemon = preheat("daemon", "--help")
+    const simulated = preheat("simulated-daemon", "--help")
+    expect(simulated.code).toBe(0)
+    expect(flagsOf(daemon.stdout)).toContain("--pin-images")
+    expect(flagsOf(simulated.stdout)).toEqual(flagsOf(daemon.stdout).filter((f) => f !== "--runtime-socket" && f !== "--host-run-dir"))
+    expect(preheat("daemon", "--simulated-runtime", "--node-name", "n1")).toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining("Unrecognized flag: --simulated-runtime")
+    })
   })
 
   it("daemon --help lists --pin-images (a switch, off unless given)", () => {
@@ -117,7 +131,7 @@ describe("preheat command line", () => {
     expect(stdout).toMatch(/--pin-images\s+Keep the images Never jobs want here out of the kubelet's image GC/)
   })
 
-  it("daemon: a credential provider config the kubelet would refuse stops it, naming file, provider and field (OpenKruise's flag names too)", () => {
+  it("daemon and simulated-daemon: a credential provider config the kubelet would refuse stops it, naming file, provider and field (OpenKruise's flag names too)", () => {
     const dir = mkdtempSync(join(tmpdir(), "preheat-cli-providers-"))
     const kubeconfig = join(dir, "kubeconfig")
     writeFileSync(
@@ -131,22 +145,25 @@ describe("preheat command line", () => {
       "apiVersion: kubelet.config.k8s.io/v1\nkind: CredentialProviderConfig\nproviders:\n" +
         "  - {name: ecr, matchImages: ['*.dkr.ecr.*.amazonaws.com'], defaultCacheDuration: 12h, apiVersion: credentialprovider.kubelet.k8s.io/v2}\n"
     )
-    const common = ["daemon", "--node-name", "n1", "--simulated-runtime", "--kubeconfig", kubeconfig]
     const expected =
       `error: invalid credential provider config: ${config}: provider "ecr" (providers[0]): apiVersion: Unsupported value: ` +
       '"credentialprovider.kubelet.k8s.io/v2": supported values: "credentialprovider.kubelet.k8s.io/v1", ' +
       '"credentialprovider.kubelet.k8s.io/v1alpha1", "credentialprovider.kubelet.k8s.io/v1beta1"\n'
-    for (const flags of [
-      ["--image-credential-provider-config", config, "--image-credential-provider-bin-dir", dir],
-      ["--plugin-config-file", config, "--plugin-bin-dir", dir]
-    ]) {
-      expect(preheat(...common, ...flags)).toEqual({ code: 1, stdout: "", stderr: expected })
+    // The config is read before the runtime is dialled: the socket need not exist.
+    for (const command of [["daemon", "--runtime-socket", join(dir, "no.sock")], ["simulated-daemon"]]) {
+      const common = [...command, "--node-name", "n1", "--kubeconfig", kubeconfig]
+      for (const flags of [
+        ["--image-credential-provider-config", config, "--image-credential-provider-bin-dir", dir],
+        ["--plugin-config-file", config, "--plugin-bin-dir", dir]
+      ]) {
+        expect(preheat(...common, ...flags)).toEqual({ code: 1, stdout: "", stderr: expected })
+      }
+      expect(preheat(...common, "--plugin-config-file", config)).toMatchObject({
+        code: 1,
+        stderr:
+          "error: --image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)\n"
+      })
     }
-    expect(preheat(...common, "--plugin-config-file", config)).toMatchObject({
-      code: 1,
-      stderr:
-        "error: --image-credential-provider-config needs --image-credential-provider-bin-dir (the directory of the plugins it names)\n"
-    })
   })
 
   it("daemon --help lists --kubelet-config with its default and --kubelet-config-dir; allowlist --help its jobs and -n", () => {

@@ -11,7 +11,7 @@ describe("treeFor: which tree a command line needs", () => {
   it.each([
     [["controller", "--kubeconfig", "k"], "controller"],
     [["controller", "--help"], "controller"],
-    [["daemon", "--simulated-runtime"], "daemon"],
+    [["daemon", "--runtime-socket", "/run/containerd/containerd.sock"], "daemon"],
     [["crds", "--out", "d"], "product"],
     [["rollout", "deploy/web", "--image", "web=nginx:1.27"], "product"],
     [["status", "--watch"], "product"],
@@ -31,6 +31,7 @@ describe("treeFor: which tree a command line needs", () => {
     [["apiserver", "--port", "0"]],
     [["dev", "--nodes", "3"]],
     [["fleet"]],
+    [["simulated-daemon", "--node-name", "n1"]],
     // A flag first: whether the next word is the command or the flag's value is the parser's call.
     [["--log-level", "debug", "dev"]],
     [["--log-level=debug", "dev"]],

@@ -5,7 +5,7 @@
 // credentials.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import type { CredentialProvider } from "../../src/cri/credentialProvider/config.ts"
 import { CredentialProviders, makeCredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"

@@ -3,7 +3,7 @@
 // a failed pull says, and that a failing provider fails its own tags only.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import type { CredentialProvider } from "../../src/cri/credentialProvider/config.ts"
 import { CredentialProviders, makeCredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
 import type { RegistryAuth } from "../../src/cri/CriRuntime.ts"

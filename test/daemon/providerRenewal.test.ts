@@ -5,7 +5,7 @@
 // runner: when it asks, what it writes (nothing while nothing changes), and what ends a watch.
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import type { ImageTagStatus } from "../../src/api/nodeImage.ts"
 import { printOf } from "../../src/cri/credentialProvider/answerPrint.ts"
 import type { CredentialProvider } from "../../src/cri/credentialProvider/config.ts"

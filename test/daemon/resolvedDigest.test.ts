@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { repoDigestFor } from "../../src/daemon/resolvedDigest.ts"
 import { advance, createNodeImage, launch, setImages, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
 

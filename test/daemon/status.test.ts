@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Scope } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { InMemoryKubeStore } from "../../harness/layers/inMemoryKubeApi.ts"
 import { Unavailable } from "../../src/kube/errors.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { SimulatedRuntime } from "../../layers/cri/simulated/SimulatedRuntime.ts"
+import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { Metrics } from "../../src/ops/metrics.ts"
 import { advance, createNodeImage, events, launch, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
 

@@ -5,7 +5,7 @@
 import { readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { Duration } from "effect"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { Cluster, metricSum, type Process, scrape } from "../system/cluster.ts"
 import { eventually } from "../support/eventually.ts"
 import { freePort } from "../support/freePort.ts"
@@ -68,8 +68,7 @@ export const startFaultCluster = async (nodes: ReadonlyArray<string>, controller
       const port = await freePort()
       daemonPorts[node] = port
       const daemon = cluster.spawn(`daemon-${node}`, [
-        "daemon",
-        "--simulated-runtime",
+        "simulated-daemon",
         "--node-name",
         node,
         "--kubeconfig",

@@ -1,7 +1,7 @@
 /**
  * A cluster of real processes for the whole-system tests: the built bundle (dist/preheat.mjs)
- * run as `apiserver`, `controller` and `daemon --simulated-runtime`, each with its output in a
- * log file under one temp dir, and kubectl pointed at the API server as a user would.
+ * run as `apiserver`, `controller` and `simulated-daemon` (`daemon` on a real runtime), each with
+ * its output in a log file under one temp dir, and kubectl pointed at the API server as a user would.
  */
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { createWriteStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs"
@@ -143,8 +143,7 @@ export class Cluster {
   /** A daemon on the simulated runtime, or on a real one when a CRI socket is given. */
   async startDaemon(node: string, metricsPort: number, runtimeSocket?: string): Promise<Process> {
     const daemon = this.spawn(`daemon-${node}`, [
-      "daemon",
-      ...(runtimeSocket === undefined ? ["--simulated-runtime"] : ["--runtime-socket", runtimeSocket]),
+      ...(runtimeSocket === undefined ? ["simulated-daemon"] : ["daemon", "--runtime-socket", runtimeSocket]),
       "--node-name",
       node,
       "--kubeconfig",

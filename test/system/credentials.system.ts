@@ -13,7 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { parse } from "yaml"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { AuthFront } from "../support/authFront.ts"
 import { type Credential, ExecPlugins, type ExecSection, writeKubeconfig } from "../support/execPlugins.ts"
 import { Cluster, type Process } from "./cluster.ts"
@@ -105,8 +105,7 @@ const startDaemon = async (node: string, config: string): Promise<Running> => {
   await cluster.createNodes([node], {})
   const port = await freePort()
   const process = cluster.spawn(`daemon-${node}`, [
-    "daemon",
-    "--simulated-runtime",
+    "simulated-daemon",
     "--node-name",
     node,
     "--kubeconfig",

@@ -7,7 +7,7 @@
  */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
-import { simulatedImageSize } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedImageSize } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { parseImageReference } from "../../src/api/imageReference.ts"
 import { eventually } from "../support/eventually.ts"
 import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"

@@ -37,8 +37,7 @@ const kubeletConfig = (lines: string) =>
 const startDaemon = async (on: Cluster = cluster) => {
   daemonPort = await freePort()
   const args = [
-    "daemon",
-    "--simulated-runtime",
+    "simulated-daemon",
     "--node-name",
     "node-1",
     "--kubeconfig",

@@ -24,7 +24,7 @@
  */
 import { Duration } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { Cluster, metricSum, scrape } from "./cluster.ts"
 import { eventually } from "../support/eventually.ts"
 import { freePort } from "../support/freePort.ts"
@@ -317,8 +317,7 @@ const startPreheat = async () => {
     const port = await freePort()
     daemonPorts[node] = port
     const daemon = cluster.spawn(`daemon-${node}`, [
-      "daemon",
-      "--simulated-runtime",
+      "simulated-daemon",
       "--node-name",
       node,
       "--kubeconfig",

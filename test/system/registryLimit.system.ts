@@ -10,7 +10,7 @@ import { execFile } from "node:child_process"
 import { resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { registryOf } from "../../src/controller/imagePullJob/registryRoom.ts"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { Cluster } from "./cluster.ts"
 
 const nodes = ["node-1", "node-2", "node-3"] as const

@@ -6,7 +6,7 @@
 import { Duration } from "effect"
 import { readFileSync } from "node:fs"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { Cluster, metricSum, type Process, scrape } from "./cluster.ts"
 import { eventually } from "../support/eventually.ts"
 import { freePort } from "../support/freePort.ts"

@@ -8,7 +8,7 @@
 import { execFile } from "node:child_process"
 import { resolve } from "node:path"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { simulatedPullTime } from "../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedPullTime } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { Duration } from "effect"
 import { Cluster, metricSum, scrape, tagPhases } from "./cluster.ts"
 import { eventually } from "../support/eventually.ts"

@@ -35,7 +35,7 @@ export interface KubeLiveOptions extends KubeConfigSource, RateLimit {
   readonly maxRetries?: number | undefined
 }
 
-export { controllerRateLimit, daemonRateLimit } from "./rateLimiter.ts"
+export { controllerRateLimit } from "./rateLimiter.ts"
 
 // As client-go's reflector: a watch asks the server to end it after 5 to 10 minutes (spreading
 // reconnects out), and one silent for a minute longer than that is taken for a dead connection.

@@ -9,7 +9,7 @@ import { Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { publishServed, servedConfigMap, servedLine } from "../../../harness/cluster/devMirror.ts"
-import { PeerMirror } from "../../../layers/cri/simulated/peerMirror.ts"
+import { PeerMirror } from "../../../harness/layers/simulatedRuntime/peerMirror.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 
 const gib = 1024 ** 3

@@ -8,8 +8,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Stream } from "effect"
-import { makeSimulatedRuntime } from "../../../layers/cri/simulated/SimulatedRuntime.ts"
-import type { SimulatedRuntimeHandle } from "../../../layers/cri/simulated/SimulatedRuntime.ts"
+import { makeSimulatedRuntime } from "../../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
+import type { SimulatedRuntimeHandle } from "../../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { startWorkloads } from "../../../harness/cluster/workloadStandIns/workloads.ts"

@@ -1,8 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
-import { bandwidthLatency, type FailureKind, type SimulatedRuntimeConfig } from "../../../../layers/cri/simulated/config.ts"
-import { makeSimulatedRuntime, SimulatedRuntime } from "../../../../layers/cri/simulated/SimulatedRuntime.ts"
+import { bandwidthLatency, type FailureKind, type SimulatedRuntimeConfig } from "../../../../harness/layers/simulatedRuntime/config.ts"
+import { makeSimulatedRuntime, SimulatedRuntime } from "../../../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { CriRuntime, type PullProgress, type PullRequest } from "../../../../src/cri/CriRuntime.ts"
 import { registryCredential } from "../../../../src/cri/credentials.ts"
 

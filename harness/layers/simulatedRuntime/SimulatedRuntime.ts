@@ -1,7 +1,7 @@
 /**
  * A simulated container runtime: a node's image store plus a registry, with pulls that take time
  * on Effect's Clock (so `TestClock.adjust` finishes them), failures scripted per image, and a
- * record of every call. It is what `preheat daemon --simulated-runtime`, `preheat dev` and
+ * record of every call. It is what `preheat simulated-daemon`, `preheat dev` and
  * `preheat fleet` pull on (see simulatedNode.ts), and the runtime the daemon's tests script.
  *
  * Images are matched as the daemon must match them (`sameImage`: docker.io and library/

@@ -6,12 +6,12 @@ import { PeerMirror } from "./peerMirror.ts"
 import { SimulatedRuntime } from "./SimulatedRuntime.ts"
 
 /**
- * The simulated runtime as `preheat daemon --simulated-runtime`, `preheat dev` and `preheat fleet`
+ * The simulated runtime as `preheat simulated-daemon`, `preheat dev` and `preheat fleet`
  * run it in place of a node's containerd (the whole-system tests and the local-cluster mode). Pulls
  * take realistic, reproducible times (a link of `bytesPerSecond` plus a fixed overhead) so
  * parallelism, progress and controller restarts can be watched in real time.
  */
-export const simulatedLink = { bytesPerSecond: 50_000_000, overhead: Duration.millis(200) } as const
+const simulatedLink = { bytesPerSecond: 50_000_000, overhead: Duration.millis(200) } as const
 
 /**
  * A node's link to its peers in `preheat dev --p2p` (peerMirror.ts): 250 MB/s (2 Gbit/s), five
@@ -19,7 +19,7 @@ export const simulatedLink = { bytesPerSecond: 50_000_000, overhead: Duration.mi
  * (Spegel's benchmark ran on nodes of 12.5 Gbit/s). One peer serves any number of nodes at this
  * speed: the model has no upload limit per node.
  */
-export const simulatedPeerLink = { bytesPerSecond: 250_000_000 } as const
+const simulatedPeerLink = { bytesPerSecond: 250_000_000 } as const
 
 /** The peer-to-peer mirror of one simulated cluster, over the registry link and the peer link above. */
 export const makeSimulatedPeerMirror = (): PeerMirror =>

@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Duration, Effect, Fiber } from "effect"
 import { TestClock } from "effect/testing"
-import { simulatedNodeLayer, simulatedPullTime } from "../../../../layers/cri/simulated/simulatedNode.ts"
+import { simulatedNodeLayer, simulatedPullTime } from "../../../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { CriRuntime, type PullProgress } from "../../../../src/cri/CriRuntime.ts"
 
 describe("simulatedNodeLayer: the node of preheat fleet and preheat dev", () => {

@@ -1,5 +1,5 @@
 /**
- * The peer-to-peer mirror of `preheat dev --p2p` (layers/cri/simulated/peerMirror.ts) on simulated
+ * The peer-to-peer mirror of `preheat dev --p2p` (harness/layers/simulatedRuntime/peerMirror.ts) on simulated
  * time: nodes pulling one image together all go to the registry, a node pulling after another
  * holds the image fetches it from that peer at the peers' speed, a layer is offered once complete
  * (not while another node downloads it), a removed image or a node gone offers nothing, and the
@@ -10,9 +10,9 @@ import { Context, Duration, Effect, Exit, Fiber, Layer, Result, Scope } from "ef
 import { TestClock } from "effect/testing"
 import { parseImageReference } from "../../../../src/api/imageReference.ts"
 import { CriRuntime } from "../../../../src/cri/CriRuntime.ts"
-import { PeerMirror, simulatedLayers } from "../../../../layers/cri/simulated/peerMirror.ts"
-import { SimulatedRuntime } from "../../../../layers/cri/simulated/SimulatedRuntime.ts"
-import { simulatedImageSize, simulatedNodeLayer } from "../../../../layers/cri/simulated/simulatedNode.ts"
+import { PeerMirror, simulatedLayers } from "../../../../harness/layers/simulatedRuntime/peerMirror.ts"
+import { SimulatedRuntime } from "../../../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
+import { simulatedImageSize, simulatedNodeLayer } from "../../../../harness/layers/simulatedRuntime/simulatedNode.ts"
 
 const mebibyte = 1024 * 1024
 // 256 MiB at 64 MiB/s from the registry (4 s), 256 MiB/s from a peer (1 s): two layers of 128 MiB.
