@@ -25,13 +25,24 @@ export const repoDigestFor = (reference: string, repoDigests: ReadonlyArray<stri
 /** The digest of an image already on the node, for `reference`. */
 export const digestOf = (reference: string, image: ImageInfo): string | undefined => repoDigestFor(reference, image.repoDigests)
 
+/** The digest a reference names itself (`repo@sha256:...`), if it is by digest. */
+const ownDigest = (reference: string): string | undefined => {
+  const parsed = parseImageReference(reference)
+  return Result.isSuccess(parsed) ? parsed.success.digest : undefined
+}
+
 /**
- * What the runtime resolved a pull to: ImageStatus of the image id the pull returned (the tag may
- * have moved on since, the id has not), then of the reference. The digest is a report, not the
- * pull's outcome: a runtime that cannot answer leaves it out, logged.
+ * What the runtime resolved a pull to. A reference by digest resolved to that digest: nothing to
+ * ask (and of two repo digests one image may carry in the same repository, an index's and its
+ * platform manifest's, the one pulled). For a tag, the pull's answer is the image id only (CRI's
+ * PullImageResponse has nothing else): ImageStatus of that id (the tag may have moved on since,
+ * the id has not), then of the reference. The digest is a report, not the pull's outcome: a
+ * runtime that cannot answer leaves it out, logged.
  */
 export const resolvedDigest = (reference: string, imageId: string): Effect.Effect<string | undefined, never, CriRuntime> =>
   Effect.gen(function* () {
+    const own = ownDigest(reference)
+    if (own !== undefined) return own
     const cri = yield* CriRuntime
     const byId = yield* cri.imageStatus(imageId)
     const info = Option.isSome(byId) ? byId : yield* cri.imageStatus(reference)
