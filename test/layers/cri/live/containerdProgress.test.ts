@@ -138,7 +138,11 @@ describe("containerd's byte progress: when bytes are awaited (the stall clock's 
       let readings = 0
       const counted: ContainerdApi = {
         ...containerd.api,
-        leaseResources: (lease) => Effect.andThen(Effect.sync(() => readings++), containerd.api.leaseResources(lease))
+        leaseResources: (lease) =>
+          Effect.andThen(
+            Effect.sync(() => readings++),
+            containerd.api.leaseResources(lease)
+          )
       }
       const pull = yield* trackedPull(counted, "lease-1")
       yield* TestClock.adjust("999 millis")
