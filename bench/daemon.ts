@@ -29,7 +29,11 @@ import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
+import * as grpc from "@grpc/grpc-js"
 import { bundleTo, exePath } from "../build.ts"
+import { containerdLeases } from "../layers/cri/live/containerdApi.ts"
+import { loadServiceConstructors } from "../layers/cri/live/grpcPackages.ts"
+import { pullLeaseLabel } from "../layers/cri/live/pullLeases.ts"
 import * as CriLive from "../layers/cri/live/criLive.ts"
 import { InMemoryKubeApi } from "../harness/layers/inMemoryKubeApi.ts"
 import type { ImageTagStatus } from "../src/api/nodeImage.ts"
@@ -102,6 +106,20 @@ const writeAndWait = async (images: Record<string, unknown>, done: (object: Kube
 }
 
 const remove = (image: PushedImage) => exec(cri.removeImage(image.reference()))
+
+/**
+ * containerd's lease API on the runtime's socket. The daemon deletes a pulled image's lease after
+ * reporting Succeeded; removing the image before that leaves its content in the store until
+ * containerd's next garbage collection, and the next pull would find it.
+ */
+const leaseApi = containerdLeases(new (loadServiceConstructors().leases)(`unix://${env.socket}`, grpc.credentials.createInsecure()))
+const daemonLeasesGone = async (): Promise<void> => {
+  const deadline = performance.now() + 10_000
+  while ((await exec(leaseApi.list)).some((lease) => lease.labels[pullLeaseLabel] !== undefined)) {
+    if (performance.now() > deadline) fail("the daemon's pull leases were not deleted within 10 s")
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 /** A bundle of the child as dist/preheat.mjs is built: one minified ESM file, nothing resolved at run time. */
 const bundleChild = async (dir: string): Promise<string> => {
@@ -219,6 +237,7 @@ try {
             return status?.version === v && status.phase === "Succeeded"
           })
         )
+        await daemonLeasesGone()
         await remove(image)
       }
       if (i % 2 === 0) {
@@ -263,6 +282,7 @@ try {
         .map((l) => l.toFixed(2))
         .join(" ")})`
   )
+  await daemonLeasesGone()
   for (const image of busyImages) await remove(image)
 
   const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
