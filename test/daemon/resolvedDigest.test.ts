@@ -23,6 +23,8 @@ describe("the repo digest of the pulled repository", () => {
     expect(repoDigestFor("redis:7", [`docker.io/library/nginx@${d1}`])).toBeUndefined()
     expect(repoDigestFor("nginx:1.25", [])).toBeUndefined()
     expect(repoDigestFor(`nginx@${d2}`, [])).toBe(d2)
+    // An image pulled by its index's digest and by its platform manifest's carries both: the one named.
+    expect(repoDigestFor(`nginx@${d2}`, [`docker.io/library/nginx@${d1}`, `docker.io/library/nginx@${d2}`])).toBe(d2)
     expect(repoDigestFor("not a reference", [`docker.io/library/nginx@${d1}`])).toBeUndefined()
   })
 })
