@@ -25,7 +25,7 @@ export interface DiskCheckOptions {
  * ImageFsInfo from a snapshot of its own (its usage figures, which the check does not use, are
  * collected every `stats_collect_period`, 10 s by default).
  */
-export const defaultDiskCheckOptions: DiskCheckOptions = { mountpointsMaxAge: Duration.seconds(5) }
+const defaultDiskCheckOptions: DiskCheckOptions = { mountpointsMaxAge: Duration.seconds(5) }
 
 /** The mountpoints of the runtime's image filesystems (CRI ImageFsInfo), or why there are none. */
 const readMountpoints: Effect.Effect<Result.Result<ReadonlyArray<string>, string>, never, CriRuntime> = Effect.gen(function* () {
