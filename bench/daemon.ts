@@ -20,16 +20,22 @@
  * overhead_ratio is the median over all runs (both sizes) of daemon / direct of the same run; also
  * shown, per size and over both, the ratio of medians (median daemon / median direct). Also shown: the daemon's own
  * round trip for an image the node has (IfNotPresent: write, watch, ImageStatus, status write).
+ * daemon_cpu_ms_per_pull: the daemon process's CPU time (user + system) over the paired runs, per
+ * pull it made: its own cost, which the machine's load moves far less than the wall-clock ratio.
  * idle_rss_mib: the daemon running with an empty NodeImage; busy_rss_mib: its peak while 10 tags
  * (distinct images) pull at once. The last line is machine-readable.
  */
 import { spawnSync } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { loadavg, tmpdir } from "node:os"
 import { join } from "node:path"
 import { parseArgs } from "node:util"
 import { Duration, Effect, Layer, ManagedRuntime, Stream } from "effect"
+import * as grpc from "@grpc/grpc-js"
 import { bundleTo, exePath } from "../build.ts"
+import { containerdLeases } from "../layers/cri/live/containerdApi.ts"
+import { loadServiceConstructors } from "../layers/cri/live/grpcPackages.ts"
+import { pullLeaseLabel } from "../layers/cri/live/pullLeases.ts"
 import * as CriLive from "../layers/cri/live/criLive.ts"
 import { InMemoryKubeApi } from "../harness/layers/inMemoryKubeApi.ts"
 import type { ImageTagStatus } from "../src/api/nodeImage.ts"
@@ -71,6 +77,15 @@ const exec = <A, E>(effect: Effect.Effect<A, E, KubeApi | CriRuntime>) => runtim
 const api = await exec(Effect.service(KubeApi))
 const cri = await exec(Effect.service(CriRuntime))
 
+/** Clock ticks per second of /proc's CPU times (USER_HZ). */
+const clockTicks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100
+
+/** A process's CPU time so far, user and system, in milliseconds (/proc/PID/stat fields 14 and 15). */
+const cpuMillisOf = (pid: number): number => {
+  const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? []
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / clockTicks
+}
+
 const median = (xs: ReadonlyArray<number>): number => {
   const sorted = [...xs].sort((a, b) => a - b)
   const mid = sorted.length >> 1
@@ -102,6 +117,20 @@ const writeAndWait = async (images: Record<string, unknown>, done: (object: Kube
 }
 
 const remove = (image: PushedImage) => exec(cri.removeImage(image.reference()))
+
+/**
+ * containerd's lease API on the runtime's socket. The daemon deletes a pulled image's lease after
+ * reporting Succeeded; removing the image before that leaves its content in the store until
+ * containerd's next garbage collection, and the next pull would find it.
+ */
+const leaseApi = containerdLeases(new (loadServiceConstructors().leases)(`unix://${env.socket}`, grpc.credentials.createInsecure()))
+const daemonLeasesGone = async (): Promise<void> => {
+  const deadline = performance.now() + 10_000
+  while ((await exec(leaseApi.list)).some((lease) => lease.labels[pullLeaseLabel] !== undefined)) {
+    if (performance.now() > deadline) fail("the daemon's pull leases were not deleted within 10 s")
+    await new Promise((resolve) => setTimeout(resolve, 5))
+  }
+}
 
 /** A bundle of the child as dist/preheat.mjs is built: one minified ESM file, nothing resolved at run time. */
 const bundleChild = async (dir: string): Promise<string> => {
@@ -198,6 +227,7 @@ try {
     `bench:daemon: present image (IfNotPresent): tag written to Succeeded seen, median ${median(roundTrips).toFixed(1)} ms ` +
       `[${roundTrips.map((t) => t.toFixed(1)).join(", ")}]`
   )
+  const cpuBefore = cpuMillisOf(child.pid)
   for (const { label, image } of sized) {
     const name = `${env.registry}/${image.repository}`
     const direct: Array<number> = []
@@ -219,6 +249,7 @@ try {
             return status?.version === v && status.phase === "Succeeded"
           })
         )
+        await daemonLeasesGone()
         await remove(image)
       }
       if (i % 2 === 0) {
@@ -238,6 +269,9 @@ try {
         `ratio of medians ${(median(viaDaemon) / median(direct)).toFixed(3)}`
     )
   }
+
+  const cpuPerPull = (cpuMillisOf(child.pid) - cpuBefore) / ratios.length
+  console.log(`bench:daemon: daemon CPU (user + system) over the paired runs: ${cpuPerPull.toFixed(1)} ms per pull`)
 
   // Busy: ten tags at once, the RSS sampled every 20 ms until all have succeeded.
   let peak = child.rssBytes()
@@ -263,6 +297,7 @@ try {
         .map((l) => l.toFixed(2))
         .join(" ")})`
   )
+  await daemonLeasesGone()
   for (const image of busyImages) await remove(image)
 
   const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
@@ -273,7 +308,7 @@ try {
       `ratio of medians over both sizes ${(sum(medians.map((m) => m.daemon)) / sum(medians.map((m) => m.direct))).toFixed(3)}`
   )
   console.log(
-    `bench:daemon overhead_ratio=${median(ratios).toFixed(3)} idle_rss_mib=${idleRss.toFixed(1)} ` +
+    `bench:daemon overhead_ratio=${median(ratios).toFixed(3)} daemon_cpu_ms_per_pull=${cpuPerPull.toFixed(1)} idle_rss_mib=${idleRss.toFixed(1)} ` +
       `busy_rss_mib=${busyRss.toFixed(1)} shipped_idle_rss_mib=${shippedIdle.toFixed(1)}`
   )
 } finally {

@@ -22,7 +22,6 @@ import {
 } from "./attemptPolicy.ts"
 import { nothingSeen, progressStep } from "./attemptProgress.ts"
 import type { DiskCheck } from "./diskCheck.ts"
-import { findImage } from "./imagePresence.ts"
 import { pullCredentials } from "./pullCredentials.ts"
 import { digestOf, resolvedDigest } from "./resolvedDigest.ts"
 import {
@@ -96,16 +95,15 @@ interface Pulled {
 }
 
 /**
- * The node's image for `reference`, if any: ImageStatus by the reference, then the image list
- * (a runtime may not normalise names the way references do). A runtime that cannot answer means
- * "not known to be present": the pull then says what is wrong.
+ * The node's image for `reference`, if any: ImageStatus by the reference, as the kubelet asks
+ * before an IfNotPresent pull (GetImageRef); the runtime normalises the name (docker.io, library/,
+ * latest). A runtime that cannot answer means "not known to be present": the pull then says what
+ * is wrong.
  */
 const presentImage = (reference: string): Effect.Effect<ImageInfo | undefined, never, CriRuntime> =>
   Effect.gen(function* () {
-    const cri = yield* CriRuntime
-    const status = yield* cri.imageStatus(reference)
-    if (Option.isSome(status)) return status.value
-    return findImage(reference, yield* cri.listImages)
+    const status = yield* (yield* CriRuntime).imageStatus(reference)
+    return Option.getOrUndefined(status)
   }).pipe(
     Effect.catch((error) =>
       Effect.as(

@@ -347,6 +347,18 @@ describe("daemon: imagePullPolicy and references", () => {
     }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["busybox:1.36"], id: idA }] })))
   )
 
+  it.effect("IfNotPresent: the image's absence is ImageStatus's answer alone, as the kubelet's; the image list is not read", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
+      yield* launch()
+      yield* advance(1000)
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded" })
+      const asked = (yield* fake.calls).filter((c) => c.method === "imageStatus" || c.method === "listImages")
+      expect(asked.map((c) => c.method)).toEqual(["imageStatus", "imageStatus"])
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ images: [{ references: ["docker.io/library/redis:7"], id: idA }] })))
+  )
+
   it.effect("Always: pulls even though the node has the image", () =>
     Effect.gen(function* () {
       const fake = yield* SimulatedRuntime

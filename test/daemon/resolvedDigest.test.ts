@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
+import type { CallRecord } from "../../harness/layers/simulatedRuntime/records.ts"
 import { SimulatedRuntime } from "../../harness/layers/simulatedRuntime/SimulatedRuntime.ts"
 import { repoDigestFor } from "../../src/daemon/resolvedDigest.ts"
 import { advance, createNodeImage, launch, setImages, tag, tagStatus, testLayer } from "./support/daemonHarness.ts"
@@ -22,9 +23,18 @@ describe("the repo digest of the pulled repository", () => {
     expect(repoDigestFor("redis:7", [`docker.io/library/nginx@${d1}`])).toBeUndefined()
     expect(repoDigestFor("nginx:1.25", [])).toBeUndefined()
     expect(repoDigestFor(`nginx@${d2}`, [])).toBe(d2)
+    // An image pulled by its index's digest and by its platform manifest's carries both: the one named.
+    expect(repoDigestFor(`nginx@${d2}`, [`docker.io/library/nginx@${d1}`, `docker.io/library/nginx@${d2}`])).toBe(d2)
     expect(repoDigestFor("not a reference", [`docker.io/library/nginx@${d1}`])).toBeUndefined()
   })
 })
+
+/** The runtime's answers about images asked for after the (one) pull. */
+const afterPull = (calls: ReadonlyArray<CallRecord>) =>
+  calls
+    .slice(calls.findIndex((c) => c.method === "pullImage") + 1)
+    .filter((c) => c.method === "imageStatus" || c.method === "listImages")
+    .map(({ method, image }) => ({ method, image }))
 
 describe("daemon: the digest a tag resolved to", () => {
   it.effect("a pulled tag's status records the manifest digest the registry served", () =>
@@ -66,12 +76,26 @@ describe("daemon: the digest a tag resolved to", () => {
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
-  it.effect("a tag pulled by digest records that digest", () =>
+  it.effect("a tag pulled by digest records that digest, without asking the runtime after the pull", () =>
     Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
       yield* createNodeImage({ "registry.example.com/team/app": { tags: [tag(d2)] } })
       yield* launch()
       yield* advance(1500)
       expect(yield* tagStatus("registry.example.com/team/app", d2)).toMatchObject({ phase: "Succeeded", digest: d2 })
+      expect(afterPull(yield* fake.calls)).toEqual([])
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("a tag pulled by name asks the runtime once, by the image id the pull returned", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      yield* fake.push({ reference: "nginx:1.25", id: idA, digest: d1 })
+      yield* createNodeImage({ nginx: { tags: [tag("1.25")] } })
+      yield* launch()
+      yield* advance(1500)
+      expect(yield* tagStatus("nginx", "1.25")).toMatchObject({ phase: "Succeeded", digest: d1 })
+      expect(afterPull(yield* fake.calls)).toEqual([{ method: "imageStatus", image: idA }])
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 })

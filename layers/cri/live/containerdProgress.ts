@@ -28,11 +28,15 @@ import {
  * which includes what an earlier attempt under the same lease left. A layer shared with another
  * pull running at the same time is counted by both, which is true: both wait for it.
  *
- * Whether the pull waits on the registry (`awaitingBytes`, the daemon's stall clock): yes while its
- * lease holds no manifest yet (resolving, fetching the index and manifest), then while one of the
- * manifest's blobs has an ingest not yet written to its size; no once none has (containerd unpacks
- * the layers it has, which shows no bytes). Not said at all without a lease, or while the readings
- * fail: what cannot be seen is not watched.
+ * Whether the pull waits on the registry (`awaitingBytes`, the daemon's stall clock): yes from its
+ * start (a pull begins by resolving the reference with the registry) and while its lease holds no
+ * manifest yet (fetching the index and manifest), then while one of the manifest's blobs has an
+ * ingest not yet written to its size; no once none has (containerd unpacks the layers it has,
+ * which shows no bytes). Not said at all without a lease, or while the readings fail: what cannot
+ * be seen is not watched.
+ *
+ * The first reading is one interval in: a pull over within it (most, of small images on a near
+ * registry) costs containerd no reading at all, and before it nothing would be in the lease.
  *
  * Anything that goes wrong here only costs progress (it falls back to 0 then 100); it never fails
  * or slows the pull.
@@ -63,9 +67,9 @@ export interface PullTracker {
   readonly track: <A, E>(image: string, lease: string | undefined, pull: Effect.Effect<A, E>, report: Report) => Effect.Effect<A, E>
 }
 
-/** Keeps reported values monotone and reports only changes. */
-const monotoneReporter = (report: Report) => {
-  let last: PullProgress = { bytesDone: 0, bytesTotal: 0, percent: 0 }
+/** Keeps reported values monotone and reports only changes; `watched`: the pull awaits the registry from its start. */
+const monotoneReporter = (report: Report, watched: boolean) => {
+  let last: PullProgress = { bytesDone: 0, bytesTotal: 0, percent: 0, ...(watched ? { awaitingBytes: true } : {}) }
   return {
     start: report(last),
     /** `awaitingBytes` undefined: this reading could not tell. */
@@ -161,7 +165,7 @@ const leaseReader = (api: ContainerdApi, lease: string, image: string) => {
 export const makePullTracker = (api: ContainerdApi, options: ProgressOptions = defaultProgressOptions): PullTracker => ({
   track: <A, E>(image: string, lease: string | undefined, pull: Effect.Effect<A, E>, report: Report): Effect.Effect<A, E> =>
     Effect.gen(function* () {
-      const reporter = monotoneReporter(report)
+      const reporter = monotoneReporter(report, lease !== undefined)
       yield* reporter.start
       const read = lease === undefined ? undefined : leaseReader(api, lease, image)
       const poller =
@@ -170,11 +174,11 @@ export const makePullTracker = (api: ContainerdApi, options: ProgressOptions = d
           : yield* Effect.forkChild(
               Effect.forever(
                 Effect.gen(function* () {
+                  yield* Effect.sleep(options.interval)
                   const reading = yield* Effect.option(read)
                   yield* Option.isSome(reading)
                     ? reporter.observe(reading.value.done, reading.value.total, reading.value.awaitingBytes)
                     : reporter.observe(0, 0, undefined)
-                  yield* Effect.sleep(options.interval)
                 })
               )
             )

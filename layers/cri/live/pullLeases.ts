@@ -40,7 +40,10 @@ export interface LeaseApi {
 export interface PullLeases {
   /** The lease for a pull of `image`: the one its last failed pull left, else a new one; undefined without a lease service. */
   readonly acquire: (image: string) => Effect.Effect<string | undefined>
-  /** The pull under `lease` ended: its lease is deleted when it `pulled` the image, kept for the next pull otherwise. */
+  /**
+   * The pull under `lease` ended: its lease is deleted when it `pulled` the image (in the
+   * background: the pull's outcome does not wait for it), kept for the next pull otherwise.
+   */
   readonly release: (image: string, lease: string, pulled: boolean) => Effect.Effect<void>
 }
 
@@ -81,6 +84,7 @@ export const makePullLeases = (
   Effect.gen(function* () {
     const kept = new Map<string, Kept>()
     let supported = true
+    const scope = yield* Effect.scope
 
     /** Deleting is tidying: a lease left behind expires on its own. */
     const remove = (lease: string) =>
@@ -119,7 +123,9 @@ export const makePullLeases = (
 
     const release = (image: string, lease: string, pulled: boolean): Effect.Effect<void> =>
       Effect.gen(function* () {
-        if (pulled) return yield* remove(lease)
+        // The image holds the content now. Deleting the lease is a write to containerd's database
+        // (a few ms, more on a busy disk): the tag's status need not wait for it.
+        if (pulled) return yield* Effect.asVoid(Effect.forkIn(remove(lease), scope))
         const before = kept.get(image)
         kept.set(image, { lease, keptAt: yield* Clock.currentTimeMillis })
         if (before !== undefined && before.lease !== lease) yield* remove(before.lease)

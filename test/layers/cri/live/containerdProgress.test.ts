@@ -67,15 +67,15 @@ const settle = Effect.gen(function* () {
 const second = Effect.andThen(TestClock.adjust("1 second"), settle)
 
 describe("containerd's byte progress: when bytes are awaited (the stall clock's signal)", () => {
-  it.effect("from the lease's first reading on: before the manifest, while a blob is written; not once all are in", () =>
+  it.effect("from the start: before the manifest, while a blob is written; not once all are in", () =>
     Effect.gen(function* () {
       const containerd = fakeContainerd()
       const pull = yield* trackedPull(containerd.api, "lease-1")
-      // Resolving: nothing in the lease yet.
-      assert.deepStrictEqual(pull.seen, [
-        [0, 0, 0, undefined],
-        [0, 0, 0, true]
-      ])
+      // Resolving with the registry, before any reading.
+      assert.deepStrictEqual(pull.seen, [[0, 0, 0, true]])
+      // Nothing in the lease yet a second in: the same, not said again.
+      yield* second
+      assert.deepStrictEqual(pull.seen, [[0, 0, 0, true]])
       containerd.add(digest("d"), manifestOf({ config, layers: [layer] }), source)
       containerd.add(config.digest, Buffer.alloc(config.size))
       containerd.ingests.push({ ref: `layer-${layer.digest}`, offset: 300, total: 900, expected: "" })
@@ -98,6 +98,7 @@ describe("containerd's byte progress: when bytes are awaited (the stall clock's 
       containerd.add(config.digest, Buffer.alloc(config.size))
       containerd.ingests.push({ ref: `layer-${layer.digest}`, offset: 900, total: 900, expected: "" })
       const pull = yield* trackedPull(containerd.api, "lease-1")
+      yield* second
       assert.deepStrictEqual(pull.seen.at(-1), [1000, 1000, 99, false])
       yield* pull.end
     })
@@ -110,6 +111,7 @@ describe("containerd's byte progress: when bytes are awaited (the stall clock's 
         "containerd.io/distribution.source.registry.example": "other"
       })
       const pull = yield* trackedPull(containerd.api, "lease-1")
+      yield* second
       assert.deepStrictEqual(pull.seen.at(-1), [0, 0, 0, false])
       yield* pull.end
     })
@@ -127,6 +129,29 @@ describe("containerd's byte progress: when bytes are awaited (the stall clock's 
       yield* second
       assert.strictEqual(pull.seen.at(-1)?.[3], true)
       yield* pull.end
+    })
+  )
+
+  it.effect("a pull over within the first second costs containerd no reading", () =>
+    Effect.gen(function* () {
+      const containerd = fakeContainerd()
+      let readings = 0
+      const counted: ContainerdApi = {
+        ...containerd.api,
+        leaseResources: (lease) =>
+          Effect.andThen(
+            Effect.sync(() => readings++),
+            containerd.api.leaseResources(lease)
+          )
+      }
+      const pull = yield* trackedPull(counted, "lease-1")
+      yield* TestClock.adjust("999 millis")
+      yield* pull.end
+      assert.strictEqual(readings, 0)
+      assert.deepStrictEqual(pull.seen, [
+        [0, 0, 0, true],
+        [0, 0, 100, false]
+      ])
     })
   )
 
@@ -154,6 +179,7 @@ describe("containerd's byte progress: when bytes are awaited (the stall clock's 
       containerd.add(config.digest, Buffer.alloc(config.size))
       containerd.add(layer.digest, Buffer.alloc(0))
       const pull = yield* trackedPull(containerd.api, "lease-1")
+      yield* second
       assert.deepStrictEqual(pull.seen.at(-1), [1000, 1000, 99, false])
       yield* pull.end
     })

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as grpc from "@grpc/grpc-js"
-import { Duration, Effect, Exit, Scope } from "effect"
+import { Deferred, Duration, Effect, Exit, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { GrpcCallFailed } from "../../../../layers/cri/live/grpcCalls.ts"
 import { type LeaseApi, makePullLeases, pullLeaseLabel, pullLeaseLabels } from "../../../../layers/cri/live/pullLeases.ts"
@@ -42,11 +42,28 @@ describe("the leases pulls are made under", () => {
       yield* pulls.release("app:1", first!, false)
       assert.strictEqual(yield* pulls.acquire("app:1"), first)
       yield* pulls.release("app:1", first!, true)
+      yield* Effect.yieldNow
       assert.strictEqual(leases.size, 0)
       // Another image gets a lease of its own; the kept one is taken once only.
       const other = yield* pulls.acquire("web:2")
       assert.notStrictEqual(other, first)
       assert.deepStrictEqual(calls, ["create app:1", "delete app:1", "create web:2"])
+    }).pipe(Effect.scoped)
+  )
+
+  it.effect("a pull that succeeded does not wait for its lease's deletion", () =>
+    Effect.gen(function* () {
+      const { api, leases, calls } = fakeLeases()
+      const answered = yield* Deferred.make<void>()
+      const slowDelete: LeaseApi = { ...api, remove: (id) => Effect.andThen(Deferred.await(answered), api.remove(id)) }
+      const pulls = yield* makePullLeases(slowDelete, options)
+      const lease = yield* pulls.acquire("app:1")
+      yield* pulls.release("app:1", lease!, true)
+      assert.strictEqual(leases.size, 1)
+      yield* Deferred.succeed(answered, undefined)
+      yield* Effect.yieldNow
+      assert.strictEqual(leases.size, 0)
+      assert.deepStrictEqual(calls, ["create app:1", "delete app:1"])
     }).pipe(Effect.scoped)
   )
 
