@@ -1,12 +1,12 @@
-import { Console, Effect, Layer, Option } from "effect"
-import { Argument, Command, Flag } from "effect/cli"
+import { Console, Effect, Layer } from "effect"
+import { Argument, Command } from "effect/cli"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { loadKubeConfig } from "../../layers/kube/live/kubeConfig.ts"
 import { runAllowlist } from "../allowlist/runAllowlist.ts"
 import { loggingLayer } from "../ops/logging.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { version } from "../version.ts"
-import { text } from "./flags.ts"
+import { kubeconfigFlags, kubeconfigSource, namespaceFlag, namespaceOf } from "./flags.ts"
 
 export const allowlistCommand = Command.make(
   "allowlist",
@@ -15,21 +15,14 @@ export const allowlistCommand = Command.make(
       Argument.withDescription("ImagePullJobs or ImageListPullJobs whose images to list; default: every one in the namespace."),
       Argument.atLeast(0)
     ),
-    namespace: text("namespace", "Namespace of the jobs; default: the kubeconfig context's, else default.").pipe(
-      Flag.withAlias("n"),
-      Flag.optional
-    ),
-    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-      Flag.optional
-    ),
-    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+    namespace: namespaceFlag("the jobs"),
+    ...kubeconfigFlags
   },
   (flags) =>
     Effect.gen(function* () {
-      const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
+      const source = kubeconfigSource(flags)
       const config = yield* loadKubeConfig(source)
-      // As kubectl: -n, else the context's namespace, else default.
-      const namespace = Option.getOrElse(flags.namespace, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
+      const namespace = namespaceOf(flags.namespace, config)
       const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent: `preheat-allowlist/${version}` })
       const yaml = yield* runAllowlist({ namespace, jobs: flags.jobs }).pipe(Effect.provide(kube.pipe(Layer.provide(Metrics.layerTest))))
       yield* Console.log(yaml.trimEnd())

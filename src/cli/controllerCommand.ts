@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { eraserExclusionNamespaceFlag, integer, nodeStatusMaxImagesFlag, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, kubeconfigFlags, kubeconfigSource, nodeStatusMaxImagesFlag, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -42,10 +42,7 @@ class InvalidRegistryLimit extends Data.TaggedError("InvalidRegistryLimit")<{ re
 export const controllerCommand = Command.make(
   "controller",
   {
-    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-      Flag.optional
-    ),
-    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+    ...kubeconfigFlags,
     leaseNamespace: text("leader-election-namespace", "Namespace of the leader-election Lease.").pipe(Flag.withDefault("preheat-system")),
     leaseName: text("leader-election-name", "Name of the leader-election Lease.").pipe(Flag.withDefault("preheat-controller")),
     secretNamespace: text("secret-namespace", "Namespace the daemons read pull-secret copies from.").pipe(
@@ -100,8 +97,7 @@ export const controllerCommand = Command.make(
       if (seedValue !== undefined && seedNodes === undefined) return yield* Effect.fail(new InvalidSeedNodes({ value: seedValue }))
       const identity = yield* candidateIdentity(process.env["POD_NAME"])
       const kube = KubeLive.layerWithAccess({
-        kubeconfig: Option.getOrUndefined(flags.kubeconfig),
-        context: Option.getOrUndefined(flags.context),
+        ...kubeconfigSource(flags),
         qps: flags.qps,
         burst: flags.burst,
         userAgent: `preheat-controller/${version}`

@@ -4,6 +4,7 @@ import {
   credentialProviderBinDirFlag,
   credentialProviderConfigFlag,
   integer,
+  kubeconfigFlags,
   minFreeDiskFlag,
   pullProgressTimeoutFlag,
   text
@@ -15,10 +16,7 @@ import { logFormatFlag } from "../ops/logging.ts"
 /** Which node, and which API server: the first flags of the help. */
 const nodeFlags = {
   nodeName: text("node-name", "The node this daemon pulls for; default: $NODE_NAME.").pipe(Flag.optional),
-  kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-    Flag.optional
-  ),
-  context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+  ...kubeconfigFlags
 }
 
 /** How the daemon pulls, where it reads the node's files, how it reports. */

@@ -8,6 +8,33 @@ import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 /** A string flag with its help text. */
 export const text = (name: string, description: string) => Flag.String(name).pipe(Flag.withDescription(description))
 
+/** `--kubeconfig` and `--context`, as every command that talks to the API server takes them (loadKubeConfig's order). */
+export const kubeconfigFlags = {
+  kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
+    Flag.optional
+  ),
+  context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+}
+
+/** The kubeconfig to load, from `kubeconfigFlags`. */
+export const kubeconfigSource = (flags: {
+  readonly kubeconfig: Option.Option<string>
+  readonly context: Option.Option<string>
+}): { readonly kubeconfig: string | undefined; readonly context: string | undefined } => ({
+  kubeconfig: Option.getOrUndefined(flags.kubeconfig),
+  context: Option.getOrUndefined(flags.context)
+})
+
+/** `-n`/`--namespace` of a command that reads namespaced objects, as kubectl's. */
+export const namespaceFlag = (what: string) =>
+  text("namespace", `Namespace of ${what}; default: the kubeconfig context's, else default.`).pipe(Flag.withAlias("n"), Flag.optional)
+
+/** As kubectl: -n, else the namespace of the kubeconfig's current context, else default. */
+export const namespaceOf = (
+  flag: Option.Option<string>,
+  config: { getCurrentContext(): string; getContextObject(name: string): { readonly namespace?: string } | null }
+): string => Option.getOrElse(flag, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
+
 /** An integer flag whose help text names its default. */
 export const integer = (name: string, description: string, fallback: number) =>
   Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))

@@ -1,4 +1,4 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { Argument, Command, Flag } from "effect/cli"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { StrategicPatchLive } from "../../layers/kube/live/strategicPatchLive.ts"
@@ -11,7 +11,7 @@ import { runRollout } from "../rollout/runRollout.ts"
 import { parseWorkload } from "../rollout/workloadArgument.ts"
 import { streamScreen } from "../statusView/screen.ts"
 import { version } from "../version.ts"
-import { text } from "./flags.ts"
+import { kubeconfigFlags, kubeconfigSource, namespaceFlag, namespaceOf, text } from "./flags.ts"
 
 const defaultParallelism = "10"
 
@@ -33,14 +33,8 @@ export const rolloutCommand = Command.make(
       "parallelism",
       `Nodes pulling one image at once: a number or a percentage of the nodes (default ${defaultParallelism}).`
     ).pipe(Flag.withDefault(defaultParallelism)),
-    namespace: text("namespace", "Namespace of the workload; default: the kubeconfig context's, else default.").pipe(
-      Flag.withAlias("n"),
-      Flag.optional
-    ),
-    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-      Flag.optional
-    ),
-    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional)
+    namespace: namespaceFlag("the workload"),
+    ...kubeconfigFlags
   },
   (flags) =>
     Effect.gen(function* () {
@@ -49,10 +43,9 @@ export const rolloutCommand = Command.make(
       const settings = yield* Effect.fromResult(parseImageSettings(flags.image))
       const timeout = yield* Effect.fromResult(parseTimeout(flags.timeout))
       const parallelism = yield* Effect.fromResult(parseParallelism(flags.parallelism))
-      const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
+      const source = kubeconfigSource(flags)
       const config = yield* loadKubeConfig(source)
-      // As kubectl: -n, else the context's namespace, else default.
-      const namespace = Option.getOrElse(flags.namespace, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
+      const namespace = namespaceOf(flags.namespace, config)
       const userAgent = `preheat-rollout/${version}`
       const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent }).pipe(Layer.provide(Metrics.layerTest))
       return yield* runRollout({ workload, namespace, settings, parallelism, timeout, screen: streamScreen(process.stdout) }).pipe(

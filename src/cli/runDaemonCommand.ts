@@ -1,6 +1,6 @@
 import { Duration, Effect, Layer, Option } from "effect"
 import type { DaemonFlags } from "./daemonFlags.ts"
-import { MissingBinDir } from "./flags.ts"
+import { kubeconfigSource, MissingBinDir } from "./flags.ts"
 import { credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
@@ -35,8 +35,7 @@ export const runDaemonCommand = <E>(flags: DaemonFlags, runtime: Layer.Layer<Cri
         ? Layer.empty
         : credentialProvidersLayer({ configPath: providerConfig, binDir: providerBinDir })
     const kube = KubeLive.layerWithAccess({
-      kubeconfig: Option.getOrUndefined(flags.kubeconfig),
-      context: Option.getOrUndefined(flags.context),
+      ...kubeconfigSource(flags),
       qps: flags.qps,
       burst: flags.burst,
       userAgent: `preheat-daemon/${version} (${nodeName})`

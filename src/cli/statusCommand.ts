@@ -8,7 +8,7 @@ import { Metrics } from "../ops/metrics.ts"
 import { runStatus } from "../statusView/runStatus.ts"
 import { streamScreen } from "../statusView/screen.ts"
 import { version } from "../version.ts"
-import { text } from "./flags.ts"
+import { kubeconfigFlags, kubeconfigSource, namespaceFlag, namespaceOf, text } from "./flags.ts"
 
 export const statusCommand = Command.make(
   "status",
@@ -17,29 +17,22 @@ export const statusCommand = Command.make(
       Argument.withDescription("One ImagePullJob or ImageListPullJob (with its child jobs); default: all in the namespace."),
       Argument.optional
     ),
-    namespace: text("namespace", "Namespace of the jobs; default: the kubeconfig context's, else default.").pipe(
-      Flag.withAlias("n"),
-      Flag.optional
-    ),
+    namespace: namespaceFlag("the jobs"),
     watch: Flag.Boolean("watch").pipe(
       Flag.withAlias("w"),
       Flag.withDescription("Keep watching and redraw on changes (Ctrl-C to stop)."),
       Flag.withDefault(false)
     ),
-    kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-      Flag.optional
-    ),
-    context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+    ...kubeconfigFlags,
     warmTaintKey: text("warm-taint-key", "The controller's startup taint key: the nodes it holds are listed with their pulls.").pipe(
       Flag.withDefault(defaultWarmTaintKey)
     )
   },
   (flags) =>
     Effect.gen(function* () {
-      const source = { kubeconfig: Option.getOrUndefined(flags.kubeconfig), context: Option.getOrUndefined(flags.context) }
+      const source = kubeconfigSource(flags)
       const config = yield* loadKubeConfig(source)
-      // As kubectl: -n, else the context's namespace, else default.
-      const namespace = Option.getOrElse(flags.namespace, () => config.getContextObject(config.getCurrentContext())?.namespace ?? "default")
+      const namespace = namespaceOf(flags.namespace, config)
       const kube = KubeLive.layer({ ...source, qps: 20, burst: 40, userAgent: `preheat-status/${version}` })
       return yield* runStatus({
         namespace,
