@@ -1,5 +1,6 @@
 import { type Duration, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import { afterAll, beforeAll } from "vitest"
+import { type CredentialProviderFlags, credentialProvidersLayer } from "../../layers/cri/live/credentialProviderPlugins.ts"
 import * as CriLive from "../../layers/cri/live/criLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { InMemoryKubeApi } from "../../harness/layers/inMemoryKubeApi.ts"
@@ -23,22 +24,24 @@ export interface DaemonRuntimeOptions {
   readonly progressInterval?: Duration.Input
   /** Where the log lines go (at Debug, for suites that read them); else nowhere, at Warn. */
   readonly logs?: Array<string>
+  /** The credential provider plugins the daemons run, as `--image-credential-provider-config` sets them up. */
+  readonly credentialProviders?: CredentialProviderFlags
 }
 
 /** The services of the e2e suites that run daemons in process against the real containerd. */
 const daemonRuntime = (e: E2eRuntime, options: DaemonRuntimeOptions): ManagedRuntime.ManagedRuntime<DaemonServices, unknown> => {
   const logs = options.logs
-  return ManagedRuntime.make(
-    Layer.mergeAll(
-      InMemoryKubeApi.layer,
-      CriLive.layer({ socket: e.socket, progressInterval: options.progressInterval }),
-      Metrics.layerTest,
-      SchedulerLive.layer(),
-      logs === undefined
-        ? loggingLayer({ format: "json", level: "Warn", sink: () => {} })
-        : loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })
-    )
+  const services = Layer.mergeAll(
+    InMemoryKubeApi.layer,
+    CriLive.layer({ socket: e.socket, progressInterval: options.progressInterval }),
+    Metrics.layerTest,
+    SchedulerLive.layer(),
+    logs === undefined
+      ? loggingLayer({ format: "json", level: "Warn", sink: () => {} })
+      : loggingLayer({ format: "json", level: "Debug", sink: (line) => logs.push(line) })
   )
+  const providers = options.credentialProviders
+  return ManagedRuntime.make(providers === undefined ? services : credentialProvidersLayer(providers).pipe(Layer.provideMerge(services)))
 }
 
 /** Removes from containerd every image whose tags or digests carry this run's suffix (`-<run>`). */
