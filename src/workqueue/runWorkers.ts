@@ -37,7 +37,7 @@ export interface RunWorkersOptions<R> {
  * NodeImage write carrying several jobs' tasks) sets it aside meanwhile, so that those reconciles
  * get a worker and their part joins the same write instead of the next one.
  */
-export class Worker extends Context.Service<
+class Worker extends Context.Service<
   Worker,
   { readonly aside: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> }
 >()("preheat/workqueue/Worker") {}
