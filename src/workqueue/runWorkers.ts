@@ -37,10 +37,9 @@ export interface RunWorkersOptions<R> {
  * NodeImage write carrying several jobs' tasks) sets it aside meanwhile, so that those reconciles
  * get a worker and their part joins the same write instead of the next one.
  */
-class Worker extends Context.Service<
-  Worker,
-  { readonly aside: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> }
->()("preheat/workqueue/Worker") {}
+class Worker extends Context.Service<Worker, { readonly aside: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> }>()(
+  "preheat/workqueue/Worker"
+) {}
 
 /** Runs `effect` without holding a worker (one of `concurrency`), then takes one again; off a worker, just runs it. */
 export const asideFromWorker = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
