@@ -122,6 +122,10 @@ describe("jobs created together", () => {
       }
       // Two writes per node for its ten tasks (one per job each way before: 200 and 200).
       expect(yield* nodeImageWrites(from)).toEqual({ tasks: nodeNames.length, status: nodeNames.length })
+      // Each job's progress is announced once per milestone, however often its reconciles saw it
+      // before its counters were written.
+      const progress = (yield* api.list(resources.event, { namespace: "default" })).items.filter((e) => e["reason"] === "Progress")
+      expect(progress.map((e) => e["count"] ?? 1)).toEqual(Array.from({ length: 30 }, () => 1))
       const conflicts = (yield* ApiRequests).seen.slice(from).filter((r) => r.verb === "get" && r.resource === "nodeimages")
       expect(conflicts).toEqual([])
     }).pipe(Effect.scoped, Effect.provide(recordingHarnessLayer()))

@@ -366,10 +366,13 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       return entry === undefined || withoutOwner(entry, uid, keep) === entry
     })
     ctx.books.setPropagated(key, fingerprint)
-    // Announced: written already, so the write below finds nothing to send.
-    const statusDue = decision.announceFirst
-      ? 0
-      : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
+    // Announced: written already, so the write below finds nothing to send. An event goes with the
+    // status it was decided against: a Progress milestone left unwritten was crossed again (and
+    // recorded again) by every reconcile until the counters' next write.
+    const statusDue =
+      decision.announceFirst || events.length > 0
+        ? 0
+        : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
       yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
       ctx.books.setStatusWrittenAt(key, now)
