@@ -35,8 +35,7 @@ import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
 import { cohortOf } from "./cohort.ts"
-import type { TaskChanges } from "./taskBatch.ts"
-import type { TaskWriter } from "./taskWriter.ts"
+import type { TaskWriteOutcome, TaskWriter } from "./taskWriter.ts"
 import { seedNodesOf } from "./seedNodes.ts"
 
 /** What the ImagePullJob reconciler reads: its stores, its settings, its queue, its books and the source secrets; and its task writer. */
@@ -93,30 +92,26 @@ const reportRefused = (job: KubeObject, refused: ReadonlyArray<RefusedWrite>) =>
  */
 const applyNodeWrites = (ctx: JobReconcileContext, writes: ReadonlyArray<NodeWrite>) =>
   Effect.gen(function* () {
-    const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
+    const parts = new Map<string, { readonly decidedOn: KubeObject | undefined; readonly changes: Map<string, NodeWrite["entry"]> }>()
     for (const write of writes) {
-      let changes = byNode.get(write.node)
-      if (changes === undefined) byNode.set(write.node, (changes = new Map()))
-      changes.set(write.image, write.entry)
+      let part = parts.get(write.node)
+      if (part === undefined) parts.set(write.node, (part = { decidedOn: ctx.nodeImages.get(write.node), changes: new Map() }))
+      part.changes.set(write.image, write.entry)
     }
-    const outcome: { retry: Duration.Duration | undefined; refused: Array<RefusedWrite> } = { retry: undefined, refused: [] }
-    if (byNode.size === 0) return outcome
-    const parts = new Map<string, TaskChanges>()
-    for (const [node, changes] of byNode) parts.set(node, { decidedOn: ctx.nodeImages.get(node), changes })
-    const answers = yield* asideFromWorker(ctx.writer.write(parts))
+    let retry: Duration.Duration | undefined
+    const refused: Array<RefusedWrite> = []
     let failed: Cause.Cause<WriteError> | undefined
+    const answers = parts.size === 0 ? noAnswers : yield* asideFromWorker(ctx.writer.write(parts))
     for (const [node, exit] of answers) {
-      if (Exit.isFailure(exit)) {
-        failed ??= exit.cause
-        continue
-      }
-      const answer = exit.value
-      if (answer._tag === "Refused") outcome.refused.push({ node, error: answer.error })
-      else if (answer._tag === "DecideAgain") outcome.retry = Duration.min(outcome.retry ?? answer.after, answer.after)
+      if (Exit.isFailure(exit)) failed ??= exit.cause
+      else if (exit.value._tag === "Refused") refused.push({ node, error: exit.value.error })
+      else if (exit.value._tag === "DecideAgain") retry = Duration.min(retry ?? exit.value.after, exit.value.after)
     }
     if (failed !== undefined) return yield* Effect.failCause(failed)
-    return outcome as NodeWritesOutcome
+    return { retry, refused } satisfies NodeWritesOutcome
   })
+
+const noAnswers: ReadonlyMap<string, Exit.Exit<TaskWriteOutcome, WriteError>> = new Map()
 
 /** Wakes the jobs that waited for registry room a job's decision (or its end) freed. */
 const wake = (ctx: JobReconcileContext, keys: ReadonlyArray<string>) => Effect.forEach(keys, (key) => ctx.queue.add(key), { discard: true })
