@@ -3,8 +3,9 @@
  *   [--registries R --max-concurrent-pulls-per-registry C]
  *
  * The controller on the in-memory API server against N simulated daemons (a pull takes T ms of
- * simulated time; each daemon writes Pulling once a pull outlives the shipped daemon's Pulling delay of 2 s,
- * then the final phase), J jobs of one image
+ * simulated time; each daemon writes its status as the shipped daemon does: Pulling once a pull
+ * outlives the Pulling delay of 2 s, then the final phase, outcomes of pulls that end close together
+ * in one write), J jobs of one image
  * each, all started together, their images spread over R registry hosts (job j on host j mod R).
  * With C, the controller lets at most C nodes pull from one host at once; the ideal makespan is
  * then the larger of a job's own (ceil(N / P) pulls in a row) and a host's (its pulls, C or its
@@ -17,7 +18,7 @@
  * ends at about 130 MiB live. Larger runs need node run directly with a larger
  * --max-old-space-size.
  */
-import { Clock, Duration, Effect, Layer } from "effect"
+import { Clock, Effect, Layer } from "effect"
 import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
@@ -25,6 +26,7 @@ import { InMemoryKubeApi, InMemoryKubeStore } from "../harness/layers/inMemoryKu
 import { SchedulerLive } from "../layers/scheduler.ts"
 import { defaultSettings } from "../src/controller/settings.ts"
 import { defaultDaemonOptions } from "../src/daemon/options.ts"
+import { statusCadence } from "../src/daemon/statusCadence.ts"
 import { makeController } from "../src/controller/controller.ts"
 import { apiWriteCount, withApiMetrics } from "../src/kube/instrumentedKubeApi.ts"
 import { KubeApi } from "../src/kube/KubeApi.ts"
@@ -121,12 +123,9 @@ const program = Effect.gen(function* () {
         })
     }))
   )
-  // Status writes as the shipped daemon makes them: a pull within its Pulling delay writes only its outcome.
-  const daemons = yield* simulateDaemons({
-    pullMs,
-    countPulls: false,
-    pullingWriteDelayMs: Duration.toMillis(Duration.fromInputUnsafe(defaultDaemonOptions.pullingWriteDelay))
-  })
+  // Status writes as the shipped daemon makes them: a pull within its Pulling delay writes only its
+  // outcome, outcomes of pulls ending close together go in one write.
+  const daemons = yield* simulateDaemons({ pullMs, countPulls: false, cadence: statusCadence(defaultDaemonOptions) })
   pulling = daemons.pulling
   while ((yield* store.objects(resources.nodeImage)).length < nodes) yield* step(1000)
 

@@ -1,12 +1,13 @@
 /**
- * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--keep]
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--cpu-prof controller,apiserver,fleet] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
  * leader election, metrics), and `preheat fleet --nodes N` (every simulated daemon in one process,
  * each with its own NodeImage watch and status writes). Once every node has its NodeImage and
  * every daemon has synced, J ImagePullJobs (one image each, all nodes, parallelism P) are
- * created together; the run ends when all have completed.
+ * created together (with --list: one ImageListPullJob of the J images, whose children they are);
+ * the run ends when all have completed.
  *
  * The images are chosen so each simulated pull takes 0.8 to 1.2 s (the simulated runtime's time
  * follows a hash of the reference), and each node may pull J images at once, so the ideal
@@ -41,7 +42,9 @@ const { values } = parseArgs({
     parallelism: { type: "string", default: "100" },
     /** Which processes to profile (--cpu-prof into the run's directory): controller, apiserver, fleet, comma-separated. */
     "cpu-prof": { type: "string", default: "" },
-    keep: { type: "boolean", default: false }
+    keep: { type: "boolean", default: false },
+    /** The J images as one ImageListPullJob rather than J ImagePullJobs. */
+    list: { type: "boolean", default: false }
   }
 })
 const nodes = Number(values.nodes)
@@ -209,17 +212,27 @@ const main = async () => {
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
   const requestsBefore = { controller: await requestCounts(controllerPort), fleet: await requestCounts(fleetPort) }
   const started = performance.now()
-  await Promise.all(
-    images.map(({ image }, j) =>
-      call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs", {
-        apiVersion: "apps.kruise.io/v1alpha1",
-        kind: "ImagePullJob",
-        metadata: { name: `job-${j}` },
-        spec: { image, parallelism, completionPolicy: { type: "Always" } }
-      })
+  if (values.list) {
+    await call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagelistpulljobs", {
+      apiVersion: "apps.kruise.io/v1alpha1",
+      kind: "ImageListPullJob",
+      metadata: { name: "list" },
+      spec: { images: images.map(({ image }) => image), parallelism, completionPolicy: { type: "Always" } }
+    })
+  } else {
+    await Promise.all(
+      images.map(({ image }, j) =>
+        call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs", {
+          apiVersion: "apps.kruise.io/v1alpha1",
+          kind: "ImagePullJob",
+          metadata: { name: `job-${j}` },
+          spec: { image, parallelism, completionPolicy: { type: "Always" } }
+        })
+      )
     )
-  )
+  }
   for (;;) {
+    // The list job's children are ImagePullJobs too: the run ends when all J have completed.
     const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs")
     const done = list.items.filter((job: any) => job.status?.completionTime !== undefined)
     if (done.length === jobs) {
@@ -270,7 +283,7 @@ const main = async () => {
   )
   console.log(
     [
-      `bench:scale nodes=${nodes} jobs=${jobs}`,
+      `bench:scale nodes=${nodes} jobs=${jobs}${values.list ? " list" : ""}`,
       `makespan_ratio=${(makespan / ideal).toFixed(3)}`,
       `controller_cpu_us_per_node_job=${Math.round(controllerUs)}`,
       `controller_cpu_ratio_to_floor=${(controllerUs / floor.usPerNodeJob).toFixed(2)}`,

@@ -23,6 +23,7 @@ import { reconcileImagePullJob } from "./imagePullJob/reconcile.ts"
 import { pullsUnderWay } from "./imagePullJob/registryRoom.ts"
 import { imagePullJobBookkeeping, makeImagePullJobBooks } from "./imagePullJob/state.ts"
 import { imagePullJobWatches } from "./imagePullJob/watches.ts"
+import { makeTaskWriter } from "./imagePullJob/taskWriter.ts"
 import { reconcileNodeImage } from "./nodeImage/reconcile.ts"
 import { makeNodeImageBooks } from "./nodeImage/state.ts"
 import { nodeImageWatches } from "./nodeImage/watches.ts"
@@ -99,13 +100,14 @@ export const makeController = Effect.fnUntraced(function* (
   const jobBooks = makeImagePullJobBooks(settings.maxConcurrentPullsPerRegistry)
   const sourceSecrets = makeSourceSecrets()
   const warmingBooks = makeNodeWarmingBooks()
+  const taskWriter = yield* makeTaskWriter(stores.nodeImages, Duration.millis(settings.taskWriteBatchMs))
   // eraser's exclusion list: its ConfigMap watched and written only with --eraser-exclusion-namespace.
   const namespace = settings.eraserExclusionNamespace
   const exclusion = namespace === undefined ? undefined : makeExclusionList(namespace)
   // Built before any store is watched: each takes what it reads (its stores, settings, queue and books).
   const reconcilers = {
     nodeImage: reconcileNodeImage(stores, settings, makeNodeImageBooks(), sourceSecrets),
-    imagePullJob: reconcileImagePullJob(stores, settings, queues.imagePullJob, jobBooks, sourceSecrets),
+    imagePullJob: reconcileImagePullJob(stores, settings, queues.imagePullJob, jobBooks, sourceSecrets, taskWriter),
     imageListPullJob: reconcileImageListPullJob(stores),
     advancedCronJob: reconcileAdvancedCronJob(stores),
     pullSecrets: reconcilePullSecrets(stores, settings.secretNamespace, sourceSecrets),

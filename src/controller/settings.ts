@@ -19,6 +19,12 @@ export interface ControllerSettings {
    */
   readonly nodeReportBatchMs: number
   /**
+   * How long a NodeImage's task write waits for the tasks other jobs give the same node, to carry
+   * them too (imagePullJob/taskWriter.ts): jobs that start together, or read the same outcomes,
+   * hand out their next nodes within a few milliseconds of each other.
+   */
+  readonly taskWriteBatchMs: number
+  /**
    * How often the Secrets unfinished jobs reference are read again (one GET each), so that their
    * copies follow edits within that time (pullSecrets/sourceSecrets.ts: why a poll, not a watch).
    */
@@ -52,6 +58,7 @@ export const defaultSettings: ControllerSettings = {
   workers: 4,
   statusIntervalMs: 1000,
   nodeReportBatchMs: 10,
+  taskWriteBatchMs: 20,
   secretResyncMs: 5000,
   maxConcurrentPullsPerRegistry: undefined,
   warmTaintKey: defaultWarmTaintKey,

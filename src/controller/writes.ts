@@ -13,7 +13,7 @@ import { rfc3339 } from "../api/time.ts"
 import { setCondition } from "./status/conditions.ts"
 
 /** What a write reads from its store and gives back to it. */
-type WrittenTo = Pick<Store<unknown>, "get" | "written">
+export type WrittenTo = Pick<Store<unknown>, "get" | "written">
 
 /** RFC 6901: an object member's name as one token of a JSON pointer (image names hold "/"). */
 const pointerToken = (name: string): string => name.replaceAll("~", "~0").replaceAll("/", "~1")
@@ -44,6 +44,11 @@ const specPatch = (
   ]
 }
 
+type ImageMap = Readonly<Record<string, ImageSpec>>
+
+/** A NodeImage's image entries (none when it has no spec). */
+export const imagesOf = (object: KubeObject | undefined): ImageMap => (object?.["spec"] as { images?: ImageMap } | undefined)?.images ?? {}
+
 /**
  * Replaces some image entries of one NodeImage, with a precondition: a concurrent writer makes it
  * a Conflict and the reconcile runs again on fresh state, instead of one job's write silently
@@ -56,11 +61,18 @@ export const patchNodeImages = (
   node: string,
   changes: ReadonlyMap<string, ImageSpec | undefined>,
   labels?: Readonly<Record<string, string | null>>
+) => Effect.suspend(() => patchNodeImage(nodeImages, nodeImages.get(node), changes, labels))
+
+/** patchNodeImages on the version `current` of the NodeImage, as the store held it. */
+export const patchNodeImage = (
+  nodeImages: WrittenTo,
+  current: KubeObject | undefined,
+  changes: ReadonlyMap<string, ImageSpec | undefined>,
+  labels?: Readonly<Record<string, string | null>>
 ) =>
   Effect.gen(function* () {
-    const current = nodeImages.get(node)
     if (current === undefined) return
-    const spec = current["spec"] as { images?: Readonly<Record<string, ImageSpec>> } | undefined
+    const spec = current["spec"] as { images?: ImageMap } | undefined
     const before = spec?.images ?? {}
     const after: Record<string, ImageSpec> = { ...before }
     for (const [image, entry] of changes) {
@@ -78,7 +90,7 @@ export const patchNodeImages = (
             metadata: { resourceVersion: current.metadata.resourceVersion, ...(labels === undefined ? {} : { labels }) },
             ...(images === undefined ? {} : { spec: { images } })
           }
-    const patched = yield* api.patch(resources.nodeImage, { name: node }, body)
+    const patched = yield* api.patch(resources.nodeImage, { name: current.metadata.name ?? "" }, body)
     yield* nodeImages.written(patched)
   })
 
@@ -95,9 +107,11 @@ export const changesStillApply = (
 ): boolean => {
   if (decidedOn === current) return true
   if (decidedOn === undefined || current === undefined) return false
-  const imagesOf = (object: KubeObject) => (object["spec"] as { images?: Readonly<Record<string, ImageSpec>> } | undefined)?.images ?? {}
-  const before = imagesOf(decidedOn)
-  const now = imagesOf(current)
+  return changesApplyTo(imagesOf(decidedOn), imagesOf(current), changes)
+}
+
+/** changesStillApply on the image entries: decided on `before`, to be written on `now`. */
+export const changesApplyTo = (before: ImageMap, now: ImageMap, changes: ReadonlyMap<string, ImageSpec | undefined>): boolean => {
   let added = 0
   for (const [image, entry] of changes) {
     const was = before[image]

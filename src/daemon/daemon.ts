@@ -21,6 +21,7 @@ import { makeImagePins } from "./pins/imagePins.ts"
 import { makePuller } from "./puller.ts"
 import { makeProviderRenewal } from "./providerRenewal/watch.ts"
 import { makePullSlots } from "./pullSlots.ts"
+import { statusCadence } from "./statusCadence.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
 import { makeUnreportedGauge } from "./unreportedImages.ts"
 import { withEventCorrelation } from "../kube/events.ts"
@@ -58,8 +59,7 @@ const daemonWork = Effect.fnUntraced(function* (
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
-    progressInterval: options.progressWriteInterval,
-    startDelay: options.pullingWriteDelay
+    cadence: statusCadence(options)
   })
   const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
   if (options.kubeletConfig !== undefined && Option.isSome(fs)) {

@@ -26,6 +26,11 @@ export interface DaemonOptions {
   readonly progressWriteInterval: Duration.Input
   /** A pull's Pulling is written this long after it starts, with its outcome if it ended by then. */
   readonly pullingWriteDelay: Duration.Input
+  /**
+   * A pull's outcome waits for the node's other pulls still running this long at most, to go out
+   * in one write with theirs: the tasks of jobs that arrived together finish close together.
+   */
+  readonly outcomeWriteDelay: Duration.Input
   /** The name Events are reported under. */
   readonly component: string
   /** `--pin-images`: keep containerd's pin label on images Never jobs want here (src/daemon/pins/). */
@@ -61,6 +66,10 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   // A pull that ends within 2 s writes one status version, its outcome, instead of two (Pulling,
   // then the outcome); a longer pull shows Pulling 2 s in, as its first progress write would.
   pullingWriteDelay: Duration.seconds(2),
+  // Tags given together (one write of the controller's) finish within about a second of each other
+  // when their images are alike; one write for all of them instead of one each, and a job whose
+  // pull was quicker learns of it at most this much later.
+  outcomeWriteDelay: Duration.seconds(1),
   component: "preheat-daemon",
   pinImages: false,
   pinResyncInterval: Duration.minutes(10),

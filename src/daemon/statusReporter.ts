@@ -12,12 +12,15 @@ import { Scheduler } from "../workqueue/Scheduler.ts"
 import type { InitialTag } from "./firstSync.ts"
 import type { SpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { desiredNodeStatus } from "./nodeStatus.ts"
+import { isOutcome, reportDue } from "./statusCadence.ts"
+import type { StatusCadence } from "./statusCadence.ts"
 
 /** Owns the NodeImage status of this node: what workers report goes out through here. */
 export interface StatusReporter {
   /**
    * A worker's new status for its tag: a new phase goes out at once, but a pull's start (Pulling)
-   * only after the start delay, with its outcome if it ended by then; progress at most once per interval.
+   * only after the start delay, with its outcome if it ended by then; progress at most once per
+   * interval; an outcome with the other pulls' still running, up to the outcome delay (statusCadence.ts).
    */
   readonly report: (image: string, status: ImageTagStatus) => Effect.Effect<void>
   /** The tag's worker is gone (tag removed or replaced by a new version). */
@@ -68,13 +71,11 @@ export const statusWriteRetry: Schedule.Schedule<Duration.Duration, StatusWriteF
 export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly nodeImages: Store<SpecView>
-  readonly progressInterval: Duration.Input
-  readonly startDelay: Duration.Input
+  readonly cadence: StatusCadence
 }): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
   const queue = yield* (yield* Scheduler).queue("nodeimage-status")
-  const intervalMillis = Duration.toMillis(Duration.fromInputUnsafe(options.progressInterval))
-  const startDelayMillis = Duration.toMillis(Duration.fromInputUnsafe(options.startDelay))
+  const { cadence } = options
   const live = new Map<string, Map<string, ImageTagStatus>>()
   /** When each pull whose Pulling is not yet written started: its progress waits for the start delay too. */
   const unwrittenStarts = new Map<string, number>()
@@ -90,13 +91,22 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   const writeAt = (due: number) => Effect.flatMap(Clock.currentTimeMillis, (now) => queue.add(statusKey, Math.max(0, due - now)))
 
   const schedule = (urgent: boolean) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => writeAt(urgent ? now : lastWriteAt + intervalMillis))
+    Effect.flatMap(Clock.currentTimeMillis, (now) => writeAt(urgent ? now : lastWriteAt + cadence.progressInterval))
+
+  /** Whether a tag other than `key` is still to finish. */
+  const othersRunning = (key: string): boolean => {
+    for (const [image, tags] of live) {
+      for (const [tag, status] of tags) if (!isOutcome(status.phase) && `${image}\u0000${tag}` !== key) return true
+    }
+    return false
+  }
 
   /**
    * Every status write of a pull is a NodeImage version that the API server stores and sends to
    * every watcher (the controller, this daemon). A pull that ends within the start delay writes
    * only its outcome; a longer one shows Pulling once the delay is over, then progress at most
-   * once per interval (docs/benchmarks.md, "Success in status, not in Events").
+   * once per interval (docs/benchmarks.md, "Success in status, not in Events"); an outcome waits
+   * for the other pulls still running, briefly, to go out with theirs (statusCadence.ts).
    */
   const report = (image: string, status: ImageTagStatus) =>
     Effect.gen(function* () {
@@ -107,13 +117,16 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       const key = `${image}\u0000${status.tag}`
       const changed = previous === undefined || previous.phase !== status.phase || previous.version !== status.version
       const now = yield* Clock.currentTimeMillis
-      if (status.phase !== "Pulling") {
-        unwrittenStarts.delete(key)
-        return yield* schedule(changed)
-      }
-      if (changed) unwrittenStarts.set(key, now)
-      const started = unwrittenStarts.get(key)
-      yield* writeAt(Math.max(lastWriteAt + intervalMillis, started === undefined ? now : started + startDelayMillis))
+      if (status.phase !== "Pulling") unwrittenStarts.delete(key)
+      else if (changed) unwrittenStarts.set(key, now)
+      const due = reportDue(cadence, status.phase, {
+        now,
+        lastWriteAt,
+        changed,
+        unwrittenStart: unwrittenStarts.get(key),
+        othersRunning: isOutcome(status.phase) && othersRunning(key)
+      })
+      yield* writeAt(due)
     })
 
   const forget = (image: string, tag: string) =>

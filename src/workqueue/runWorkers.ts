@@ -1,4 +1,4 @@
-import { Cause, Clock, Duration, Effect, Exit, Option } from "effect"
+import { Cause, Clock, Context, Duration, Effect, Exit, FiberSet, Option, Semaphore } from "effect"
 import type { ItemRateLimiter } from "./itemRateLimiter.ts"
 import type { ReconcileError } from "./ReconcileError.ts"
 import type { WorkQueue } from "./Scheduler.ts"
@@ -33,8 +33,22 @@ export interface RunWorkersOptions<R> {
 }
 
 /**
- * Feeds keys from queue to reconcile with at most `concurrency` in flight, forever (until
- * interrupted). Success forgets the key's failures and honours requeueAfter; a retryable failure
+ * The worker a reconcile runs on. A reconcile that waits on what other keys' reconciles feed too (a
+ * NodeImage write carrying several jobs' tasks) sets it aside meanwhile, so that those reconciles
+ * get a worker and their part joins the same write instead of the next one.
+ */
+class Worker extends Context.Service<Worker, { readonly aside: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> }>()(
+  "preheat/workqueue/Worker"
+) {}
+
+/** Runs `effect` without holding a worker (one of `concurrency`), then takes one again; off a worker, just runs it. */
+export const asideFromWorker = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Effect.serviceOption(Worker), (worker) => (Option.isSome(worker) ? worker.value.aside(effect) : effect))
+
+/**
+ * Feeds keys from queue to reconcile with at most `concurrency` reconciling at once (a reconcile
+ * waiting aside, `asideFromWorker`, does not count), forever (until interrupted). Success forgets
+ * the key's failures and honours requeueAfter; a retryable failure
  * (or a defect, so one bad object cannot stop every controller) is logged and retried after the
  * key's rate-limited delay; a TerminalError is logged once and its failures forgotten, not retried.
  * `done` is always called, also when the workers are interrupted mid-reconcile; the key is then
@@ -44,7 +58,8 @@ export const runWorkers = <R>(queue: WorkQueue, options: RunWorkersOptions<R>): 
   Effect.gen(function* () {
     const clock = yield* Clock.Clock
     const { observe, rateLimiter, reconcile } = options
-
+    const workers = yield* Semaphore.make(Math.max(1, options.concurrency))
+    const running = yield* FiberSet.make<unknown, never>()
     const settle = (key: string, exit: Exit.Exit<Outcome, ReconcileError>): Effect.Effect<ReconcileResult | undefined> => {
       if (Exit.isSuccess(exit)) {
         const after = exit.value.requeueAfter
@@ -79,25 +94,60 @@ export const runWorkers = <R>(queue: WorkQueue, options: RunWorkersOptions<R>): 
       })
     }
 
-    // Uninterruptible except for reconcile itself: once a key is taken, settle and done run.
-    const step = Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(queue.take, (key) => {
+    /** One key, on the worker `dispatch` took for it: given back at the end unless set aside then. */
+    const work = (key: string) => {
+      let holding = true
+      const worker = Worker.of({
+        aside: (effect) =>
+          Effect.uninterruptibleMask((restore) =>
+            Effect.gen(function* () {
+              holding = false
+              yield* workers.release(1)
+              const exit = yield* Effect.exit(restore(effect))
+              yield* restore(workers.take(1))
+              holding = true
+              return yield* exit
+            })
+          )
+      })
+      // Uninterruptible except for reconcile itself: once a key is taken, settle and done run.
+      return Effect.uninterruptibleMask((restore) => {
         const started = clock.currentTimeMillisUnsafe()
         return (observe?.onStarted?.(key) ?? Effect.void).pipe(
-          Effect.andThen(Effect.exit(restore(Effect.suspend(() => reconcile(key))))),
+          Effect.andThen(Effect.exit(restore(Effect.suspend(() => reconcile(key)).pipe(Effect.provideService(Worker, worker))))),
           Effect.flatMap((exit) => settle(key, exit)),
           Effect.tap((result) =>
             result === undefined || observe?.onFinished === undefined
               ? Effect.void
               : observe.onFinished(key, clock.currentTimeMillisUnsafe() - started, result)
           ),
-          Effect.ensuring(queue.done(key))
+          Effect.ensuring(queue.done(key)),
+          Effect.ensuring(Effect.suspend(() => (holding ? Effect.asVoid(workers.release(1)) : Effect.void)))
         )
+      })
+    }
+
+    /**
+     * The next due key, then a free worker for it, worked on in a fiber of its own. In that order: a
+     * dispatcher holding a worker while it waits for a key would keep it from a reconcile coming back
+     * from aside (with one worker, for ever). So the one key taken while every worker is busy waits
+     * for a worker past the queue's wait metric.
+     */
+    const dispatch = Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function* () {
+        const key = yield* queue.take
+        const free = yield* Effect.exit(restore(workers.take(1)))
+        if (Exit.isFailure(free)) {
+          // Interrupted: the key stays due, as settle keeps an interrupted reconcile's.
+          yield* queue.add(key)
+          yield* queue.done(key)
+          return yield* free
+        }
+        yield* FiberSet.run(running)(work(key))
       })
     )
 
-    const workers = Array.from({ length: Math.max(1, options.concurrency) }, () => Effect.forever(step))
-    // Workers run until interrupted; a defect in one (a failing observer) stops all and surfaces.
-    yield* Effect.all(workers, { concurrency: "unbounded", discard: true })
+    // Runs until interrupted; a defect outside a reconcile (a failing observer) stops it and surfaces.
+    yield* Effect.raceFirst(Effect.forever(dispatch), FiberSet.join(running))
     return yield* Effect.never
-  })
+  }).pipe(Effect.scoped)

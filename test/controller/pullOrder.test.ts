@@ -10,6 +10,7 @@ import type { JobTask } from "../../src/controller/imagePullJob/nodeTask.ts"
 import { seedFirst, targetOrder } from "../../src/controller/imagePullJob/pullOrder.ts"
 import type { PullOrder, PullTurnInput } from "../../src/controller/imagePullJob/pullOrder.ts"
 import { selectTargets } from "../../src/controller/imagePullJob/targets.ts"
+import { cohortOf } from "../../src/controller/imagePullJob/cohort.ts"
 import { jobUid, makeJob, makeNodeImage } from "../support/fixtures.ts"
 
 const t0 = Date.parse("2026-12-02T10:00:00Z")
@@ -43,19 +44,47 @@ const turn = (waiting: ReadonlyArray<NodeImage>, input: Partial<PullTurnInput>) 
     ...input
   })
 
+describe("cohortOf: the seed of a job's order", () => {
+  const job = (uid: string, creationTimestamp: string, owner?: string) => ({
+    metadata: {
+      uid,
+      creationTimestamp,
+      ...(owner === undefined
+        ? {}
+        : { ownerReferences: [{ apiVersion: "v1", kind: "ImageListPullJob", name: "l", uid: owner, controller: true }] })
+    }
+  })
+
+  it("is shared by jobs created in the same minute, and by the children of one owner whenever they were created", () => {
+    expect(cohortOf(job("a", "2026-12-02T10:00:01Z"))).toBe(cohortOf(job("b", "2026-12-02T10:00:59Z")))
+    expect(cohortOf(job("a", "2026-12-02T10:00:59Z"))).not.toBe(cohortOf(job("b", "2026-12-02T10:01:00Z")))
+    expect(cohortOf(job("a", "2026-12-02T10:00:59Z", "list"))).toBe(cohortOf(job("b", "2026-12-02T10:01:00Z", "list")))
+    expect(cohortOf(job("a", "2026-12-02T10:00:01Z", "list"))).not.toBe(cohortOf(job("b", "2026-12-02T10:00:01Z", "other")))
+  })
+
+  it("gives jobs of one seed the same order, and jobs of other seeds other starting nodes", () => {
+    const all = nodes(50)
+    const order = (seed: string) => names(targetOrder.targets(all, { seed, named: false }))
+    const together = cohortOf(job("a", "2026-12-02T10:00:01Z"))
+    expect(order(together)).toEqual(order(cohortOf(job("b", "2026-12-02T10:00:30Z"))))
+    const starts = new Set(["10:01", "10:02", "10:03", "10:04", "10:05"].map((at) => order(cohortOf(job("a", `2026-12-02T${at}:00Z`)))[0]))
+    expect(starts.size).toBeGreaterThan(1)
+  })
+})
+
 describe("targetOrder", () => {
-  it("keeps named nodes in the job's order, and takes the others by name from an offset of the job's own", () => {
+  it("keeps named nodes in the job's order, and takes the others by name from an offset of the job's seed", () => {
     const selected = [makeNodeImage("c"), makeNodeImage("a"), makeNodeImage("b")]
-    expect(names(targetOrder.targets(selected, { uid: "u1", named: true }))).toEqual(["c", "a", "b"])
+    expect(names(targetOrder.targets(selected, { seed: "u1", named: true }))).toEqual(["c", "a", "b"])
     const all = nodes(10).reverse()
     const sorted = names(nodes(10))
-    const orders = ["u1", "u2", "u3", "u4", "u5", "u6"].map((uid) => names(targetOrder.targets(all, { uid, named: false })))
+    const orders = ["u1", "u2", "u3", "u4", "u5", "u6"].map((seed) => names(targetOrder.targets(all, { seed, named: false })))
     for (const order of orders) {
       const offset = sorted.indexOf(order[0])
       expect(order).toEqual([...sorted.slice(offset), ...sorted.slice(0, offset)])
     }
     expect(new Set(orders.map((order) => order[0])).size).toBeGreaterThan(1)
-    expect(names(targetOrder.targets(all, { uid: "u1", named: false }))).toEqual(orders[0])
+    expect(names(targetOrder.targets(all, { seed: "u1", named: false }))).toEqual(orders[0])
   })
 
   it("starts the first targets parallelism leaves room for, passing over full nodes, and holds back what the registry has no room for", () => {
@@ -124,8 +153,8 @@ describe("seedFirst", () => {
 
   it("orders the targets as the order it wraps", () => {
     const all = nodes(6).reverse()
-    expect(names(seedFirst(2).targets(all, { uid: "u1", named: false }))).toEqual(
-      names(targetOrder.targets(all, { uid: "u1", named: false }))
+    expect(names(seedFirst(2).targets(all, { seed: "u1", named: false }))).toEqual(
+      names(targetOrder.targets(all, { seed: "u1", named: false }))
     )
   })
 })
@@ -159,7 +188,7 @@ describe("another pull order", () => {
     const lastFirst: PullOrder = { targets: (selected) => [...selected].reverse(), next: targetOrder.next }
     const selected = selectTargets(
       { selector: { names: ["node-0", "node-2"] } },
-      { namespace: "default", uid: jobUid },
+      { namespace: "default", seed: jobUid },
       nodes(3),
       () => [],
       lastFirst

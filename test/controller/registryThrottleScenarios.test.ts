@@ -32,7 +32,9 @@ const start = (count: number, throttleUntil: number, settings: Partial<Controlle
   Effect.gen(function* () {
     const api = yield* KubeApi
     for (const node of nodes(count)) yield* api.create(resources.node, node)
-    const controller = yield* makeController({ ...defaultSettings, ...settings })
+    // Task writes at the instant they are decided: the trace below samples states 100 ms apart, and
+    // the task writer's window (20 ms) would move a brief one (0/5) between two samples.
+    const controller = yield* makeController({ ...defaultSettings, taskWriteBatchMs: 0, ...settings })
     yield* Effect.forkScoped(controller.reconcile())
     let origin = Number.POSITIVE_INFINITY
     const clock = yield* Clock.Clock

@@ -64,6 +64,6 @@ describe("controller replicas", () => {
       expect((yield* get(resources.imagePullJob, "second", "default"))["status"]).toMatchObject({ succeeded: 1 })
       expect(yield* reconciles(metricsB)).toBeGreaterThan(0)
       yield* Fiber.interrupt(b)
-    }).pipe(Effect.scoped, Effect.provide(InMemoryKubeApi.layer))
+    }).pipe(Effect.scoped, Effect.provide(Layer.mergeAll(InMemoryKubeApi.layer, SchedulerLive.layer())))
   )
 })

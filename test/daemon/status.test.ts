@@ -96,26 +96,78 @@ describe("daemon: status writes", () => {
     }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
-  it.effect("progress is written at most once every 2 s (upstream's 0.5 status writes a second); a phase change goes out at once", () =>
+  it.effect("progress is written at most once every 2 s (upstream's 0.5 status writes a second); an outcome alone goes out at once", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const log = yield* PatchLog
+      yield* fake.setLatency("app:a", "9 seconds")
+      yield* createNodeImage({ app: { tags: [tag("a")] } })
+      yield* launch()
+      yield* advance(9000)
+      // Pulling at the start delay's end, then progress 2 s after each write (100 reports became 4
+      // writes); the Succeeded at once, no other pull running.
+      expect(log.statusPatches.map((p) => p.at)).toEqual([2000, 4000, 6000, 8000, 9000])
+      expect(yield* tagStatus("app", "a")).toMatchObject({ phase: "Succeeded", progress: 100 })
+    }).pipe(Effect.scoped, Effect.provide(testLayer({ progressSteps: 100 })))
+  )
+
+  it.effect("an outcome waits for the node's other pulls, up to 1 s: tags that finish close together are reported in one write", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const log = yield* PatchLog
+      // Ten tags given together (ten jobs' tasks in one write), finishing from 0.8 to 1.25 s.
+      const tags = Array.from({ length: 10 }, (_, i) => `t${i}`)
+      for (const [i, name] of tags.entries()) yield* fake.setLatency(`app:${name}`, `${800 + 50 * i} millis`)
+      yield* createNodeImage({ app: { tags: tags.map((name) => tag(name)) } })
+      yield* launch({ maxConcurrentPulls: 10 })
+      yield* advance(2000)
+      // One write, as the last one finished (nothing else running then), where each outcome went alone before.
+      expect(log.statusPatches.map((p) => p.at)).toEqual([1250])
+      expect(yield* nodeStatus).toMatchObject({ desired: 10, succeeded: 10 })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("an outcome waits 1 s at most for the other pulls, and goes out with the Pulling of one that outlives its delay", () =>
     Effect.gen(function* () {
       const fake = yield* SimulatedRuntime
       const log = yield* PatchLog
       yield* fake.setLatency("app:long", "10 seconds")
+      yield* fake.setLatency("web:quick", "200 millis")
+      yield* createNodeImage({ app: { tags: [tag("long")] }, web: { tags: [tag("quick")] } })
+      yield* launch()
+      yield* advance(1300)
+      // quick ended at 0.2 s while long ran: written 1 s later, long's Pulling with it.
+      expect(log.statusPatches.map((p) => p.at)).toEqual([1200])
+      expect(yield* tagStatus("web", "quick")).toMatchObject({ phase: "Succeeded" })
+      expect(yield* tagStatus("app", "long")).toMatchObject({ phase: "Pulling" })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
+  )
+
+  it.effect("an outcome pending when a longer pull's Pulling falls due goes out in that write", () =>
+    Effect.gen(function* () {
+      const fake = yield* SimulatedRuntime
+      const log = yield* PatchLog
+      yield* fake.setLatency("app:long", "9 seconds")
       yield* fake.setLatency("app:short", "1500 millis")
       yield* createNodeImage({ app: { tags: [tag("long"), tag("short")] } })
       yield* launch()
-      yield* advance(10_000)
-      const times = log.statusPatches.map((p) => p.at)
-      // Both Pullings with short's Succeeded at 1500 (before the start delay's end), not at the interval's end;
-      // progress 2 s after each write; long's Succeeded at 10 s.
-      expect(times).toContain(1500)
-      expect(times.at(-1)).toBe(10_000)
-      const progressOnly = log.statusPatches.filter((p) => p.at !== 0 && p.at !== 1500 && p.at !== 10_000)
-      expect(progressOnly.map((p) => p.at)).toEqual([3500, 5500, 7500, 9500])
-      // 100 progress reports of each pull became 7 writes.
-      expect(log.statusPatches.length).toBeLessThanOrEqual(7)
-      expect(yield* tagStatus("app", "long")).toMatchObject({ phase: "Succeeded", progress: 100 })
-    }).pipe(Effect.scoped, Effect.provide(testLayer({ progressSteps: 100 })))
+      yield* advance(9000)
+      // short's outcome (1.5 s) and long's Pulling (2 s) in one write; then long's progress every 2
+      // s and its outcome at once.
+      expect(log.statusPatches.map((p) => p.at)).toEqual([2000, 4000, 6000, 8000, 9000])
+      expect(log.statusPatches[0]?.body).toMatchObject({
+        status: {
+          imageStatuses: {
+            app: {
+              tags: [
+                { tag: "long", phase: "Pulling" },
+                { tag: "short", phase: "Succeeded" }
+              ]
+            }
+          }
+        }
+      })
+    }).pipe(Effect.scoped, Effect.provide(testLayer()))
   )
 
   it.effect("each write is a merge patch of the difference, with no resourceVersion to conflict on", () =>
@@ -165,7 +217,7 @@ describe("daemon: status writes", () => {
       yield* fake.setLatency("app:a", "10 seconds")
       yield* fake.setLatency("web:b", "500 millis")
       yield* createNodeImage({ app: { tags: [tag("a")] }, web: { tags: [tag("b")] } })
-      yield* launch({ ...startAtOnce, maxConcurrentPulls: 2 })
+      yield* launch({ ...startAtOnce, maxConcurrentPulls: 2, outcomeWriteDelay: 0 })
       expect((yield* tagStatus("app", "a"))?.phase).toBe("Pulling")
       // The controller fails app:a as if the daemon had gone silent, just before the daemon writes
       // web:b's outcome: that patch does not touch app, so the mark would stay.
@@ -281,7 +333,7 @@ describe("daemon: firstSyncStatus", () => {
       const fake = yield* SimulatedRuntime
       yield* fake.fail("app:b", { kind: "ImageNotFound", times: "always" })
       yield* createNodeImage({ app: { tags: [tag("a"), tag("b", { pullPolicy: { backoffLimit: 0 } })] } })
-      yield* launch()
+      yield* launch({ outcomeWriteDelay: 0 })
       expect((yield* tagStatus("app", "b"))?.phase).toBe("Failed")
       expect((yield* nodeStatus)["firstSyncStatus"]).toBeUndefined()
       yield* advance(1000)

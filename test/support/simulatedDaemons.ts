@@ -1,4 +1,4 @@
-import { Clock, Effect, Result, Semaphore } from "effect"
+import { Clock, Effect, Result } from "effect"
 import type { Scope } from "effect"
 import type { ImageTagStatus, ReferenceObject } from "../../src/api/nodeImage.ts"
 import { statusCounters } from "../../src/api/nodeImageCounters.ts"
@@ -15,6 +15,9 @@ import { watcher } from "../../src/kube/watcher.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { rfc3339 } from "../../src/api/time.ts"
+import { isOutcome, reportDue } from "../../src/daemon/statusCadence.ts"
+import type { StatusCadence } from "../../src/daemon/statusCadence.ts"
+import { Scheduler } from "../../src/workqueue/Scheduler.ts"
 
 export interface SimulatedDaemonOptions {
   /** How long a pull takes, from the moment its tag is seen. */
@@ -40,11 +43,11 @@ export interface SimulatedDaemonOptions {
   /** Whether a pull that succeeds presented credentials the registry took (the tag status's `authenticated`); no by default. */
   readonly authenticated?: (node: string, image: string, tag: string) => boolean
   /**
-   * A pull's Pulling is written only once it has run this long, and not when it ended by then, as
-   * the real daemon's pullingWriteDelay (daemon/options.ts); 0 (the default) writes it at once,
-   * for tests that look for it.
+   * When reports are written, as the shipped daemon writes them (daemon/statusCadence.ts: a pull's
+   * Pulling once it outlives the start delay, outcomes of pulls ending close together in one write);
+   * absent, each report is written at once, for tests that look for each.
    */
-  readonly pullingWriteDelayMs?: number
+  readonly cadence?: StatusCadence
   /** Count the pulls of each node, image and tag (tests read them; a large benchmark need not). */
   readonly countPulls?: boolean
 }
@@ -57,10 +60,13 @@ export interface SimulatedDaemons {
 
 type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<ImageTagStatus> }>>
 
+/** Each report at once. */
+const atOnce: StatusCadence = { progressInterval: 0, startDelay: 0, outcomeDelay: 0 }
+
 /**
  * Daemons for every node, simulated in one fiber set: each reports a tag Pulling as soon as it
  * appears, then Succeeded (or Failed) pullMs later, writing the whole status it owns as the real
- * daemon does. Pull counts are kept so tests can check nothing is pulled twice. Each node's spec
+ * daemon does, when the real daemon would (`cadence`). Pull counts are kept so tests can check nothing is pulled twice. Each node's spec
  * is read with the real daemon's decoder: a spec it cannot read stalls the node, and a tag it
  * cannot read is reported Failed at once with the decoder's words, as the real daemon does.
  *
@@ -70,44 +76,96 @@ type ImageStatuses = Readonly<Record<string, { readonly tags: ReadonlyArray<Imag
  */
 export const simulateDaemons = Effect.fnUntraced(function* (
   options: SimulatedDaemonOptions
-): Effect.fn.Return<SimulatedDaemons, never, KubeApi | Scope.Scope> {
+): Effect.fn.Return<SimulatedDaemons, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
   const scope = yield* Effect.scope
+  const cadence = options.cadence ?? atOnce
   const written = new Map<string, ImageStatuses>()
-  const locks = new Map<string, Semaphore.Semaphore>()
   /** Pulls under way: id -> image. */
   const inFlight = new Map<string, string>()
   const pulls = new Map<string, number>()
-
-  /** The node's status with one tag's report replaced, written whole (unless `stale` says it is out of date by then). */
-  const report = (node: string, image: string, status: ImageTagStatus, stale?: () => boolean) =>
-    Effect.gen(function* () {
-      let lock = locks.get(node)
-      if (lock === undefined) locks.set(node, (lock = yield* Semaphore.make(1)))
-      yield* lock.withPermits(1)(
-        Effect.gen(function* () {
-          if (stale?.() === true) return
-          const view = nodeImages.view(node)
-          if (view === undefined || Result.isFailure(view)) return
-          const before = written.get(node) ?? {}
-          const tags = (before[image]?.tags ?? []).filter((t) => t.tag !== status.tag)
-          const imageStatuses: ImageStatuses = { ...before, [image]: { tags: [...tags, status] } }
-          const stored = yield* api
-            .patch(
-              resources.nodeImage,
-              { name: node },
-              {
-                status: { ...statusCounters(view.success.spec, imageStatuses), imageStatuses }
-              },
-              "status"
-            )
-            .pipe(Effect.option)
-          if (stored._tag === "Some") {
-            written.set(node, (nodeImageView(stored.value).status?.imageStatuses ?? {}) as ImageStatuses)
-          }
-        })
+  /** Per node: reports not written yet (image -> tag -> status), tags still to finish, starts whose Pulling is not written, the last write. */
+  const nodes = new Map<
+    string,
+    { pending: Map<string, Map<string, ImageTagStatus>>; running: Set<string>; unwrittenStarts: Map<string, number>; lastWriteAt: number }
+  >()
+  const stateOf = (node: string) => {
+    let state = nodes.get(node)
+    if (state === undefined) {
+      nodes.set(
+        node,
+        (state = { pending: new Map(), running: new Set(), unwrittenStarts: new Map(), lastWriteAt: Number.NEGATIVE_INFINITY })
       )
+    }
+    return state
+  }
+  // One key per node, as the real daemon's status queue: the earliest due wins, a write carries every report.
+  const writes = yield* (yield* Scheduler).queue("simulated-daemon-status")
+
+  /** Hands one tag's report to its node's next write, due when the cadence says. */
+  const report = (node: string, image: string, status: ImageTagStatus) =>
+    Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const state = stateOf(node)
+      const key = `${image}\u0000${status.tag}`
+      let tags = state.pending.get(image)
+      if (tags === undefined) state.pending.set(image, (tags = new Map()))
+      const previous = tags.get(status.tag) ?? written.get(node)?.[image]?.tags.find((t) => t.tag === status.tag)
+      tags.set(status.tag, status)
+      const changed = previous === undefined || previous.phase !== status.phase || previous.version !== status.version
+      if (isOutcome(status.phase)) {
+        state.running.delete(key)
+        state.unwrittenStarts.delete(key)
+      } else {
+        state.running.add(key)
+        if (changed) state.unwrittenStarts.set(key, now)
+      }
+      const due = reportDue(cadence, status.phase, {
+        now,
+        lastWriteAt: state.lastWriteAt,
+        changed,
+        unwrittenStart: state.unwrittenStarts.get(key),
+        othersRunning: state.running.size > 0
+      })
+      yield* writes.add(node, Math.max(0, due - now))
     })
+
+  /** The node's status with every pending report in it, written whole. */
+  const write = (node: string) =>
+    Effect.gen(function* () {
+      const state = stateOf(node)
+      if (state.pending.size === 0) return
+      const view = nodeImages.view(node)
+      if (view === undefined || Result.isFailure(view)) return
+      const reports = state.pending
+      state.pending = new Map()
+      state.unwrittenStarts.clear()
+      state.lastWriteAt = yield* Clock.currentTimeMillis
+      const before = written.get(node) ?? {}
+      const imageStatuses: Record<string, { readonly tags: ReadonlyArray<ImageTagStatus> }> = { ...before }
+      for (const [image, tags] of reports) {
+        imageStatuses[image] = { tags: [...(before[image]?.tags ?? []).filter((t) => !tags.has(t.tag)), ...tags.values()] }
+      }
+      const stored = yield* api
+        .patch(
+          resources.nodeImage,
+          { name: node },
+          { status: { ...statusCounters(view.success.spec, imageStatuses), imageStatuses } },
+          "status"
+        )
+        .pipe(Effect.option)
+      if (stored._tag === "Some") {
+        written.set(node, (nodeImageView(stored.value).status?.imageStatuses ?? {}) as ImageStatuses)
+      }
+    })
+  yield* Effect.forkScoped(
+    Effect.forever(
+      Effect.gen(function* () {
+        const node = yield* writes.take
+        yield* Effect.ensuring(write(node), writes.done(node))
+      })
+    )
+  )
 
   /** The pull secrets an entry names, as the API server has them now (those it has). */
   const secretsOf = (refs: ReadonlyArray<ReferenceObject>) =>
@@ -122,11 +180,7 @@ export const simulateDaemons = Effect.fnUntraced(function* (
     Effect.gen(function* () {
       const start = yield* Clock.currentTimeMillis
       const digest = options.digest?.(node, image, tag)
-      let ended = false
-      const pulling = report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) }, () => ended)
-      const delay = options.pullingWriteDelayMs ?? 0
-      if (delay === 0) yield* pulling
-      else yield* Effect.forkIn(Effect.andThen(Effect.sleep(delay), pulling), scope)
+      yield* report(node, image, { tag, phase: "Pulling", version, progress: 0, startTime: rfc3339(start) })
       yield* Effect.sleep(options.pullMs)
       const backoff = options.throttleBackoffMs ?? 2000
       for (let attempt = 1; options.throttled?.(node, image, attempt) === true; attempt++) {
@@ -143,7 +197,6 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       const refused =
         options.refusesCredentials === undefined ? undefined : options.refusesCredentials(image, yield* secretsOf(pullSecrets))
       const failed = options.failure?.(node, image, tag) ?? refused
-      ended = true
       yield* report(node, image, {
         tag,
         phase: failed === undefined ? "Succeeded" : "Failed",
@@ -162,9 +215,11 @@ export const simulateDaemons = Effect.fnUntraced(function* (
       inFlight.delete(id)
     })
 
-  /** Whether this daemon already took up this version of the tag: pulling it, or reported it. */
+  /** Whether this daemon already took up this version of the tag: pulling it, or reported it (written or not yet). */
   const taken = (node: string, image: string, tag: string, version: number, id: string): boolean =>
-    inFlight.has(id) || (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
+    inFlight.has(id) ||
+    (nodes.get(node)?.pending.get(image)?.get(tag)?.version ?? -1) >= version ||
+    (written.get(node)?.[image]?.tags.some((t) => t.tag === tag && (t.version ?? 0) >= version) ?? false)
 
   /** A tag the daemon cannot read: Failed at once, never pulled. */
   const refuse = (node: string, image: string, tag: string, version: number, id: string, why: string) =>

@@ -1,12 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
-import { Cause, Duration, Effect, Exit, Fiber, Logger, References } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Logger, References } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { makeWorkQueue } from "../../src/workqueue/workQueue.ts"
 import { exponentialDelayMillis, makeItemRateLimiter } from "../../src/workqueue/itemRateLimiter.ts"
 import { RetryableError, TerminalError } from "../../src/workqueue/ReconcileError.ts"
-import { runWorkers } from "../../src/workqueue/runWorkers.ts"
+import { asideFromWorker, runWorkers } from "../../src/workqueue/runWorkers.ts"
 import type { ReconcileResult } from "../../src/workqueue/runWorkers.ts"
 import { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import type { WorkQueue } from "../../src/workqueue/Scheduler.ts"
@@ -462,6 +462,48 @@ describe("runWorkers", () => {
       // Every key ran twice (its own re-add), some a third time (re-added by another key).
       for (const key of keys) assert.isAtLeast(durations.get(key) ?? 0, 2, key)
       assert.isAtLeast(completed, 600)
+      assert.strictEqual(yield* q.size, 0)
+    })
+  )
+
+  it.effect("a reconcile waiting aside frees its worker for other keys, and takes one again to go on", () =>
+    Effect.gen(function* () {
+      const q = yield* queue
+      const shared = yield* Deferred.make<void>()
+      const log: Array<string> = []
+      let computing = 0
+      let peak = 0
+      /** Work on the worker: counted while it runs, with a pause so that overlaps show. */
+      const compute = (what: string) =>
+        Effect.gen(function* () {
+          computing++
+          peak = Math.max(peak, computing)
+          log.push(what)
+          yield* Effect.sleep(1)
+          computing--
+        })
+      yield* Effect.forkChild(
+        runWorkers(q, {
+          concurrency: 1,
+          rateLimiter: yield* makeItemRateLimiter(),
+          reconcile: (key) =>
+            Effect.gen(function* () {
+              yield* compute(`${key} decides`)
+              // Every key's part goes into the one shared wait; the last one ends it.
+              if (key === "c") yield* Deferred.succeed(shared, undefined)
+              yield* asideFromWorker(Deferred.await(shared))
+              yield* compute(`${key} goes on`)
+              return {}
+            })
+        })
+      )
+      for (const key of ["a", "b", "c"]) yield* q.add(key)
+      yield* TestClock.adjust("1 second")
+      // With one worker, a waiting key held it and the others waited for it forever; aside, all three
+      // decide before any goes on, and still only one computes at a time.
+      assert.deepStrictEqual(log.slice(0, 3), ["a decides", "b decides", "c decides"])
+      assert.sameMembers(log.slice(3), ["a goes on", "b goes on", "c goes on"])
+      assert.strictEqual(peak, 1)
       assert.strictEqual(yield* q.size, 0)
     })
   )

@@ -40,9 +40,12 @@ export interface PullTurn {
 export interface PullOrder {
   /**
    * The order a job's selected targets get its tag in. `named`: the job lists its nodes by name,
-   * and `selected` is in the job's order.
+   * and `selected` is in the job's order; `seed`: the same for jobs that arrived together (cohort.ts).
    */
-  readonly targets: (selected: ReadonlyArray<NodeImage>, job: { readonly uid: string; readonly named: boolean }) => ReadonlyArray<NodeImage>
+  readonly targets: (
+    selected: ReadonlyArray<NodeImage>,
+    job: { readonly seed: string; readonly named: boolean }
+  ) => ReadonlyArray<NodeImage>
   /** Which targets get the tag now. */
   readonly next: (input: PullTurnInput) => PullTurn
 }
@@ -50,9 +53,9 @@ export interface PullOrder {
 const byName = (a: NodeImage, b: NodeImage) => ((a.metadata.name ?? "") < (b.metadata.name ?? "") ? -1 : 1)
 
 /**
- * Rotates the (name-sorted) nodes by an offset that is stable per job, so that many jobs started
- * together begin on different nodes: their pulls spread over the cluster and their writes to
- * the same NodeImage rarely collide.
+ * Rotates the (name-sorted) nodes by an offset that follows from the seed: jobs that arrived
+ * together (one seed, cohort.ts) take the same nodes at the same time, so that each node gets their
+ * tasks in one write and reports them in one; jobs that did not begin on different nodes.
  */
 const rotate = <A>(items: ReadonlyArray<A>, seed: string): ReadonlyArray<A> => {
   if (items.length < 2) return items
@@ -62,13 +65,13 @@ const rotate = <A>(items: ReadonlyArray<A>, seed: string): ReadonlyArray<A> => {
 
 /**
  * The order of SPEC §2 ImagePullJob 1: the named nodes in the job's order, else every target by
- * name from an offset of the job's own; the first targets without the tag, as many as parallelism
+ * name from an offset of the job's cohort (cohort.ts); the first targets without the tag, as many as parallelism
  * leaves and the registry has room for (a node with no room for another image is passed over, and
  * the next one taken); then, within what is left of both, the failed targets whose credentials
  * changed, after the nodes still without the tag.
  */
 export const targetOrder: PullOrder = {
-  targets: (selected, { named, uid }) => (named ? selected : rotate([...selected].sort(byName), uid)),
+  targets: (selected, { named, seed }) => (named ? selected : rotate([...selected].sort(byName), seed)),
   next: ({ active, image, parallelism, registry, retries, waiting }) => {
     const { ready, refused } = waiting(Math.max(0, parallelism - active), (node) => hasRoomFor(node, image))
     const started = registry === undefined ? ready.length : Math.min(ready.length, registry.room)

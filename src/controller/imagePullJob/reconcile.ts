@@ -1,4 +1,4 @@
-import { Clock, Duration, Effect, Predicate, Result } from "effect"
+import { type Cause, Clock, Duration, Effect, Exit, Predicate, Result } from "effect"
 import type { ImagePullJob, ImagePullJobStatus } from "../../api/imagePullJob.ts"
 import { parseImageReference, toNodeImageTask } from "../../api/imageReference.ts"
 import type { NodeImage, ReferenceObject } from "../../api/nodeImage.ts"
@@ -6,10 +6,11 @@ import { preferredApiVersion } from "../../api/references.ts"
 import { decodeImagePullJob } from "../../api/decode.ts"
 import { effectiveImagePullPolicy } from "../../api/pullPolicySpelling.ts"
 import { KubeApi } from "../../kube/KubeApi.ts"
-import type { KubeObject } from "../../kube/KubeApi.ts"
+import type { KubeObject, WriteError } from "../../kube/KubeApi.ts"
 import type { Invalid } from "../../kube/errors.ts"
 import { keyOf, objectKey, splitKey } from "../../kube/objectKey.ts"
 import { resources } from "../../kube/resources.ts"
+import { asideFromWorker } from "../../workqueue/runWorkers.ts"
 import type { Reconcile } from "../../workqueue/runWorkers.ts"
 import { retryable } from "../../workqueue/ReconcileError.ts"
 import type { WorkQueue } from "../../workqueue/Scheduler.ts"
@@ -20,7 +21,7 @@ import { recordEvent } from "../../kube/events.ts"
 import type { InvalidPullSecret } from "../../cri/dockerConfig.ts"
 import { copyReference, secretProblem } from "../pullSecrets/copies.ts"
 import { heldFinalizers, releasedFinalizers } from "./finalizers.ts"
-import { changesStillApply, patchNodeImages, patchStatus, reportInvalid } from "../writes.ts"
+import { patchStatus, reportInvalid } from "../writes.ts"
 import { type CredentialRetry, credentialsOf, renewed, retriesDue, retriesOf } from "./credentialRenewal.ts"
 import { decideFromTally } from "./decide.ts"
 import type { NodeWrite, TargetTally } from "./decide.ts"
@@ -33,9 +34,11 @@ import { registryThrottledReason } from "../../api/registryThrottle.ts"
 import { deprecatedFieldEvents } from "../status/deprecatedFields.ts"
 import type { ImagePullJobBooks } from "./state.ts"
 import { selectTargets } from "./targets.ts"
+import { cohortOf } from "./cohort.ts"
+import type { TaskWriteOutcome, TaskWriter } from "./taskWriter.ts"
 import { seedNodesOf } from "./seedNodes.ts"
 
-/** What the ImagePullJob reconciler reads: its stores, its settings, its queue, its books and the source secrets. */
+/** What the ImagePullJob reconciler reads: its stores, its settings, its queue, its books and the source secrets; and its task writer. */
 interface JobReconcileContext {
   readonly jobs: ControllerStores["jobs"]
   readonly nodeImages: ControllerStores["nodeImages"]
@@ -45,10 +48,10 @@ interface JobReconcileContext {
   readonly queue: WorkQueue
   readonly books: ImagePullJobBooks
   readonly sourceSecrets: SourceSecretBook
+  readonly writer: TaskWriter
 }
 
 const record = recordEvent("preheat-controller")
-const nodeWriteConcurrency = 16
 
 /** A node whose NodeImage the API server refused this job's change to (422, Invalid). */
 interface RefusedWrite {
@@ -79,63 +82,36 @@ const reportRefused = (job: KubeObject, refused: ReadonlyArray<RefusedWrite>) =>
   )
 
 /**
- * Applies the writes, each NodeImage once; returns when to look again if some conflicted, and the
- * writes the API server refused (reportRefused). A
- * conflict is another job's write to the spec that landed since the store's version (status
- * reports do not conflict: `patchNodeImages`): the other writes still go out, and the job is woken
- * by the newer spec's arrival (the books hand it back on a NodeImage change: state.ts nodeImageChanged), or at once when the
- * store has it already, instead of failing the whole reconcile into a growing backoff (which
- * reached minutes under load).
+ * Applies the writes, each NodeImage once, through the task writer (taskWriter.ts), which sends
+ * them with other jobs' changes to the same NodeImages in one write; the wait for its answers
+ * leaves this reconcile's worker to those jobs meanwhile, so that their changes can join. Returns
+ * when to look again if some were not written (another write changed the entries they replace: they
+ * are decided again on the newer version), and the writes the API server refused (reportRefused);
+ * the other writes go out either way. A write that failed otherwise fails the reconcile, after
+ * the others were answered.
  */
-const applyNodeWrites = (ctx: JobReconcileContext, key: string, writes: ReadonlyArray<NodeWrite>) => {
-  const byNode = new Map<string, Map<string, NodeWrite["entry"]>>()
-  for (const write of writes) {
-    let changes = byNode.get(write.node)
-    if (changes === undefined) byNode.set(write.node, (changes = new Map()))
-    changes.set(write.image, write.entry)
-  }
-  let retry: Duration.Duration | undefined
-  const refused: Array<RefusedWrite> = []
-  return Effect.forEach(
-    byNode,
-    ([node, changes]) => {
-      const decidedOn = ctx.nodeImages.get(node)
-      // One of this controller's writes to a NodeImage at a time: jobs started together write
-      // to the same nodes, and each write moves the generation the others test, so written side
-      // by side all but one conflicted (4.3 conflicts per node and job at N = 300, J = 10 in
-      // bench:scale, each a request and a reconcile). In turn, each starts from the version the
-      // one before stored.
-      return ctx.books.nodeWrites(
-        node,
-        Effect.suspend(() => {
-          const current = ctx.nodeImages.get(node)
-          if (!changesStillApply(decidedOn, current, changes)) {
-            retry = Duration.zero
-            return Effect.void
-          }
-          const seen = current?.metadata.generation
-          return patchNodeImages(ctx.nodeImages, node, changes).pipe(
-            Effect.catchTag("Conflict", () =>
-              Effect.sync(() => {
-                if (ctx.nodeImages.get(node)?.metadata.generation !== seen) {
-                  retry = Duration.zero
-                  return
-                }
-                ctx.books.awaitNewer(node, key)
-                retry ??= conflictFallback
-              })
-            ),
-            Effect.catchTag("Invalid", (error) => Effect.sync(() => void refused.push({ node, error })))
-          )
-        })
-      )
-    },
-    { concurrency: nodeWriteConcurrency, discard: true }
-  ).pipe(Effect.map((): NodeWritesOutcome => ({ retry, refused })))
-}
+const applyNodeWrites = (ctx: JobReconcileContext, writes: ReadonlyArray<NodeWrite>) =>
+  Effect.gen(function* () {
+    const parts = new Map<string, { readonly decidedOn: KubeObject | undefined; readonly changes: Map<string, NodeWrite["entry"]> }>()
+    for (const write of writes) {
+      let part = parts.get(write.node)
+      if (part === undefined) parts.set(write.node, (part = { decidedOn: ctx.nodeImages.get(write.node), changes: new Map() }))
+      part.changes.set(write.image, write.entry)
+    }
+    let retry: Duration.Duration | undefined
+    const refused: Array<RefusedWrite> = []
+    let failed: Cause.Cause<WriteError> | undefined
+    const answers = parts.size === 0 ? noAnswers : yield* asideFromWorker(ctx.writer.write(parts))
+    for (const [node, exit] of answers) {
+      if (Exit.isFailure(exit)) failed ??= exit.cause
+      else if (exit.value._tag === "Refused") refused.push({ node, error: exit.value.error })
+      else if (exit.value._tag === "DecideAgain") retry = Duration.min(retry ?? exit.value.after, exit.value.after)
+    }
+    if (failed !== undefined) return yield* Effect.failCause(failed)
+    return { retry, refused } satisfies NodeWritesOutcome
+  })
 
-/** When a job whose write conflicted looks again if no newer version of the NodeImage came. */
-const conflictFallback = Duration.seconds(1)
+const noAnswers: ReadonlyMap<string, Exit.Exit<TaskWriteOutcome, WriteError>> = new Map()
 
 /** Wakes the jobs that waited for registry room a job's decision (or its end) freed. */
 const wake = (ctx: JobReconcileContext, keys: ReadonlyArray<string>) => Effect.forEach(keys, (key) => ctx.queue.add(key), { discard: true })
@@ -153,7 +129,7 @@ const release = (ctx: JobReconcileContext, raw: KubeObject) =>
       const released = withoutOwner(entry, uid)
       if (released !== entry) writes.push({ node, image, entry: released })
     }
-    const { retry, refused } = yield* applyNodeWrites(ctx, objectKey(raw), writes)
+    const { retry, refused } = yield* applyNodeWrites(ctx, writes)
     yield* reportRefused(raw, refused)
     if (refused[0] !== undefined) return yield* Effect.fail(refused[0].error)
     if (retry !== undefined) return { requeueAfter: retry }
@@ -244,8 +220,10 @@ const lookup =
 const progressOf = (ctx: JobReconcileContext, key: string, job: ImagePullJob, task: JobTask) => {
   const { podSelector, selector } = job.spec
   const uid = task.owner.uid
+  const seed = cohortOf(job)
   const fingerprint = JSON.stringify([
     uid,
+    seed,
     selector,
     podSelector,
     ctx.books.placement.nodes,
@@ -259,7 +237,7 @@ const progressOf = (ctx: JobReconcileContext, key: string, job: ImagePullJob, ta
   }
   const selected = selectTargets(
     job.spec,
-    { namespace: job.metadata.namespace ?? "", uid },
+    { namespace: job.metadata.namespace ?? "", seed },
     [...ctx.nodeImages.entries()].map((stored) => stored.view),
     () => [...ctx.pods.entries()].map((stored) => stored.view)
   )
@@ -293,7 +271,8 @@ export const reconcileImagePullJob = (
   settings: JobReconcileContext["settings"],
   queue: WorkQueue,
   books: ImagePullJobBooks,
-  sourceSecrets: SourceSecretBook
+  sourceSecrets: SourceSecretBook,
+  writer: TaskWriter
 ): Reconcile<KubeApi> =>
   reconcileWith({
     jobs: stores.jobs,
@@ -303,7 +282,8 @@ export const reconcileImagePullJob = (
     settings,
     queue,
     books,
-    sourceSecrets
+    sourceSecrets,
+    writer
   })
 
 const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
@@ -371,7 +351,7 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
     }
     // Woken when room is made on a node that had none (its spec changes), not by polling.
     for (const node of decision.fullNodes) ctx.books.awaitNewer(node, key)
-    const { retry, refused } = yield* applyNodeWrites(ctx, key, decision.writes)
+    const { retry, refused } = yield* applyNodeWrites(ctx, decision.writes)
     yield* reportRefused(raw, refused)
     if (retry !== undefined) return refused[0] === undefined ? { requeueAfter: retry } : yield* Effect.fail(refused[0].error)
     // Settled once a full look found nothing left to release (what it released is checked again).
@@ -381,10 +361,13 @@ const reconcileWith = (ctx: JobReconcileContext): Reconcile<KubeApi> =>
       return entry === undefined || withoutOwner(entry, uid, keep) === entry
     })
     ctx.books.setPropagated(key, fingerprint)
-    // Announced: written already, so the write below finds nothing to send.
-    const statusDue = decision.announceFirst
-      ? 0
-      : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
+    // Announced: written already, so the write below finds nothing to send. An event goes with the
+    // status it was decided against: a Progress milestone left unwritten was crossed again (and
+    // recorded again) by every reconcile until the counters' next write.
+    const statusDue =
+      decision.announceFirst || events.length > 0
+        ? 0
+        : statusWriteDue(ctx, key, raw["status"] as ImagePullJobStatus | undefined, decision.status, now)
     if (statusDue === 0) {
       yield* patchStatus(resources.imagePullJob, ctx.jobs, written, decision.status)
       ctx.books.setStatusWrittenAt(key, now)

@@ -6,8 +6,6 @@ import type { NodeImage } from "../../api/nodeImage.ts"
 import { objectKey } from "../../kube/objectKey.ts"
 import { changed } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
-import { makeKeyedLock } from "./keyedLock.ts"
-import type { KeyedLock } from "./keyedLock.ts"
 import { RegistryBudget } from "./registryBudget.ts"
 import type { WorkQueue } from "../../workqueue/Scheduler.ts"
 import type { Decoded, JobStore } from "../stores.ts"
@@ -38,9 +36,7 @@ export interface ImagePullJobBooks {
   readonly setCredentials: (key: string, credentials: Credentials, retries: PendingRetries) => void
   /** A digest of a copy's data, computed once per version the store holds (the data is never kept). */
   readonly digestOf: (data: object) => string
-  /** One of the jobs' writes to a NodeImage at a time (by node name). */
-  readonly nodeWrites: KeyedLock
-  /** The job's write to the NodeImage conflicted: it is woken when a newer spec of it arrives. */
+  /** The job passed the node over for want of room (nodeRoom.ts): it is woken when a newer spec of it arrives. */
   readonly awaitNewer: (node: string, key: string) => void
   /**
    * A job changed: one that is gone leaves nothing behind. Returns the jobs to wake: those
@@ -49,7 +45,7 @@ export interface ImagePullJobBooks {
   readonly jobChanged: (change: Change<Decoded<ImagePullJob>>) => ReadonlyArray<string>
   /**
    * A NodeImage changed: targets whose tags changed are read again, a change of the node set
-   * invalidates every job's targets, and conflicted writers stop waiting. Returns those writers.
+   * invalidates every job's targets, and jobs waiting for room on it stop waiting. Returns those jobs.
    */
   readonly nodeImageChanged: (change: Change<NodeImage>, jobs: JobStore) => ReadonlyArray<string>
   /** A pod that moved invalidates the targets of jobs that select by pod. */
@@ -78,7 +74,6 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
     retries,
     registries,
     placement,
-    nodeWrites: makeKeyedLock(),
     setTargets: (key, progress) => void targets.set(key, progress),
     setPropagated: (key, fingerprint) => void propagated.set(key, fingerprint),
     setStatusWrittenAt: (key, millis) => void statusWrittenAt.set(key, millis),
@@ -115,7 +110,7 @@ export const makeImagePullJobBooks = (maxConcurrentPullsPerRegistry: number | un
     },
     nodeImageChanged: (change, jobs) => {
       const name = changed(change).raw.metadata.name ?? ""
-      // Their writes are tested on the generation, which only a spec change moves: a status report cannot end the wait.
+      // Room is made by a spec change only: a status report cannot end the wait.
       const waiting = specMoved(change) ? [...(awaitingNewer.get(name) ?? [])] : []
       if (waiting.length > 0) awaitingNewer.delete(name)
       for (const key of ownersWhoseTagsChanged(change, jobs)) targets.get(key)?.touched(name)

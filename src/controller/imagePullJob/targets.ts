@@ -47,7 +47,7 @@ export const nodeSelected = (selector: ImagePullJobSpec["selector"], name: strin
  */
 export const selectTargets = (
   spec: Pick<ImagePullJobSpec, "selector" | "podSelector">,
-  job: { readonly namespace: string; readonly uid: string },
+  job: { readonly namespace: string; readonly seed: string },
   nodes: Iterable<NodeImage>,
   pods: () => Iterable<PodPlacement>,
   order: PullOrder = targetOrder
@@ -60,7 +60,7 @@ export const selectTargets = (
       const node = byName.get(name)
       return node === undefined ? [] : [node]
     })
-    return order.targets(named, { uid: job.uid, named: true })
+    return order.targets(named, { seed: job.seed, named: true })
   }
   let chosen = live
   if (spec.selector !== undefined && hasLabelTerms(spec.selector)) {
@@ -76,5 +76,5 @@ export const selectTargets = (
     }
     chosen = live.filter((n) => podNodes.has(n.metadata.name ?? ""))
   }
-  return order.targets(chosen, { uid: job.uid, named: false })
+  return order.targets(chosen, { seed: job.seed, named: false })
 }
