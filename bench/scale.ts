@@ -1,5 +1,5 @@
 /**
- * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--cpu-prof controller,apiserver,fleet] [--keep]
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--node-concurrency C] [--cpu-prof controller,apiserver,fleet] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
@@ -10,8 +10,9 @@
  * the run ends when all have completed.
  *
  * The images are chosen so each simulated pull takes 0.8 to 1.2 s (the simulated runtime's time
- * follows a hash of the reference), and each node may pull J images at once, so the ideal
- * makespan is computed: max over the jobs of ceil(N / P) * that image's pull time. CPU is read
+ * follows a hash of the reference), and each node may pull J images at once (--node-concurrency C: C), so
+ * the ideal makespan is computed: max over the jobs of ceil(N / P) * that image's pull time, and
+ * ceil(J / C) * the longest pull time. CPU is read
  * from /proc/PID/stat of each process between the jobs' creation and their completion; the
  * controller's peak RSS is VmHWM from /proc/PID/status; API requests are the controller's and
  * the fleet's own counts (preheat_api_requests_total), between the same two points.
@@ -44,16 +45,20 @@ const { values } = parseArgs({
     "cpu-prof": { type: "string", default: "" },
     keep: { type: "boolean", default: false },
     /** The J images as one ImageListPullJob rather than J ImagePullJobs. */
-    list: { type: "boolean", default: false }
+    list: { type: "boolean", default: false },
+    /** Each node's --max-concurrent-pulls; default J (every node pulls all its images at once). */
+    "node-concurrency": { type: "string" }
   }
 })
 const nodes = Number(values.nodes)
 const jobs = Number(values.jobs)
 const parallelism = Number(values.parallelism)
+const nodeConcurrency = Number(values["node-concurrency"] ?? jobs)
 for (const [name, value] of [
   ["nodes", nodes],
   ["jobs", jobs],
-  ["parallelism", parallelism]
+  ["parallelism", parallelism],
+  ["node-concurrency", nodeConcurrency]
 ] as const) {
   if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} must be a positive integer, got ${String(value)}`)
 }
@@ -166,7 +171,7 @@ const main = async () => {
     "--kubeconfig",
     kubeconfig,
     "--max-concurrent-pulls",
-    String(jobs),
+    String(nodeConcurrency),
     "--metrics-port",
     String(fleetPort)
   ])
@@ -249,7 +254,11 @@ const main = async () => {
     controller: total(requestsAfter.controller) - total(requestsBefore.controller),
     fleet: total(requestsAfter.fleet) - total(requestsBefore.fleet)
   }
-  const ideal = Math.max(...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs))
+  // Each job's waves at its parallelism, and no node pulling more than --node-concurrency at once.
+  const ideal = Math.max(
+    ...images.map(({ pullMs }) => Math.ceil(nodes / parallelism) * pullMs),
+    Math.ceil(jobs / nodeConcurrency) * Math.max(...images.map(({ pullMs }) => pullMs))
+  )
   const peakRssMib = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, Math.round(statusBytes(pid, "VmHWM") / 1048576)]))
   const nodeJobs = nodes * jobs
   for (const who of ["controller", "fleet"] as const) {
