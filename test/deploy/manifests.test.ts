@@ -159,7 +159,8 @@ describe("workloads", () => {
     const source = readFileSync(join(root, "src/cli/controllerCommand.ts"), "utf8")
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-namespace"]}")`)
     expect(source).toContain(`Flag.withDefault("${defaults.controller["leader-election-name"]}")`)
-    const daemonSource = readFileSync(join(root, "src/cli/daemonCommand.ts"), "utf8")
+    // The daemon's flags are the CRI daemon's own and those it shares with the simulated daemon.
+    const daemonSource = ["daemonCommand.ts", "daemonFlags.ts"].map((file) => readFileSync(join(root, "src/cli", file), "utf8")).join("\n")
     expect(daemonSource).toContain(`Flag.withDefault("${defaults.daemon["host-run-dir"]}")`)
     expect(daemonSource).toContain(`Flag.withDefault("${defaults.daemon["host-root"]}")`)
   })
