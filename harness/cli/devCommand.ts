@@ -44,7 +44,7 @@ const flags = {
   ),
   // The controller's; dev creates the namespace, as installing eraser would.
   eraserExclusionNamespace: eraserExclusionNamespaceFlag,
-  // The simulated kubelets' cap on the images they list in their nodes' status, and the controller's.
+  // The simulated kubelets' cap on the images they list in their nodes' status, and the daemons'.
   nodeStatusMaxImages: nodeStatusMaxImagesFlag
 }
 

@@ -20,9 +20,6 @@ import { startWorkloads } from "./workloadStandIns/workloads.ts"
 import { publishServed } from "./devMirror.ts"
 import { makeSimulatedPeerMirror } from "../layers/simulatedRuntime/simulatedNode.ts"
 
-/** How long after a pull dev's controller expects a node to list the image: two of its simulated kubelets' status periods. */
-const devUnreportedGraceMs = 20_000
-
 export interface DevOptions {
   readonly nodes: number
   readonly host: string
@@ -69,10 +66,7 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
       }
       const controller = yield* makeController({
         ...defaultSettings,
-        eraserExclusionNamespace: eraserNamespace,
-        // The simulated kubelets' cap, and their lag: they list a node's images within 10 s (kubeletImageList.ts).
-        nodeStatusMaxImages: options.node.nodeStatusMaxImages ?? defaultSettings.nodeStatusMaxImages,
-        unreportedGraceMs: devUnreportedGraceMs
+        eraserExclusionNamespace: eraserNamespace
       })
       yield* Effect.forkScoped(controller.reconcile())
       // node-1's real runtime is built first, so a wrong --runtime-socket fails the start.

@@ -2,7 +2,7 @@
 // appears (the dev cluster's own, or one created with `kubectl apply`, with or without taints)
 // gets a container runtime and a preheat daemon of its own, and is reported Ready as its kubelet
 // would; a Node deleted takes its daemon and runtime with it.
-import { Clock, Context, type Duration, Effect, Exit, Layer, Scope } from "effect"
+import { Clock, Context, Duration, Effect, Exit, Layer, Scope } from "effect"
 import { rfc3339 } from "../../src/api/time.ts"
 import { CriRuntime } from "../../src/cri/CriRuntime.ts"
 import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
@@ -28,6 +28,9 @@ import { reportNodeImages } from "./kubeletImageList.ts"
 import { readyStatus } from "./devNodes.ts"
 import { isNodeReady } from "./workloadStandIns/objects.ts"
 
+/** How long after a pull a simulated node's daemon expects its kubelet to list the image: two of the kubelet's status periods. */
+const simulatedKubeletGrace = Duration.seconds(20)
+
 /** A node's runtime services, built already (a real runtime given on the command line) or to build. */
 export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemStats>
 
@@ -35,7 +38,7 @@ export type NodeRuntime = Context.Context<CriRuntime | ImageLabels | FilesystemS
  * How each simulated node is set up: its daemon's --min-free-disk and --pull-progress-timeout
  * (default 2m), its disk (default 1 TiB), its daemon's credential providers (`preheat dev
  * --image-credential-provider-config`), each node with its own, as each node's daemon has (its own
- * cache, its own runs), and its kubelet's nodeStatusMaxImages (default 50).
+ * cache, its own runs), and its kubelet's nodeStatusMaxImages (default 50), its daemon's too.
  */
 export interface SimulatedNodeOptions {
   readonly minFreeDisk: MinFreeDisk
@@ -100,11 +103,15 @@ export const simulateNodes = Effect.fnUntraced(function* (
               )
             )
       const pullProgressTimeout = nodeOptions.pullProgressTimeout
+      const maxImages = nodeOptions.nodeStatusMaxImages
       yield* startDaemon(
         daemonOptions({
           nodeName: name,
           minFreeDisk: nodeOptions.minFreeDisk,
-          ...(pullProgressTimeout === undefined ? {} : { pullProgressTimeout })
+          ...(pullProgressTimeout === undefined ? {} : { pullProgressTimeout }),
+          // Its kubelet's cap (below), and its lag: it lists the node's images within 10 s (kubeletImageList.ts).
+          ...(maxImages === undefined ? {} : { nodeStatusMaxImages: maxImages }),
+          unreportedGrace: simulatedKubeletGrace
         })
       ).pipe(Effect.provideContext(Context.merge(Context.merge(services, runtime), providers)), Scope.provide(scope))
       runtimes.set(name, Context.get(runtime, CriRuntime))

@@ -186,6 +186,16 @@ export const ImageTagStatus = Schema.Struct({
       )
     )
   ),
+  unreported: Schema.optionalKey(
+    Schema.Boolean.pipe(
+      described(
+        "True on a Succeeded tag whose image the node's Node status.images leaves out, 2 minutes or more after the pull: the " +
+          "node lists at least the daemon's --node-status-max-images images (the kubelet's nodeStatusMaxImages, its largest), " +
+          "none of them by the tag or its digest, so the scheduler's ImageLocality plugin does not count it there (the job's " +
+          "ImageUnreported condition). Absent otherwise."
+      )
+    )
+  ),
   credentialProviders: Schema.optionalKey(
     Schema.Array(TagCredentialProvider).pipe(
       withOpenApi({ maxItems: maxCredentialProvidersPerTag }),

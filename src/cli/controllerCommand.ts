@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { eraserExclusionNamespaceFlag, integer, kubeconfigFlags, kubeconfigSource, nodeStatusMaxImagesFlag, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, kubeconfigFlags, kubeconfigSource, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -77,7 +77,6 @@ export const controllerCommand = Command.make(
         "(for peer-to-peer mirrors such as Spegel) (default: none)."
     ).pipe(Flag.optional),
     eraserExclusionNamespace: eraserExclusionNamespaceFlag,
-    nodeStatusMaxImages: nodeStatusMaxImagesFlag,
     logFormat: logFormatFlag
   },
   (flags) =>
@@ -112,8 +111,7 @@ export const controllerCommand = Command.make(
           warmTaintKey: flags.warmTaintKey,
           warmTimeoutMs,
           seedNodes,
-          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace),
-          nodeStatusMaxImages: flags.nodeStatusMaxImages
+          eraserExclusionNamespace: Option.getOrUndefined(flags.eraserExclusionNamespace)
         },
         leaderElection: { namespace: flags.leaseNamespace, name: flags.leaseName, identity },
         metrics: { host: flags.metricsHost, port: flags.metricsPort }

@@ -6,6 +6,7 @@ import {
   integer,
   kubeconfigFlags,
   minFreeDiskFlag,
+  nodeStatusMaxImagesFlag,
   pullProgressTimeoutFlag,
   text
 } from "./flags.ts"
@@ -48,6 +49,7 @@ const settingFlags = {
   pullProgressTimeout: pullProgressTimeoutFlag,
   credentialProviderConfig: credentialProviderConfigFlag,
   credentialProviderBinDir: credentialProviderBinDirFlag,
+  nodeStatusMaxImages: nodeStatusMaxImagesFlag,
   pinImages: Flag.Boolean("pin-images").pipe(
     Flag.withDescription(
       "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +

@@ -86,12 +86,12 @@ export const eraserExclusionNamespaceFlag = Flag.String("eraser-exclusion-namesp
   Flag.optional
 )
 
-/** `--node-status-max-images` (controller, dev): the kubelets' nodeStatusMaxImages, -1 or more. */
+/** `--node-status-max-images` (daemon, dev): the kubelet's nodeStatusMaxImages, -1 or more. */
 export const nodeStatusMaxImagesFlag = Flag.Int("node-status-max-images").pipe(
   Flag.withDescription(
-    "The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave smaller ones out, " +
-      "and a job whose image it leaves out gets the condition ImageUnreported; -1 (no limit) or 0 (no list) turns that " +
-      `off (default ${kubeletDefaultMaxImages}, the kubelet's)`
+    "The kubelet's nodeStatusMaxImages: a Node listing this many images in its status may leave smaller ones out, " +
+      "and a succeeded tag whose image it leaves out is marked unreported (its jobs get the condition ImageUnreported); " +
+      `-1 (no limit) or 0 (no list) turns that off (default ${kubeletDefaultMaxImages}, the kubelet's)`
   ),
   Flag.withDefault(kubeletDefaultMaxImages),
   Flag.filterMap(

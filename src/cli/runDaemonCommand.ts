@@ -48,6 +48,7 @@ export const runDaemonCommand = <E>(flags: DaemonFlags, runtime: Layer.Layer<Cri
         minFreeDisk: flags.minFreeDisk,
         pullProgressTimeout: Duration.millis(flags.pullProgressTimeout),
         pinImages: flags.pinImages,
+        nodeStatusMaxImages: flags.nodeStatusMaxImages,
         metricsHost: flags.metricsHost,
         metricsPort: flags.metricsPort,
         ...(flags.kubeletConfig === ""

@@ -114,7 +114,7 @@ export const makeController = Effect.fnUntraced(function* (
     workload: reconcileWorkload(stores, makeWorkloadBooks()),
     nodeWarming: reconcileNodeWarming(stores, settings, warmingBooks),
     eraserExclusion: exclusion === undefined ? undefined : reconcileExclusionList(stores.jobs, exclusion),
-    imageUnreported: reconcileImageUnreported(stores, settings)
+    imageUnreported: reconcileImageUnreported(stores)
   }
   // What each reconciler watches, declared next to it; every store exists before any watch starts.
   const pulls = imagePullJobWatches(queues.imagePullJob, stores.jobs, settings.nodeReportBatchMs)
@@ -162,7 +162,7 @@ export const makeController = Effect.fnUntraced(function* (
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
   yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
   yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes, ...unreported.nodes]))
+  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes]))
   yield* reflect(
     stores.nodeImages,
     watcher(resources.nodeImage, {}),

@@ -1,4 +1,3 @@
-import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 import { defaultWarmTaintKey } from "../api/warmTaint.ts"
 import type { SeedCount } from "./imagePullJob/seedNodes.ts"
 
@@ -42,13 +41,6 @@ export interface ControllerSettings {
    * there listing the images Never jobs keep warm (eraserExclusion/); undefined: none.
    */
   readonly eraserExclusionNamespace: string | undefined
-  /**
-   * The kubelets' nodeStatusMaxImages: a node listing this many images in its status may leave the
-   * smaller ones out (imageUnreported/); -1 (no limit) or 0 (no list): never judged.
-   */
-  readonly nodeStatusMaxImages: number
-  /** How long after a pull succeeded the node's kubelet must list the image, ms (its list lags by up to 40 s). */
-  readonly unreportedGraceMs: number
 }
 
 export const defaultSettings: ControllerSettings = {
@@ -64,7 +56,5 @@ export const defaultSettings: ControllerSettings = {
   warmTaintKey: defaultWarmTaintKey,
   warmTimeoutMs: 600_000,
   seedNodes: undefined,
-  eraserExclusionNamespace: undefined,
-  nodeStatusMaxImages: kubeletDefaultMaxImages,
-  unreportedGraceMs: 120_000
+  eraserExclusionNamespace: undefined
 }

@@ -23,7 +23,8 @@ import { makeProviderRenewal } from "./providerRenewal/watch.ts"
 import { makePullSlots } from "./pullSlots.ts"
 import { statusCadence } from "./statusCadence.ts"
 import { makeStatusReporter } from "./statusReporter.ts"
-import { makeUnreportedGauge } from "./unreportedImages.ts"
+import { makeUnreportedGauge, nodeListing } from "./unreportedImages.ts"
+import { statusImagesOf } from "../api/nodeStatusImages.ts"
 import { withEventCorrelation } from "../kube/events.ts"
 
 /** A running daemon, for the ops endpoint and for tests. */
@@ -56,10 +57,19 @@ const daemonWork = Effect.fnUntraced(function* (
   const metrics = yield* Metrics
   const services = yield* Effect.context<CriRuntime>()
   const watched = makeStore(resources.nodeImage, { decode: nodeImageSpecs() })
+  // Its own Node, for what the kubelet lists of the images the tags hold (unreportedTags.ts,
+  // unreportedImages.ts): by name, as the kubelet watches its Node (RBAC cannot name a DaemonSet's
+  // node: list and watch of Nodes, deploy/rbac.yaml).
+  const node = makeStore(resources.node)
   const reporter = yield* makeStatusReporter({
     nodeName: options.nodeName,
     nodeImages: watched,
-    cadence: statusCadence(options)
+    cadence: statusCadence(options),
+    listing: nodeListing(() => (node.hasSynced() ? node.get(options.nodeName) : undefined)),
+    unreported: {
+      maxImages: options.nodeStatusMaxImages,
+      graceMs: Duration.toMillis(Duration.fromInputUnsafe(options.unreportedGrace))
+    }
   })
   const fs = yield* Effect.serviceOption(FileSystem.FileSystem)
   if (options.kubeletConfig !== undefined && Option.isSome(fs)) {
@@ -92,10 +102,6 @@ const daemonWork = Effect.fnUntraced(function* (
     current: () => watched.entry(options.nodeName),
     resyncInterval: options.pinResyncInterval
   })
-  // Its own Node, for what the kubelet lists of the images the tags hold (unreportedImages.ts): by
-  // name, as the kubelet watches its Node (RBAC cannot name a DaemonSet's node: list and watch of
-  // Nodes, deploy/rbac.yaml).
-  const node = makeStore(resources.node)
   const unreported = makeUnreportedGauge(metrics.setNodeImagesUnreported)
   const recount = Effect.suspend(() => unreported(watched.get(options.nodeName), node.get(options.nodeName)))
   yield* reflect(watched, watcher(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
@@ -104,7 +110,17 @@ const daemonWork = Effect.fnUntraced(function* (
       return Effect.andThen(puller.sync(current), pins.changed(current)).pipe(Effect.andThen(recount))
     })
   )
-  yield* reflect(node, watcher(resources.node, { fieldSelector: `metadata.name=${options.nodeName}` }), () => recount)
+  // A heartbeat leaves status.images the same object (the store keeps unchanged parts): nothing to judge again.
+  let listed: unknown = null
+  const listChanged = Effect.suspend(() => {
+    const images = statusImagesOf(node.get(options.nodeName))
+    if (images === listed) return Effect.void
+    listed = images
+    return reporter.listingChanged
+  })
+  yield* reflect(node, watcher(resources.node, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
+    Effect.andThen(listChanged, recount)
+  )
   // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
   // whose tags went away meanwhile unpins what it pinned.
   yield* Effect.forkScoped(

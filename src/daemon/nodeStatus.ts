@@ -30,7 +30,7 @@ export const desiredNodeStatus = (options: {
   readonly initial: ReadonlyArray<InitialTag> | undefined
   readonly now: number
   readonly verification?: KubeletImageVerification | undefined
-}): Record<string, unknown> => {
+}): Record<string, unknown> & { readonly imageStatuses: Readonly<Record<string, ImageStatus>> } => {
   const { spec, stored, live } = options
   const imageStatuses: Record<string, ImageStatus> = {}
   for (const [image, entry] of Object.entries(spec.images ?? {})) {

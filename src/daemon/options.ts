@@ -3,6 +3,8 @@ import type { KubeletConfigPaths } from "./kubeletConfig/read.ts"
 import { defaultMinFreeDisk, type MinFreeDisk } from "./minFreeDisk.ts"
 import { type RenewalPace, renewalPace } from "./providerRenewal/decide.ts"
 import { defaultPullProgressTimeoutMillis } from "./stallClock.ts"
+import { defaultUnreportedGraceMs } from "./unreportedTags.ts"
+import { kubeletDefaultMaxImages } from "../api/nodeStatusImages.ts"
 
 /** What `preheat daemon` needs to run on one node (SPEC §3). */
 export interface DaemonOptions {
@@ -44,6 +46,14 @@ export interface DaemonOptions {
   readonly kubeletConfig?: KubeletConfigPaths | undefined
   /** How often the credential providers of a tag refused on their credentials are asked again (providerRenewal/); no flag. */
   readonly providerRenewalPace: RenewalPace
+  /**
+   * `--node-status-max-images`: the kubelet's nodeStatusMaxImages. A Node listing this many images
+   * may leave smaller ones out, and the Succeeded tags whose image it leaves out are marked
+   * `unreported` (unreportedTags.ts); -1 (no limit) or 0 (no list): none.
+   */
+  readonly nodeStatusMaxImages: number
+  /** How long after a pull succeeded the node's kubelet is given to list the image before the tag is marked; no flag. */
+  readonly unreportedGrace: Duration.Input
 }
 
 /** The kubelet's configuration file where kubeadm puts it (`kubelet --config`). */
@@ -73,7 +83,9 @@ export const defaultDaemonOptions: Omit<DaemonOptions, "nodeName"> = {
   component: "preheat-daemon",
   pinImages: false,
   pinResyncInterval: Duration.minutes(10),
-  providerRenewalPace: renewalPace
+  providerRenewalPace: renewalPace,
+  nodeStatusMaxImages: kubeletDefaultMaxImages,
+  unreportedGrace: Duration.millis(defaultUnreportedGraceMs)
 }
 
 /** Defaults for everything but the node name. */

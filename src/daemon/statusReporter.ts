@@ -3,6 +3,7 @@ import { Clock, Data, Duration, Effect, Result, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { KubeletImageVerification } from "../api/kubeletImageVerification.ts"
 import type { ImageTagStatus } from "../api/nodeImage.ts"
+import type { ReportedImages } from "../api/nodeStatusImages.ts"
 import { KubeApi } from "../kube/KubeApi.ts"
 import { applyMergePatch, mergePatchBetween } from "../json/mergePatch.ts"
 import { othersChangedStatus } from "./statusDrift.ts"
@@ -14,6 +15,8 @@ import type { SpecView, StoredNodeImage } from "./nodeImageSpec.ts"
 import { desiredNodeStatus } from "./nodeStatus.ts"
 import { isOutcome, reportDue } from "./statusCadence.ts"
 import type { StatusCadence } from "./statusCadence.ts"
+import { markUnreported } from "./unreportedTags.ts"
+import type { UnreportedRule } from "./unreportedTags.ts"
 
 /** Owns the NodeImage status of this node: what workers report goes out through here. */
 export interface StatusReporter {
@@ -40,6 +43,11 @@ export interface StatusReporter {
    * stored status says otherwise, else nothing (it is read again every minute and rarely changes).
    */
   readonly setVerification: (verification: KubeletImageVerification) => Effect.Effect<void>
+  /**
+   * The node's status.images changed: the Succeeded tags' `unreported` marks are judged again
+   * (unreportedTags.ts), and written with the next write the cadence allows if one changes.
+   */
+  readonly listingChanged: Effect.Effect<void>
 }
 
 const statusKey = "status"
@@ -72,6 +80,9 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
   readonly nodeName: string
   readonly nodeImages: Store<SpecView>
   readonly cadence: StatusCadence
+  /** The node's status.images as read now; undefined while its Node is not read (the marks are kept as stored). */
+  readonly listing: () => ReportedImages | undefined
+  readonly unreported: UnreportedRule
 }): Effect.fn.Return<StatusReporter, never, KubeApi | Scheduler | Scope.Scope> {
   const api = yield* KubeApi
   const queue = yield* (yield* Scheduler).queue("nodeimage-status")
@@ -145,7 +156,11 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       if (Result.isFailure(spec)) return
       const stored = (current["status"] ?? {}) as Parameters<typeof desiredNodeStatus>[0]["stored"] & object
       const now = yield* Clock.currentTimeMillis
-      const diff = mergePatchBetween(stored, desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now, verification }))
+      const desired = desiredNodeStatus({ spec: spec.success.spec, stored, live, initial, now, verification })
+      const marked = markUnreported(desired.imageStatuses, options.listing(), now, options.unreported)
+      // A tag whose grace ends later is judged then: the queue keeps the earliest request, so this one is made at every write.
+      if (marked.judgeAt !== undefined) yield* writeAt(marked.judgeAt)
+      const diff = mergePatchBetween(stored, { ...desired, imageStatuses: marked.imageStatuses })
       if (diff === undefined) {
         shown = stored
         return
@@ -219,6 +234,7 @@ export const makeStatusReporter = Effect.fnUntraced(function* (options: {
       Effect.suspend(() => {
         verification = next
         return schedule(true)
-      })
+      }),
+    listingChanged: schedule(false)
   }
 })

@@ -1,10 +1,12 @@
 // preheat_node_images_unreported (issue 39): the images this node's succeeded tags hold that its
-// Node's status.images leaves out. The kubelet lists only its nodeStatusMaxImages largest images
-// (api/nodeStatusImages.ts), and the scheduler's ImageLocality plugin scores from that list alone:
-// a small image preheat warmed among larger ones is there, and counts for nothing.
+// Node's status.images leaves out; and that list as the status reporter reads it, for the tags'
+// `unreported` marks (unreportedTags.ts). The kubelet lists only its nodeStatusMaxImages largest
+// images (api/nodeStatusImages.ts), and the scheduler's ImageLocality plugin scores from that list
+// alone: a small image preheat warmed among larger ones is there, and counts for nothing.
 import { Effect } from "effect"
 import type { ImageStatus } from "../api/nodeImage.ts"
 import { reportedImages, statusImagesOf } from "../api/nodeStatusImages.ts"
+import type { ReportedImages } from "../api/nodeStatusImages.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 
 const statusesOf = (nodeImage: KubeObject | undefined): Readonly<Record<string, ImageStatus>> | undefined =>
@@ -43,4 +45,19 @@ export const makeUnreportedGauge = (set: (count: number) => Effect.Effect<void>)
       counted = inputs
       return set(unreportedCount(nodeImage, node))
     })
+}
+
+/**
+ * The Node's list as the status reporter reads it (unreportedTags.ts): undefined while `node` gives
+ * none (its watch not synced yet, or no Node of that name); each version of status.images read once.
+ */
+export const nodeListing = (node: () => KubeObject | undefined): (() => ReportedImages | undefined) => {
+  let read: { readonly images: unknown; readonly reported: ReportedImages } | undefined
+  return () => {
+    const object = node()
+    if (object === undefined) return undefined
+    const images = statusImagesOf(object)
+    if (read === undefined || read.images !== images) read = { images, reported: reportedImages(object) }
+    return read.reported
+  }
 }

@@ -1,81 +1,71 @@
-// The pure decisions of ImageUnreported (issue 39): which nodes leave a job's image out of their
-// status.images (not a late kubelet, not a list that holds everything), and when that is news.
+// The pure decisions of ImageUnreported (issue 39): which nodes' daemons say their Node leaves a
+// job's image out of status.images (daemon/unreportedTags.ts judges), when that is news, and which
+// NodeImage changes wake the job.
 import { describe, expect, it } from "vitest"
 import type { Condition } from "../../src/api/meta.ts"
-import { reportedImages } from "../../src/api/nodeStatusImages.ts"
+import type { NodeImage } from "../../src/api/nodeImage.ts"
 import { unreportedNodes, unreportedVerdict } from "../../src/controller/imageUnreported/decide.ts"
 import type { NodeReport } from "../../src/controller/imageUnreported/decide.ts"
-import { jobChanged } from "../../src/controller/imageUnreported/watches.ts"
+import { jobChanged, ownersWhoseMarksChanged } from "../../src/controller/imageUnreported/watches.ts"
 import { decodeImagePullJob } from "../../src/api/decode.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
 
-const minute = 60_000
-const now = Date.parse("2026-12-05T12:00:00Z")
-const at = (ms: number) => new Date(ms).toISOString().replace(/\.\d{3}Z$/, "Z")
-const digest = `sha256:${"e".repeat(64)}`
-
-const listing = (count: number, ...extra: ReadonlyArray<string>) =>
-  reportedImages({
-    status: { images: [...Array.from({ length: count }, (_, i) => `big/image-${i}:1`), ...extra].map((name) => ({ names: [name] })) }
-  })
-
-const report = (node: string, list: ReturnType<typeof listing>, status: NodeReport["status"]): NodeReport => ({
-  node,
-  status,
-  reported: () => list
-})
-const succeeded = (ago: number, extra: Record<string, unknown> = {}) =>
-  ({ tag: "1", phase: "Succeeded", completionTime: at(now - ago), ...extra }) as NodeReport["status"]
+const succeeded = (extra: Record<string, unknown> = {}) =>
+  ({ tag: "1", phase: "Succeeded", completionTime: "2026-12-05T12:00:00Z", ...extra }) as NodeReport["status"]
 
 describe("unreportedNodes", () => {
-  const judge = (reports: ReadonlyArray<NodeReport>, max = 50) => unreportedNodes(reports, "team/small", "1", now, 2 * minute, max)
-
-  it("a node whose pull succeeded long enough ago and whose full list leaves the image out; sorted", () => {
-    expect(judge([report("n2", listing(50), succeeded(5 * minute)), report("n1", listing(50), succeeded(3 * minute))])).toEqual({
-      nodes: ["n1", "n2"],
-      wakeAt: undefined
-    })
+  it("the nodes whose daemon marked the job's succeeded tag unreported; sorted", () => {
+    expect(
+      unreportedNodes([
+        { node: "n3", status: succeeded({ unreported: true }) },
+        { node: "n1", status: succeeded({ unreported: true }) },
+        { node: "n2", status: succeeded() }
+      ])
+    ).toEqual(["n1", "n3"])
   })
 
-  it("not a node that lists it, by tag (normalised) or by the digest its pull resolved", () => {
-    expect(judge([report("n1", listing(50, "docker.io/team/small:1"), succeeded(5 * minute))]).nodes).toEqual([])
-    const byDigest = listing(50, `docker.io/team/small@${digest}`)
-    expect(judge([report("n1", byDigest, succeeded(5 * minute, { digest }))]).nodes).toEqual([])
+  it("only succeeded tags: a mark left on another phase, no report, or no tag count for nothing", () => {
+    const pulling = { tag: "1", phase: "Pulling", unreported: true } as NodeReport["status"]
+    const failed = { tag: "1", phase: "Failed", unreported: true } as NodeReport["status"]
+    expect(
+      unreportedNodes([
+        { node: "a", status: pulling },
+        { node: "b", status: failed },
+        { node: "c", status: undefined },
+        { node: "d", status: null }
+      ])
+    ).toEqual([])
+  })
+})
+
+describe("ownersWhoseMarksChanged: the NodeImage changes that wake a job", () => {
+  const owner = (uid: string) => ({ apiVersion: "apps.kruise.io/v1alpha1", kind: "ImagePullJob", name: uid, namespace: "default", uid })
+  const nodeImage = (tags: ReadonlyArray<Record<string, unknown>>, owners = ["a"], version = 0): NodeImage =>
+    ({
+      metadata: { name: "n1" },
+      spec: {
+        images: { "team/small": { tags: [{ tag: "1", version, imagePullPolicy: "IfNotPresent", ownerReferences: owners.map(owner) }] } }
+      },
+      status: { desired: 1, pulling: 0, waiting: 0, succeeded: 1, failed: 0, imageStatuses: { "team/small": { tags } } }
+    }) as unknown as NodeImage
+
+  it("a mark that comes or goes wakes the tag's owners", () => {
+    const plain = nodeImage([succeeded()!])
+    const marked = nodeImage([succeeded({ unreported: true })!])
+    expect([...ownersWhoseMarksChanged(plain, marked)]).toEqual(["a"])
+    expect([...ownersWhoseMarksChanged(marked, plain)]).toEqual(["a"])
+    // A tag pulled again (its new version Pulling): no longer left out.
+    expect([...ownersWhoseMarksChanged(marked, nodeImage([{ tag: "1", phase: "Pulling", version: 1 }], ["a"], 1))]).toEqual(["a"])
   })
 
-  it("not a node whose list is shorter than the cap: it holds every image there, the kubelet is only late", () => {
-    expect(judge([report("n1", listing(49), succeeded(30 * minute))]).nodes).toEqual([])
-    expect(judge([report("n1", listing(49), succeeded(30 * minute))], 10).nodes).toEqual(["n1"])
-  })
-
-  it("not yet a node whose pull just succeeded: judged once the grace is over", () => {
-    expect(judge([report("n1", listing(50), succeeded(30_000)), report("n2", listing(50), succeeded(90_000))])).toEqual({
-      nodes: [],
-      wakeAt: now + 30_000
-    })
-  })
-
-  it("only succeeded tags; and no node at all with a cap of -1 (every image listed) or 0 (none)", () => {
-    const pulling = { tag: "1", phase: "Pulling" } as NodeReport["status"]
-    const failed = { tag: "1", phase: "Failed", completionTime: at(now - 5 * minute) } as NodeReport["status"]
-    expect(judge([report("a", listing(50), pulling), report("b", listing(50), failed), report("c", listing(50), null)]).nodes).toEqual([])
-    const long = [report("n1", listing(60), succeeded(5 * minute))]
-    expect(judge(long, -1)).toEqual({ nodes: [], wakeAt: undefined })
-    expect(judge(long, 0)).toEqual({ nodes: [], wakeAt: undefined })
-  })
-
-  it("reads a node's list only where the pull succeeded", () => {
-    let reads = 0
-    const counted = (status: NodeReport["status"]): NodeReport => ({
-      node: "n",
-      status,
-      reported: () => {
-        reads++
-        return listing(50)
-      }
-    })
-    judge([counted({ tag: "1", phase: "Pulling" } as NodeReport["status"]), counted(null), counted(succeeded(5 * minute))])
-    expect(reads).toBe(1)
+  it("a new owner or a new NodeImage wakes them; progress, or an outcome that leaves the mark as it was, does not", () => {
+    const marked = nodeImage([succeeded({ unreported: true })!])
+    expect([...ownersWhoseMarksChanged(marked, nodeImage([succeeded({ unreported: true })!], ["a", "b"]))].sort()).toEqual(["a", "b"])
+    expect([...ownersWhoseMarksChanged(undefined, marked)]).toEqual(["a"])
+    expect([...ownersWhoseMarksChanged(marked, undefined)]).toEqual(["a"])
+    const pulling = (progress: number) => nodeImage([{ tag: "1", phase: "Pulling", progress }])
+    expect([...ownersWhoseMarksChanged(pulling(10), pulling(60))]).toEqual([])
+    expect([...ownersWhoseMarksChanged(pulling(60), nodeImage([succeeded()!]))]).toEqual([])
   })
 })
 
@@ -85,28 +75,28 @@ describe("unreportedVerdict", () => {
     verdict.condition === undefined ? undefined : { ...verdict.condition, lastTransitionTime: "2026-12-05T12:00:00Z" }
 
   it("True naming the first three nodes, with a Warning counting them all", () => {
-    const verdict = unreportedVerdict(image, undefined, ["n1", "n2", "n3", "n4", "n5"], 50)
+    const verdict = unreportedVerdict(image, undefined, ["n1", "n2", "n3", "n4", "n5"])
     expect(verdict.condition).toMatchObject({ type: "ImageUnreported", status: "True", reason: "NodeStatusImagesFull" })
     expect(verdict.condition?.message).toContain("is on n1, n2, n3, ... but their Node status.images leaves it out")
-    expect(verdict.condition?.message).toContain("a kubelet lists a node's 50 largest images")
+    expect(verdict.condition?.message).toContain("(a kubelet lists only a node's largest images)")
     expect(verdict.event).toMatchObject({ type: "Warning", reason: "ImageUnreported" })
     expect(verdict.event?.message).toContain("is on 5 nodes (n1, n2, n3, and 2 more) but their Node status.images leaves it out")
   })
 
   it("one Warning per change of the nodes named, none while they stay (more nodes behind them included)", () => {
-    const first = condition(unreportedVerdict(image, undefined, ["n1", "n2", "n3"], 50))!
-    expect(unreportedVerdict(image, [first], ["n1", "n2", "n3"], 50).event).toBeUndefined()
-    const withMore = condition(unreportedVerdict(image, [first], ["n1", "n2", "n3", "n4"], 50))!
-    expect(unreportedVerdict(image, [first], ["n1", "n2", "n3", "n4"], 50).event).toBeDefined()
-    expect(unreportedVerdict(image, [withMore], ["n1", "n2", "n3", "n4", "n5"], 50).event).toBeUndefined()
-    expect(unreportedVerdict(image, [withMore], ["n0", "n1", "n2", "n3"], 50).event).toBeDefined()
+    const first = condition(unreportedVerdict(image, undefined, ["n1", "n2", "n3"]))!
+    expect(unreportedVerdict(image, [first], ["n1", "n2", "n3"]).event).toBeUndefined()
+    const withMore = condition(unreportedVerdict(image, [first], ["n1", "n2", "n3", "n4"]))!
+    expect(unreportedVerdict(image, [first], ["n1", "n2", "n3", "n4"]).event).toBeDefined()
+    expect(unreportedVerdict(image, [withMore], ["n1", "n2", "n3", "n4", "n5"]).event).toBeUndefined()
+    expect(unreportedVerdict(image, [withMore], ["n0", "n1", "n2", "n3"]).event).toBeDefined()
     // Back to True after False: news again.
-    expect(unreportedVerdict(image, [{ ...first, status: "False" }], ["n1", "n2", "n3"], 50).event).toBeDefined()
+    expect(unreportedVerdict(image, [{ ...first, status: "False" }], ["n1", "n2", "n3"]).event).toBeDefined()
   })
 
   it("False, without a Warning, once no node leaves it out; nothing for a job that never had it", () => {
-    const held = condition(unreportedVerdict(image, undefined, ["n1"], 50))!
-    expect(unreportedVerdict(image, [held], [], 50)).toEqual({
+    const held = condition(unreportedVerdict(image, undefined, ["n1"]))!
+    expect(unreportedVerdict(image, [held], [])).toEqual({
       condition: {
         type: "ImageUnreported",
         status: "False",
@@ -115,7 +105,7 @@ describe("unreportedVerdict", () => {
       },
       event: undefined
     })
-    expect(unreportedVerdict(image, undefined, [], 50)).toEqual({ condition: undefined, event: undefined })
+    expect(unreportedVerdict(image, undefined, [])).toEqual({ condition: undefined, event: undefined })
   })
 })
 

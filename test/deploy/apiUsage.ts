@@ -152,7 +152,7 @@ export const apiUsage: ReadonlyArray<ApiUse> = [
   { role: "daemon", verb: "patch", kind: "event", scope: cluster },
   // daemon: --pin-images reads the completion policy of its tags' owner jobs, one by one (src/daemon/pins/ownerPolicies.ts)
   { role: "daemon", verb: "get", kind: "imagePullJob", scope: cluster },
-  // daemon: its own Node, by field selector, for what status.images lists (src/daemon/unreportedImages.ts)
+  // daemon: its own Node, by field selector, for what status.images lists (src/daemon/unreportedImages.ts, unreportedTags.ts)
   { role: "daemon", verb: "list", kind: "node", scope: cluster },
   { role: "daemon", verb: "watch", kind: "node", scope: cluster }
 ]

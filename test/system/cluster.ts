@@ -141,7 +141,8 @@ export class Cluster {
   }
 
   /** A daemon on the simulated runtime, or on a real one when a CRI socket is given. */
-  async startDaemon(node: string, metricsPort: number, runtimeSocket?: string): Promise<Process> {
+  /** `flags`: more of the daemon's flags, after those every daemon here gets. */
+  async startDaemon(node: string, metricsPort: number, runtimeSocket?: string, flags: ReadonlyArray<string> = []): Promise<Process> {
     const daemon = this.spawn(`daemon-${node}`, [
       ...(runtimeSocket === undefined ? ["simulated-daemon"] : ["daemon", "--runtime-socket", runtimeSocket]),
       "--node-name",
@@ -151,7 +152,8 @@ export class Cluster {
       "--metrics-port",
       String(metricsPort),
       "--metrics-host",
-      "127.0.0.1"
+      "127.0.0.1",
+      ...flags
     ])
     await this.waitHealthy(daemon, metricsPort)
     return daemon

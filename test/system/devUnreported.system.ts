@@ -1,9 +1,9 @@
 /**
  * Images the scheduler cannot see (issue 39) through kubectl on `preheat dev`: its simulated
  * kubelets list their nodes' 50 largest images in status.images, as the kubelet does. 50 images
- * pulled onto node-1, then a smaller one: node-1 lists the 50 and not the small one, and the small
- * one's job gets ImageUnreported=True naming node-1, with one Warning; a job on the node's listed
- * images gets nothing.
+ * pulled onto node-1, then a smaller one: node-1 lists the 50 and not the small one, its daemon
+ * (given the kubelets' cap) marks the small tag `unreported`, and the small one's job gets
+ * ImageUnreported=True naming node-1, with one Warning; a job on the node's listed images gets nothing.
  */
 import { Result } from "effect"
 import { describe, expect, it } from "vitest"
@@ -82,6 +82,13 @@ describe("preheat dev: an image the kubelet leaves out of status.images", () => 
       )
       expect(condition.message).toContain(`"${small}" is on node-1 but its Node status.images leaves it out`)
       expect(condition.message).toContain("nodeStatusMaxImages")
+      // node-1's daemon marked the small tag, which the controller read; not the listed ones.
+      const statuses: Record<string, { tags: ReadonlyArray<{ unreported?: boolean }> }> = JSON.parse(
+        await kubectl(["get", "nodeimage", "node-1", "-o", "jsonpath={.status.imageStatuses}"])
+      )
+      const smallName = small.slice(0, small.lastIndexOf(":"))
+      expect(statuses[smallName]?.tags[0]?.unreported).toBe(true)
+      for (const filler of fillers) expect(statuses[filler.slice(0, filler.lastIndexOf(":"))]?.tags[0]?.unreported).toBeUndefined()
       // What the scheduler reads: node-1's 50 largest images, the small one not among them.
       const listed: ReadonlyArray<{ names: ReadonlyArray<string>; sizeBytes: number }> = JSON.parse(
         await kubectl(["get", "node", "node-1", "-o", "jsonpath={.status.images}"])

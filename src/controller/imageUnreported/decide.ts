@@ -1,58 +1,27 @@
 // Where a job's image is on nodes that do not say so (issue 39): the nodes whose Node status.images
 // leaves it out although the job's pull succeeded there, and the job's ImageUnreported condition.
 // The scheduler's ImageLocality plugin scores a node by the images in that list only, so there the
-// image preheat put on the node counts for nothing.
+// image preheat put on the node counts for nothing. Each node's daemon judges its own list and
+// marks the tag (daemon/unreportedTags.ts): the controller keeps no Node's status.images (issue 40).
 import { imageUnreported } from "../../api/imagePullJob.ts"
 import type { Condition } from "../../api/meta.ts"
 import type { ImageTagStatus } from "../../api/nodeImage.ts"
-import type { ReportedImages } from "../../api/nodeStatusImages.ts"
 import type { ObjectEvent } from "../../kube/events.ts"
 
-/** One node where the job owns a tag of its image: the daemon's report on it, and the node's list. */
+/** One node where the job owns a tag of its image, and the daemon's report on it (api/ownTag.ts). */
 export interface NodeReport {
   readonly node: string
   readonly status: ImageTagStatus | undefined | null
-  /** The node's list, read only for a node where the pull succeeded. */
-  readonly reported: () => ReportedImages
 }
 
-export interface UnreportedNodes {
-  /** The nodes, sorted by name. */
-  readonly nodes: ReadonlyArray<string>
-  /** When a node whose pull succeeded too recently to judge may be judged (ms), if any. */
-  readonly wakeAt: number | undefined
-}
+/** Whether the daemon's report says its Node leaves the image out: a Succeeded tag marked `unreported`. */
+export const leftOut = (status: ImageTagStatus | undefined | null): boolean => status?.phase === "Succeeded" && status.unreported === true
 
-/**
- * The nodes that pulled the job's image but do not list it: the tag Succeeded, `graceMs` ago or
- * more (the kubelet refreshes its image list every 30 s and writes it with the node's status every
- * 10 s: a node that has not listed the image yet is only late), and the node lists
- * `maxImages` images or more, so that its list may be cut there. A node listing fewer lists every
- * image it has, unless its kubelet was given a smaller cap than `maxImages`: missing there, the
- * image is late or gone, not cut. `maxImages` below 1 (-1, no cap; 0, no list) judges no node.
- */
-export const unreportedNodes = (
-  reports: Iterable<NodeReport>,
-  image: string,
-  tag: string,
-  now: number,
-  graceMs: number,
-  maxImages: number
-): UnreportedNodes => {
+/** The nodes that pulled the job's image but do not list it, sorted by name. */
+export const unreportedNodes = (reports: Iterable<NodeReport>): Array<string> => {
   const nodes: Array<string> = []
-  let wakeAt: number | undefined
-  if (maxImages < 1) return { nodes, wakeAt }
-  for (const { node, reported, status } of reports) {
-    if (status?.phase !== "Succeeded") continue
-    const completed = status.completionTime === undefined ? Number.NaN : Date.parse(status.completionTime)
-    if (Number.isNaN(completed)) continue
-    const list = reported()
-    if (list.count < maxImages || list.lists(image, tag, status.digest)) continue
-    const due = completed + graceMs
-    if (due > now) wakeAt = Math.min(wakeAt ?? due, due)
-    else nodes.push(node)
-  }
-  return { nodes: nodes.sort(), wakeAt }
+  for (const { node, status } of reports) if (leftOut(status)) nodes.push(node)
+  return nodes.sort()
 }
 
 /** The nodes named in one message: enough to go and look, bounded whatever the job's size. */
@@ -65,9 +34,9 @@ const nodeList = (nodes: ReadonlyArray<string>, counted: boolean): string => {
   return `${nodes.length} ${nodes.length === 1 ? "node" : "nodes"} (${shown}${more > 0 ? `, and ${more} more` : ""})`
 }
 
-const message = (image: string, nodes: ReadonlyArray<string>, maxImages: number, counted: boolean): string =>
+const message = (image: string, nodes: ReadonlyArray<string>, counted: boolean): string =>
   `${image} is on ${nodeList(nodes, counted)} but ${nodes.length === 1 ? "its" : "their"} Node status.images leaves it out ` +
-  `(a kubelet lists a node's ${maxImages} largest images): the scheduler's ImageLocality plugin does not count it there; ` +
+  "(a kubelet lists only a node's largest images): the scheduler's ImageLocality plugin does not count it there; " +
   "raise the kubelets' nodeStatusMaxImages (-1: no limit) to have it counted"
 
 export interface UnreportedVerdict {
@@ -87,8 +56,7 @@ export interface UnreportedVerdict {
 export const unreportedVerdict = (
   image: string,
   previous: ReadonlyArray<Condition> | undefined,
-  nodes: ReadonlyArray<string>,
-  maxImages: number
+  nodes: ReadonlyArray<string>
 ): UnreportedVerdict => {
   const before = previous?.find((c) => c.type === imageUnreported)
   if (nodes.length === 0) {
@@ -96,10 +64,10 @@ export const unreportedVerdict = (
     const falseMessage = "every node that pulled the image lists it in status.images"
     return { condition: { type: imageUnreported, status: "False", reason: "ListedByNodes", message: falseMessage }, event: undefined }
   }
-  const steady = message(image, nodes, maxImages, false)
+  const steady = message(image, nodes, false)
   const news = before?.status !== "True" || before.message !== steady
   return {
     condition: { type: imageUnreported, status: "True", reason: "NodeStatusImagesFull", message: steady },
-    event: news ? { type: "Warning", reason: imageUnreported, message: message(image, nodes, maxImages, true) } : undefined
+    event: news ? { type: "Warning", reason: imageUnreported, message: message(image, nodes, true) } : undefined
   }
 }

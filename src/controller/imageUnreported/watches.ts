@@ -1,31 +1,52 @@
-// What wakes a job's ImageUnreported reconcile (keyed by job): its Node lists changing on the nodes
-// where it owns tags, its tags' outcomes there, and the job itself coming, changing its spec, or
+// What wakes a job's ImageUnreported reconcile (keyed by job): its tags on a node changing owners
+// or version, or their daemon's `unreported` mark coming or going (the daemon judges its Node's
+// status.images: daemon/unreportedTags.ts), and the job itself coming, changing its spec, or
 // losing the condition to another status write.
 import { imageUnreported, type ImagePullJob } from "../../api/imagePullJob.ts"
 import type { NodeImage } from "../../api/nodeImage.ts"
-import { statusImagesOf } from "../../api/nodeStatusImages.ts"
 import type { KubeObject } from "../../kube/KubeApi.ts"
 import { objectKey } from "../../kube/objectKey.ts"
-import { after, before, changed } from "../../kube/store.ts"
+import { after, before } from "../../kube/store.ts"
 import type { Change } from "../../kube/store.ts"
 import type { WorkQueue } from "../../workqueue/Scheduler.ts"
-import { ownersWhoseTagsChanged } from "../imagePullJob/watches.ts"
 import { jobKeyOf } from "../stores.ts"
 import type { ControllerStores, Decoded, JobStore } from "../stores.ts"
 import type { Watch } from "../wake.ts"
+import { leftOut } from "./decide.ts"
 
-/** The jobs owning a tag on the node whose status.images changed (the node's NodeImage has the same name). */
-const jobsForNodeList = (change: Change, nodeImages: ControllerStores["nodeImages"], jobs: JobStore): Array<string> => {
-  if (statusImagesOf(before(change)?.raw) === statusImagesOf(after(change)?.raw)) return []
+const same = (a: unknown, b: unknown): boolean => a === b || JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The owners of the tags whose spec (owners, version) or left-out mark changed between two versions
+ * of a NodeImage. A pull's progress and other outcomes leave the mark as it was: they wake no job.
+ */
+export const ownersWhoseMarksChanged = (previous: NodeImage | undefined, current: NodeImage | undefined): Set<string> => {
   const uids = new Set<string>()
-  for (const entry of Object.values(nodeImages.view(changed(change).raw.metadata.name ?? "")?.spec.images ?? {})) {
-    for (const tag of entry.tags) for (const owner of tag.ownerReferences ?? []) if (owner.uid !== undefined) uids.add(owner.uid)
+  for (const image of new Set([...Object.keys(previous?.spec.images ?? {}), ...Object.keys(current?.spec.images ?? {})])) {
+    const specBefore = previous?.spec.images?.[image]
+    const specAfter = current?.spec.images?.[image]
+    const statusBefore = previous?.status?.imageStatuses?.[image]
+    const statusAfter = current?.status?.imageStatuses?.[image]
+    if (specBefore === specAfter && statusBefore === statusAfter) continue
+    for (const tag of new Set([...(specBefore?.tags ?? []), ...(specAfter?.tags ?? [])].map((t) => t.tag))) {
+      const tagBefore = specBefore?.tags.find((t) => t.tag === tag)
+      const tagAfter = specAfter?.tags.find((t) => t.tag === tag)
+      const markBefore = leftOut(statusBefore?.tags.find((t) => t.tag === tag))
+      const markAfter = leftOut(statusAfter?.tags.find((t) => t.tag === tag))
+      if (markBefore === markAfter && same(tagBefore, tagAfter)) continue
+      for (const owner of [...(tagBefore?.ownerReferences ?? []), ...(tagAfter?.ownerReferences ?? [])]) {
+        if (owner.uid !== undefined) uids.add(owner.uid)
+      }
+    }
   }
-  return [...uids].flatMap((uid) => {
+  return uids
+}
+
+const jobsWhoseMarksChanged = (change: Change<NodeImage>, jobs: JobStore): Array<string> =>
+  [...ownersWhoseMarksChanged(before(change)?.view, after(change)?.view)].flatMap((uid) => {
     const key = jobKeyOf(jobs, uid)
     return key === undefined ? [] : [key]
   })
-}
 
 const conditionOf = (raw: KubeObject | undefined) =>
   JSON.stringify(
@@ -46,16 +67,13 @@ export const jobChanged = (change: Change<Decoded<ImagePullJob>>): Array<string>
   return moved ? [objectKey(current.raw)] : []
 }
 
-/** A node's pulls and its kubelet's list come in bursts: one look at the job per burst. */
+/** The daemons' marks come in bursts (a kubelet's new list, jobs' pulls ending together): one look at the job per burst. */
 const batchMs = 2000
 
 /** What the ImageUnreported reconciler watches. */
-export const imageUnreportedWatches = (queue: WorkQueue, stores: Pick<ControllerStores, "jobs" | "nodeImages">) => ({
+export const imageUnreportedWatches = (queue: WorkQueue, stores: Pick<ControllerStores, "jobs">) => ({
   jobs: [{ queue, keys: jobChanged }] satisfies ReadonlyArray<Watch<Decoded<ImagePullJob>>>,
-  nodes: [
-    { queue, keys: (change: Change) => jobsForNodeList(change, stores.nodeImages, stores.jobs), delayMs: batchMs }
-  ] satisfies ReadonlyArray<Watch<KubeObject>>,
   nodeImages: [
-    { queue, keys: (change: Change<NodeImage>) => ownersWhoseTagsChanged(change, stores.jobs), delayMs: batchMs }
+    { queue, keys: (change: Change<NodeImage>) => jobsWhoseMarksChanged(change, stores.jobs), delayMs: batchMs }
   ] satisfies ReadonlyArray<Watch<NodeImage>>
 })

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, Layer, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { InMemoryKubeApi } from "../../../harness/layers/inMemoryKubeApi.ts"
 import { simulateNodes } from "../../../harness/cluster/nodeSimulator.ts"
 import { tagRevisions } from "../../../harness/cluster/devRegistry.ts"
@@ -13,6 +14,7 @@ import { SchedulerLive } from "../../../layers/scheduler.ts"
 import { KubeApi } from "../../../src/kube/KubeApi.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { Metrics } from "../../../src/ops/metrics.ts"
+import { defaultDaemonOptions } from "../../../src/daemon/options.ts"
 
 const layer = Layer.mergeAll(InMemoryKubeApi.layer, SchedulerLive.layer(), Metrics.layerTest)
 
@@ -87,6 +89,45 @@ describe("the dev cluster's node simulator", () => {
       )
       expect(second).not.toBe(first)
       expect(Option.isNone(yield* second.imageStatus("busybox:1.36"))).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(layer))
+  )
+})
+
+describe("the dev cluster's nodeStatusMaxImages", () => {
+  const statusOf = (image: string) =>
+    Effect.map(
+      Effect.flatMap(Effect.service(KubeApi), (api) => api.get(resources.nodeImage, { name: "n1" })),
+      (n) => {
+        const statuses = (
+          n["status"] as { imageStatuses?: Record<string, { tags: Array<{ phase: string; unreported?: boolean }> }> } | undefined
+        )?.imageStatuses
+        return statuses?.[image]?.tags[0]
+      }
+    )
+
+  it.effect("its kubelets list that many images and its daemons judge by the same cap: the smaller image's tag is marked", () =>
+    Effect.gen(function* () {
+      const api = yield* KubeApi
+      yield* simulateNodes(new Map(), { minFreeDisk: defaultDaemonOptions.minFreeDisk, nodeStatusMaxImages: 1 })
+      yield* api.create(resources.node, { apiVersion: "v1", kind: "Node", metadata: { name: "n1" } })
+      const tags = { tags: [{ tag: "1", version: 0 }] }
+      yield* api.create(resources.nodeImage, {
+        apiVersion: "apps.kruise.io/v1alpha1",
+        kind: "NodeImage",
+        metadata: { name: "n1" },
+        spec: { images: { "registry.example.com/size-100mi": tags, "registry.example.com/size-20mi": tags } }
+      })
+      // Pulled in seconds, listed by the kubelet within 10 s, judged 20 s after the pull (the simulated kubelet's lag).
+      for (let i = 0; i < 60; i++) {
+        for (let j = 0; j < 10; j++) yield* Effect.yieldNow
+        yield* TestClock.adjust(1000)
+      }
+      const listed = (yield* api.get(resources.node, { name: "n1" }))["status"] as {
+        images: ReadonlyArray<{ names: ReadonlyArray<string> }>
+      }
+      expect(listed.images.flatMap((i) => i.names).filter((name) => !name.includes("@"))).toEqual(["registry.example.com/size-100mi:1"])
+      expect(yield* statusOf("registry.example.com/size-20mi")).toMatchObject({ phase: "Succeeded", unreported: true })
+      expect((yield* statusOf("registry.example.com/size-100mi"))?.unreported).toBeUndefined()
     }).pipe(Effect.scoped, Effect.provide(layer))
   )
 })
