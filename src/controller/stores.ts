@@ -7,6 +7,7 @@ import type { ImagePullJob } from "../api/imagePullJob.ts"
 import type { InvalidObject } from "../api/invalidObject.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
+import { alikeObjects } from "../kube/alikeObjects.ts"
 import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
@@ -43,7 +44,16 @@ export const controllerStores = () => ({
   nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
   // Its status subresource makes the API server move the generation with every spec change, and
   // only then (the controller's own task writes are tested on it): status reports keep the spec.
-  nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() }, specFollowsGeneration: true })
+  // One per node, alike: the same jobs' tags and the same outcomes are held once, not per node.
+  nodeImages: makeStore(resources.nodeImage, {
+    decode: nodeImageView,
+    indexes: { owners: new OwnerIndex() },
+    specFollowsGeneration: true,
+    alike: alikeObjects([
+      ["spec", "images"],
+      ["status", "imageStatuses"]
+    ])
+  })
 })
 
 type Writers = ReturnType<typeof controllerStores>
