@@ -121,12 +121,15 @@ const program = Effect.gen(function* () {
   const wire = values.wire ? wireKubeApi(api) : undefined
   const controllerApi = wire?.api ?? api
   const controllerScope = yield* Scope.make()
+  // Tells whether the controller was let go in the end: a figure with it still reachable would be wrong.
+  let controllerStores: WeakRef<object> | undefined
   yield* Effect.gen(function* () {
     const controller = yield* makeController({
       ...defaultSettings,
       workers: Number(values.workers),
       maxConcurrentPullsPerRegistry: limit
     })
+    controllerStores = new WeakRef(controller.stores)
     yield* Effect.forkScoped(
       controller.reconcile((name) => ({
         onFinished: () =>
@@ -191,6 +194,12 @@ const program = Effect.gen(function* () {
   for (let i = 0; i < 10; i++) yield* Effect.yieldNow
   gc?.()
   const controllerHeap = liveHeap - process.memoryUsage().heapUsed
+  if (gc !== undefined && controllerStores?.deref() !== undefined) throw new Error("the controller is still reachable once let go")
+  // And one without it: the difference between the two is the controller's own heap.
+  if (process.env["PREHEAT_BENCH_HEAPSNAPSHOT"] !== undefined) {
+    const { writeHeapSnapshot } = yield* Effect.promise(() => import("node:v8"))
+    writeHeapSnapshot(`${process.env["PREHEAT_BENCH_HEAPSNAPSHOT"]}.without-controller`)
+  }
   const line = [
     `bench:controller nodes=${nodes} jobs=${jobs}`,
     ...(limit === undefined
