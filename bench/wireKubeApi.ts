@@ -9,7 +9,7 @@ import { KubeApi } from "../src/kube/KubeApi.ts"
 
 export interface Wire {
   readonly api: KubeApi["Service"]
-  /** CPU spent copying so far (ms of this thread's time, from performance.now). */
+  /** Time spent copying so far, in ms (wall clock, performance.now: under load it counts the waits too). */
   readonly copyMs: () => number
 }
 
