@@ -13,6 +13,7 @@ import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { noScheduleTaintKeys } from "../api/warmTaint.ts"
+import { nodeAsRead } from "./nodeFields.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
 export type Decoded<A> = Result.Result<A, InvalidObject>
@@ -40,8 +41,13 @@ export const controllerStores = () => ({
   daemonSets: makeStore(resources.daemonSet),
   replicaSets: makeStore(resources.replicaSet, { indexes: { owner: byOwner<KubeObject>() } }),
   controllerRevisions: makeStore(resources.controllerRevision, { indexes: { owner: byOwner<KubeObject>() } }),
-  // By their NoSchedule taints: the nodes held by the startup taint, found without a scan (nodeWarming/).
-  nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
+  // Only what is read of a Node (nodeFields.ts), by their NoSchedule taints: the nodes held by the
+  // startup taint, found without a scan (nodeWarming/); alike (their labels and Ready conditions).
+  nodes: makeStore(resources.node, {
+    transform: nodeAsRead,
+    indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) },
+    alike: alikeObjects()
+  }),
   // Its status subresource makes the API server move the generation with every spec change, and
   // only then (the controller's own task writes are tested on it): status reports keep the spec.
   // One per node, alike: the same jobs' tags and the same outcomes are held once, not per node.

@@ -159,10 +159,17 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
     readonly specFollowsGeneration?: boolean
     /** Objects alike: the parts a version changed are shared with the same parts stored last where equal (`held`). */
     readonly alike?: AlikeObjects
+    /**
+     * What of an object the store keeps, where its readers read a few fields of a large object (a
+     * Node): as client-go's SetTransform, applied to every version, listed, watched or our own
+     * write's answer, before anything else sees it. Never written back whole.
+     */
+    readonly transform?: (object: KubeObject) => KubeObject
   } = {}
 ): StoreWriter<A, I> => {
   const specFollowsGeneration = options.specFollowsGeneration === true
   const alike = options.alike
+  const transform = options.transform ?? ((object: KubeObject) => object)
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
@@ -184,7 +191,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const kept = held(incoming, old?.raw, specFollowsGeneration, alike?.template(incoming))
+      const kept = held(transform(incoming), old?.raw, specFollowsGeneration, alike?.template(incoming))
       const raw = alike === undefined ? kept : alike.took(kept, old?.raw)
       const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
