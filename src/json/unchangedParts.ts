@@ -20,19 +20,22 @@ const isRecord = (u: Json): u is JsonRecord => typeof u === "object" && u !== nu
  * not change stays the previous version's object whatever the template holds. Strings have no
  * identity to compare, and replacing one means writing it into its container: an equal string
  * (the previous version's, else the template's) is written into `value`'s own container in place,
- * unseen by any reader (the same characters), unless that container is frozen (the in-process
- * server's objects, whose strings its storage shares already) and not copied anyway.
+ * unseen by any reader (the same characters). A frozen `value` (the in-process server's objects,
+ * which its storage shares already) is compared with `previous` only.
  */
 export const keepUnchanged = (value: Json, previous: Json, template?: Json): Json => {
   // Only a string is worth taking from elsewhere (numbers: 0 and -0 are ===, not the same JSON value).
   if (typeof value === "string") return value === previous ? previous : value === template ? template : value
   if (typeof value !== "object" || value === null || value === previous || value === template) return value
+  // The in-process server's objects (frozen) are its storage's, shared there already: copying a
+  // container to share a member with the template would add a copy, not save one.
+  if (template !== undefined && Object.isFrozen(value)) return keepUnchanged(value, previous)
   if (Array.isArray(value)) {
     const before = Array.isArray(previous) ? previous : undefined
     const other = Array.isArray(template) ? template : undefined
     if (before === undefined && other === undefined) return value
     // Strings are written in place only where sharing them with another object is the point.
-    const writable = other !== undefined && !Object.isFrozen(value)
+    const writable = other !== undefined
     let same = before !== undefined && value.length === before.length
     let sameAsOther = other !== undefined && value.length === other.length
     let copy: Array<Json> | undefined
@@ -50,7 +53,7 @@ export const keepUnchanged = (value: Json, previous: Json, template?: Json): Jso
   const before = isRecord(previous) ? previous : undefined
   const other = isRecord(template) ? template : undefined
   if (before === undefined && other === undefined) return value
-  const writable = other !== undefined && !Object.isFrozen(record)
+  const writable = other !== undefined
   let same = before !== undefined
   let sameAsOther = other !== undefined
   let members = 0

@@ -45,6 +45,8 @@ class RecentMembers {
    * by that one (the same object when nothing was replaced); its members remembered.
    */
   took(record: JsonObject, before: JsonObject | undefined): JsonObject {
+    // The in-process server's objects (frozen) are shared by its storage already: remembered, not replaced.
+    const replaces = !Object.isFrozen(record)
     let copy: Record<string, unknown> | undefined
     for (const key of Object.keys(record)) {
       const member = record[key]
@@ -53,7 +55,7 @@ class RecentMembers {
       this.byName.set(key, recent)
       if (before !== undefined && Object.hasOwn(before, key) && before[key] === member) continue
       const at = recent.indexOf(member)
-      const equal = at >= 0 ? at : recent.findIndex((r) => sameJson(r, member))
+      const equal = at >= 0 || !replaces ? at : recent.findIndex((r) => sameJson(r, member))
       const kept = equal >= 0 ? recent[equal] : member
       if (equal >= 0) recent.splice(equal, 1)
       recent.unshift(kept)

@@ -74,6 +74,9 @@ describe("keepUnchanged with a template (another object's version)", () => {
     const template = { a: "shared", b: ["shared"] }
     const frozen = Object.freeze({ a: "shared", b: Object.freeze(["shared", "other"]) })
     expect(keepUnchanged(frozen, undefined, template)).toBe(frozen)
+    // The in-process server's objects are shared by its storage: not copied to share with the template.
+    const equalMember = Object.freeze({ a: "other", b: Object.freeze(["shared"]) })
+    expect(keepUnchanged(equalMember, undefined, template)).toBe(equalMember)
     const value = { a: "shared", b: ["shared", "other"] }
     expect(keepUnchanged(value, undefined, template)).toBe(value)
     expect(value).toEqual({ a: "shared", b: ["shared", "other"] })
