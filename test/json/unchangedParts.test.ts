@@ -85,11 +85,14 @@ describe("keepUnchanged with a template (another object's version)", () => {
   it("is equal to what came, whatever came before and whatever the template", () => {
     fc.assert(
       fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (value, previous, template) => {
-        const expected = copy(value)
+        const expected = structuredClone(value)
+        const [previousBefore, templateBefore] = [structuredClone(previous), structuredClone(template)]
         const kept = keepUnchanged(value, previous, template)
         expect(kept).toEqual(expected)
         if (JSON.stringify(value) === JSON.stringify(previous) && typeof previous === "object") expect(kept).toBe(previous)
-        expect(template).toEqual(copy(template))
+        // Neither the previous version nor the template is changed.
+        expect(previous).toEqual(previousBefore)
+        expect(template).toEqual(templateBefore)
       })
     )
   })
