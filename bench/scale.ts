@@ -1,5 +1,6 @@
 /**
- * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--heap-snapshot] [--trace-gc controller,...] [--keep]
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--heap-snapshot] [--trace-gc controller,...]
+ *   [--controller-node-options "--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
@@ -21,8 +22,10 @@
  * of this run, and JSON.parse of it): `controller_cpu_ratio_to_floor` = controller CPU per node and
  * job / (1 x request + 3 x parse).
  *
- * `--heap-snapshot` writes a V8 heap snapshot of the controller into the run's directory once the
- * figures are taken (a snapshot costs the process native memory, so not before its peak RSS is read).
+ * The controller runs with the NODE_OPTIONS of deploy/controller.yaml unless
+ * `--controller-node-options` says otherwise (to measure another heap bound). `--heap-snapshot`
+ * writes a V8 heap snapshot of the controller into the run's directory once the figures are taken
+ * (a snapshot costs the process native memory, so not before its peak RSS is read).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -47,6 +50,7 @@ const { values } = parseArgs({
     "heap-snapshot": { type: "boolean", default: false },
     /** Which processes log V8's collections (--trace-gc into their logs, kept in the run's directory). */
     "trace-gc": { type: "string", default: "" },
+    "controller-node-options": { type: "string" },
     keep: { type: "boolean", default: false }
   }
 })
@@ -76,7 +80,8 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
   const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
   if (values["trace-gc"].split(",").includes(name)) profile.push("--trace-gc")
   if (name === "controller" && values["heap-snapshot"]) profile.push("--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`)
-  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() } : process.env
+  const nodeOptions = values["controller-node-options"] ?? shippedControllerNodeOptions()
+  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: nodeOptions } : process.env
   // Straight into a file, as a node's container runtime keeps its logs: through a pipe to this
   // process, every line of the fleet's N daemons was a blocking write (5 % of its CPU).
   const log = openSync(logOf(name), "a")
