@@ -28,7 +28,7 @@ const { values } = parseArgs({
 const count = Number(values.objects)
 const imagesOnNode = Number(values.images)
 const tags = Number(values.tags)
-const gc = (globalThis as { gc?: () => void }).gc
+const gc = (globalThis as { gc?: (options?: object) => void }).gc
 if (gc === undefined) throw new Error("run node with --expose-gc")
 
 const hex = (i: number, width: number) => i.toString(16).padStart(width, "0")
@@ -178,58 +178,63 @@ const nodeImageText = (i: number): string => {
   })
 }
 
-const heap = (): number => {
-  gc()
+const heap = async (): Promise<number> => {
+  // Both a turn of the event loop and a last-resort collection: with either alone, the store
+  // measured before was still alive (held from Effect's runtime or V8's caches, not found which).
+  await new Promise((done) => setImmediate(done))
+  gc?.({ type: "major", execution: "sync", flavor: "last-resort" })
   return process.memoryUsage().heapUsed
 }
 
-// Its own frame: the list of parsed objects must not stay on the stack of the measuring one.
-const load = (texts: ReadonlyArray<string>, hold: (objects: Array<KubeObject>) => unknown): unknown =>
-  hold(texts.map((text) => JSON.parse(text) as KubeObject))
+interface Listed {
+  readonly listed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
+}
 
-/** Heap per object, in KiB, of what `hold` keeps of N freshly parsed objects. */
-const perObject = (texts: ReadonlyArray<string>, hold: (objects: Array<KubeObject>) => unknown): string => {
-  const before = heap()
+/**
+ * The parsed objects, or the store `make` gives once it listed them. In a frame of its own, and
+ * the store made here: nothing the measuring frames hold (their stack slots included) may keep
+ * the parsed list or a store alive across the next measurement.
+ */
+const load = (texts: ReadonlyArray<string>, make: (() => Listed) | undefined): unknown => {
+  const objects = texts.map((text) => JSON.parse(text) as KubeObject)
+  if (make === undefined) return objects
+  const store = make()
+  Effect.runSync(store.listed(objects))
+  return store
+}
+
+/** Heap per object, in KiB, of N freshly parsed objects, or of what the store `make` gives holds of them. */
+const perObject = async (texts: ReadonlyArray<string>, make?: () => Listed): Promise<string> => {
+  const before = await heap()
   // Held across the measurement, let go after it.
-  const held = [load(texts, hold)]
-  const after = heap()
+  const held = [load(texts, make)]
+  const after = await heap()
   held.length = 0
   return ((after - before) / 1024 / texts.length).toFixed(2)
 }
 
-const stored =
-  (store: { readonly listed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void> }) => (objects: Array<KubeObject>) => {
-    Effect.runSync(store.listed(objects))
-    return store
-  }
-
-const report = (
-  kind: string,
-  text: (i: number) => string,
-  controllerStore: () => Parameters<typeof stored>[0],
-  plain: () => Parameters<typeof stored>[0]
-) => {
+const report = async (kind: string, text: (i: number) => string, controllerStore: () => Listed, plain: () => Listed) => {
   const texts = Array.from({ length: count }, (_, i) => text(i))
   const bytes = texts.reduce((sum, t) => sum + t.length, 0) / count
   console.log(
     [
       `bench:storeMemory kind=${kind} objects=${count}`,
       `json_kib=${(bytes / 1024).toFixed(2)}`,
-      `parsed_kib=${perObject(texts, (objects) => objects)}`,
-      `plain_store_kib=${perObject(texts, stored(plain()))}`,
-      `controller_store_kib=${perObject(texts, stored(controllerStore()))}`
+      `parsed_kib=${await perObject(texts)}`,
+      `plain_store_kib=${await perObject(texts, plain)}`,
+      `controller_store_kib=${await perObject(texts, controllerStore)}`
     ].join(" ")
   )
 }
 
 console.log(`images_on_node=${imagesOnNode} tags=${tags}`)
-report(
+await report(
   "Node",
   nodeText,
   () => controllerStores().nodes,
   () => makeStore(resources.node)
 )
-report(
+await report(
   "NodeImage",
   nodeImageText,
   () => controllerStores().nodeImages,
