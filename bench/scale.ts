@@ -1,6 +1,6 @@
 /**
  * npm run bench:scale -- --nodes N --jobs J --parallelism P [--cpu-prof controller,apiserver,fleet] [--heap-snapshot] [--trace-gc controller,...]
- *   [--controller-node-options "--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
+ *   [--controller-node-options="--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
