@@ -1,6 +1,6 @@
 /**
  * npm run bench:controller -- --nodes N --jobs J --parallelism P --pull-ms T
- *   [--registries R --max-concurrent-pulls-per-registry C]
+ *   [--registries R --max-concurrent-pulls-per-registry C] [--wire]
  *
  * The controller on the in-memory API server against N simulated daemons (a pull takes T ms of
  * simulated time; each daemon writes its status as the shipped daemon does: Pulling once a pull
@@ -17,8 +17,16 @@
  * what the run needs rather than how much garbage V8 is allowed to keep: N = 10,000 with J = 100
  * ends at about 130 MiB live. Larger runs need node run directly with a larger
  * --max-old-space-size.
+ *
+ * With --expose-gc, `controller_heap_kib_per_nodeimage` is the controller's own retained heap (its
+ * stores, indexes, books and queues, apart from the API server and the daemons) per NodeImage once
+ * the jobs completed: the heap after a full GC with the controller, less the heap after its scope
+ * is closed and it is let go. Without `--wire` the controller's stores hold the in-memory server's
+ * own objects (shared with its storage), which that difference does not count; with `--wire` every
+ * object reaches the controller as a live client gets it, parsed from JSON text (bench/wireKubeApi.ts:
+ * `wire_copy_s`, the wall time spent copying, is part of wall_s and cpu_s).
  */
-import { Clock, Effect, Layer } from "effect"
+import { Clock, Effect, Exit, Layer, Scope } from "effect"
 import { TestClock } from "effect/testing"
 import { parseArgs } from "node:util"
 import { getHeapStatistics } from "node:v8"
@@ -34,6 +42,7 @@ import { resources } from "../src/kube/resources.ts"
 import { Metrics } from "../src/ops/metrics.ts"
 import { registryOf } from "../src/controller/imagePullJob/registryRoom.ts"
 import { simulateDaemons } from "../test/support/simulatedDaemons.ts"
+import { wireKubeApi } from "./wireKubeApi.ts"
 
 const { values } = parseArgs({
   options: {
@@ -43,7 +52,8 @@ const { values } = parseArgs({
     "pull-ms": { type: "string", default: "1000" },
     workers: { type: "string", default: String(defaultSettings.workers) },
     registries: { type: "string", default: "1" },
-    "max-concurrent-pulls-per-registry": { type: "string" }
+    "max-concurrent-pulls-per-registry": { type: "string" },
+    wire: { type: "boolean", default: false }
   }
 })
 const nodes = Number(values.nodes)
@@ -109,20 +119,29 @@ const program = Effect.gen(function* () {
   }
   let reconciles = 0
   const byController = new Map<string, number>()
-  const controller = yield* makeController({
-    ...defaultSettings,
-    workers: Number(values.workers),
-    maxConcurrentPullsPerRegistry: limit
-  })
-  yield* Effect.forkScoped(
-    controller.reconcile((name) => ({
-      onFinished: () =>
-        Effect.sync(() => {
-          reconciles++
-          byController.set(name, (byController.get(name) ?? 0) + 1)
-        })
-    }))
-  )
+  // The controller in a scope of its own, so that it can be let go at the end and its heap measured.
+  const wire = values.wire ? wireKubeApi(api) : undefined
+  const controllerApi = wire?.api ?? api
+  const controllerScope = yield* Scope.make()
+  // Tells whether the controller was let go in the end: a figure with it still reachable would be wrong.
+  let controllerStores: WeakRef<object> | undefined
+  yield* Effect.gen(function* () {
+    const controller = yield* makeController({
+      ...defaultSettings,
+      workers: Number(values.workers),
+      maxConcurrentPullsPerRegistry: limit
+    })
+    controllerStores = new WeakRef(controller.stores)
+    yield* Effect.forkScoped(
+      controller.reconcile((name) => ({
+        onFinished: () =>
+          Effect.sync(() => {
+            reconciles++
+            byController.set(name, (byController.get(name) ?? 0) + 1)
+          })
+      }))
+    )
+  }).pipe(Scope.provide(controllerScope), Effect.provideService(KubeApi, controllerApi))
   // Status writes as the shipped daemon makes them: a pull within its Pulling delay writes only its
   // outcome, outcomes of pulls ending close together go in one write.
   const daemons = yield* simulateDaemons({ pullMs, countPulls: false, cadence: statusCadence(defaultDaemonOptions) })
@@ -162,12 +181,28 @@ const program = Effect.gen(function* () {
   }
   const conflicts = yield* metrics.read("preheat_api_requests_total", { result: "conflict" })
   const ideal = idealMakespan()
-  const gc = (globalThis as { gc?: () => void }).gc
-  gc?.()
+  const gc = (globalThis as { gc?: (options?: object) => void }).gc
+  // A turn of the event loop and a last-resort collection, as bench/storeMemory.ts found needed
+  // for a heap that holds only what is reachable.
+  const collect = Effect.promise(() => new Promise((done) => setImmediate(done))).pipe(
+    Effect.andThen(Effect.sync(() => gc?.({ type: "major", execution: "sync", flavor: "last-resort" })))
+  )
+  yield* collect
   const liveHeap = process.memoryUsage().heapUsed
   if (process.env["PREHEAT_BENCH_HEAPSNAPSHOT"] !== undefined) {
     const { writeHeapSnapshot } = yield* Effect.promise(() => import("node:v8"))
     writeHeapSnapshot(process.env["PREHEAT_BENCH_HEAPSNAPSHOT"])
+  }
+  // The controller let go: every fiber it forked ends with its scope, and nothing here holds it.
+  yield* Scope.close(controllerScope, Exit.void)
+  for (let i = 0; i < 10; i++) yield* Effect.yieldNow
+  yield* collect
+  const controllerHeap = liveHeap - process.memoryUsage().heapUsed
+  if (gc !== undefined && controllerStores?.deref() !== undefined) throw new Error("the controller is still reachable once let go")
+  // And one without it: the difference between the two is the controller's own heap.
+  if (process.env["PREHEAT_BENCH_HEAPSNAPSHOT"] !== undefined) {
+    const { writeHeapSnapshot } = yield* Effect.promise(() => import("node:v8"))
+    writeHeapSnapshot(`${process.env["PREHEAT_BENCH_HEAPSNAPSHOT"]}.without-controller`)
   }
   const line = [
     `bench:controller nodes=${nodes} jobs=${jobs}`,
@@ -184,7 +219,13 @@ const program = Effect.gen(function* () {
     `wall_s=${((performance.now() - wall) / 1000).toFixed(1)}`,
     `cpu_s=${((used.user + used.system) / 1e6).toFixed(1)}`,
     `peak_rss_mib=${Math.round(peakRss / 1048576)}`,
-    ...(gc === undefined ? [] : [`live_heap_mib=${Math.round(liveHeap / 1048576)}`])
+    ...(gc === undefined
+      ? []
+      : [
+          `live_heap_mib=${Math.round(liveHeap / 1048576)}`,
+          `controller_heap_kib_per_nodeimage${wire === undefined ? "_unshared" : ""}=${(controllerHeap / 1024 / nodes).toFixed(2)}`
+        ]),
+    ...(wire === undefined ? [] : [`wire_copy_s=${(wire.copyMs() / 1000).toFixed(1)}`])
   ].join(" ")
   yield* Effect.sync(() =>
     console.log(

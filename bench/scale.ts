@@ -1,5 +1,6 @@
 /**
- * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--node-concurrency C] [--cpu-prof controller,apiserver,fleet] [--keep]
+ * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--node-concurrency C] [--cpu-prof controller,apiserver,fleet]
+ *   [--heap-snapshot] [--trace-gc controller,...] [--controller-node-options="--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
@@ -22,9 +23,14 @@
  * same API server under the same load (bench/scaleFloor.ts: a plain node:http patch of a NodeImage
  * of this run, and JSON.parse of it): `controller_cpu_ratio_to_floor` = controller CPU per node and
  * job / (1 x request + 3 x parse).
+ *
+ * The controller runs with the NODE_OPTIONS of deploy/controller.yaml unless
+ * `--controller-node-options` says otherwise (to measure another heap bound). `--heap-snapshot`
+ * writes a V8 heap snapshot of the controller into the run's directory once the figures are taken
+ * (a snapshot costs the process native memory, so not before its peak RSS is read).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs"
+import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
@@ -43,6 +49,10 @@ const { values } = parseArgs({
     parallelism: { type: "string", default: "100" },
     /** Which processes to profile (--cpu-prof into the run's directory): controller, apiserver, fleet, comma-separated. */
     "cpu-prof": { type: "string", default: "" },
+    "heap-snapshot": { type: "boolean", default: false },
+    /** Which processes log V8's collections (--trace-gc into their logs, kept in the run's directory). */
+    "trace-gc": { type: "string", default: "" },
+    "controller-node-options": { type: "string" },
     keep: { type: "boolean", default: false },
     /** The J images as one ImageListPullJob rather than J ImagePullJobs. */
     list: { type: "boolean", default: false },
@@ -76,7 +86,10 @@ const logOf = (name: string) => join(dir, `${name}.log`)
 const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
   const profiled = values["cpu-prof"].split(",").includes(name)
   const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
-  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() } : process.env
+  if (values["trace-gc"].split(",").includes(name)) profile.push("--trace-gc")
+  if (name === "controller" && values["heap-snapshot"]) profile.push("--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`)
+  const nodeOptions = values["controller-node-options"] ?? shippedControllerNodeOptions()
+  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: nodeOptions } : process.env
   // Straight into a file, as a node's container runtime keeps its logs: through a pipe to this
   // process, every line of the fleet's N daemons was a blocking write (5 % of its CPU).
   const log = openSync(logOf(name), "a")
@@ -93,6 +106,7 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
 }
 
 let stopping = false
+const keepsDir = () => values.keep || values["cpu-prof"] !== "" || values["trace-gc"] !== "" || values["heap-snapshot"]
 const stopAll = async () => {
   stopping = true
   // Last started first: the controller and the fleet leave while the API server still answers
@@ -105,7 +119,7 @@ const stopAll = async () => {
       setTimeout(() => child.kill("SIGKILL"), 10_000).unref()
     })
   }
-  if (!values.keep && values["cpu-prof"] === "") rmSync(dir, { recursive: true, force: true })
+  if (!keepsDir()) rmSync(dir, { recursive: true, force: true })
 }
 
 let server = ""
@@ -214,6 +228,7 @@ const main = async () => {
 
   const images = chooseImages()
   const pids = { controller: controller.pid!, apiserver: apiserver.pid!, fleet: fleet.pid! }
+  const controllerRssBeforeJobs = statusBytes(controller.pid!, "VmRSS")
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
   const requestsBefore = { controller: await requestCounts(controllerPort), fleet: await requestCounts(fleetPort) }
   const started = performance.now()
@@ -275,8 +290,9 @@ const main = async () => {
   console.log(
     `parallelism=${parallelism} setup_s=${setupSeconds.toFixed(1)} makespan_ms=${Math.round(makespan)} ideal_ms=${ideal} ` +
       `pull_ms=${images.map((i) => i.pullMs).join(",")} ` +
-      `controller_requests=${requests.controller} fleet_requests=${requests.fleet}` +
-      (values.keep || values["cpu-prof"] !== "" ? ` logs=${dir}` : "")
+      `controller_requests=${requests.controller} fleet_requests=${requests.fleet} ` +
+      `controller_rss_before_jobs_mib=${Math.round(controllerRssBeforeJobs / 1048576)}` +
+      (keepsDir() ? ` logs=${dir}` : "")
   )
   // Each process apart: the product (the controller) and the harness (the API server standing for
   // a control plane, the fleet for N machines); CPU between the jobs' creation and their end, peak RSS (VmHWM).
@@ -304,6 +320,23 @@ const main = async () => {
       `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
     ].join(" ")
   )
+  if (values["heap-snapshot"]) await heapSnapshot(controller)
+}
+
+/** Has the process write a heap snapshot (--heapsnapshot-signal) and waits until the file is whole. */
+const heapSnapshot = async (child: ChildProcess): Promise<void> => {
+  const size = () =>
+    readdirSync(dir)
+      .filter((f) => f.endsWith(".heapsnapshot"))
+      .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0)
+  child.kill("SIGUSR2")
+  await eventually("the controller's heap snapshot", async () => (size() > 0 ? true : undefined), 300_000, 250)
+  // The file appears when writing starts: done once its size stops moving.
+  for (let last = -1; size() !== last; ) {
+    last = size()
+    await sleep(2000)
+  }
+  console.log(`controller heap snapshot: ${readdirSync(dir).find((f) => f.endsWith(".heapsnapshot"))}`)
 }
 
 main().then(stopAll, async (error) => {

@@ -7,11 +7,13 @@ import type { ImagePullJob } from "../api/imagePullJob.ts"
 import type { InvalidObject } from "../api/invalidObject.ts"
 import type { KubeObject } from "../kube/KubeApi.ts"
 import { resources } from "../kube/resources.ts"
+import { alikeObjects } from "../kube/alikeObjects.ts"
 import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { noScheduleTaintKeys } from "../api/warmTaint.ts"
+import { nodeAsRead } from "./nodeFields.ts"
 import { OwnerIndex } from "./ownerIndex.ts"
 
 export type Decoded<A> = Result.Result<A, InvalidObject>
@@ -39,11 +41,25 @@ export const controllerStores = () => ({
   daemonSets: makeStore(resources.daemonSet),
   replicaSets: makeStore(resources.replicaSet, { indexes: { owner: byOwner<KubeObject>() } }),
   controllerRevisions: makeStore(resources.controllerRevision, { indexes: { owner: byOwner<KubeObject>() } }),
-  // By their NoSchedule taints: the nodes held by the startup taint, found without a scan (nodeWarming/).
-  nodes: makeStore(resources.node, { indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) } }),
+  // Only what is read of a Node (nodeFields.ts), by their NoSchedule taints: the nodes held by the
+  // startup taint, found without a scan (nodeWarming/); alike (their labels and Ready conditions).
+  nodes: makeStore(resources.node, {
+    transform: nodeAsRead,
+    indexes: { taints: new KeysBy<KubeObject>(({ raw }) => noScheduleTaintKeys(raw)) },
+    alike: alikeObjects()
+  }),
   // Its status subresource makes the API server move the generation with every spec change, and
   // only then (the controller's own task writes are tested on it): status reports keep the spec.
-  nodeImages: makeStore(resources.nodeImage, { decode: nodeImageView, indexes: { owners: new OwnerIndex() }, specFollowsGeneration: true })
+  // One per node, alike: the same jobs' tags and the same outcomes are held once, not per node.
+  nodeImages: makeStore(resources.nodeImage, {
+    decode: nodeImageView,
+    indexes: { owners: new OwnerIndex() },
+    specFollowsGeneration: true,
+    alike: alikeObjects([
+      ["spec", "images"],
+      ["status", "imageStatuses"]
+    ])
+  })
 })
 
 type Writers = ReturnType<typeof controllerStores>

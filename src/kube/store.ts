@@ -4,6 +4,7 @@
 // `written`/`removed` so the next reconcile reads them before the watch event arrives.
 import { Deferred, Effect } from "effect"
 import { keepUnchanged } from "../json/unchangedParts.ts"
+import type { AlikeObjects } from "./alikeObjects.ts"
 import type { KubeObject } from "./KubeApi.ts"
 import { isNewer, objectKey } from "./objectKey.ts"
 import type { Resource } from "./resources.ts"
@@ -71,18 +72,23 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
  * The object as the store holds it: a live server sends every version as fresh JSON, so the parts
  * equal to the previous version's are replaced by that version's (unchangedParts.ts). Unchanged
  * parts then stay the same objects: the change mappings compare them by identity, a view decoded
- * from them stays valid, and 10,000 NodeImages do not each hold a second copy of every tag. Only
- * the previous version of the same object is shared with, not equal values across objects (a
- * process-wide pool did that, and cost more CPU than anything else in the store for no memory
- * that was measured: docs/benchmarks.md). Objects of the in-process server share their unchanged
- * parts already, and are compared no further than where they differ.
+ * from them stays valid, and 10,000 NodeImages do not each hold a second copy of every tag.
+ * Objects of the in-process server share their unchanged parts already, and are compared no
+ * further than where they differ.
+ *
+ * `template`: parts of the objects the store took last (alikeObjects.ts), whose parts equal to
+ * what a version changed are taken instead: a store of many alike objects (a NodeImage per node,
+ * given the same jobs' tags and reporting the same outcomes) then holds each such part once, not
+ * once per object. A few recent parts to compare with, not a process-wide pool of equal values:
+ * that pool keyed and looked up every changed part, which cost more CPU than anything else in the
+ * store (docs/benchmarks.md).
  *
  * `specFollowsGeneration`: the kind's spec changes only with its metadata.generation (a custom
  * resource with a status subresource: the API server moves the generation with every change of
  * the spec, and only then), so a version at the stored generation has the stored spec, taken as it
  * is instead of compared member by member: a NodeImage's status reports leave its spec as it was.
  */
-const held = (incoming: KubeObject, previous: KubeObject | undefined, specFollowsGeneration: boolean): KubeObject => {
+const held = (incoming: KubeObject, previous: KubeObject | undefined, specFollowsGeneration: boolean, template: unknown): KubeObject => {
   let kept = withoutManagedFields(incoming)
   if (
     specFollowsGeneration &&
@@ -98,7 +104,7 @@ const held = (incoming: KubeObject, previous: KubeObject | undefined, specFollow
   ) {
     kept = { ...kept, spec: previous["spec"] }
   }
-  return keepUnchanged(kept, previous) as KubeObject
+  return keepUnchanged(kept, previous, template) as KubeObject
 }
 
 /**
@@ -151,9 +157,19 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
     readonly indexes?: I
     /** The kind moves metadata.generation with every change of its spec (`held`). */
     readonly specFollowsGeneration?: boolean
+    /** Objects alike: the parts a version changed are shared with the same parts stored last where equal (`held`). */
+    readonly alike?: AlikeObjects
+    /**
+     * What of an object the store keeps, where its readers read a few fields of a large object (a
+     * Node): as client-go's SetTransform, applied to every version, listed, watched or our own
+     * write's answer, before anything else sees it. Never written back whole.
+     */
+    readonly transform?: (object: KubeObject) => KubeObject
   } = {}
 ): StoreWriter<A, I> => {
   const specFollowsGeneration = options.specFollowsGeneration === true
+  const alike = options.alike
+  const transform = options.transform ?? ((object: KubeObject) => object)
   const decode = options.decode ?? ((raw: KubeObject) => raw as unknown as A)
   const indexes = (options.indexes ?? {}) as I
   const indexList = Object.values(indexes)
@@ -175,7 +191,8 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
       const old = objects.get(key)
       if (old !== undefined && !isNewer(incoming, old.raw)) return Effect.void
       if (deleted.has(incoming.metadata.uid)) return Effect.void
-      const raw = held(incoming, old?.raw, specFollowsGeneration)
+      const kept = held(transform(incoming), old?.raw, specFollowsGeneration, alike?.template(incoming))
+      const raw = alike === undefined ? kept : alike.took(kept, old?.raw)
       const current = { raw, view: decode(raw, old) }
       replace(key, old, current)
       return consumer(old === undefined ? { type: "added", current } : { type: "modified", old, current })

@@ -31,8 +31,8 @@ const decide = (job: ImagePullJob, targets: ReadonlyArray<NodeImage>, jobTask = 
 
 describe("the digest tally", () => {
   it("counts nodes per digest, most first, naming the first three to report each", () => {
-    const tally = new DigestTally()
     const names = ["n0", "n1", "n2", "n3", "n4", "n5"]
+    const tally = new DigestTally(names.length)
     for (const i of [4, 0, 2, 5]) tally.add(a, i)
     tally.add(b, 1)
     tally.add(b, 3)

@@ -85,6 +85,10 @@ describe("JobProgress", () => {
           const store = new Map<string, NodeImage | undefined>(names.map((name, i) => [name, nodeImage(name, initial[i]!)]))
           const lookup = (name: string) => store.get(name)
           const progress = new JobProgress("f", names, task, lookup)
+          // Targets are found by name, whatever their order; another node is none of them.
+          expect(names.every((name) => progress.has(name))).toBe(true)
+          expect(progress.has("node-x")).toBe(false)
+          progress.touched("node-x")
           for (const [at, standing, reconcile] of changes) {
             const name = names[at % names.length]!
             store.set(name, nodeImage(name, standing))

@@ -19,7 +19,7 @@ const decide = (previous: ReadonlyArray<Condition> | undefined, needsCredentials
 
 describe("PreloadedImageUnverified and PreloadedImageReverified", () => {
   it("one Warning as nodes of one policy come, the condition's message steady once it names three", () => {
-    const tally = new PreloadedTally()
+    const tally = new PreloadedTally(50)
     tally.add(0, open(), true)
     let step = decide(undefined, false, tally)
     expect(step.events).toEqual([
@@ -42,7 +42,7 @@ describe("PreloadedImageUnverified and PreloadedImageReverified", () => {
   })
 
   it("a new policy among the nodes is news; one that goes, or a node leaving, turns it False without a Warning", () => {
-    const tally = new PreloadedTally()
+    const tally = new PreloadedTally(50)
     tally.add(0, checked(), false)
     let step = decide(undefined, false, tally)
     expect(step.events.map((e) => e.reason)).toEqual(["PreloadedImageReverified"])
@@ -64,12 +64,12 @@ describe("PreloadedImageUnverified and PreloadedImageReverified", () => {
   })
 
   it("an image that needs no credentials (no pull secrets, no pull presented any) has no PreloadedImageUnverified", () => {
-    const tally = new PreloadedTally()
+    const tally = new PreloadedTally(50)
     tally.add(0, open(), false)
     expect(decide(undefined, false, tally)).toEqual({ conditions: [], events: [] })
     expect(decide(undefined, true, tally).events.map((e) => e.reason)).toEqual(["PreloadedImageUnverified"])
     // A node whose policy is unknown counts for neither.
-    const unknown = new PreloadedTally()
+    const unknown = new PreloadedTally(50)
     unknown.add(0, { access: "unknown", why: "policy unknown" }, true)
     expect(decide(undefined, true, unknown)).toEqual({ conditions: [], events: [] })
   })

@@ -52,6 +52,52 @@ describe("keepUnchanged", () => {
   })
 })
 
+describe("keepUnchanged with a template (another object's version)", () => {
+  it("takes what changed from the template where equal, and what did not from the previous version", () => {
+    const previous = { a: { x: 1 }, b: { y: "before" } }
+    const template = { a: { x: 1 }, b: { y: "after" }, c: { z: [1, { w: "same" }] } }
+    const kept = keepUnchanged(
+      copy({ a: { x: 1 }, b: { y: "after" }, c: { z: [1, { w: "same" }] } }),
+      previous,
+      template
+    ) as typeof template
+    expect(kept.a).toBe(previous.a)
+    expect(kept.b).toBe(template.b)
+    expect(kept.c).toBe(template.c)
+    // Equal in part: the equal parts are the template's, the container the version's own.
+    const partly = keepUnchanged(copy({ c: { z: [2, { w: "same" }] } }), undefined, template) as typeof template
+    expect(partly.c).not.toBe(template.c)
+    expect(partly.c.z[1]).toBe(template.c.z[1])
+  })
+
+  it("writes equal strings into the version's own containers, never into frozen ones, and is equal to what came", () => {
+    const template = { a: "shared", b: ["shared"] }
+    const frozen = Object.freeze({ a: "shared", b: Object.freeze(["shared", "other"]) })
+    expect(keepUnchanged(frozen, undefined, template)).toBe(frozen)
+    // The in-process server's objects are shared by its storage: not copied to share with the template.
+    const equalMember = Object.freeze({ a: "other", b: Object.freeze(["shared"]) })
+    expect(keepUnchanged(equalMember, undefined, template)).toBe(equalMember)
+    const value = { a: "shared", b: ["shared", "other"] }
+    expect(keepUnchanged(value, undefined, template)).toBe(value)
+    expect(value).toEqual({ a: "shared", b: ["shared", "other"] })
+  })
+
+  it("is equal to what came, whatever came before and whatever the template", () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.jsonValue(), fc.jsonValue(), (value, previous, template) => {
+        const expected = structuredClone(value)
+        const [previousBefore, templateBefore] = [structuredClone(previous), structuredClone(template)]
+        const kept = keepUnchanged(value, previous, template)
+        expect(kept).toEqual(expected)
+        if (JSON.stringify(value) === JSON.stringify(previous) && typeof previous === "object") expect(kept).toBe(previous)
+        // Neither the previous version nor the template is changed.
+        expect(previous).toEqual(previousBefore)
+        expect(template).toEqual(templateBefore)
+      })
+    )
+  })
+})
+
 describe("a store", () => {
   it("keeps an unchanged spec the same object, so its view is not decoded again", () => {
     const decoded: Array<unknown> = []

@@ -146,8 +146,8 @@ export const tallyOf = (targets: ReadonlyArray<NodeImage>, task: JobTask): Targe
   const unfinished: Array<string> = []
   let active = 0
   let succeeded = 0
-  const digests = new DigestTally()
-  const preloaded = new PreloadedTally()
+  const digests = new DigestTally(targets.length)
+  const preloaded = new PreloadedTally(targets.length)
   let throttleReports = 0
   for (const [i, node] of targets.entries()) {
     const name = node.metadata.name ?? ""

@@ -1,4 +1,5 @@
 import type { ImageDigestCount } from "../../api/imagePullJob.ts"
+import { PositionLists } from "./positionLists.ts"
 
 /** One digest the job's image resolved to: on how many nodes, and the first few of them. */
 export interface DigestNodes {
@@ -18,31 +19,31 @@ const examplesPerDigest = 3
  * more nodes report.
  */
 export class DigestTally {
-  private readonly byDigest = new Map<string, Set<number>>()
+  private readonly byDigest: PositionLists<string>
+
+  /** `targets`: how many positions there are. */
+  constructor(targets: number) {
+    this.byDigest = new PositionLists(targets)
+  }
 
   add(digest: string, node: number): void {
-    let nodes = this.byDigest.get(digest)
-    if (nodes === undefined) this.byDigest.set(digest, (nodes = new Set()))
-    nodes.add(node)
+    this.byDigest.add(digest, node)
   }
 
   remove(digest: string, node: number): void {
-    const nodes = this.byDigest.get(digest)
-    if (nodes === undefined) return
-    nodes.delete(node)
-    if (nodes.size === 0) this.byDigest.delete(digest)
+    this.byDigest.remove(digest, node)
   }
 
   /** Each digest with its count and first nodes, most nodes first (then by digest). */
   summary(nameOf: (node: number) => string): ReadonlyArray<DigestNodes> {
     const digests: Array<DigestNodes> = []
-    for (const [digest, nodes] of this.byDigest) {
+    for (const digest of this.byDigest.keys()) {
       const examples: Array<string> = []
-      for (const node of nodes) {
+      for (const node of this.byDigest.positions(digest)) {
         if (examples.length === examplesPerDigest) break
         examples.push(nameOf(node))
       }
-      digests.push({ digest, nodes: nodes.size, examples })
+      digests.push({ digest, nodes: this.byDigest.size(digest), examples })
     }
     return digests.sort((a, b) => b.nodes - a.nodes || (a.digest < b.digest ? -1 : a.digest > b.digest ? 1 : 0))
   }

@@ -53,9 +53,10 @@ const withTagDefaults = (images: Readonly<Record<string, unknown>>, unreadable: 
  * each tag of it again.
  */
 export const nodeImageView = (raw: KubeObject, previous?: Stored<NodeImage>): NodeImage =>
-  previous !== undefined && previous.raw["spec"] === raw["spec"]
-    ? ({ ...raw, spec: previous.view.spec } as unknown as NodeImage)
-    : read(raw).view
+  previous !== undefined && previous.raw["spec"] === raw["spec"] ? withSpec(raw, previous.view.spec) : read(raw).view
+
+/** The stored object itself where its spec needs no defaults (nearly always): a second object per node is memory for nothing. */
+const withSpec = (raw: KubeObject, spec: unknown): NodeImage => (spec === raw["spec"] ? raw : { ...raw, spec }) as unknown as NodeImage
 
 /**
  * What of this NodeImage the controller leaves alone because it cannot read it: field paths. Read
@@ -75,7 +76,8 @@ const read = (raw: KubeObject): { readonly view: NodeImage; readonly unreadable:
     const { images: _, ...rest } = spec
     viewSpec = rest
   } else if (images !== undefined) {
-    viewSpec = { ...spec, images: withTagDefaults(images, unreadable) }
+    const withDefaults = withTagDefaults(images, unreadable)
+    if (withDefaults !== images) viewSpec = { ...spec, images: withDefaults }
   }
-  return { view: { ...raw, spec: viewSpec } as unknown as NodeImage, unreadable }
+  return { view: withSpec(raw, viewSpec), unreadable }
 }
