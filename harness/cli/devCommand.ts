@@ -17,6 +17,13 @@ const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
   host: Flag.String("host").pipe(Flag.withDescription("Address of the API server (default 127.0.0.1)."), Flag.withDefault("127.0.0.1")),
   port: Flag.Int("port").pipe(Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."), Flag.withDefault(0)),
+  metricsPort: Flag.Int("metrics-port").pipe(
+    Flag.withDescription(
+      "Port of /healthz, /readyz and /metrics on --host (the controller's and the daemons' metrics, and with --p2p the " +
+        "simulated registry's counters); 0 picks a free one; default: not served."
+    ),
+    Flag.optional
+  ),
   kubeconfigOut: Flag.String("kubeconfig").pipe(
     Flag.withDescription("Where to write the kubeconfig for kubectl (default: preheat-dev.kubeconfig in the temp dir)."),
     Flag.withDefault(join(tmpdir(), "preheat-dev.kubeconfig"))
@@ -33,7 +40,7 @@ const flags = {
     Flag.withDescription(
       "Peer-to-peer mode: the nodes share a registry mirror, as Spegel does: each layer comes from a node that holds it " +
         "whole, at the peers' speed (250 MB/s), else from the registry (50 MB/s); the registry's bytes are counted " +
-        "(ConfigMap simulated-registry-served, and a line per image)."
+        "(ConfigMap simulated-registry-served, a line per image, and counters on --metrics-port)."
     ),
     Flag.withDefault(false)
   ),

@@ -11,7 +11,7 @@ import type { FilesystemStats } from "../../src/cri/FilesystemStats.ts"
 import type { ImageLabels } from "../../src/cri/ImageLabels.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
-import { Metrics } from "../../src/ops/metrics.ts"
+import type { Metrics } from "../../src/ops/metrics.ts"
 import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
 import { devNode, readyStatus } from "./devNodes.ts"
 import { simulateNodes } from "./nodeSimulator.ts"
@@ -44,14 +44,17 @@ export interface DevCluster {
  * `preheat dev`: the embedded API server, the controller and N node daemons in one process, on
  * the in-process store (no HTTP between them); kubectl reaches the same store over HTTP. Stand-ins
  * for the workload controllers, the scheduler and the kubelets (./workloadStandIns/) make Deployments,
- * StatefulSets and DaemonSets run pods on the simulated nodes.
+ * StatefulSets and DaemonSets run pods on the simulated nodes. The controller, the daemons and the
+ * simulated registry all count into the one Metrics given.
  */
-export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | Scheduler> =>
+export const startDevCluster = (
+  options: DevOptions
+): Effect.Effect<DevCluster, unknown, Scope.Scope | FileSystem.FileSystem | Scheduler | Metrics> =>
   Effect.gen(function* () {
     const server = yield* startEmbeddedApiServer({ host: options.host, port: options.port })
     const fs = yield* FileSystem.FileSystem
     yield* fs.writeFileString(options.kubeconfigOut, kubeconfigFor({ url: server.url }), { mode: 0o600 })
-    const inProcess = Layer.succeed(KubeApi, server.api).pipe(Layer.provideMerge(Metrics.layerTest))
+    const inProcess = Layer.succeed(KubeApi, server.api)
     yield* Effect.gen(function* () {
       const api = yield* KubeApi
       const eraserNamespace = options.eraserExclusionNamespace
@@ -83,26 +86,40 @@ export const startDevCluster = (options: DevOptions): Effect.Effect<DevCluster, 
     return { url: server.url, kubeconfig: options.kubeconfigOut }
   })
 
+export interface Announced {
+  readonly p2p?: boolean
+  /** Where /metrics is served (--metrics-port), if it is. */
+  readonly metricsUrl?: string | undefined
+}
+
 /** What to type next, printed once the cluster is up. */
-const nextSteps = (cluster: DevCluster, nodes: number, p2p: boolean): string => `
-preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})${p2p ? ", pulling through a peer-to-peer mirror" : ""}
+const nextSteps = (cluster: DevCluster, nodes: number, { metricsUrl, p2p = false }: Announced): string => {
+  const header = `preheat dev: API server ${cluster.url}, controller, ${nodes} simulated nodes (node-1..node-${nodes})`
+  const served = `metrics of the controller, the daemons${p2p ? " and the simulated registry" : ""}: ${metricsUrl}`
+  const lines = [
+    "",
+    `${header}${p2p ? ", pulling through a peer-to-peer mirror" : ""}`,
+    ...(metricsUrl === undefined ? [] : [served]),
+    "",
+    `  export KUBECONFIG=${cluster.kubeconfig}`,
+    "  kubectl get nodes --show-labels",
+    "  kubectl apply -f deploy/examples/job-with-always.yaml",
+    "  kubectl get ipj -w",
+    "  kubectl get nodeimage node-1 -o yaml",
+    "  kubectl apply -f deploy/examples/     # every example",
+    "  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -",
+    "  kubectl rollout status deploy/web && kubectl get pods -o wide",
+    `  kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'`,
+    "  kubectl create configmap simulated-registry --from-literal=push-1=nginx:latest   # move a tag in the simulated registry",
+    ...(p2p
+      ? ["  kubectl get configmap simulated-registry-served -o jsonpath='{.data}'             # what the registry and the peers served"]
+      : []),
+    ...(p2p && metricsUrl !== undefined ? [`  curl -s ${metricsUrl} | grep '^preheat_simulated_'     # the same totals as counters`] : []),
+    "",
+    "Ctrl-C stops everything.",
+    ""
+  ]
+  return lines.join("\n")
+}
 
-  export KUBECONFIG=${cluster.kubeconfig}
-  kubectl get nodes --show-labels
-  kubectl apply -f deploy/examples/job-with-always.yaml
-  kubectl get ipj -w
-  kubectl get nodeimage node-1 -o yaml
-  kubectl apply -f deploy/examples/     # every example
-  kubectl create deployment web --image=nginx:1.25.3 --replicas=3 --dry-run=client -o yaml | kubectl apply -f -
-  kubectl rollout status deploy/web && kubectl get pods -o wide
-  kubectl patch nodeimage node-1 --type=merge -p '{"spec":{"images":{"ubuntu":{"tags":[{"tag":"latest","pullPolicy":{"ttlSecondsAfterFinished":300}}]}}}}'
-  kubectl create configmap simulated-registry --from-literal=push-1=nginx:latest   # move a tag in the simulated registry${
-    p2p
-      ? "\n  kubectl get configmap simulated-registry-served -o jsonpath='{.data}'             # what the registry and the peers served"
-      : ""
-  }
-
-Ctrl-C stops everything.
-`
-
-export const announce = (cluster: DevCluster, nodes: number, p2p = false) => Console.log(nextSteps(cluster, nodes, p2p))
+export const announce = (cluster: DevCluster, nodes: number, announced: Announced = {}) => Console.log(nextSteps(cluster, nodes, announced))

@@ -1,12 +1,16 @@
 // What `preheat dev --p2p`'s simulated registry served, where kubectl and the terminal show it: the
 // ConfigMap `simulated-registry-served` in namespace `default` (totals, and per image its bytes,
 // pulls and simulated makespan), rewritten once a second while pulls move bytes; and one line per
-// image on dev's output once its pulls have been quiet for a few seconds.
+// image on dev's output once its pulls have been quiet for a few seconds; and the two totals as
+// Prometheus counters, on dev's /metrics when it serves one (--metrics-port).
 import { Clock, Console, Duration, Effect, Schedule } from "effect"
-import { resources } from "../../src/kube/resources.ts"
 import type { Scope } from "effect"
+import { Counter } from "prom-client"
+import type { Registry } from "prom-client"
+import { resources } from "../../src/kube/resources.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import type { KubeObject } from "../../src/kube/KubeApi.ts"
+import { Metrics } from "../../src/ops/metrics.ts"
 import type { ImageServed, MirrorTotals, PeerMirror } from "../layers/simulatedRuntime/peerMirror.ts"
 
 export const servedConfigMap = { namespace: "default", name: "simulated-registry-served" } as const
@@ -45,12 +49,47 @@ const write = (totals: MirrorTotals) =>
     )
   })
 
-/** Publishes the mirror's counts for the life of the scope; `print` shows a line (dev's output). */
+/**
+ * The mirror's totals as counters in `registry`, read from the mirror at each scrape: the figures
+ * the ConfigMap gets, not a second count that could drift from them. No image label: the images are
+ * whatever kubectl applies; the ConfigMap has them one by one.
+ */
+const registerServedCounters = (registry: Registry, mirror: PeerMirror): void => {
+  const counted = { registryBytes: 0, peerBytes: 0 }
+  /** Adds to `counter` what `source` served since the last scrape (prom-client counters only go up). */
+  const catchUp = (counter: Counter, source: keyof typeof counted) => {
+    const served = mirror.bytesServed[source]
+    if (served > counted[source]) counter.inc(served - counted[source])
+    counted[source] = served
+  }
+  new Counter({
+    name: "preheat_simulated_registry_served_bytes_total",
+    help: "Bytes the simulated registry of preheat dev --p2p served, all images together (ConfigMap simulated-registry-served, registryBytes).",
+    registers: [registry],
+    collect() {
+      catchUp(this, "registryBytes")
+    }
+  })
+  new Counter({
+    name: "preheat_simulated_peer_served_bytes_total",
+    help: "Bytes the simulated nodes of preheat dev --p2p served each other through the peer mirror (ConfigMap simulated-registry-served, peerBytes).",
+    registers: [registry],
+    collect() {
+      catchUp(this, "peerBytes")
+    }
+  })
+}
+
+/**
+ * Publishes the mirror's counts for the life of the scope; `print` shows a line (dev's output). The
+ * counters go into Metrics' registry, which dev serves on /metrics with --metrics-port.
+ */
 export const publishServed = (
   mirror: PeerMirror,
   print: (line: string) => Effect.Effect<void> = (line) => Console.log(line)
-): Effect.Effect<void, never, KubeApi | Scope.Scope> =>
+): Effect.Effect<void, never, KubeApi | Metrics | Scope.Scope> =>
   Effect.gen(function* () {
+    registerServedCounters((yield* Metrics).registry, mirror)
     let written = -1
     /** By image: the counts last printed, and when they last moved. */
     const printed = new Map<string, string>()

@@ -3,7 +3,8 @@
  * `preheat.kruise.io/seed-nodes: "1"` gives its tag to one node first and to the others only once
  * that node's pull succeeded (their tags are created after the seed's pull completed), its message
  * and `preheat status` say it is seeding, and the simulated registry serves the image once; the
- * same job without the annotation sends every node to the registry.
+ * same job without the annotation sends every node to the registry. Dev's /metrics (--metrics-port)
+ * counts what the registry and the peers served as the ConfigMap does.
  */
 import { execFile } from "node:child_process"
 import { describe, expect, it } from "vitest"
@@ -43,9 +44,19 @@ interface Served {
 
 describe("preheat dev --p2p: seed-first fan-out", () => {
   it("pulls on the seed first, the others from it once it succeeded: the registry serves the image once", async () => {
-    const dev = await startDev(nodeLauncher, 3, "preheat-dev-seeding-", ["--p2p"])
+    const dev = await startDev(nodeLauncher, 3, "preheat-dev-seeding-", ["--p2p", "--metrics-port", "0"])
     const { kubectl } = dev
     try {
+      const metricsUrl = /^metrics of the controller, the daemons and the simulated registry: (http:\/\/\S+\/metrics)$/m.exec(
+        dev.output()
+      )?.[1]
+      expect(metricsUrl).toBeDefined()
+      /** A sample of dev's /metrics (no labels). */
+      const scraped = async (name: string): Promise<number | undefined> => {
+        const text = await (await fetch(metricsUrl!)).text()
+        const value = new RegExp(`^${name} (\\S+)$`, "m").exec(text)?.[1]
+        return value === undefined ? undefined : Number(value)
+      }
       const served = async (image: string): Promise<Served | undefined> => {
         const text = await kubectl(["get", "configmap", "simulated-registry-served", "-o", "jsonpath={.data.images}"])
         return (JSON.parse(text || "[]") as ReadonlyArray<Served>).find((s) => s.image === image)
@@ -122,6 +133,24 @@ describe("preheat dev --p2p: seed-first fan-out", () => {
         return s?.pulls === 3 && s.registryBytes === 900 * mebibyte ? s : undefined
       })
       expect(plainServed.peerBytes).toBe(0)
+
+      // The counters of dev's /metrics: the ConfigMap's totals, 300 + 900 MiB from the registry, 600 from peers.
+      const totals = await eventually("the metrics and the ConfigMap to agree", async () => {
+        const data = JSON.parse((await kubectl(["get", "configmap", "simulated-registry-served", "-o", "jsonpath={.data}"])) || "{}") as {
+          readonly registryBytes?: string
+          readonly peerBytes?: string
+        }
+        const both = {
+          configMap: { registry: Number(data.registryBytes), peers: Number(data.peerBytes) },
+          metrics: {
+            registry: await scraped("preheat_simulated_registry_served_bytes_total"),
+            peers: await scraped("preheat_simulated_peer_served_bytes_total")
+          }
+        }
+        return both.configMap.registry === both.metrics.registry && both.configMap.peers === both.metrics.peers ? both : undefined
+      })
+      expect(totals.metrics).toEqual({ registry: 1200 * mebibyte, peers: 600 * mebibyte })
+      expect(await (await fetch(new URL("/healthz", metricsUrl))).text()).toBe("ok")
       expect(dev.output()).toContain(`simulated registry: ${seededImage}: 0.29 GiB from the registry, 0.59 GiB from peers, 3 pulls`)
 
       expect(await interrupt(dev)).not.toBe("still running")

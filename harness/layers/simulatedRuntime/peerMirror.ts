@@ -142,6 +142,11 @@ export class PeerMirror {
     this.revision++
   }
 
+  /** The bytes the registry and the peers served so far, all images together. */
+  get bytesServed(): { readonly registryBytes: number; readonly peerBytes: number } {
+    return { ...this.totals }
+  }
+
   /** A number that moves with every count: unchanged, nothing new was served. */
   get changes(): number {
     return this.revision
