@@ -216,11 +216,18 @@ describe("the preheat image on the real containerd", () => {
     // node whose store is not where the manifest mounts it.
     const hostContainerd = join(work, "host-containerd")
     mkdirSync(hostContainerd)
+    // The kubelet's configuration file as a kubeadm node keeps it, with a KEP-2535 policy the daemon
+    // must read through the manifest's mount and report.
+    const kubeletConfig = join(work, "kubelet-config.yaml")
+    writeFileSync(
+      kubeletConfig,
+      "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nimagePullCredentialsVerificationPolicy: AlwaysVerify\n"
+    )
     const metricsPort = await freePort()
     const translated = ctrRunFor({
       podSpec: spec,
       entrypoint: layout!.entrypoint,
-      volumeSources: { "host-var-run": hostRun, "host-containerd": hostContainerd, tmp },
+      volumeSources: { "host-var-run": hostRun, "host-containerd": hostContainerd, "kubelet-config": kubeletConfig, tmp },
       nodeName: "image-container",
       // Host networking here, so the manifest's fixed port could be taken by another test run.
       argOverrides: { "--metrics-port": String(metricsPort) },
@@ -289,5 +296,6 @@ describe("the preheat image on the real containerd", () => {
     const node = await cluster!.getYaml(["nodeimage", "image-container"])
     const key = `${runtime!.registry}/${smallImage!.repository}`
     expect(node.status.imageStatuses[key].tags[0]).toMatchObject({ tag: "v1", phase: "Succeeded", imageID: smallImage!.imageId })
+    expect(node.status.kubeletImageVerification).toMatchObject({ policy: "AlwaysVerify" })
   })
 })
