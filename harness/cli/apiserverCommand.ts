@@ -1,13 +1,17 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
-import { text } from "../../src/cli/flags.ts"
+import { portNumber, text } from "../../src/cli/flags.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
   host: text("host", "Address to listen on; plain http, so loopback unless you mean it (default 127.0.0.1).").pipe(
     Flag.withDefault("127.0.0.1")
   ),
-  port: Flag.Int("port").pipe(Flag.withDescription("Port to listen on; 0 picks a free one (default 0)."), Flag.withDefault(0)),
+  port: Flag.Int("port").pipe(
+    Flag.withDescription("Port to listen on; 0 picks a free one (default 0)."),
+    Flag.withDefault(0),
+    portNumber()
+  ),
   token: text("token", "Bearer token every request must carry (default: none, anyone may call).").pipe(Flag.optional),
   kubeconfigOut: text("kubeconfig-out", "Write a kubeconfig for this server (kubectl, client-node) to this file.").pipe(Flag.optional),
   webhookValidation: Flag.Boolean("webhook-validation").pipe(

@@ -9,6 +9,7 @@ import {
   eraserExclusionNamespaceFlag,
   minFreeDiskFlag,
   nodeStatusMaxImagesFlag,
+  portNumber,
   pullProgressTimeoutFlag
 } from "../../src/cli/flags.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
@@ -16,12 +17,17 @@ import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes (default 3)."), Flag.withDefault(3)),
   host: Flag.String("host").pipe(Flag.withDescription("Address of the API server (default 127.0.0.1)."), Flag.withDefault("127.0.0.1")),
-  port: Flag.Int("port").pipe(Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."), Flag.withDefault(0)),
+  port: Flag.Int("port").pipe(
+    Flag.withDescription("Port of the API server; 0 picks a free one (default 0)."),
+    Flag.withDefault(0),
+    portNumber()
+  ),
   metricsPort: Flag.Int("metrics-port").pipe(
     Flag.withDescription(
       "Port of /healthz, /readyz and /metrics on --host (the controller's and the daemons' metrics, and with --p2p the " +
         "simulated registry's counters); 0 picks a free one; default: not served."
     ),
+    portNumber(),
     Flag.optional
   ),
   kubeconfigOut: Flag.String("kubeconfig").pipe(

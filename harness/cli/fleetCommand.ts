@@ -1,7 +1,7 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { daemonRateLimit } from "../../layers/kube/live/rateLimiter.ts"
-import { bytesFlag, integer, minFreeDiskFlag, text } from "../../src/cli/flags.ts"
+import { bytesFlag, integer, minFreeDiskFlag, port, text } from "../../src/cli/flags.ts"
 import { defaultDaemonOptions } from "../../src/daemon/options.ts"
 import { logFormatFlag } from "../../src/ops/logging.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
@@ -27,7 +27,7 @@ const flags = {
     "1Ti"
   ),
   metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault("127.0.0.1")),
-  metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics; 0 picks a free one", 0),
+  metricsPort: port("metrics-port", "Port of /healthz, /readyz and /metrics; 0 picks a free one", 0),
   qps: integer("kube-api-qps", "Requests per second to the API server, per node", daemonRateLimit.qps),
   burst: integer("kube-api-burst", "Requests allowed in a burst, per node", daemonRateLimit.burst),
   logFormat: logFormatFlag

@@ -29,9 +29,6 @@ const serveMetrics = (host: string, port: number | undefined) =>
 export const runDev = (flags: DevFlags) =>
   Effect.gen(function* () {
     const metricsPort = Option.getOrUndefined(flags.metricsPort)
-    if (metricsPort !== undefined && (metricsPort < 0 || metricsPort > 65535)) {
-      return yield* Effect.fail(new Error("--metrics-port must be 0 (a free port) to 65535"))
-    }
     if (flags.nodes < 1) return yield* Effect.fail(new Error("--nodes must be at least 1"))
     const runtimeSocket = Option.getOrUndefined(flags.runtimeSocket)
     const providerConfig = Option.getOrUndefined(flags.credentialProviderConfig)

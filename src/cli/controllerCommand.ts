@@ -1,6 +1,6 @@
 import { Data, Effect, Layer, Option } from "effect"
 import { Command, Flag } from "effect/cli"
-import { eraserExclusionNamespaceFlag, integer, kubeconfigFlags, kubeconfigSource, text } from "./flags.ts"
+import { eraserExclusionNamespaceFlag, integer, kubeconfigFlags, kubeconfigSource, port, text } from "./flags.ts"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { defaultSettings } from "../controller/settings.ts"
@@ -49,7 +49,7 @@ export const controllerCommand = Command.make(
       Flag.withDefault(defaultSettings.secretNamespace)
     ),
     metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault("0.0.0.0")),
-    metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics", 8080),
+    metricsPort: port("metrics-port", "Port of /healthz, /readyz and /metrics", 8080),
     workers: integer("workers", "Objects each reconciler works on at once", defaultSettings.workers),
     qps: integer("kube-api-qps", "Requests per second to the API server", controllerRateLimit.qps),
     burst: integer("kube-api-burst", "Requests allowed in a burst", controllerRateLimit.burst),

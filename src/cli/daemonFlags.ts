@@ -7,6 +7,7 @@ import {
   kubeconfigFlags,
   minFreeDiskFlag,
   nodeStatusMaxImagesFlag,
+  port,
   pullProgressTimeoutFlag,
   text
 } from "./flags.ts"
@@ -58,7 +59,7 @@ const settingFlags = {
     Flag.withDefault(false)
   ),
   metricsHost: text("metrics-host", "Address of /healthz, /readyz and /metrics.").pipe(Flag.withDefault(defaultDaemonOptions.metricsHost)),
-  metricsPort: integer("metrics-port", "Port of /healthz, /readyz and /metrics", defaultDaemonOptions.metricsPort),
+  metricsPort: port("metrics-port", "Port of /healthz, /readyz and /metrics", defaultDaemonOptions.metricsPort),
   qps: integer("kube-api-qps", "Requests per second to the API server", daemonRateLimit.qps),
   burst: integer("kube-api-burst", "Requests allowed in a burst", daemonRateLimit.burst),
   logFormat: logFormatFlag

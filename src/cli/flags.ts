@@ -39,6 +39,19 @@ export const namespaceOf = (
 export const integer = (name: string, description: string, fallback: number) =>
   Flag.Int(name).pipe(Flag.withDescription(`${description} (default ${fallback})`), Flag.withDefault(fallback))
 
+/**
+ * A TCP port to listen on, checked as it is parsed: out of range it stops the command with a
+ * sentence naming the flag, where node:net would throw a RangeError with a stack at the listen.
+ */
+export const portNumber = () =>
+  Flag.filterMap(
+    (port: number) => (port >= 0 && port <= 65535 ? Option.some(port) : Option.none()),
+    () => "a port from 0 (a free one) to 65535"
+  )
+
+/** A port flag whose help text names its default. */
+export const port = (name: string, description: string, fallback: number) => integer(name, description, fallback).pipe(portNumber())
+
 /** `--min-free-disk`, checked as it is parsed: a bad value stops the command with parseMinFreeDisk's sentence. */
 export const minFreeDiskFlag = Flag.String("min-free-disk").pipe(
   Flag.withDescription(

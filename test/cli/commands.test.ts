@@ -219,4 +219,19 @@ describe("preheat command line", () => {
       )
     })
   })
+
+  it("a port out of range is refused as the flags are read, naming the flag, not with node:net's RangeError at the listen", () => {
+    for (const [role, flag] of [
+      ["controller", "--metrics-port"],
+      ["daemon", "--metrics-port"]
+    ] as const) {
+      const result = preheat(role, flag, "70000", "--kubeconfig", "/nonexistent")
+      expect(result.code, result.stderr).toBe(2)
+      expect(result.stderr).toContain(`Invalid value for flag ${flag}: "70000". Expected: a port from 0 (a free one) to 65535.`)
+      expect(result.stderr).not.toContain("RangeError")
+    }
+    const dev = runEntry(everyCommand, ["dev", "--port", "-1"])
+    expect(dev.code, dev.stderr).toBe(2)
+    expect(dev.stderr).toContain('Invalid value for flag --port: "-1". Expected: a port from 0 (a free one) to 65535.')
+  })
 })
