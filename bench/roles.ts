@@ -34,7 +34,7 @@ import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
 import { daemonSetEnv } from "./shippedDaemon.ts"
-import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
+import { shippedControllerEnv } from "./shippedControllerEnv.ts"
 
 const { values } = parseArgs({
   options: {
@@ -108,8 +108,7 @@ const roleArgs = (role: Role, port: number): Array<string> =>
     ? ["controller", "--kubeconfig", kubeconfig, "--metrics-host", "127.0.0.1", "--metrics-port", String(port)]
     : ["daemon", "--kubeconfig", kubeconfig, "--node-name", "bench-node", "--runtime-socket", runtimeSocket, "--metrics-port", String(port)]
 
-const roleEnv = (role: Role): Record<string, string> =>
-  role === "controller" ? { NODE_OPTIONS: shippedControllerNodeOptions() } : daemonSetEnv()
+const roleEnv = (role: Role): Record<string, string> => (role === "controller" ? shippedControllerEnv() : daemonSetEnv())
 
 interface Sample {
   readonly readyMs: number

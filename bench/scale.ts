@@ -40,7 +40,7 @@ import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { measureFloor } from "./scaleFloor.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
-import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
+import { shippedControllerEnv } from "./shippedControllerEnv.ts"
 
 const { values } = parseArgs({
   options: {
@@ -88,8 +88,9 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
   const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
   if (values["trace-gc"].split(",").includes(name)) profile.push("--trace-gc")
   if (name === "controller" && values["heap-snapshot"]) profile.push("--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`)
-  const nodeOptions = values["controller-node-options"] ?? shippedControllerNodeOptions()
-  const env = name === "controller" ? { ...process.env, NODE_OPTIONS: nodeOptions } : process.env
+  const nodeOptions = values["controller-node-options"]
+  const controllerEnv = { ...process.env, ...shippedControllerEnv(), ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }) }
+  const env = name === "controller" ? controllerEnv : process.env
   // Straight into a file, as a node's container runtime keeps its logs: through a pipe to this
   // process, every line of the fleet's N daemons was a blocking write (5 % of its CPU).
   const log = openSync(logOf(name), "a")

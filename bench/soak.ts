@@ -49,7 +49,7 @@ import { simulatedImageSize } from "../harness/layers/simulatedRuntime/simulated
 import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
-import { shippedControllerNodeOptions } from "./shippedNodeOptions.ts"
+import { shippedControllerEnv } from "./shippedControllerEnv.ts"
 
 const { values } = parseArgs({
   options: {
@@ -391,7 +391,7 @@ const separate = async (run: Run): Promise<void> => {
     "controller",
     ["controller", "--kubeconfig", kubeconfig, "--metrics-host", "127.0.0.1", "--metrics-port", String(controllerPort)],
     [],
-    { ...process.env, NODE_OPTIONS: shippedControllerNodeOptions() }
+    { ...process.env, ...shippedControllerEnv() }
   )
   await eventually(
     "a NodeImage per node",
