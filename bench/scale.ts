@@ -41,6 +41,7 @@ import { freePort } from "../test/support/freePort.ts"
 import { measureFloor } from "./scaleFloor.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
 import { shippedControllerEnv } from "./shippedControllerEnv.ts"
+import { apiCall } from "./apiCall.ts"
 
 const { values } = parseArgs({
   options: {
@@ -124,16 +125,7 @@ const stopAll = async () => {
 }
 
 let server = ""
-const call = async (method: string, path: string, body?: unknown): Promise<any> => {
-  const response = await fetch(`${server}${path}`, {
-    method,
-    headers: { "content-type": "application/json", accept: "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
-  return JSON.parse(text)
-}
+const call = (method: string, path: string, body?: unknown): Promise<any> => apiCall(server, method, path, body)
 
 /** preheat_api_requests_total of one process so far, by its labels (verb, kind, result). */
 const requestCounts = async (port: number): Promise<Map<string, number>> => {

@@ -23,6 +23,7 @@ import { cpus, loadavg, tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { eventually } from "../test/support/eventually.ts"
+import { apiCall } from "./apiCall.ts"
 
 const { values } = parseArgs({
   options: {
@@ -57,17 +58,6 @@ const stop = () => {
   if (!values.keep) rmSync(dir, { recursive: true, force: true })
 }
 
-const call = async (server: string, method: string, path: string, body?: unknown): Promise<any> => {
-  const response = await fetch(`${server}${path}`, {
-    method,
-    headers: { "content-type": "application/json", accept: "application/json" },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) })
-  })
-  const text = await response.text()
-  if (!response.ok) throw new Error(`${method} ${path}: HTTP ${response.status}: ${text.slice(0, 300)}`)
-  return JSON.parse(text)
-}
-
 interface Served {
   readonly image: string
   readonly registryBytes: number
@@ -84,7 +74,7 @@ const jobsPath = "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs
 const runJob = async (server: string, name: string, seeds: string | undefined) => {
   const image = `bench.example/size-${values.size}:${name}-${Date.now()}`
   const started = performance.now()
-  await call(server, "POST", jobsPath, {
+  await apiCall(server, "POST", jobsPath, {
     apiVersion: "apps.kruise.io/v1alpha1",
     kind: "ImagePullJob",
     metadata: { name, namespace: "default", ...(seeds === undefined ? {} : { annotations: { "preheat.kruise.io/seed-nodes": seeds } }) },
@@ -93,7 +83,7 @@ const runJob = async (server: string, name: string, seeds: string | undefined) =
   const status = await eventually(
     `job ${name} to complete`,
     async () => {
-      const job = await call(server, "GET", `${jobsPath}/${name}`)
+      const job = await apiCall(server, "GET", `${jobsPath}/${name}`)
       return job.status?.completionTime === undefined ? undefined : job.status
     },
     30 * 60_000,
@@ -104,7 +94,7 @@ const runJob = async (server: string, name: string, seeds: string | undefined) =
   const served = await eventually(
     `the registry's counts for ${name}`,
     async () => {
-      const data = (await call(server, "GET", "/api/v1/namespaces/default/configmaps/simulated-registry-served")).data
+      const data = (await apiCall(server, "GET", "/api/v1/namespaces/default/configmaps/simulated-registry-served")).data
       const found = (JSON.parse(data?.images ?? "[]") as ReadonlyArray<Served>).find((s) => s.image === image)
       const pulls = status.succeeded + status.failed
       return found !== undefined && found.pulls === pulls && found.ended === pulls ? found : undefined
@@ -135,7 +125,7 @@ const main = async () => {
   await eventually("preheat dev ready", () => (readFileSync(log, "utf8").includes("Ctrl-C stops") ? true : undefined), 120_000)
   await eventually(
     "a NodeImage per node",
-    async () => ((await call(server, "GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")).items.length === nodes ? true : undefined),
+    async () => ((await apiCall(server, "GET", "/apis/apps.kruise.io/v1alpha1/nodeimages")).items.length === nodes ? true : undefined),
     120_000
   )
   await sleep(2000)

@@ -1,17 +1,14 @@
 import { Effect } from "effect"
 import { Command, Flag } from "effect/cli"
 import { daemonRateLimit } from "../../layers/kube/live/rateLimiter.ts"
-import { bytesFlag, integer, minFreeDiskFlag, port, text } from "../../src/cli/flags.ts"
+import { bytesFlag, integer, kubeconfigFlags, minFreeDiskFlag, port, text } from "../../src/cli/flags.ts"
 import { defaultDaemonOptions } from "../../src/daemon/options.ts"
 import { logFormatFlag } from "../../src/ops/logging.ts"
 import { harnessDescriptions } from "../../src/cli/harnessListing.ts"
 
 const flags = {
   nodes: Flag.Int("nodes").pipe(Flag.withDescription("Simulated nodes, node-1..node-N (default 3)."), Flag.withDefault(3)),
-  kubeconfig: text("kubeconfig", "Kubeconfig file; default: $KUBECONFIG, the in-cluster service account, ~/.kube/config.").pipe(
-    Flag.optional
-  ),
-  context: text("context", "Kubeconfig context to use instead of its current-context.").pipe(Flag.optional),
+  ...kubeconfigFlags,
   secretNamespace: text("secret-namespace", "The namespace of the pull-secret copies (the only Secrets read).").pipe(
     Flag.withDefault(defaultDaemonOptions.secretNamespace)
   ),

@@ -1,5 +1,6 @@
-import { Effect, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { KubeLive } from "../../layers/kube/live/kubeLive.ts"
+import { kubeconfigSource } from "../../src/cli/flags.ts"
 import { SchedulerLive } from "../../layers/scheduler.ts"
 import { ApiAccess } from "../../src/kube/ApiAccess.ts"
 import { loggingLayer } from "../../src/ops/logging.ts"
@@ -21,8 +22,7 @@ export const runFleet = (flags: FleetFlags) =>
     // no real daemon has.
     const client = (nodes: number) =>
       KubeLive.layerReporting({
-        kubeconfig: Option.getOrUndefined(flags.kubeconfig),
-        context: Option.getOrUndefined(flags.context),
+        ...kubeconfigSource(flags),
         qps: flags.qps * nodes,
         burst: flags.burst * nodes,
         userAgent: `preheat-fleet/${version} (${nodes} nodes)`
