@@ -9,7 +9,8 @@ import {
   nodeStatusMaxImagesFlag,
   port,
   pullProgressTimeoutFlag,
-  text
+  text,
+  unreportedGraceFlag
 } from "./flags.ts"
 import { daemonRateLimit } from "../../layers/kube/live/rateLimiter.ts"
 import { defaultDaemonOptions, defaultKubeletConfig } from "../daemon/options.ts"
@@ -51,6 +52,7 @@ const settingFlags = {
   credentialProviderConfig: credentialProviderConfigFlag,
   credentialProviderBinDir: credentialProviderBinDirFlag,
   nodeStatusMaxImages: nodeStatusMaxImagesFlag,
+  unreportedGrace: unreportedGraceFlag,
   pinImages: Flag.Boolean("pin-images").pipe(
     Flag.withDescription(
       "Keep the images Never jobs want here out of the kubelet's image GC (containerd's io.cri-containerd.pinned " +

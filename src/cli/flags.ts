@@ -85,6 +85,23 @@ export const pullProgressTimeoutFlag = Flag.String("pull-progress-timeout").pipe
   )
 )
 
+/**
+ * `--unreported-grace`, in milliseconds: how long the kubelet is given to list a pulled image in its
+ * Node's status.images before the tag is marked unreported (src/daemon/unreportedTags.ts).
+ */
+export const unreportedGraceFlag = Flag.String("unreported-grace").pipe(
+  Flag.withDescription(
+    "How long after a tag succeeded the node's kubelet is given to list its image in the Node's status.images before the " +
+      "tag is marked unreported (a duration: 90s, 5m); the kubelet lists the images it found within 30 s and writes its status " +
+      "every 10 s (nodeStatusUpdateFrequency): raise it with that (default 2m)"
+  ),
+  Flag.withDefault("2m"),
+  Flag.filterMap(
+    (value) => Option.fromUndefinedOr(parseTimeout(value)),
+    () => "a duration such as 90s, 2m or 1m30s"
+  )
+)
+
 /** `--eraser-exclusion-namespace` (controller, dev): a namespace name, checked as it is parsed. */
 export const eraserExclusionNamespaceFlag = Flag.String("eraser-exclusion-namespace").pipe(
   Flag.withDescription(

@@ -49,6 +49,7 @@ export const runDaemonCommand = <E>(flags: DaemonFlags, runtime: Layer.Layer<Cri
         pullProgressTimeout: Duration.millis(flags.pullProgressTimeout),
         pinImages: flags.pinImages,
         nodeStatusMaxImages: flags.nodeStatusMaxImages,
+        unreportedGrace: Duration.millis(flags.unreportedGrace),
         metricsHost: flags.metricsHost,
         metricsPort: flags.metricsPort,
         ...(flags.kubeletConfig === ""

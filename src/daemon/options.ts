@@ -52,7 +52,7 @@ export interface DaemonOptions {
    * `unreported` (unreportedTags.ts); -1 (no limit) or 0 (no list): none.
    */
   readonly nodeStatusMaxImages: number
-  /** How long after a pull succeeded the node's kubelet is given to list the image before the tag is marked; no flag. */
+  /** `--unreported-grace`: how long after a pull succeeded the node's kubelet is given to list the image before the tag is marked. */
   readonly unreportedGrace: Duration.Input
 }
 

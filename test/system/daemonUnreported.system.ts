@@ -1,9 +1,9 @@
 /**
  * Images the scheduler cannot see (issue 39) on the built bundle as separate processes: a daemon
- * told its kubelet lists 3 images (`--node-status-max-images 3`) watches its own Node over HTTP,
+ * told its kubelet lists 3 images (`--node-status-max-images 3`) and given 20 s to list a pulled one (`--unreported-grace 20s`) watches its own Node over HTTP,
  * and as status.images (written here with kubectl, as the node's kubelet writes it) leaves out the
  * image its succeeded tag holds, its gauge counts it, it marks the tag `unreported` once the pull
- * is 2 minutes old, and the controller, which reads the marks and no Node's list, gives the job
+ * is 20 s old, and the controller, which reads the marks and no Node's list, gives the job
  * ImageUnreported with one Warning; listed, the count, the mark and the condition go.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -19,7 +19,7 @@ beforeAll(async () => {
     await cluster.createNodes(["node-1"], {})
     await cluster.startController("controller", await freePort())
     daemonPort = await freePort()
-    await cluster.startDaemon("node-1", daemonPort, undefined, ["--node-status-max-images", "3"])
+    await cluster.startDaemon("node-1", daemonPort, undefined, ["--node-status-max-images", "3", "--unreported-grace", "20s"])
   })
 }, 120_000)
 
@@ -64,7 +64,7 @@ const warnings = async () =>
     .items as ReadonlyArray<{ type: string; message: string }>
 
 describe("a daemon's Node that leaves its image out of status.images", () => {
-  it("counted by the daemon's gauge at once, the tag marked after 2 minutes, the job's condition; all gone once listed", async () => {
+  it("counted by the daemon's gauge at once, the tag marked after its grace, the job's condition; all gone once listed", async () => {
     try {
       await cluster.applyFile("small", job)
       await eventually(
@@ -76,10 +76,10 @@ describe("a daemon's Node that leaves its image out of status.images", () => {
       expect(await unreported()).toBe(0)
       await list(["registry.example.com/big/a:1", "registry.example.com/big/b:1", "registry.example.com/big/c:1"])
       await eventually("the image counted", async () => ((await unreported()) === 1 ? true : undefined), 30_000)
-      // The kubelet may be late yet: no mark, no condition before the 2 minutes.
+      // The kubelet may be late yet: no mark, no condition before the grace is over.
       expect(await mark()).toBeUndefined()
       expect(await condition()).toBeUndefined()
-      await eventually("the tag marked", async () => ((await mark()) === true ? true : undefined), 150_000, 1000)
+      await eventually("the tag marked", async () => ((await mark()) === true ? true : undefined), 60_000, 500)
       const held = await eventually("the job's condition", async () => {
         const found = await condition()
         return found?.status === "True" ? found : undefined
