@@ -53,7 +53,7 @@ export const tierRows: ReadonlyArray<TierRow> = [
     tier: "unit",
     command: "npx vitest run",
     run: ["npx", "vitest", "run"],
-    holds: "the three above, each file in a module graph of its own (the first suite `npm test` runs)",
+    holds: "the three above, each file in a module graph of its own (what `npm test` runs as the three tiers)",
     files: unitTestFiles
   },
   {
