@@ -9,6 +9,7 @@ import { resources } from "../../src/kube/resources.ts"
 import { imageChanges, setImagePatch } from "../../src/rollout/imageChanges.ts"
 import { readTemplate } from "../../src/rollout/podTemplate.ts"
 import { hasKubectl, kubectlFor } from "../harness/apiserver/kubectlClient.ts"
+import { eventually } from "../support/eventually.ts"
 import { deployWithPods, startRolloutCluster } from "./rolloutCluster.ts"
 import type { RolloutCluster } from "./rolloutCluster.ts"
 
@@ -203,7 +204,9 @@ describe("preheat rollout", () => {
     expect(run.code).toBe(130)
     const note = `\\ninterrupted: deleted ImagePullJob ${name}-web-\\w{5}; deployment\\.apps/${name} is unchanged\\n$`
     expect(run.stderr).toMatch(new RegExp(note))
-    expect(await jobsFor(image)).toEqual([])
+    // Deleted before the command exits; gone once the controller has released its finalizer.
+    expect((await jobsFor(image)).every((job) => job.metadata.deletionTimestamp !== undefined)).toBe(true)
+    await eventually("the job gone", async () => ((await jobsFor(image)).length === 0 ? true : undefined), 10_000)
     expect((await get(resources.deployment, name)).metadata.resourceVersion).toBe(before.metadata.resourceVersion)
   })
 
