@@ -71,35 +71,38 @@ export const parseTimeout = (text: string): number | undefined => {
   return millis === undefined || millis < 0 ? undefined : millis
 }
 
-/** `--pull-progress-timeout` (src/daemon/stallClock.ts), in milliseconds; a bad value stops the command saying what is expected. */
-export const pullProgressTimeoutFlag = Flag.String("pull-progress-timeout").pipe(
-  Flag.withDescription(
-    "Fail a pull attempt with PullStalled, retried within backoffLimit, when its byte count has not moved for this long while " +
-      "the runtime awaits bytes from the registry (a duration: 90s, 2m); unpacking after the last byte does not count, and " +
-      "runtimes that show no byte progress are not watched. 0 turns it off (default 2m)"
-  ),
-  Flag.withDefault("2m"),
-  Flag.filterMap(
-    (value) => Option.fromUndefinedOr(parseTimeout(value)),
-    () => "a duration such as 90s, 2m or 1m30s (0 turns it off)"
+/** A duration flag (Go's form), in milliseconds; a bad value stops the command saying what is expected. */
+const durationFlag = (name: string, description: string, fallback: string, expected: string) =>
+  Flag.String(name).pipe(
+    Flag.withDescription(`${description} (default ${fallback})`),
+    Flag.withDefault(fallback),
+    Flag.filterMap(
+      (value) => Option.fromUndefinedOr(parseTimeout(value)),
+      () => expected
+    )
   )
+
+/** `--pull-progress-timeout` (src/daemon/stallClock.ts). */
+export const pullProgressTimeoutFlag = durationFlag(
+  "pull-progress-timeout",
+  "Fail a pull attempt with PullStalled, retried within backoffLimit, when its byte count has not moved for this long while " +
+    "the runtime awaits bytes from the registry (a duration: 90s, 2m); unpacking after the last byte does not count, and " +
+    "runtimes that show no byte progress are not watched. 0 turns it off",
+  "2m",
+  "a duration such as 90s, 2m or 1m30s (0 turns it off)"
 )
 
 /**
- * `--unreported-grace`, in milliseconds: how long the kubelet is given to list a pulled image in its
- * Node's status.images before the tag is marked unreported (src/daemon/unreportedTags.ts).
+ * `--unreported-grace`: how long the kubelet is given to list a pulled image in its Node's
+ * status.images before the tag is marked unreported (src/daemon/unreportedTags.ts).
  */
-export const unreportedGraceFlag = Flag.String("unreported-grace").pipe(
-  Flag.withDescription(
-    "How long after a tag succeeded the node's kubelet is given to list its image in the Node's status.images before the " +
-      "tag is marked unreported (a duration: 90s, 5m); the kubelet lists the images it found within 30 s and writes its status " +
-      "every 10 s (nodeStatusUpdateFrequency): raise it with that (default 2m)"
-  ),
-  Flag.withDefault("2m"),
-  Flag.filterMap(
-    (value) => Option.fromUndefinedOr(parseTimeout(value)),
-    () => "a duration such as 90s, 2m or 1m30s"
-  )
+export const unreportedGraceFlag = durationFlag(
+  "unreported-grace",
+  "How long after a tag succeeded the node's kubelet is given to list its image in the Node's status.images before the " +
+    "tag is marked unreported (a duration: 90s, 5m); the kubelet lists the images it found within 30 s and writes its status " +
+    "every 10 s (nodeStatusUpdateFrequency): raise it with that",
+  "2m",
+  "a duration such as 90s, 2m or 1m30s"
 )
 
 /** `--eraser-exclusion-namespace` (controller, dev): a namespace name, checked as it is parsed. */
