@@ -5,10 +5,9 @@
  * says so; switched to imagePullPolicy Always (a new generation), every node pulls again and the
  * job converges on the tag's current digest.
  */
-import { execFile } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { interrupt, nodeLauncher, preheatStatus, startDev } from "./devProcess.ts"
 
 const image = "registry.example.com/digest/app"
 
@@ -96,14 +95,7 @@ describe("preheat dev: one digest per tag", () => {
       const events = await kubectl(["get", "events", "-n", "default", "-o", "jsonpath={.items[*].reason}"])
       expect(events.split(" ").filter((r) => r === "DigestMismatch")).toHaveLength(1)
 
-      const view = await new Promise<string>((done, fail) =>
-        execFile(
-          nodeLauncher.file,
-          [...nodeLauncher.args, "status", "moving", "-n", "default", "--kubeconfig", dev.kubeconfig],
-          { timeout: 60_000 },
-          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(stderr)))
-        )
-      )
+      const view = await preheatStatus(dev, ["moving", "-n", "default"])
       expect(view).toContain("DigestMismatch")
       expect(view).toContain(`${moved} on node-3`)
 

@@ -86,3 +86,14 @@ export const interrupt = (dev: DevProcess): Promise<number | null | "still runni
   dev.process.kill("SIGINT")
   return Promise.race([dev.exited, new Promise<"still running">((done) => setTimeout(() => done("still running"), 15_000))])
 }
+
+/** `preheat status ARGS` against the dev cluster, as a user types it next to kubectl: its output. */
+export const preheatStatus = (dev: DevProcess, args: ReadonlyArray<string>): Promise<string> =>
+  new Promise<string>((done, fail) =>
+    execFile(
+      nodeLauncher.file,
+      [...nodeLauncher.args, "status", ...args, "--kubeconfig", dev.kubeconfig],
+      { timeout: 60_000 },
+      (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(stderr)))
+    )
+  )

@@ -6,10 +6,9 @@
  * same job without the annotation sends every node to the registry. Dev's /metrics (--metrics-port)
  * counts what the registry and the peers served as the ConfigMap does.
  */
-import { execFile } from "node:child_process"
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { interrupt, nodeLauncher, preheatStatus, startDev } from "./devProcess.ts"
 
 const mebibyte = 1024 * 1024
 
@@ -76,14 +75,7 @@ describe("preheat dev --p2p: seed-first fan-out", () => {
       })
       expect(seeding.message).toBe("job is seeding, 0 of 1 seed nodes pulled, progress 0.0%")
       expect(seeding.conditions?.find((c) => c.type === "Seeded")).toMatchObject({ status: "False", reason: "Seeding" })
-      const view = await new Promise<string>((done, fail) =>
-        execFile(
-          nodeLauncher.file,
-          [...nodeLauncher.args, "status", "seeded", "-n", "default", "--kubeconfig", dev.kubeconfig],
-          { timeout: 60_000 },
-          (error, stdout, stderr) => (error === null ? done(stdout) : fail(new Error(stderr)))
-        )
-      )
+      const view = await preheatStatus(dev, ["seeded", "-n", "default"])
       expect(view).toContain("running  seeding")
 
       await kubectl(["wait", "ipj/seeded", "--for=condition=Complete", "--timeout=60s"])
