@@ -11,6 +11,7 @@ import { alikeObjects } from "../kube/alikeObjects.ts"
 import { KeysBy, makeStore } from "../kube/store.ts"
 import type { Store, Stored, StoreWriter } from "../kube/store.ts"
 import { podPlacement } from "./imagePullJob/targets.ts"
+import { nodeImageAsRead } from "./nodeImage/asRead.ts"
 import { nodeImageView } from "./nodeImage/view.ts"
 import { noScheduleTaintKeys } from "../api/warmTaint.ts"
 import { nodeAsRead } from "./nodeFields.ts"
@@ -50,8 +51,10 @@ export const controllerStores = () => ({
   }),
   // Its status subresource makes the API server move the generation with every spec change, and
   // only then (the controller's own task writes are tested on it): status reports keep the spec.
-  // One per node, alike: the same jobs' tags and the same outcomes are held once, not per node.
+  // One per node, alike: the same jobs' tags and the same outcomes are held once, not per node;
+  // of their statuses only what is read (nodeImage/asRead.ts), so that outcomes are the same.
   nodeImages: makeStore(resources.nodeImage, {
+    transform: nodeImageAsRead,
     decode: nodeImageView,
     indexes: { owners: new OwnerIndex() },
     specFollowsGeneration: true,

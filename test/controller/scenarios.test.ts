@@ -316,6 +316,31 @@ describe("upstream end-to-end scenarios, on the in-memory cluster", () => {
     }).pipe(Effect.scoped, Effect.provide(harnessLayer))
   )
 
+  // The store keeps only what the controller reads of a status (nodeImage/asRead.ts); the failure
+  // is written on the server's copy, so what the daemon reported of the image's other tags stays.
+  it.effect("an unresponsive daemon's failed tag leaves the image's other tags as the daemon reported them", () =>
+    Effect.gen(function* () {
+      yield* startCluster([readyNode("n1"), readyNode("n2")], { pullMs: 1000, silent: (node) => node === "n2" })
+      const api = yield* KubeApi
+      const before = {
+        tag: "1.25",
+        phase: "Succeeded",
+        startTime: "2026-12-01T10:00:00Z",
+        completionTime: "2026-12-01T10:00:03Z",
+        imageID: "sha256:0123",
+        message: 'pulled image "nginx:1.25" on node n2 in 3s'
+      }
+      yield* api.patch(resources.nodeImage, { name: "n2" }, { status: { imageStatuses: { nginx: { tags: [before] } } } }, "status")
+      yield* api.create(resources.imagePullJob, job("silent", { image: "nginx", parallelism: 2 }))
+      yield* advance(11 * 60_000, 10_000)
+      expect(status(yield* get(resources.imagePullJob, "silent", "default"))).toMatchObject({ failed: 1, failedNodes: ["n2"] })
+      const n2 = yield* get(resources.nodeImage, "n2")
+      const tags = (status(n2)!["imageStatuses"] as Record<string, { tags: Array<{ tag: string; phase: string }> }>)["nginx"]!.tags
+      expect(tags.find((t) => t.tag === "1.25")).toEqual(before)
+      expect(tags.find((t) => t.tag === "latest")).toMatchObject({ phase: "Failed" })
+    }).pipe(Effect.scoped, Effect.provide(harnessLayer))
+  )
+
   it.effect("parallelism is never exceeded while statuses race", () =>
     Effect.gen(function* () {
       yield* startCluster(

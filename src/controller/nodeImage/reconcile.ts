@@ -19,7 +19,7 @@ import { decideNodeImage, tagFailureMessage, withFailures } from "./decide.ts"
 import type { TagFailure } from "./decide.ts"
 import { carriesWarmTaint } from "../../api/warmTaint.ts"
 import type { NodeImageBooks } from "./state.ts"
-import { unreadableParts } from "./view.ts"
+import { nodeImageView, unreadableParts } from "./view.ts"
 
 /** What the NodeImage reconciler reads: its stores, its settings, its books and the source secrets. */
 interface NodeImageReconcileContext {
@@ -33,12 +33,16 @@ interface NodeImageReconcileContext {
 
 const record = recordEvent("preheat-controller")
 
-/** The controller fails tags for a daemon that went silent: status, counters and events. */
+/**
+ * The controller fails tags for a daemon that went silent: status, counters and events. The status
+ * is the server's copy with the failures in: the store keeps only what the controller reads of a
+ * status (asRead.ts), and a merge patch replaces a tags list whole, which would lose the rest.
+ */
 const failTags = (ctx: NodeImageReconcileContext, name: string, failures: ReadonlyArray<TagFailure>, now: number) =>
   Effect.gen(function* () {
-    const stored = ctx.nodeImages.get(name)
-    const view = ctx.nodeImages.view(name)
-    if (stored === undefined || view === undefined) return
+    if (ctx.nodeImages.get(name) === undefined) return
+    const stored = yield* (yield* KubeApi).get(resources.nodeImage, { name })
+    const view = nodeImageView(stored)
     const version = (image: string, tag: string) => view.spec.images?.[image]?.tags.find((t) => t.tag === tag)?.version ?? 0
     const imageStatuses = withFailures(view.status, failures, version, now)
     const status = { ...view.status, ...statusCounters(view.spec, imageStatuses), imageStatuses }
