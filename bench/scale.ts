@@ -1,6 +1,6 @@
 /**
  * npm run bench:scale -- --nodes N --jobs J --parallelism P [--list] [--node-concurrency C] [--cpu-prof controller,apiserver,fleet]
- *   [--heap-snapshot] [--trace-gc controller,...] [--controller-node-options="--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
+ *   [--heap-snapshot] [--heap-snapshot-at 0.6] [--trace-gc controller,...] [--controller-node-options="--max-old-space-size=768 --max-semi-space-size=8"] [--keep]
  *
  * The built bundle (dist/preheat.mjs, built by the npm script first) as separate processes, in real
  * time over real HTTP: `preheat apiserver`, `preheat controller` exactly as shipped (live client,
@@ -27,7 +27,9 @@
  * The controller runs with the NODE_OPTIONS of deploy/controller.yaml unless
  * `--controller-node-options` says otherwise (to measure another heap bound). `--heap-snapshot`
  * writes a V8 heap snapshot of the controller into the run's directory once the figures are taken
- * (a snapshot costs the process native memory, so not before its peak RSS is read).
+ * (a snapshot costs the process native memory, so not before its peak RSS is read);
+ * `--heap-snapshot-at F` writes one while the jobs run, once the fraction F of the node-jobs has
+ * succeeded, which is what the controller holds near its peak (bench/heapDiff.ts compares two).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { closeSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
@@ -51,6 +53,11 @@ const { values } = parseArgs({
     /** Which processes to profile (--cpu-prof into the run's directory): controller, apiserver, fleet, comma-separated. */
     "cpu-prof": { type: "string", default: "" },
     "heap-snapshot": { type: "boolean", default: false },
+    /**
+     * A heap snapshot of the controller while the jobs run, once this fraction of the node-jobs has
+     * succeeded (0.6: where its RSS peaks), to see what it holds then rather than after the run.
+     */
+    "heap-snapshot-at": { type: "string" },
     /** Which processes log V8's collections (--trace-gc into their logs, kept in the run's directory). */
     "trace-gc": { type: "string", default: "" },
     "controller-node-options": { type: "string" },
@@ -65,6 +72,9 @@ const nodes = Number(values.nodes)
 const jobs = Number(values.jobs)
 const parallelism = Number(values.parallelism)
 const nodeConcurrency = Number(values["node-concurrency"] ?? jobs)
+const snapshotAt = values["heap-snapshot-at"] === undefined ? undefined : Number(values["heap-snapshot-at"])
+if (snapshotAt !== undefined && !(snapshotAt > 0 && snapshotAt < 1))
+  throw new Error(`--heap-snapshot-at must be a fraction between 0 and 1, got ${values["heap-snapshot-at"]}`)
 for (const [name, value] of [
   ["nodes", nodes],
   ["jobs", jobs],
@@ -88,7 +98,8 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
   const profiled = values["cpu-prof"].split(",").includes(name)
   const profile = profiled ? [`--cpu-prof`, `--cpu-prof-dir=${join(dir, name)}`] : []
   if (values["trace-gc"].split(",").includes(name)) profile.push("--trace-gc")
-  if (name === "controller" && values["heap-snapshot"]) profile.push("--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`)
+  if (name === "controller" && (values["heap-snapshot"] || snapshotAt !== undefined))
+    profile.push("--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`)
   const nodeOptions = values["controller-node-options"]
   const controllerEnv = { ...process.env, ...shippedControllerEnv(), ...(nodeOptions === undefined ? {} : { NODE_OPTIONS: nodeOptions }) }
   const env = name === "controller" ? controllerEnv : process.env
@@ -108,7 +119,8 @@ const start = (name: string, args: ReadonlyArray<string>): ChildProcess => {
 }
 
 let stopping = false
-const keepsDir = () => values.keep || values["cpu-prof"] !== "" || values["trace-gc"] !== "" || values["heap-snapshot"]
+const keepsDir = () =>
+  values.keep || values["cpu-prof"] !== "" || values["trace-gc"] !== "" || values["heap-snapshot"] || snapshotAt !== undefined
 const stopAll = async () => {
   stopping = true
   // Last started first: the controller and the fleet leave while the API server still answers
@@ -225,6 +237,7 @@ const main = async () => {
   const cpuBefore = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, cpuSeconds(pid)]))
   const requestsBefore = { controller: await requestCounts(controllerPort), fleet: await requestCounts(fleetPort) }
   const started = performance.now()
+  let snapshotSent = false
   if (values.list) {
     await call("POST", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagelistpulljobs", {
       apiVersion: "apps.kruise.io/v1alpha1",
@@ -248,6 +261,15 @@ const main = async () => {
     // The list job's children are ImagePullJobs too: the run ends when all J have completed.
     const list = await call("GET", "/apis/apps.kruise.io/v1alpha1/namespaces/default/imagepulljobs")
     const done = list.items.filter((job: any) => job.status?.completionTime !== undefined)
+    const succeeded = list.items.reduce((sum: number, job: any) => sum + (job.status?.succeeded ?? 0), 0)
+    if (snapshotAt !== undefined && !snapshotSent && succeeded >= snapshotAt * nodes * jobs) {
+      // Not awaited: the run goes on (the controller pauses while it writes; its figures show it).
+      snapshotSent = true
+      console.log(
+        `controller heap snapshot at ${succeeded} of ${nodes * jobs} node-jobs succeeded, VmRSS ${Math.round(statusBytes(controller.pid!, "VmRSS") / 1048576)} MiB`
+      )
+      controller.kill("SIGUSR2")
+    }
     if (done.length === jobs) {
       const failed = done.reduce((sum: number, job: any) => sum + (job.status.failed ?? 0), 0)
       if (failed > 0) throw new Error(`${failed} node pulls failed`)
@@ -313,23 +335,27 @@ const main = async () => {
       `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
     ].join(" ")
   )
-  if (values["heap-snapshot"]) await heapSnapshot(controller)
+  if (values["heap-snapshot"] || snapshotSent) await heapSnapshot(controller, values["heap-snapshot"])
 }
 
 /** Has the process write a heap snapshot (--heapsnapshot-signal) and waits until the file is whole. */
-const heapSnapshot = async (child: ChildProcess): Promise<void> => {
+const heapSnapshot = async (child: ChildProcess, another: boolean): Promise<void> => {
   const size = () =>
     readdirSync(dir)
       .filter((f) => f.endsWith(".heapsnapshot"))
       .reduce((sum, f) => sum + statSync(join(dir, f)).size, 0)
-  child.kill("SIGUSR2")
+  if (another) child.kill("SIGUSR2")
   await eventually("the controller's heap snapshot", async () => (size() > 0 ? true : undefined), 300_000, 250)
   // The file appears when writing starts: done once its size stops moving.
   for (let last = -1; size() !== last; ) {
     last = size()
     await sleep(2000)
   }
-  console.log(`controller heap snapshot: ${readdirSync(dir).find((f) => f.endsWith(".heapsnapshot"))}`)
+  console.log(
+    `controller heap snapshots: ${readdirSync(dir)
+      .filter((f) => f.endsWith(".heapsnapshot"))
+      .join(" ")}`
+  )
 }
 
 main().then(stopAll, async (error) => {
