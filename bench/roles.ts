@@ -34,7 +34,7 @@ import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
 import { daemonSetEnv } from "./shippedDaemon.ts"
-import { shippedControllerEnv } from "./shippedControllerEnv.ts"
+import { shippedControllerEnv } from "./shippedManifests.ts"
 
 const { values } = parseArgs({
   options: {

@@ -42,7 +42,7 @@ import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { measureFloor } from "./scaleFloor.ts"
 import { cpuSeconds, statusBytes } from "./procStat.ts"
-import { shippedControllerEnv } from "./shippedControllerEnv.ts"
+import { shippedControllerEnv } from "./shippedManifests.ts"
 import { apiCall } from "./apiCall.ts"
 
 const { values } = parseArgs({

@@ -6,32 +6,17 @@
  * --kubeconfig instead of the service account, NODE_NAME, and an ops port the kernel picks.
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { copyFileSync, readFileSync } from "node:fs"
+import { copyFileSync } from "node:fs"
 import { join } from "node:path"
-import { parseAllDocuments } from "yaml"
 import { statusBytes } from "./procStat.ts"
+import { type Container, plainEnv, shippedContainer } from "./shippedManifests.ts"
 import { waitForLine } from "./waitForLine.ts"
 
-interface Container {
-  readonly name?: string
-  readonly args?: ReadonlyArray<string>
-  readonly env?: ReadonlyArray<{ readonly name: string; readonly value?: string }>
-}
-
 /** The daemon container of the DaemonSet in deploy/daemon.yaml. */
-export const daemonContainer = (): Container => {
-  const manifest = join(import.meta.dirname, "..", "deploy", "daemon.yaml")
-  const daemonSet = parseAllDocuments(readFileSync(manifest, "utf8"))
-    .map((d) => d.toJS())
-    .find((d) => d?.kind === "DaemonSet")
-  const container = daemonSet?.spec?.template?.spec?.containers?.find((c: Container) => c.name === "daemon") as Container | undefined
-  if (container === undefined) throw new Error(`${manifest}: no DaemonSet with a container named daemon`)
-  return container
-}
+export const daemonContainer = (): Container => shippedContainer("daemon.yaml", "DaemonSet", "daemon")
 
 /** The container's plain `value` variables (fieldRef ones, such as NODE_NAME, are the caller's). */
-export const daemonSetEnv = (): Record<string, string> =>
-  Object.fromEntries((daemonContainer().env ?? []).filter((e) => typeof e.value === "string").map((e) => [e.name, e.value!]))
+export const daemonSetEnv = (): Record<string, string> => plainEnv(daemonContainer())
 
 /** The manifest's args with the host-specific ones replaced. */
 export const shippedDaemonArgs = (replace: { readonly socket: string; readonly kubeconfig: string }): Array<string> => {

@@ -49,7 +49,7 @@ import { simulatedImageSize } from "../harness/layers/simulatedRuntime/simulated
 import { eventually } from "../test/support/eventually.ts"
 import { freePort } from "../test/support/freePort.ts"
 import { statusBytes } from "./procStat.ts"
-import { shippedControllerEnv } from "./shippedControllerEnv.ts"
+import { shippedControllerEnv } from "./shippedManifests.ts"
 
 const { values } = parseArgs({
   options: {

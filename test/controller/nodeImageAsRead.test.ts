@@ -131,7 +131,7 @@ describe("what the controller keeps of a NodeImage", () => {
     // Started at different times, each its own message: equal once kept as read.
     Effect.runSync(nodeImages.listed([reported("n1", "1", "2026-12-06T01:00:05Z"), reported("n2", "2", "2026-12-06T01:00:06Z")]))
     const appOf = (name: string) =>
-      (nodeImages.get(name)?.["status"] as { imageStatuses: Record<string, unknown> }).imageStatuses["registry.example.com/app"]
+      (nodeImages.get(name)!["status"] as { imageStatuses: Record<string, unknown> }).imageStatuses["registry.example.com/app"]
     expect(appOf("n2")).toBe(appOf("n1"))
     expect(nodeImages.get("n1")?.["status"]).not.toHaveProperty("firstSyncStatus")
   })
