@@ -8,15 +8,14 @@ import { join, resolve } from "node:path"
 import { describe, expect, it } from "vitest"
 import { parse } from "yaml"
 import { eventually } from "../support/eventually.ts"
-import { denoLauncher, interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { denoLauncher, nodeLauncher, withDev } from "./devProcess.ts"
 
 const root = resolve(import.meta.dirname, "../..")
 
 describe.each([nodeLauncher, denoLauncher])("preheat dev from $name", (launcher) => {
   it("starts a local cluster, runs every example to completion with kubectl, and stops on Ctrl-C", async () => {
-    const dev = await startDev(launcher, 5, "preheat-dev-")
-    const { dir, kubeconfig, kubectl } = dev
-    try {
+    await withDev({ launcher, nodes: 5, prefix: "preheat-dev-" }, async (dev) => {
+      const { dir, kubeconfig, kubectl } = dev
       expect(dev.output()).toContain(`export KUBECONFIG=${kubeconfig}`)
       expect((await kubectl(["get", "nodes", "-o", "name"])).trim().split("\n")).toHaveLength(5)
       await eventually("a NodeImage per node", async () =>
@@ -68,13 +67,6 @@ describe.each([nodeLauncher, denoLauncher])("preheat dev from $name", (launcher)
         },
         90_000
       )
-
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   })
 })

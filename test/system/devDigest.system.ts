@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, preheatStatus, startDev } from "./devProcess.ts"
+import { preheatStatus, withDev } from "./devProcess.ts"
 
 const image = "registry.example.com/digest/app"
 
@@ -35,9 +35,8 @@ spec:
 
 describe("preheat dev: one digest per tag", () => {
   it("a tag moved mid-job shows as DigestMismatch in kubectl and preheat status; Always and a new generation converge", async () => {
-    const dev = await startDev(nodeLauncher, 3, "preheat-dev-digest-")
-    const { kubectl } = dev
-    try {
+    await withDev({ nodes: 3, prefix: "preheat-dev-digest-" }, async (dev) => {
+      const { kubectl } = dev
       const status = async (): Promise<Status> => JSON.parse((await kubectl(["get", "ipj", "moving", "-o", "jsonpath={.status}"])) || "{}")
       const mismatch = (s: Status) => s.conditions?.find((c) => c.type === "DigestMismatch")
       const tagDigest = async (node: string): Promise<{ version: number; phase: string; digest?: string } | undefined> => {
@@ -111,13 +110,6 @@ describe("preheat dev: one digest per tag", () => {
       )
       expect(converged.imageDigests).toEqual([{ digest: moved, nodes: 3 }])
       await kubectl(["wait", "ipj/moving", "--for=condition=DigestMismatch=false", "--timeout=30s"])
-
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   }, 600_000)
 })

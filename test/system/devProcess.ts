@@ -5,6 +5,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process"
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
+import { expect } from "vitest"
 import { eventually } from "../support/eventually.ts"
 
 const root = resolve(import.meta.dirname, "../..")
@@ -41,7 +42,7 @@ export interface DevProcess {
 }
 
 /** Starts `preheat dev --nodes N` and waits until it says it is ready. */
-export const startDev = async (
+const startDev = async (
   launcher: Launcher,
   nodes: number,
   prefix: string,
@@ -82,9 +83,36 @@ export const startDev = async (
 }
 
 /** Ctrl-C, and whether it stopped within 15 s (the code it exited with, else "still running"). */
-export const interrupt = (dev: DevProcess): Promise<number | null | "still running"> => {
+const interrupt = (dev: DevProcess): Promise<number | null | "still running"> => {
   dev.process.kill("SIGINT")
   return Promise.race([dev.exited, new Promise<"still running">((done) => setTimeout(() => done("still running"), 15_000))])
+}
+
+/** Which `preheat dev` a test runs: on `launcher` (default: the executable), `nodes` simulated nodes, more flags. */
+export interface DevOptions {
+  readonly launcher?: Launcher
+  readonly nodes: number
+  /** Of the test's temp dir (its kubeconfig, kubectl cache and YAML files). */
+  readonly prefix: string
+  readonly flags?: ReadonlyArray<string>
+}
+
+/**
+ * `body` against a `preheat dev` of its own, which Ctrl-C must then stop within 15 s. When anything
+ * fails, dev's output is printed; whatever happens, the process is killed in the end.
+ */
+export const withDev = async <A>(options: DevOptions, body: (dev: DevProcess) => Promise<A>): Promise<A> => {
+  const dev = await startDev(options.launcher ?? nodeLauncher, options.nodes, options.prefix, options.flags)
+  try {
+    const result = await body(dev)
+    expect(await interrupt(dev)).not.toBe("still running")
+    return result
+  } catch (error) {
+    console.error(dev.output())
+    throw error
+  } finally {
+    dev.process.kill("SIGKILL")
+  }
 }
 
 /** `preheat status ARGS` against the dev cluster, as a user types it next to kubectl: its output. */

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 const throttledImage = "throttled.example/app"
 
@@ -51,9 +51,8 @@ interface TagStatus {
 
 describe("preheat dev: registries that throttle, room on the disk", () => {
   it("a throttled pull says RegistryThrottled and succeeds; a filling disk fails the rest with InsufficientDisk", async () => {
-    const dev = await startDev(nodeLauncher, 1, "preheat-dev-room-", ["--node-disk", "1Gi", "--min-free-disk", "500Mi"])
-    const { kubectl } = dev
-    try {
+    await withDev({ nodes: 1, prefix: "preheat-dev-room-", flags: ["--node-disk", "1Gi", "--min-free-disk", "500Mi"] }, async (dev) => {
+      const { kubectl } = dev
       const tags = async (): Promise<Record<string, { tags?: ReadonlyArray<TagStatus> }>> =>
         JSON.parse((await kubectl(["get", "nodeimage", "node-1", "-o", "jsonpath={.status.imageStatuses}"])) || "{}")
 
@@ -84,13 +83,6 @@ describe("preheat dev: registries that throttle, room on the disk", () => {
       expect(refused?.message).toMatch(/insufficient disk: .* free of 1Gi on the image filesystem .*below --min-free-disk 500Mi/)
       const reasons = await kubectl(["get", "events", "-A", "-o", "jsonpath={.items[*].reason}"])
       expect(reasons.split(" ")).toContain("InsufficientDisk")
-
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   }, 600_000)
 })

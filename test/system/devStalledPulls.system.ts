@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 const stalledImage = "stalled.example/app"
 
@@ -28,9 +28,8 @@ spec:
 
 describe("preheat dev: a registry that stalls", () => {
   it("the stalled attempt fails with the bytes reached after --pull-progress-timeout, and the retry succeeds", async () => {
-    const dev = await startDev(nodeLauncher, 1, "preheat-dev-stall-", ["--pull-progress-timeout", "3s"])
-    const { kubectl } = dev
-    try {
+    await withDev({ nodes: 1, prefix: "preheat-dev-stall-", flags: ["--pull-progress-timeout", "3s"] }, async (dev) => {
+      const { kubectl } = dev
       await dev.apply("stalled", stalledJob)
       const seen = new Set<string>()
       await eventually(
@@ -51,12 +50,6 @@ describe("preheat dev: a registry that stalls", () => {
       expect([...seen].find((m) => m.includes("pull stalled"))).toMatch(
         /^attempt (1 of 2 failed|2 of 2; last error): pull stalled: no bytes received for 3s, at [\d.]+Mi of [\d.]+Mi \(--pull-progress-timeout\)/
       )
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   }, 300_000)
 })

@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest"
 import { simulatedImageSize } from "../../harness/layers/simulatedRuntime/simulatedNode.ts"
 import { parseImageReference } from "../../src/api/imageReference.ts"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 const Mi = 2 ** 20
 const sizeOf = (image: string) => simulatedImageSize(Result.getOrThrow(parseImageReference(image)))
@@ -52,9 +52,8 @@ describe("preheat dev: an image the kubelet leaves out of status.images", () => 
   it("50 larger images listed on node-1, the small one not: ImageUnreported with one Warning", async () => {
     expect(small).toBeDefined()
     expect(fillers).toHaveLength(50)
-    const dev = await startDev(nodeLauncher, 2, "preheat-dev-unreported-")
-    const { kubectl } = dev
-    try {
+    await withDev({ nodes: 2, prefix: "preheat-dev-unreported-" }, async (dev) => {
+      const { kubectl } = dev
       await dev.apply("fillers", listJob)
       await eventually(
         "the 50 images pulled on node-1",
@@ -108,11 +107,6 @@ describe("preheat dev: an image the kubelet leaves out of status.images", () => 
         .items as ReadonlyArray<{ status?: { conditions?: ReadonlyArray<Condition> } }>
       expect(children.length).toBeGreaterThan(0)
       for (const child of children) expect(child.status?.conditions?.some((c) => c.type === "ImageUnreported")).not.toBe(true)
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      expect(await interrupt(dev)).not.toBe("still running")
-    }
+    })
   }, 360_000)
 })

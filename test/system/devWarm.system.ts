@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 const key = "preheat.kruise.io/warming"
 
@@ -66,14 +66,13 @@ spec:
 
 describe("preheat dev: a node joins with kubectl, tainted, and takes pods only once warm", () => {
   it("holds the Deployment's pod off until the Never job warmed the node, then places it there", async () => {
-    const dev = await startDev(nodeLauncher, 3, "preheat-dev-warm-")
-    const { kubectl, apply } = dev
-    const json = async (args: ReadonlyArray<string>): Promise<any> => JSON.parse(await kubectl(["get", ...args, "-o", "json"]))
-    const tainted = async () => ((await json(["node", "node-new"])).spec?.taints ?? []).some((t: { key: string }) => t.key === key)
-    const podsOf = async (app: string): Promise<Array<any>> => (await json(["pods", "-l", `app=${app}`])).items
-    const onNewNode = async (app: string) => (await podsOf(app)).filter((p) => p.spec.nodeName === "node-new")
+    await withDev({ nodes: 3, prefix: "preheat-dev-warm-" }, async (dev) => {
+      const { kubectl, apply } = dev
+      const json = async (args: ReadonlyArray<string>): Promise<any> => JSON.parse(await kubectl(["get", ...args, "-o", "json"]))
+      const tainted = async () => ((await json(["node", "node-new"])).spec?.taints ?? []).some((t: { key: string }) => t.key === key)
+      const podsOf = async (app: string): Promise<Array<any>> => (await json(["pods", "-l", `app=${app}`])).items
+      const onNewNode = async (app: string) => (await podsOf(app)).filter((p) => p.spec.nodeName === "node-new")
 
-    try {
       await apply("job", job)
       await eventually(
         "base pulled on the 3 nodes",
@@ -141,13 +140,6 @@ describe("preheat dev: a node joins with kubectl, tainted, and takes pods only o
         },
         60_000
       )
-
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   }, 300_000)
 })

@@ -10,7 +10,7 @@ import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 interface Obj {
   readonly metadata: {
@@ -62,12 +62,11 @@ spec:
 
 describe("preheat dev runs Deployments, StatefulSets and DaemonSets", () => {
   it("rolls each out and to a new image with kubectl, pods on nodes, and garbage-collects them", async () => {
-    const dev = await startDev(nodeLauncher, 4, "preheat-dev-workloads-")
-    const { dir, kubectl } = dev
-    const items = async (kind: string, selector: string): Promise<Array<Obj>> =>
-      JSON.parse(await kubectl(["get", kind, "-l", selector, "-o", "json"])).items
-    const get = async (kind: string, name: string): Promise<Obj> => JSON.parse(await kubectl(["get", kind, name, "-o", "json"]))
-    try {
+    await withDev({ nodes: 4, prefix: "preheat-dev-workloads-" }, async (dev) => {
+      const { dir, kubectl } = dev
+      const items = async (kind: string, selector: string): Promise<Array<Obj>> =>
+        JSON.parse(await kubectl(["get", kind, "-l", selector, "-o", "json"])).items
+      const get = async (kind: string, name: string): Promise<Obj> => JSON.parse(await kubectl(["get", kind, name, "-o", "json"]))
       const first = { web: "nginx:1.25.3", db: "redis:7.2.4", agent: "busybox:1.36.1" }
       writeFileSync(join(dir, "v1.yaml"), workloads(first))
       await kubectl(["apply", "-f", join(dir, "v1.yaml")])
@@ -187,13 +186,6 @@ spec:
       await eventually("the ReplicaSets and pods of web to be collected", async () =>
         (await items("replicasets", "app=web")).length === 0 && (await items("pods", "app=web")).length === 0 ? true : undefined
       )
-
-      expect(await interrupt(dev)).not.toBe("still running")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      dev.process.kill("SIGKILL")
-    }
+    })
   }, 300_000)
 })

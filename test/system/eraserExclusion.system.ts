@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest"
 import { eventually } from "../support/eventually.ts"
-import { interrupt, nodeLauncher, startDev } from "./devProcess.ts"
+import { withDev } from "./devProcess.ts"
 
 const jobs = `apiVersion: apps.kruise.io/v1alpha1
 kind: ImagePullJob
@@ -36,9 +36,8 @@ spec:
 
 describe("preheat dev: eraser's exclusion list", () => {
   it("lists the images Never jobs keep warm in the ConfigMap eraser reads, and follows the jobs", async () => {
-    const dev = await startDev(nodeLauncher, 3, "preheat-dev-eraser-", ["--eraser-exclusion-namespace", "eraser-system"])
-    const { kubectl } = dev
-    try {
+    await withDev({ nodes: 3, prefix: "preheat-dev-eraser-", flags: ["--eraser-exclusion-namespace", "eraser-system"] }, async (dev) => {
+      const { kubectl } = dev
       /** What eraser would read: the labelled ConfigMaps of its namespace, each one's `.json` file. */
       const excluded = async (): Promise<ReadonlyArray<string> | undefined> => {
         const found = JSON.parse(
@@ -82,11 +81,6 @@ describe("preheat dev: eraser's exclusion list", () => {
       await kubectl(["delete", "iplj", "base"])
       await eventually("the list gone with the last Never job", async () => ((await excluded()) === undefined ? true : undefined), 60_000)
       expect(await kubectl(["get", "configmaps", "-n", "eraser-system", "-o", "name"])).not.toContain("preheat-excluded-images")
-    } catch (error) {
-      console.error(dev.output())
-      throw error
-    } finally {
-      expect(await interrupt(dev)).not.toBe("still running")
-    }
+    })
   }, 240_000)
 })

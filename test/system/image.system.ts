@@ -96,7 +96,7 @@ const removeContainer = (id: string): void => {
 }
 
 beforeAll(async () => {
-  const lease = leaseRealRuntime("the image test")
+  const lease = await leaseRealRuntime("the image test")
   releaseRuntime = lease.release
   if ("skipReason" in lease) {
     skipReason = lease.skipReason

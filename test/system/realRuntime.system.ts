@@ -19,7 +19,7 @@ let skipReason: string | undefined
 let releaseRuntime = () => {}
 
 beforeAll(async () => {
-  const lease = leaseRealRuntime("the real-runtime test")
+  const lease = await leaseRealRuntime("the real-runtime test")
   releaseRuntime = lease.release
   if ("skipReason" in lease) {
     skipReason = lease.skipReason
