@@ -5,8 +5,9 @@
  * Node as a kubelet reports it, with I images on the node and the usual conditions, addresses,
  * nodeInfo, annotations and managedFields; a NodeImage with T tags of T jobs and each node's
  * outcome, as the daemons write them), parsed as a live client does. Printed per object, after a
- * full GC: what the parsed list holds (a list is read whole before a store sees it: the start-up
- * peak), what the controller's store holds of it (controller/stores.ts), and what a plain store
+ * full GC: what the parsed list holds (what a client that reads a list whole holds at start-up; the
+ * controller's lists keep each page as its store does, ListOptions.transform), what the
+ * controller's store holds of it (controller/stores.ts), and what a plain store
  * (every field, each object on its own) holds, for comparison. Heap figures do not depend on the
  * machine's load.
  */

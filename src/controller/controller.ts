@@ -162,10 +162,15 @@ export const makeController = Effect.fnUntraced(function* (
   yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
   yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
   yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, watcher(resources.node, {}), wake([...nodeImages.nodes, ...warming.nodes]))
+  // Their lists are cut to what the stores keep page by page: a kubelet's Node is mostly what is not read.
+  yield* reflect(
+    stores.nodes,
+    watcher(resources.node, { transform: stores.nodes.transform }),
+    wake([...nodeImages.nodes, ...warming.nodes])
+  )
   yield* reflect(
     stores.nodeImages,
-    watcher(resources.nodeImage, {}),
+    watcher(resources.nodeImage, { transform: stores.nodeImages.transform }),
     wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages, ...unreported.nodeImages], jobBookkeeping.nodeImages)
   )
   if (exclusion !== undefined) yield* reflect(exclusion.store, watcher(resources.configMap, exclusion.watch), wake(excluded.configMaps))

@@ -24,6 +24,12 @@ export interface ListOptions {
   readonly namespace?: string
   readonly labelSelector?: string
   readonly fieldSelector?: string
+  /**
+   * What of each item the caller keeps, applied as each page of the list arrives (a store's
+   * transform, client-go's SetTransform): a list of 100,000 kubelet-like Nodes is about 2 GiB
+   * parsed and 100 MiB as the controller keeps them, so only one page is ever held whole.
+   */
+  readonly transform?: (object: KubeObject) => KubeObject
 }
 
 export interface ObjectList {

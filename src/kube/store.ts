@@ -66,6 +66,11 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
   readonly listed: (objects: ReadonlyArray<KubeObject>) => Effect.Effect<void>
   /** Where changes go from now on (the reflector's consumer); before that they go nowhere. */
   readonly onChange: (consumer: (change: Change<A>) => Effect.Effect<void>) => void
+  /**
+   * What of an object the store keeps (its `transform`; the object itself without one), for its
+   * watcher's list to apply page by page (ListOptions.transform): applying it again is a no-op.
+   */
+  readonly transform: (object: KubeObject) => KubeObject
 }
 
 /**
@@ -223,6 +228,7 @@ export const makeStore = <A = KubeObject, I extends Indexes<A> = Record<never, n
 
   return {
     resource,
+    transform,
     get: (key) => objects.get(key)?.raw,
     view: (key) => objects.get(key)?.view,
     entry: (key) => objects.get(key),

@@ -500,6 +500,25 @@ export const kubeApiConformance = (name: string, kubeApi: Layer.Layer<KubeApi>):
       })
     )
 
+    it.effect("list gives each item as the transform keeps it", () =>
+      Effect.gen(function* () {
+        const api = yield* KubeApi
+        const ns = yield* testNamespace
+        yield* make(resources.imagePullJob, imagePullJob(ns, "a", { labels: { tier: "web" } }))
+        yield* make(resources.imagePullJob, imagePullJob(ns, "b"))
+        const list = yield* api.list(resources.imagePullJob, {
+          namespace: ns,
+          transform: (job) => ({
+            metadata: { name: job.metadata.name ?? "", ...(job.metadata.labels === undefined ? {} : { labels: job.metadata.labels }) }
+          })
+        })
+        assert.deepStrictEqual(
+          list.items.map((job) => job.metadata),
+          [{ name: "a", labels: { tier: "web" } }, { name: "b" }]
+        )
+      })
+    )
+
     it.effect("label selectors select on list", () =>
       Effect.gen(function* () {
         const api = yield* KubeApi

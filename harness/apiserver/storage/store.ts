@@ -713,7 +713,8 @@ export const makeInMemoryKubeStore = (options: InMemoryKubeApiOptions = {}) => {
         yield* checkFault("list", resource)
         const items = selected(kindOf(resource), yield* selection(resource, options))
         const served = items.some((item) => item.apiVersion !== resource.apiVersion) ? items.map((item) => asServed(resource, item)) : items
-        return { items: served, resourceVersion: String(resourceVersion) }
+        const { transform } = options
+        return { items: transform === undefined ? served : served.map((item) => transform(item)), resourceVersion: String(resourceVersion) }
       })
     )
 

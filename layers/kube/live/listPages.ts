@@ -22,7 +22,12 @@ const stringAt = (record: unknown, key: string): string | undefined => {
   return typeof value === "string" ? value : undefined
 }
 
-const pageOf = (resource: Resource, body: unknown, target: RequestTarget): Page | Unavailable => {
+const pageOf = (
+  resource: Resource,
+  body: unknown,
+  target: RequestTarget,
+  transform: (object: KubeObject) => KubeObject
+): Page | Unavailable => {
   const rawItems = Predicate.isObject(body) ? body["items"] : undefined
   // Go encodes an empty slice as null in some lists.
   if (!Array.isArray(rawItems) && rawItems !== null) return unavailableOf(target, "the answer is not a list")
@@ -30,7 +35,7 @@ const pageOf = (resource: Resource, body: unknown, target: RequestTarget): Page 
   for (const item of rawItems ?? []) {
     const object = asKubeObject(item)
     if (object === undefined) return unavailableOf(target, "a list item is not a Kubernetes object")
-    items.push(withTypeMeta(resource, object))
+    items.push(transform(withTypeMeta(resource, object)))
   }
   const metadata = Predicate.isObject(body) ? body["metadata"] : undefined
   return {
@@ -40,7 +45,10 @@ const pageOf = (resource: Resource, body: unknown, target: RequestTarget): Page 
   }
 }
 
-/** Every object of the list, at the resourceVersion of its first page (the server keeps pages consistent). */
+/**
+ * Every object of the list, at the resourceVersion of its first page (the server keeps pages
+ * consistent), each as `options.transform` keeps it, applied page by page.
+ */
 export const listPages = (
   transport: Transport,
   resource: Resource,
@@ -49,6 +57,7 @@ export const listPages = (
 ): Effect.Effect<ObjectList, Refused | Unavailable> => {
   const target: RequestTarget = { verb: "list", resource, name: "", namespace: options.namespace }
   const path = collectionPath(resource, options.namespace)
+  const transform = options.transform ?? ((object: KubeObject) => object)
   const selectors = {
     labelSelector: options.labelSelector === "" ? undefined : options.labelSelector,
     fieldSelector: options.fieldSelector === "" ? undefined : options.fieldSelector
@@ -76,7 +85,7 @@ export const listPages = (
         if (answer.status < 200 || answer.status >= 300) {
           return yield* Effect.fail(asListError(kubeErrorOf(answer.status, answer.body, target), target))
         }
-        const page = pageOf(resource, answer.body, target)
+        const page = pageOf(resource, answer.body, target, transform)
         if (!("items" in page)) return yield* Effect.fail(page)
         items.push(...page.items)
         if (page.continueToken === "") return { items, resourceVersion: page.resourceVersion }

@@ -406,6 +406,41 @@ describe("requests", () => {
     })
   )
 
+  // What a store keeps of each item is made as its page arrives (ListOptions.transform): the list
+  // is never held whole as the server sent it (100,000 kubelet-like Nodes are about 2 GiB parsed).
+  it.live("list applies the transform to each page's items before it asks for the next page", () =>
+    Effect.gen(function* () {
+      const pages: Record<string, { readonly items: ReadonlyArray<string>; readonly next: string }> = {
+        "": { items: ["a", "b"], next: "page-2" },
+        "page-2": { items: ["c"], next: "" }
+      }
+      const seen: Array<string> = []
+      const { api } = yield* liveApi(
+        (request, response) => {
+          const token = request.url.searchParams.get("continue") ?? ""
+          seen.push(`request ${token === "" ? "page-1" : token}`)
+          const page = pages[token]!
+          json(response, 200, {
+            metadata: { resourceVersion: "7", ...(page.next === "" ? {} : { continue: page.next }) },
+            items: page.items.map((name) => ({ metadata: { name, annotations: { big: "x".repeat(1000) } } }))
+          })
+        },
+        { listPageSize: 2 }
+      )
+      const list = yield* api.list(resources.node, {
+        transform: (node) => {
+          seen.push(`kept ${node.metadata.name}`)
+          return { apiVersion: node.apiVersion ?? "", kind: node.kind ?? "", metadata: { name: node.metadata.name ?? "" } }
+        }
+      })
+      assert.deepStrictEqual(seen, ["request page-1", "kept a", "kept b", "request page-2", "kept c"])
+      assert.deepStrictEqual(
+        list.items,
+        ["a", "b", "c"].map((name) => ({ apiVersion: "v1", kind: "Node", metadata: { name } }))
+      )
+    })
+  )
+
   it.live("an expired continue token (410) makes list read everything again in one request", () =>
     Effect.gen(function* () {
       const { fake, api } = yield* liveApi(
