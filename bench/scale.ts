@@ -26,8 +26,8 @@
  *
  * The controller runs with the NODE_OPTIONS of deploy/controller.yaml unless
  * `--controller-node-options` says otherwise (to measure another heap bound). `--heap-snapshot`
- * writes a V8 heap snapshot of the controller into the run's directory once the figures are taken
- * (a snapshot costs the process native memory, so not before its peak RSS is read);
+ * writes a V8 heap snapshot of the controller into the run's directory once the jobs are done and
+ * its peak RSS is read (a snapshot costs the process native memory), before the floor is measured;
  * `--heap-snapshot-at F` writes one while the jobs run, once the fraction F of the node-jobs has
  * succeeded, which is what the controller holds near its peak (bench/heapDiff.ts compares two).
  */
@@ -290,6 +290,9 @@ const main = async () => {
     Math.ceil(jobs / nodeConcurrency) * Math.max(...images.map(({ pullMs }) => pullMs))
   )
   const peakRssMib = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, Math.round(statusBytes(pid, "VmHWM") / 1048576)]))
+  // Before the floor is measured: its patches of one NodeImage reach the controller as watch
+  // events, hundreds of whole NodeImages it would still hold when the snapshot is written.
+  if (values["heap-snapshot"] || snapshotSent) await heapSnapshot(controller, values["heap-snapshot"])
   const nodeJobs = nodes * jobs
   for (const who of ["controller", "fleet"] as const) {
     const mix = countsSince(requestsBefore[who], requestsAfter[who])
@@ -335,7 +338,6 @@ const main = async () => {
       `api_requests_per_node_job=${((requests.controller + requests.fleet) / nodeJobs).toFixed(2)}`
     ].join(" ")
   )
-  if (values["heap-snapshot"] || snapshotSent) await heapSnapshot(controller, values["heap-snapshot"])
 }
 
 /** Has the process write a heap snapshot (--heapsnapshot-signal) and waits until the file is whole. */
