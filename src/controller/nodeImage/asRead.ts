@@ -28,8 +28,9 @@ export const nodeImageAsRead = (nodeImage: KubeObject): KubeObject => {
 const imagesAsRead = (images: JsonObject): JsonObject => {
   let copy: Record<string, unknown> | undefined
   for (const [name, image] of Object.entries(images)) {
-    const tags = isPlainObject(image) ? image["tags"] : undefined
-    if (!isPlainObject(image) || !Array.isArray(tags)) continue
+    if (!isPlainObject(image)) continue
+    const tags = image["tags"]
+    if (!Array.isArray(tags)) continue
     let keptTags: Array<unknown> | undefined
     tags.forEach((tag, i) => {
       const kept = tagAsRead(tag)
@@ -44,17 +45,18 @@ const imagesAsRead = (images: JsonObject): JsonObject => {
 
 const tagAsRead = (tag: unknown): unknown => {
   if (!isPlainObject(tag)) return tag
-  const finished = tag["phase"] === "Succeeded" || tag["phase"] === "Failed"
+  const succeeded = tag["phase"] === "Succeeded"
+  const finished = succeeded || tag["phase"] === "Failed"
   const drops =
     Object.hasOwn(tag, "imageID") ||
     Object.hasOwn(tag, "startTime") ||
     (finished && Object.hasOwn(tag, "progress")) ||
-    (tag["phase"] === "Succeeded" && Object.hasOwn(tag, "message"))
+    (succeeded && Object.hasOwn(tag, "message"))
   if (!drops) return tag
   const { imageID: _id, startTime: _start, progress, message, ...rest } = tag
   return {
     ...rest,
     ...(progress === undefined || finished ? {} : { progress }),
-    ...(message === undefined || tag["phase"] === "Succeeded" ? {} : { message })
+    ...(message === undefined || succeeded ? {} : { message })
   }
 }
