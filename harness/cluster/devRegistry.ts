@@ -9,6 +9,7 @@ import type { KubeApi } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
+import { watcher } from "../../src/kube/watcher.ts"
 
 const registryConfigMap = { namespace: "default", name: "simulated-registry" } as const
 
@@ -52,7 +53,7 @@ export const followTagMoves = Effect.fnUntraced(function* (): Effect.fn.Return<
 > {
   let current: ReadonlyMap<string, string> = new Map()
   const store = makeStore(resources.configMap)
-  yield* reflect(store, { namespace: registryConfigMap.namespace }, (change) =>
+  yield* reflect(store, watcher(resources.configMap, { namespace: registryConfigMap.namespace }), (change) =>
     Effect.gen(function* () {
       const object = change.type === "deleted" ? undefined : change.current.raw
       const name = (change.type === "deleted" ? change.old.raw : change.current.raw).metadata.name

@@ -16,6 +16,7 @@ import { reflect } from "../../src/kube/reflector.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { makeStore } from "../../src/kube/store.ts"
 import type { Change } from "../../src/kube/store.ts"
+import { watcher } from "../../src/kube/watcher.ts"
 import type { CredentialProviders } from "../../src/cri/credentialProvider/CredentialProviders.ts"
 import type { Metrics } from "../../src/ops/metrics.ts"
 import type { Scheduler } from "../../src/workqueue/Scheduler.ts"
@@ -138,7 +139,7 @@ export const simulateNodes = Effect.fnUntraced(function* (
     })
 
   const store = makeStore(resources.node)
-  yield* reflect(store, {}, (change: Change) =>
+  yield* reflect(store, watcher(resources.node, {}), (change: Change) =>
     change.type === "deleted" ? leave(change.old.raw.metadata.name ?? "") : join(change.current.raw)
   )
   yield* store.synced

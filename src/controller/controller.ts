@@ -2,6 +2,8 @@ import { Duration, Effect, Schedule } from "effect"
 import type { Scope } from "effect"
 import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
+import { resources } from "../kube/resources.ts"
+import { watcher } from "../kube/watcher.ts"
 import { makeItemRateLimiter } from "../workqueue/itemRateLimiter.ts"
 import { runWorkers } from "../workqueue/runWorkers.ts"
 import type { Reconcile, WorkerObserver } from "../workqueue/runWorkers.ts"
@@ -130,7 +132,7 @@ export const makeController = Effect.fnUntraced(function* (
   const jobBookkeeping = imagePullJobBookkeeping(queues.imagePullJob, jobBooks, stores.jobs, settings.nodeReportBatchMs)
   yield* reflect(
     stores.jobs,
-    {},
+    watcher(resources.imagePullJob, {}),
     wake(
       [
         ...pulls.jobs,
@@ -145,28 +147,33 @@ export const makeController = Effect.fnUntraced(function* (
       jobBookkeeping.jobs
     )
   )
-  yield* reflect(stores.listJobs, {}, wake([...lists.listJobs, ...crons.listJobs]))
-  yield* reflect(stores.cronJobs, {}, wake(crons.cronJobs))
+  yield* reflect(stores.listJobs, watcher(resources.imageListPullJob, {}), wake([...lists.listJobs, ...crons.listJobs]))
+  yield* reflect(stores.cronJobs, watcher(resources.advancedCronJob, {}), wake(crons.cronJobs))
   yield* reflect(
     stores.secretCopies,
     // The whole namespace, not preheat's label only: copies OpenKruise's controller left there carry the
     // source secret's labels (none of theirs), and are found by annotation (pullSecrets/copies.ts isCopy).
-    { namespace: settings.secretNamespace },
+    watcher(resources.secret, { namespace: settings.secretNamespace }),
     wake([...secrets.secretCopies, ...pulls.secretCopies])
   )
-  yield* reflect(stores.pods, {}, wake([...pulls.pods, ...workloads.pods], jobBookkeeping.pods))
-  yield* reflect(stores.deployments, {}, wake(workloads.deployments))
-  yield* reflect(stores.statefulSets, {}, wake(workloads.statefulSets))
-  yield* reflect(stores.daemonSets, {}, wake(workloads.daemonSets))
-  yield* reflect(stores.replicaSets, {}, wake(workloads.replicaSets))
-  yield* reflect(stores.controllerRevisions, {}, wake(workloads.controllerRevisions))
-  yield* reflect(stores.nodes, {}, wake([...nodeImages.nodes, ...warming.nodes]))
+  yield* reflect(stores.pods, watcher(resources.pod, {}), wake([...pulls.pods, ...workloads.pods], jobBookkeeping.pods))
+  yield* reflect(stores.deployments, watcher(resources.deployment, {}), wake(workloads.deployments))
+  yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), wake(workloads.statefulSets))
+  yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), wake(workloads.daemonSets))
+  yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), wake(workloads.replicaSets))
+  yield* reflect(stores.controllerRevisions, watcher(resources.controllerRevision, {}), wake(workloads.controllerRevisions))
+  // Their lists are cut to what the stores keep page by page: a kubelet's Node is mostly what is not read.
+  yield* reflect(
+    stores.nodes,
+    watcher(resources.node, { transform: stores.nodes.transform }),
+    wake([...nodeImages.nodes, ...warming.nodes])
+  )
   yield* reflect(
     stores.nodeImages,
-    {},
+    watcher(resources.nodeImage, { transform: stores.nodeImages.transform }),
     wake([...nodeImages.nodeImages, ...pulls.nodeImages, ...warming.nodeImages, ...unreported.nodeImages], jobBookkeeping.nodeImages)
   )
-  if (exclusion !== undefined) yield* reflect(exclusion.store, exclusion.watch, wake(excluded.configMaps))
+  if (exclusion !== undefined) yield* reflect(exclusion.store, watcher(resources.configMap, exclusion.watch), wake(excluded.configMaps))
   const all = [...Object.values(stores), ...(exclusion === undefined ? [] : [exclusion.store])]
   const synced = Effect.all(
     all.map((store) => store.synced),

@@ -8,6 +8,7 @@ import type { KubeApi } from "../kube/KubeApi.ts"
 import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
 import { makeStore } from "../kube/store.ts"
+import { watcher } from "../kube/watcher.ts"
 import { Metrics } from "../ops/metrics.ts"
 import { type HealthReport, type OpsServerError, serveOps } from "../ops/server.ts"
 import type { Scheduler } from "../workqueue/Scheduler.ts"
@@ -103,7 +104,7 @@ const daemonWork = Effect.fnUntraced(function* (
   })
   const unreported = makeUnreportedGauge(metrics.setNodeImagesUnreported)
   const recount = Effect.suspend(() => unreported(watched.get(options.nodeName), node.get(options.nodeName)))
-  yield* reflect(watched, { fieldSelector: `metadata.name=${options.nodeName}` }, () =>
+  yield* reflect(watched, watcher(resources.nodeImage, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
     Effect.suspend(() => {
       const current = watched.entry(options.nodeName)
       return Effect.andThen(puller.sync(current), pins.changed(current)).pipe(Effect.andThen(recount))
@@ -117,7 +118,9 @@ const daemonWork = Effect.fnUntraced(function* (
     listed = images
     return reporter.listingChanged
   })
-  yield* reflect(node, { fieldSelector: `metadata.name=${options.nodeName}` }, () => Effect.andThen(listChanged, recount))
+  yield* reflect(node, watcher(resources.node, { fieldSelector: `metadata.name=${options.nodeName}` }), () =>
+    Effect.andThen(listChanged, recount)
+  )
   // Pins are checked once the NodeImage is listed even when there is none: a restarted daemon
   // whose tags went away meanwhile unpins what it pinned.
   yield* Effect.forkScoped(

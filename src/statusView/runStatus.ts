@@ -5,6 +5,7 @@ import { reflect } from "../kube/reflector.ts"
 import { resources } from "../kube/resources.ts"
 import { makeStore } from "../kube/store.ts"
 import type { Store } from "../kube/store.ts"
+import { watcher } from "../kube/watcher.ts"
 import { buildModel, statusNodeImage } from "./buildModel.ts"
 import { render } from "./render.ts"
 import type { StatusModel } from "./model.ts"
@@ -54,11 +55,11 @@ export const runStatus = Effect.fnUntraced(function* (
   const listJobs = makeStore(resources.imageListPullJob)
   // Stores replace objects on change and never mutate them, so a redraw decodes only what changed.
   const nodeImages = makeStore(resources.nodeImage, { decode: statusNodeImage })
-  yield* reflect(pullJobs, namespaced, changed)
-  yield* reflect(listJobs, namespaced, changed)
-  yield* reflect(nodeImages, {}, changed)
+  yield* reflect(pullJobs, watcher(resources.imagePullJob, namespaced), changed)
+  yield* reflect(listJobs, watcher(resources.imageListPullJob, namespaced), changed)
+  yield* reflect(nodeImages, watcher(resources.nodeImage, {}), changed)
   const nodes = makeStore(resources.node)
-  if (options.warmTaintKey !== undefined) yield* reflect(nodes, {}, changed)
+  if (options.warmTaintKey !== undefined) yield* reflect(nodes, watcher(resources.node, {}), changed)
   const warmTaintKey = options.warmTaintKey
 
   const synced = Effect.all([pullJobs.synced, listJobs.synced, nodeImages.synced, ...(warmTaintKey === undefined ? [] : [nodes.synced])], {

@@ -47,7 +47,7 @@ describe("reflector", () => {
       const api = yield* KubeApi
       yield* api.create(resources.nodeImage, nodeImage("n1"))
       const store = makeStore(resources.nodeImage)
-      yield* reflect(store, {}, () => Effect.void)
+      yield* reflect(store, watcher(resources.nodeImage, {}), () => Effect.void)
       yield* store.synced
       const before = store.get("n1")
 
@@ -61,34 +61,6 @@ describe("reflector", () => {
       expect(after?.["status"]).toEqual({ desired: 1, pulling: 0, waiting: 0, succeeded: 0, failed: 0 })
     }).pipe(Effect.scoped, Effect.provide(asOverTheWire))
   )
-
-  // What a store keeps of an object is made as each page of its list arrives, not after the whole
-  // list is held as the server sent it (ListOptions.transform, the live client's listPages).
-  it.effect("lists with the store's transform, and holds what it keeps", () => {
-    const listedWith: Array<unknown> = []
-    const recordingLists = Layer.effect(
-      KubeApi,
-      Effect.map(Effect.service(KubeApi), (api) =>
-        KubeApi.of({
-          ...api,
-          list: (resource, options) => {
-            listedWith.push(options?.transform)
-            return api.list(resource, options)
-          }
-        })
-      )
-    ).pipe(Layer.provideMerge(InMemoryKubeApi.layer))
-    return Effect.gen(function* () {
-      const api = yield* KubeApi
-      yield* api.create(resources.nodeImage, nodeImage("n1"))
-      const specOnly = (object: KubeObject): KubeObject => ({ metadata: object.metadata, spec: object["spec"] })
-      const store = makeStore(resources.nodeImage, { transform: specOnly })
-      yield* reflect(store, {}, () => Effect.void)
-      yield* store.synced
-      expect(listedWith).toEqual([specOnly])
-      expect(Object.keys(store.get("n1")!)).toEqual(["metadata", "spec"])
-    }).pipe(Effect.scoped, Effect.provide(recordingLists))
-  })
 
   it.effect("decodes each version once, keeps declared indexes, and an older watch event never replaces our own write", () =>
     Effect.gen(function* () {

@@ -11,6 +11,7 @@ import type { KubeObject } from "../../src/kube/KubeApi.ts"
 import { reflect } from "../../src/kube/reflector.ts"
 import { makeStore } from "../../src/kube/store.ts"
 import type { Change } from "../../src/kube/store.ts"
+import { watcher } from "../../src/kube/watcher.ts"
 import { KubeApi } from "../../src/kube/KubeApi.ts"
 import { resources } from "../../src/kube/resources.ts"
 import { rfc3339 } from "../../src/api/time.ts"
@@ -263,6 +264,6 @@ export const simulateDaemons = Effect.fnUntraced(function* (
     return decoder(object)
   }
   const nodeImages = makeStore(resources.nodeImage, { decode })
-  yield* reflect(nodeImages, {}, onChange)
+  yield* reflect(nodeImages, watcher(resources.nodeImage, {}), onChange)
   return { pulls, pulling: () => inFlight.values() }
 })

@@ -11,6 +11,7 @@ import { reflect } from "../../../src/kube/reflector.ts"
 import { resources } from "../../../src/kube/resources.ts"
 import { changed, makeStore } from "../../../src/kube/store.ts"
 import type { Change } from "../../../src/kube/store.ts"
+import { watcher } from "../../../src/kube/watcher.ts"
 import { makeItemRateLimiter } from "../../../src/workqueue/itemRateLimiter.ts"
 import { retryable } from "../../../src/workqueue/ReconcileError.ts"
 import { runWorkers } from "../../../src/workqueue/runWorkers.ts"
@@ -94,13 +95,13 @@ export const startWorkloads = Effect.fnUntraced(function* (
     nodes: makeStore(resources.node)
   }
   const on = handlers(queues, stores)
-  yield* reflect(stores.deployments, {}, on.deployment)
-  yield* reflect(stores.replicaSets, {}, on.replicaSet)
-  yield* reflect(stores.statefulSets, {}, on.statefulSet)
-  yield* reflect(stores.daemonSets, {}, on.daemonSet)
-  yield* reflect(stores.revisions, {}, on.revision)
-  yield* reflect(stores.pods, {}, on.pod)
-  yield* reflect(stores.nodes, {}, on.node)
+  yield* reflect(stores.deployments, watcher(resources.deployment, {}), on.deployment)
+  yield* reflect(stores.replicaSets, watcher(resources.replicaSet, {}), on.replicaSet)
+  yield* reflect(stores.statefulSets, watcher(resources.statefulSet, {}), on.statefulSet)
+  yield* reflect(stores.daemonSets, watcher(resources.daemonSet, {}), on.daemonSet)
+  yield* reflect(stores.revisions, watcher(resources.controllerRevision, {}), on.revision)
+  yield* reflect(stores.pods, watcher(resources.pod, {}), on.pod)
+  yield* reflect(stores.nodes, watcher(resources.node, {}), on.node)
   const ctx: WorkloadContext = { stores, queues, runtimes }
   yield* Effect.all(
     Object.values(stores).map((store) => store.synced),
