@@ -67,8 +67,8 @@ export interface StoreWriter<A = KubeObject, I extends Indexes<A> = Indexes<A>> 
   /** Where changes go from now on (the reflector's consumer); before that they go nowhere. */
   readonly onChange: (consumer: (change: Change<A>) => Effect.Effect<void>) => void
   /**
-   * What of an object the store keeps (its `transform`; the object itself without one), which its
-   * reflector's list applies page by page (ListOptions.transform): applying it again is a no-op.
+   * What of an object the store keeps (its `transform`; the object itself without one), for its
+   * watcher's list to apply page by page (ListOptions.transform): applying it again is a no-op.
    */
   readonly transform: (object: KubeObject) => KubeObject
 }
